@@ -1,0 +1,527 @@
+/* db.c: MariaDB connection, cached prepared statements and result rows read
+ * as text. A lost connection is re-opened once, outside transactions. */
+#include "core/db.h"
+#include "util/log.h"
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DB_CACHE_SIZE 96
+
+const char *const db_err_names[DB_ERR__MAX] = {
+	"ok", "connect", "query", "duplicate", "retry", "schema"
+};
+
+struct db_cached {
+	char		*sql;
+	MYSQL_STMT	*stmt;
+};
+
+struct db {
+	MYSQL		*my;
+	const struct conf *conf;
+	int		 in_tx;
+	struct db_cached cache[DB_CACHE_SIZE];
+	size_t		 ncache;
+	size_t		 evict;
+	char		 err[512];
+};
+
+struct db_res {
+	struct db	*db;
+	MYSQL_STMT	*stmt;
+	unsigned	 ncols;
+	MYSQL_BIND	*bind;
+	char		**val;
+	unsigned long	*len;
+	unsigned long	*cap;
+	my_bool		*isnull;
+	my_bool		*trunc;
+};
+
+struct db_param
+db_param_str(const char *s)
+{
+	struct db_param p;
+
+	memset(&p, 0, sizeof(p));
+	if (s == NULL)
+		p.type = DB_PARAM_NULL;
+	else {
+		p.type = DB_PARAM_STR;
+		p.s = s;
+		p.len = strlen(s);
+	}
+	return p;
+}
+
+static enum db_err
+db_classify(struct db *db, unsigned code, const char *msg)
+{
+	snprintf(db->err, sizeof(db->err), "%u: %s", code, msg);
+	switch (code) {
+	case ER_DUP_ENTRY:
+		return DB_ERR_DUPLICATE;
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+		return DB_ERR_RETRY;
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+		return DB_ERR_CONNECT;
+	default:
+		return DB_ERR_QUERY;
+	}
+}
+
+static void
+db_cache_clear(struct db *db)
+{
+	size_t i;
+
+	for (i = 0; i < db->ncache; i++) {
+		mysql_stmt_close(db->cache[i].stmt);
+		free(db->cache[i].sql);
+	}
+	db->ncache = 0;
+	db->evict = 0;
+}
+
+static enum db_err
+db_connect(struct db *db)
+{
+	const struct conf *c = db->conf;
+	const char *sock = conf_str(c, CONF_DB_SOCKET);
+	unsigned int timeout = 5;
+	static const char *setup =
+	    "SET time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,"
+	    "NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO'";
+
+	if (db->my != NULL) {
+		db_cache_clear(db);
+		mysql_close(db->my);
+	}
+	if ((db->my = mysql_init(NULL)) == NULL) {
+		snprintf(db->err, sizeof(db->err), "out of memory");
+		return DB_ERR_CONNECT;
+	}
+	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	if (mysql_real_connect(db->my, conf_str(c, CONF_DB_HOST),
+	    conf_str(c, CONF_DB_USER), conf_str(c, CONF_DB_PASSWORD),
+	    conf_str(c, CONF_DB_NAME), (unsigned)conf_int(c, CONF_DB_PORT),
+	    *sock ? sock : NULL, 0) == NULL) {
+		snprintf(db->err, sizeof(db->err), "connect: %s",
+		    mysql_error(db->my));
+		mysql_close(db->my);
+		db->my = NULL;
+		return DB_ERR_CONNECT;
+	}
+	if (mysql_query(db->my, setup) != 0)
+		return db_classify(db, mysql_errno(db->my), mysql_error(db->my));
+	db->in_tx = 0;
+	return DB_OK;
+}
+
+enum db_err
+db_open(const struct conf *c, int check_schema, struct db **out,
+    struct buf *err)
+{
+	struct db *db;
+	enum db_err rc;
+	long long v = 0;
+	int found = 0;
+
+	*out = NULL;
+	if ((db = calloc(1, sizeof(*db))) == NULL) {
+		buf_puts(err, "out of memory");
+		return DB_ERR_CONNECT;
+	}
+	db->conf = c;
+	if ((rc = db_connect(db)) != DB_OK) {
+		buf_puts(err, db->err);
+		db_close(db);
+		return rc;
+	}
+	if (check_schema) {
+		rc = db_query_int(db, "SELECT MAX(version) FROM schema_version",
+		    DB_NOARGS, &v, &found);
+		if (rc != DB_OK || v < DB_SCHEMA_VERSION) {
+			buf_printf(err, "database schema is at version %lld, "
+			    "this build needs %d: run \"svcadm db migrate\"",
+			    rc == DB_OK ? v : 0LL, DB_SCHEMA_VERSION);
+			db_close(db);
+			return DB_ERR_SCHEMA;
+		}
+	}
+	*out = db;
+	return DB_OK;
+}
+
+void
+db_close(struct db *db)
+{
+	if (db == NULL)
+		return;
+	db_cache_clear(db);
+	if (db->my)
+		mysql_close(db->my);
+	free(db);
+}
+
+const char *
+db_error(const struct db *db)
+{
+	return db->err;
+}
+
+static MYSQL_STMT *
+db_prepare(struct db *db, const char *sql, enum db_err *rc)
+{
+	MYSQL_STMT *st;
+	struct db_cached *slot;
+	my_bool on = 1;
+	size_t i;
+
+	for (i = 0; i < db->ncache; i++)
+		if (db->cache[i].sql == sql || strcmp(db->cache[i].sql, sql) == 0)
+			return db->cache[i].stmt;
+	if ((st = mysql_stmt_init(db->my)) == NULL) {
+		*rc = db_classify(db, mysql_errno(db->my), mysql_error(db->my));
+		return NULL;
+	}
+	mysql_stmt_attr_set(st, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
+	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
+		*rc = db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+		mysql_stmt_close(st);
+		return NULL;
+	}
+	if (db->ncache < DB_CACHE_SIZE)
+		slot = &db->cache[db->ncache++];
+	else {
+		slot = &db->cache[db->evict];
+		db->evict = (db->evict + 1) % DB_CACHE_SIZE;
+		mysql_stmt_close(slot->stmt);
+		free(slot->sql);
+	}
+	if ((slot->sql = strdup(sql)) == NULL) {
+		mysql_stmt_close(st);
+		db->ncache--;
+		*rc = DB_ERR_QUERY;
+		return NULL;
+	}
+	slot->stmt = st;
+	return st;
+}
+
+static enum db_err
+db_run_once(struct db *db, const char *sql, const struct db_param *p,
+    size_t n, MYSQL_STMT **out)
+{
+	MYSQL_BIND bind[32];
+	MYSQL_STMT *st;
+	enum db_err rc = DB_ERR_QUERY;
+	my_bool isnull = 1;
+	size_t i;
+
+	if (db->my == NULL && (rc = db_connect(db)) != DB_OK)
+		return rc;
+	if (n > sizeof(bind) / sizeof(bind[0])) {
+		snprintf(db->err, sizeof(db->err), "too many parameters");
+		return DB_ERR_QUERY;
+	}
+	if ((st = db_prepare(db, sql, &rc)) == NULL)
+		return rc;
+	if (mysql_stmt_param_count(st) != n) {
+		snprintf(db->err, sizeof(db->err), "statement wants %lu "
+		    "parameters, got %zu", mysql_stmt_param_count(st), n);
+		return DB_ERR_QUERY;
+	}
+	memset(bind, 0, sizeof(bind));
+	for (i = 0; i < n; i++) {
+		switch (p[i].type) {
+		case DB_PARAM_NULL:
+			bind[i].buffer_type = MYSQL_TYPE_NULL;
+			bind[i].is_null = &isnull;
+			break;
+		case DB_PARAM_INT:
+			bind[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			bind[i].buffer = (void *)&p[i].i;
+			break;
+		default:
+			bind[i].buffer_type = MYSQL_TYPE_STRING;
+			bind[i].buffer = (void *)(p[i].s ? p[i].s : "");
+			bind[i].buffer_length = p[i].len;
+			break;
+		}
+	}
+	if (n && mysql_stmt_bind_param(st, bind) != 0)
+		return db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+	if (mysql_stmt_execute(st) != 0)
+		return db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+	*out = st;
+	return DB_OK;
+}
+
+/* Runs a statement; a lost connection outside a transaction is re-opened
+ * and the statement tried once more. */
+static enum db_err
+db_run(struct db *db, const char *sql, const struct db_param *p, size_t n,
+    MYSQL_STMT **out)
+{
+	enum db_err rc = db_run_once(db, sql, p, n, out);
+
+	if (rc == DB_ERR_CONNECT && !db->in_tx) {
+		log_warn("event=db_reconnect error=\"%s\"", db->err);
+		if (db_connect(db) == DB_OK)
+			rc = db_run_once(db, sql, p, n, out);
+	}
+	if (rc == DB_ERR_CONNECT && db->in_tx)
+		db->in_tx = 0;
+	return rc;
+}
+
+enum db_err
+db_exec(struct db *db, const char *sql, const struct db_param *p, size_t n,
+    unsigned long long *affected)
+{
+	MYSQL_STMT *st;
+	enum db_err rc;
+
+	if ((rc = db_run(db, sql, p, n, &st)) != DB_OK)
+		return rc;
+	if (affected)
+		*affected = (unsigned long long)mysql_stmt_affected_rows(st);
+	mysql_stmt_free_result(st);
+	return DB_OK;
+}
+
+enum db_err
+db_query(struct db *db, const char *sql, const struct db_param *p, size_t n,
+    struct db_res **out)
+{
+	struct db_res *r;
+	MYSQL_RES *meta;
+	MYSQL_FIELD *f;
+	MYSQL_STMT *st;
+	enum db_err rc;
+	unsigned i;
+
+	*out = NULL;
+	if ((rc = db_run(db, sql, p, n, &st)) != DB_OK)
+		return rc;
+	if (mysql_stmt_store_result(st) != 0)
+		return db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		goto nomem;
+	r->db = db;
+	r->stmt = st;
+	if ((meta = mysql_stmt_result_metadata(st)) == NULL) {
+		*out = r;
+		return DB_OK;
+	}
+	r->ncols = mysql_num_fields(meta);
+	f = mysql_fetch_fields(meta);
+	r->bind = calloc(r->ncols, sizeof(*r->bind));
+	r->val = calloc(r->ncols, sizeof(*r->val));
+	r->len = calloc(r->ncols, sizeof(*r->len));
+	r->cap = calloc(r->ncols, sizeof(*r->cap));
+	r->isnull = calloc(r->ncols, sizeof(*r->isnull));
+	r->trunc = calloc(r->ncols, sizeof(*r->trunc));
+	if (!r->bind || !r->val || !r->len || !r->cap || !r->isnull ||
+	    !r->trunc) {
+		mysql_free_result(meta);
+		goto nomem_res;
+	}
+	for (i = 0; i < r->ncols; i++) {
+		r->cap[i] = (f[i].max_length > 63 ? f[i].max_length : 63) + 1;
+		if ((r->val[i] = malloc(r->cap[i])) == NULL) {
+			mysql_free_result(meta);
+			goto nomem_res;
+		}
+		r->bind[i].buffer_type = MYSQL_TYPE_STRING;
+		r->bind[i].buffer = r->val[i];
+		r->bind[i].buffer_length = r->cap[i] - 1;
+		r->bind[i].length = &r->len[i];
+		r->bind[i].is_null = &r->isnull[i];
+		r->bind[i].error = &r->trunc[i];
+	}
+	mysql_free_result(meta);
+	if (mysql_stmt_bind_result(st, r->bind) != 0) {
+		rc = db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+		db_res_free(r);
+		return rc;
+	}
+	*out = r;
+	return DB_OK;
+nomem_res:
+	db_res_free(r);
+nomem:
+	mysql_stmt_free_result(st);
+	snprintf(db->err, sizeof(db->err), "out of memory");
+	return DB_ERR_QUERY;
+}
+
+int
+db_res_next(struct db_res *r)
+{
+	unsigned i;
+	int rc;
+	char *p;
+
+	if (r->ncols == 0)
+		return 0;
+	rc = mysql_stmt_fetch(r->stmt);
+	if (rc == MYSQL_NO_DATA)
+		return 0;
+	if (rc == 1)
+		return -1;
+	for (i = 0; i < r->ncols; i++) {
+		if (!r->isnull[i] && r->len[i] + 1 > r->cap[i]) {
+			/* A value longer than the longest the server announced. */
+			if ((p = realloc(r->val[i], r->len[i] + 1)) == NULL)
+				return -1;
+			r->val[i] = p;
+			r->cap[i] = r->len[i] + 1;
+			r->bind[i].buffer = p;
+			r->bind[i].buffer_length = r->len[i];
+			if (mysql_stmt_fetch_column(r->stmt, &r->bind[i], i, 0))
+				return -1;
+		}
+		if (!r->isnull[i])
+			r->val[i][r->len[i]] = '\0';
+	}
+	return 1;
+}
+
+unsigned long long
+db_res_rows(const struct db_res *r)
+{
+	return (unsigned long long)mysql_stmt_num_rows(r->stmt);
+}
+
+const char *
+db_res_str(const struct db_res *r, unsigned col)
+{
+	if (col >= r->ncols || r->isnull[col])
+		return NULL;
+	return r->val[col];
+}
+
+size_t
+db_res_len(const struct db_res *r, unsigned col)
+{
+	if (col >= r->ncols || r->isnull[col])
+		return 0;
+	return r->len[col];
+}
+
+long long
+db_res_int(const struct db_res *r, unsigned col)
+{
+	const char *s = db_res_str(r, col);
+
+	return s ? strtoll(s, NULL, 10) : 0;
+}
+
+int
+db_res_isnull(const struct db_res *r, unsigned col)
+{
+	return col >= r->ncols || r->isnull[col];
+}
+
+void
+db_res_free(struct db_res *r)
+{
+	unsigned i;
+
+	if (r == NULL)
+		return;
+	mysql_stmt_free_result(r->stmt);
+	for (i = 0; r->val && i < r->ncols; i++)
+		free(r->val[i]);
+	free(r->bind);
+	free(r->val);
+	free(r->len);
+	free(r->cap);
+	free(r->isnull);
+	free(r->trunc);
+	free(r);
+}
+
+enum db_err
+db_query_int(struct db *db, const char *sql, const struct db_param *p,
+    size_t n, long long *out, int *found)
+{
+	struct db_res *r;
+	enum db_err rc;
+	int row;
+
+	*out = 0;
+	if (found)
+		*found = 0;
+	if ((rc = db_query(db, sql, p, n, &r)) != DB_OK)
+		return rc;
+	row = db_res_next(r);
+	if (row == 1) {
+		if (found)
+			*found = !db_res_isnull(r, 0);
+		*out = db_res_int(r, 0);
+	}
+	db_res_free(r);
+	return row == -1 ? DB_ERR_QUERY : DB_OK;
+}
+
+enum db_err
+db_exec_plain(struct db *db, const char *sql)
+{
+	if (db->my == NULL) {
+		enum db_err rc = db_connect(db);
+		if (rc != DB_OK)
+			return rc;
+	}
+	if (mysql_query(db->my, sql) != 0)
+		return db_classify(db, mysql_errno(db->my), mysql_error(db->my));
+	return DB_OK;
+}
+
+enum db_err
+db_begin(struct db *db)
+{
+	enum db_err rc = db_exec_plain(db, "START TRANSACTION");
+
+	if (rc == DB_ERR_CONNECT) {
+		log_warn("event=db_reconnect error=\"%s\"", db->err);
+		if ((rc = db_connect(db)) == DB_OK)
+			rc = db_exec_plain(db, "START TRANSACTION");
+	}
+	if (rc == DB_OK)
+		db->in_tx = 1;
+	return rc;
+}
+
+enum db_err
+db_commit(struct db *db)
+{
+	enum db_err rc = db_exec_plain(db, "COMMIT");
+
+	db->in_tx = 0;
+	return rc;
+}
+
+void
+db_rollback(struct db *db)
+{
+	if (db->my != NULL && db->in_tx)
+		(void)mysql_rollback(db->my);
+	db->in_tx = 0;
+}
+
+unsigned long long
+db_insert_id(struct db *db)
+{
+	return (unsigned long long)mysql_insert_id(db->my);
+}

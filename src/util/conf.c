@@ -1,0 +1,278 @@
+/* conf.c: the settings table and the svc.conf reader. A file has one
+ * "name = value" per line; '#' starts a comment; unknown names, values out
+ * of range and repeated names are errors, reported with file and line. */
+#include "util/conf.h"
+#include "util/strparse.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/share/svc"
+#endif
+
+const struct conf_setting conf_settings[CONF__MAX] = {
+	[CONF_DB_HOST] = { "db_host", CONF_TYPE_STRING, "localhost", 0, 0, 0,
+	    "MariaDB host (\"localhost\" means the socket)" },
+	[CONF_DB_PORT] = { "db_port", CONF_TYPE_INT, "3306", 1, 65535, 0,
+	    "MariaDB TCP port" },
+	[CONF_DB_SOCKET] = { "db_socket", CONF_TYPE_STRING, "", 0, 0, 0,
+	    "MariaDB unix socket path (empty: client default)" },
+	[CONF_DB_NAME] = { "db_name", CONF_TYPE_STRING, "svc", 0, 0, 0,
+	    "database name" },
+	[CONF_DB_USER] = { "db_user", CONF_TYPE_STRING, "svc", 0, 0, 0,
+	    "database user" },
+	[CONF_DB_PASSWORD] = { "db_password", CONF_TYPE_STRING, "", 0, 0, 1,
+	    "database password" },
+	[CONF_DB_PASSWORD_FILE] = { "db_password_file", CONF_TYPE_STRING, "",
+	    0, 0, 0, "file holding the database password (0600)" },
+	[CONF_BASE_URL] = { "base_url", CONF_TYPE_STRING,
+	    "http://127.0.0.1:8080", 0, 0, 0,
+	    "public base URL, used for absolute links" },
+	[CONF_SERVICE_DOMAIN] = { "service_domain", CONF_TYPE_STRING,
+	    "svc.example", 0, 0, 0,
+	    "sandbox addresses live at sandbox.<service_domain>" },
+	[CONF_TRUSTED_PROXIES] = { "trusted_proxies", CONF_TYPE_STRING, "",
+	    0, 0, 0, "CIDRs whose X-Forwarded-For is believed" },
+	[CONF_API_WORKERS] = { "api_workers", CONF_TYPE_INT, "4", 1, 512, 0,
+	    "svc-api processes when started with -s and no -n" },
+	[CONF_LOG_LEVEL] = { "log_level", CONF_TYPE_STRING, "info", 0, 0, 0,
+	    "error, warn, info or debug" },
+	[CONF_LOG_FILE] = { "log_file", CONF_TYPE_STRING, "", 0, 0, 0,
+	    "log file (empty: standard error)" },
+	[CONF_WORKER_POLL_INTERVAL] = { "worker_poll_interval", CONF_TYPE_INT,
+	    "2", 1, 3600, 0, "seconds between queue polls when idle" },
+	[CONF_WORKER_LEASE_SECONDS] = { "worker_lease_seconds", CONF_TYPE_INT,
+	    "120", 5, 86400, 0, "how long a claimed chunk stays leased" },
+	[CONF_HOUSEKEEPING_INTERVAL] = { "housekeeping_interval",
+	    CONF_TYPE_INT, "60", 1, 86400, 0,
+	    "seconds between housekeeping passes" },
+	[CONF_DNS_RESOLVER] = { "dns_resolver", CONF_TYPE_STRING, "", 0, 0, 0,
+	    "resolver address[:port] (empty: /etc/resolv.conf)" },
+	[CONF_DNS_TIMEOUT_MS] = { "dns_timeout_ms", CONF_TYPE_INT, "3000",
+	    100, 60000, 0, "DNS query timeout" },
+	[CONF_SMTP_PORT] = { "smtp_port", CONF_TYPE_INT, "25", 1, 65535, 0,
+	    "port of the MX hosts" },
+	[CONF_SMTP_HELO_NAME] = { "smtp_helo_name", CONF_TYPE_STRING,
+	    "verifier.svc.example", 0, 0, 0, "name sent in EHLO/HELO" },
+	[CONF_SMTP_MAIL_FROM] = { "smtp_mail_from", CONF_TYPE_STRING,
+	    "verify@svc.example", 0, 0, 0, "envelope sender of probes" },
+	[CONF_SMTP_CONNECT_TIMEOUT_MS] = { "smtp_connect_timeout_ms",
+	    CONF_TYPE_INT, "10000", 100, 120000, 0, "TCP connect timeout" },
+	[CONF_SMTP_REPLY_TIMEOUT_MS] = { "smtp_reply_timeout_ms",
+	    CONF_TYPE_INT, "15000", 100, 300000, 0, "per-reply timeout" },
+	[CONF_VERIFY_TIME_BUDGET_MS] = { "verify_time_budget_ms",
+	    CONF_TYPE_INT, "20000", 500, 300000, 0,
+	    "total time a single verification may take" },
+	[CONF_ALLOW_PRIVATE_MX] = { "allow_private_mx", CONF_TYPE_BOOL, "no",
+	    0, 1, 0, "probe MX hosts on private/loopback addresses" },
+	[CONF_ALLOW_PRIVATE_URLS] = { "allow_private_urls", CONF_TYPE_BOOL,
+	    "no", 0, 1, 0, "allow private/loopback and http:// URLs" },
+	[CONF_CA_FILE] = { "ca_file", CONF_TYPE_STRING, "", 0, 0, 0,
+	    "CA bundle for outbound TLS (empty: system)" },
+	[CONF_LISTS_DIR] = { "lists_dir", CONF_TYPE_STRING, PKGDATADIR, 0, 0,
+	    0, "folder of the domain and local-part lists" },
+};
+
+const char *
+conf_default_path(void)
+{
+	const char *e = getenv("SVC_CONF");
+
+	return e && *e ? e : SYSCONFDIR "/svc/svc.conf";
+}
+
+static int
+conf_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < CONF__MAX; i++)
+		if (strcmp(conf_settings[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static int
+conf_assign(struct conf *c, int k, const char *value, struct buf *err)
+{
+	const struct conf_setting *s = &conf_settings[k];
+	long v = 0;
+	int b;
+	char *copy;
+
+	switch (s->type) {
+	case CONF_TYPE_INT:
+		if (strparse_long(value, s->min, s->max, &v) == -1) {
+			buf_printf(err, "%s: \"%s\" is not an integer in %ld..%ld",
+			    s->name, value, s->min, s->max);
+			return -1;
+		}
+		break;
+	case CONF_TYPE_BOOL:
+		if (strparse_bool(value, &b) == -1) {
+			buf_printf(err, "%s: \"%s\" is not yes or no", s->name,
+			    value);
+			return -1;
+		}
+		v = b;
+		break;
+	default:
+		break;
+	}
+	if ((copy = strdup(value)) == NULL) {
+		buf_printf(err, "%s: out of memory", s->name);
+		return -1;
+	}
+	free(c->str[k]);
+	c->str[k] = copy;
+	c->num[k] = v;
+	return 0;
+}
+
+void
+conf_defaults(struct conf *c)
+{
+	struct buf ignored;
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	buf_init(&ignored, 256);
+	for (i = 0; i < CONF__MAX; i++)
+		conf_assign(c, i, conf_settings[i].def, &ignored);
+	buf_free(&ignored);
+}
+
+int
+conf_set(struct conf *c, const char *name, const char *value, struct buf *err)
+{
+	int k = conf_find(name);
+
+	if (k == -1) {
+		buf_printf(err, "unknown setting \"%s\"", name);
+		return -1;
+	}
+	return conf_assign(c, k, value, err);
+}
+
+static int
+conf_read_secret_file(struct conf *c, struct buf *err)
+{
+	const char *path = c->str[CONF_DB_PASSWORD_FILE];
+	char line[512];
+	FILE *f;
+
+	if (path == NULL || *path == '\0')
+		return 0;
+	if ((f = fopen(path, "r")) == NULL) {
+		buf_printf(err, "db_password_file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	return conf_assign(c, CONF_DB_PASSWORD, strparse_trim(line), err);
+}
+
+int
+conf_load(struct conf *c, const char *path, int must_exist, struct buf *err)
+{
+	char line[4096], *p, *eq, *name, *value;
+	unsigned char seen[CONF__MAX];
+	unsigned lineno = 0;
+	FILE *f;
+	int k, rc = -1;
+
+	conf_defaults(c);
+	memset(seen, 0, sizeof(seen));
+	if ((f = fopen(path, "r")) == NULL) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		buf_printf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			buf_printf(err, "%s:%u: line too long", path, lineno);
+			goto out;
+		}
+		p = strparse_trim(line);
+		if (*p == '\0' || *p == '#')
+			continue;
+		if ((eq = strchr(p, '=')) == NULL) {
+			buf_printf(err, "%s:%u: expected \"name = value\"", path,
+			    lineno);
+			goto out;
+		}
+		*eq = '\0';
+		name = strparse_trim(p);
+		value = strparse_trim(eq + 1);
+		if ((k = conf_find(name)) == -1) {
+			buf_printf(err, "%s:%u: unknown setting \"%s\"", path,
+			    lineno, name);
+			goto out;
+		}
+		if (seen[k]) {
+			buf_printf(err, "%s:%u: \"%s\" is set twice", path,
+			    lineno, name);
+			goto out;
+		}
+		seen[k] = 1;
+		if (conf_assign(c, k, value, err) == -1) {
+			struct buf tmp;
+			buf_init(&tmp, 1024);
+			buf_printf(&tmp, "%s:%u: %s", path, lineno, buf_str(err));
+			buf_reset(err);
+			buf_puts(err, buf_str(&tmp));
+			buf_free(&tmp);
+			goto out;
+		}
+	}
+	rc = conf_read_secret_file(c, err);
+out:
+	fclose(f);
+	return rc;
+}
+
+void
+conf_free(struct conf *c)
+{
+	int i;
+
+	for (i = 0; i < CONF__MAX; i++) {
+		free(c->str[i]);
+		c->str[i] = NULL;
+	}
+}
+
+const char *
+conf_str(const struct conf *c, enum conf_key k)
+{
+	return c->str[k] ? c->str[k] : conf_settings[k].def;
+}
+
+long
+conf_int(const struct conf *c, enum conf_key k)
+{
+	return c->num[k];
+}
+
+void
+conf_dump(const struct conf *c, FILE *out)
+{
+	int i;
+
+	fprintf(out, "# effective settings (file: %s)\n",
+	    c->path[0] ? c->path : "none, defaults only");
+	for (i = 0; i < CONF__MAX; i++) {
+		const char *v = conf_str(c, (enum conf_key)i);
+		if (conf_settings[i].secret && *v)
+			v = "(hidden)";
+		fprintf(out, "%s = %s\n", conf_settings[i].name, v);
+	}
+}

@@ -1,0 +1,78 @@
+/* conf.h: svc.conf, "name = value" lines; every setting is declared once in
+ * the table in conf.c with its type, default and range. */
+#ifndef SVC_CONF_H
+#define SVC_CONF_H
+#include "util/buf.h"
+#include <stdio.h>
+
+enum conf_key {
+	CONF_DB_HOST,
+	CONF_DB_PORT,
+	CONF_DB_SOCKET,
+	CONF_DB_NAME,
+	CONF_DB_USER,
+	CONF_DB_PASSWORD,
+	CONF_DB_PASSWORD_FILE,
+	CONF_BASE_URL,
+	CONF_SERVICE_DOMAIN,
+	CONF_TRUSTED_PROXIES,
+	CONF_API_WORKERS,
+	CONF_LOG_LEVEL,
+	CONF_LOG_FILE,
+	CONF_WORKER_POLL_INTERVAL,
+	CONF_WORKER_LEASE_SECONDS,
+	CONF_HOUSEKEEPING_INTERVAL,
+	CONF_DNS_RESOLVER,
+	CONF_DNS_TIMEOUT_MS,
+	CONF_SMTP_PORT,
+	CONF_SMTP_HELO_NAME,
+	CONF_SMTP_MAIL_FROM,
+	CONF_SMTP_CONNECT_TIMEOUT_MS,
+	CONF_SMTP_REPLY_TIMEOUT_MS,
+	CONF_VERIFY_TIME_BUDGET_MS,
+	CONF_ALLOW_PRIVATE_MX,
+	CONF_ALLOW_PRIVATE_URLS,
+	CONF_CA_FILE,
+	CONF_LISTS_DIR,
+	CONF__MAX
+};
+
+enum conf_type {
+	CONF_TYPE_STRING,
+	CONF_TYPE_INT,
+	CONF_TYPE_BOOL,
+	CONF_TYPE__MAX
+};
+
+struct conf_setting {
+	const char	*name;
+	enum conf_type	 type;
+	const char	*def;
+	long		 min, max;	/* CONF_TYPE_INT only */
+	int		 secret;	/* hidden by conf_dump */
+	const char	*help;
+};
+
+extern const struct conf_setting conf_settings[CONF__MAX];
+
+struct conf {
+	char	*str[CONF__MAX];	/* every value as text */
+	long	 num[CONF__MAX];	/* INT and BOOL values */
+	char	 path[512];		/* file it came from, "" for defaults */
+};
+
+/* Path from $SVC_CONF, else SYSCONFDIR/svc/svc.conf. */
+const char *conf_default_path(void);
+void	 conf_defaults(struct conf *);
+/* Loads defaults, then the file. A missing file is an error only if
+ * must_exist. Errors name the file, line and setting. */
+int	 conf_load(struct conf *, const char *path, int must_exist,
+	    struct buf *err);
+/* Sets one value by name, with the same checks as a file line. */
+int	 conf_set(struct conf *, const char *name, const char *value,
+	    struct buf *err);
+void	 conf_free(struct conf *);
+const char *conf_str(const struct conf *, enum conf_key);
+long	 conf_int(const struct conf *, enum conf_key);
+void	 conf_dump(const struct conf *, FILE *);
+#endif

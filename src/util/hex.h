@@ -1,0 +1,9 @@
+/* hex.h: lower-case hexadecimal encoding. */
+#ifndef SVC_HEX_H
+#define SVC_HEX_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* out must hold 2*n+1 bytes. */
+void	 hex_encode(const uint8_t *, size_t n, char *out);
+#endif

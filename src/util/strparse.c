@@ -1,0 +1,72 @@
+/* strparse.c: range-checked number parsing (never atoi), trimming, case-folded
+ * ASCII comparison and constant-time comparison for secrets. */
+#include "util/strparse.h"
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Whole string must be a decimal integer within [min, max]. */
+int
+strparse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+strparse_bool(const char *s, int *out)
+{
+	if (strcasecmp(s, "yes") == 0 || strcasecmp(s, "true") == 0 ||
+	    strcmp(s, "1") == 0 || strcasecmp(s, "on") == 0)
+		*out = 1;
+	else if (strcasecmp(s, "no") == 0 || strcasecmp(s, "false") == 0 ||
+	    strcmp(s, "0") == 0 || strcasecmp(s, "off") == 0)
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+/* Trims ASCII white space in place; returns the start of the trimmed text. */
+char *
+strparse_trim(char *s)
+{
+	char *e;
+
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int
+strparse_ieq(const char *a, const char *b)
+{
+	return strcasecmp(a, b) == 0;
+}
+
+/* Compares n bytes in time that does not depend on where they differ. */
+int
+strparse_consttime_eq(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+	unsigned char d = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d |= x[i] ^ y[i];
+	return d == 0;
+}

@@ -1,0 +1,11 @@
+/* strparse.h: range-checked number parsing and small string helpers. */
+#ifndef SVC_STRPARSE_H
+#define SVC_STRPARSE_H
+#include <stddef.h>
+
+int	 strparse_long(const char *, long min, long max, long *out);
+int	 strparse_bool(const char *, int *out);
+char	*strparse_trim(char *);
+int	 strparse_ieq(const char *, const char *);
+int	 strparse_consttime_eq(const void *, const void *, size_t);
+#endif

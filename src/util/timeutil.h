@@ -1,0 +1,15 @@
+/* timeutil.h: clock readings and ISO 8601 UTC formatting. */
+#ifndef SVC_TIMEUTIL_H
+#define SVC_TIMEUTIL_H
+#include <stdint.h>
+#include <time.h>
+
+#define TIMEUTIL_ISO_LEN 32
+
+int64_t	 timeutil_now_ms(void);
+int64_t	 timeutil_mono_ms(void);
+/* "2026-11-22T10:00:00Z" */
+void	 timeutil_iso8601(time_t, char out[TIMEUTIL_ISO_LEN]);
+/* Accepts "YYYY-MM-DDTHH:MM:SSZ" (and a fraction or +00:00). */
+int	 timeutil_parse_iso8601(const char *, time_t *);
+#endif
