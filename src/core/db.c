@@ -120,7 +120,10 @@ db_connect(struct db *db)
 		db->my = NULL;
 		return DB_ERR_CONNECT;
 	}
-	if (mysql_query(db->my, setup) != 0)
+	/* READ COMMITTED: every locking step sees what others committed
+	 * before it got its lock, and no gap locks between queue rows. */
+	if (mysql_query(db->my, setup) != 0 || mysql_query(db->my,
+	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0)
 		return db_classify(db, mysql_errno(db->my), mysql_error(db->my));
 	db->in_tx = 0;
 	return DB_OK;
@@ -520,8 +523,3 @@ db_rollback(struct db *db)
 	db->in_tx = 0;
 }
 
-unsigned long long
-db_insert_id(struct db *db)
-{
-	return (unsigned long long)mysql_insert_id(db->my);
-}

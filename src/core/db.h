@@ -76,7 +76,6 @@ enum db_err db_query_int(struct db *, const char *sql,
 enum db_err db_begin(struct db *);
 enum db_err db_commit(struct db *);
 void	 db_rollback(struct db *);
-unsigned long long db_insert_id(struct db *);
 /* Runs a statement that takes no parameters, such as DDL (migrations). */
 enum db_err db_exec_plain(struct db *, const char *sql);
 #endif

@@ -1,0 +1,211 @@
+/* auth.c: API key format, hashing and lookup; scope and tier vocabularies.
+ * Keys are stored as SHA-256 hashes only: a presented key is hashed and
+ * looked up by its hash, so no secret is ever compared byte by byte. */
+#include "core/auth.h"
+#include <gnutls/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const auth_scope_names[AUTH_SCOPE__MAX] = {
+	"verify:single", "verify:bulk", "jobs:read", "jobs:write",
+	"webhooks:manage", "credits:read", "*"
+};
+const char *const auth_tier_names[AUTH_TIER__MAX] = {
+	"anonymous", "free", "trial", "pro", "admin"
+};
+const long auth_tier_limits[AUTH_TIER__MAX] = { 5, 10, 30, 100, 1000 };
+const char *const auth_result_names[AUTH_RESULT__MAX] = {
+	"ok", "missing", "malformed", "unknown", "expired", "revoked",
+	"db_error"
+};
+
+int
+auth_scope_parse_list(const char *s, unsigned *mask)
+{
+	char tok[32];
+	size_t n;
+	int i, found;
+
+	*mask = 0;
+	for (;;) {
+		s += strspn(s, ", \t");
+		if (*s == '\0')
+			break;
+		n = strcspn(s, ", \t");
+		if (n >= sizeof(tok))
+			return -1;
+		memcpy(tok, s, n);
+		tok[n] = '\0';
+		s += n;
+		for (found = 0, i = 0; i < AUTH_SCOPE__MAX; i++)
+			if (strcmp(tok, auth_scope_names[i]) == 0) {
+				*mask |= 1u << i;
+				found = 1;
+			}
+		if (!found)
+			return -1;
+	}
+	return *mask ? 0 : -1;
+}
+
+void
+auth_scope_format(unsigned mask, struct buf *b)
+{
+	int i, first = 1;
+
+	for (i = 0; i < AUTH_SCOPE__MAX; i++)
+		if (mask & (1u << i)) {
+			if (!first)
+				buf_putc(b, ',');
+			buf_puts(b, auth_scope_names[i]);
+			first = 0;
+		}
+}
+
+int
+auth_has_scope(unsigned mask, enum auth_scope s)
+{
+	return (mask & (1u << AUTH_SCOPE_ALL)) || (mask & (1u << s));
+}
+
+int
+auth_tier_parse(const char *s, enum auth_tier *out)
+{
+	int i;
+
+	/* anonymous is not a tier an account can have */
+	for (i = AUTH_TIER_FREE; i < AUTH_TIER__MAX; i++)
+		if (strcasecmp(s, auth_tier_names[i]) == 0) {
+			*out = (enum auth_tier)i;
+			return 0;
+		}
+	return -1;
+}
+
+void
+auth_key_hash(const char *key, uint8_t out[32])
+{
+	gnutls_hash_fast(GNUTLS_DIG_SHA256, key, strlen(key), out);
+}
+
+int
+auth_key_well_formed(const char *key, int *sandbox)
+{
+	size_t i, plen = strlen(AUTH_LIVE_PREFIX);
+
+	if (strncmp(key, AUTH_LIVE_PREFIX, plen) == 0)
+		*sandbox = 0;
+	else if (strncmp(key, AUTH_TEST_PREFIX, plen) == 0)
+		*sandbox = 1;
+	else
+		return 0;
+	for (i = 0; i < AUTH_KEY_RANDOM_LEN; i++) {
+		char c = key[plen + i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		    (c >= 'A' && c <= 'Z')))
+			return 0;
+	}
+	return key[plen + AUTH_KEY_RANDOM_LEN] == '\0';
+}
+
+int
+auth_key_generate(int sandbox, char out[AUTH_KEY_MAX])
+{
+	return ids_random_text(sandbox ? AUTH_TEST_PREFIX : AUTH_LIVE_PREFIX,
+	    AUTH_KEY_RANDOM_LEN, out, AUTH_KEY_MAX);
+}
+
+static void
+auth_copy(char *dst, size_t sz, const char *src)
+{
+	size_t n = src ? strlen(src) : 0;
+
+	if (n >= sz)
+		n = sz - 1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+enum auth_result
+auth_lookup(struct db *db, const char *authz, struct auth_key *k)
+{
+	static const char sql[] =
+	    "SELECT k.id, k.account_id, k.org_id, k.scopes, k.sandbox, "
+	    "k.rate_limit, k.ip_allowlist, "
+	    "k.expires_at IS NOT NULL AND k.expires_at <= UTC_TIMESTAMP(3), "
+	    "k.revoked_at IS NOT NULL, a.tier, a.subscription_type, "
+	    "a.subscription_active, o.api_rate_limit "
+	    "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+	    "LEFT JOIN organizations o ON o.id = k.org_id "
+	    "WHERE k.key_hash = ?";
+	uint8_t hash[32];
+	struct db_res *r;
+	const char *key;
+	int sandbox, row;
+	enum auth_result rc;
+
+	memset(k, 0, sizeof(*k));
+	if (authz == NULL || *authz == '\0')
+		return AUTH_MISSING;
+	if (strncasecmp(authz, "Bearer ", 7) != 0)
+		return AUTH_MALFORMED;
+	key = authz + 7;
+	while (*key == ' ')
+		key++;
+	if (!auth_key_well_formed(key, &sandbox))
+		return AUTH_MALFORMED;
+	auth_key_hash(key, hash);
+	if (db_query(db, sql, DB_ARGS(DBP_BLOB(hash, sizeof(hash))), &r) !=
+	    DB_OK)
+		return AUTH_DB_ERROR;
+	row = db_res_next(r);
+	if (row == -1)
+		rc = AUTH_DB_ERROR;
+	else if (row == 0)
+		rc = AUTH_UNKNOWN;
+	else if (db_res_int(r, 8))
+		rc = AUTH_REVOKED;
+	else if (db_res_int(r, 7))
+		rc = AUTH_EXPIRED;
+	else {
+		rc = AUTH_OK;
+		auth_copy(k->key_id, sizeof(k->key_id), db_res_str(r, 0));
+		auth_copy(k->account_id, sizeof(k->account_id),
+		    db_res_str(r, 1));
+		auth_copy(k->org_id, sizeof(k->org_id), db_res_str(r, 2));
+		if (auth_scope_parse_list(db_res_str(r, 3), &k->scopes) == -1)
+			k->scopes = 0;
+		k->sandbox = (int)db_res_int(r, 4);
+		k->key_rate_limit = db_res_isnull(r, 5) ? -1 :
+		    (long)db_res_int(r, 5);
+		auth_copy(k->ip_allowlist, sizeof(k->ip_allowlist),
+		    db_res_str(r, 6));
+		if (auth_tier_parse(db_res_str(r, 9), &k->tier) == -1)
+			k->tier = AUTH_TIER_FREE;
+		auth_copy(k->subscription_type, sizeof(k->subscription_type),
+		    db_res_str(r, 10));
+		k->subscription_active = (int)db_res_int(r, 11);
+		k->org_rate_limit = (k->org_id[0] && !db_res_isnull(r, 12)) ?
+		    (long)db_res_int(r, 12) : -1;
+	}
+	db_res_free(r);
+	return rc;
+}
+
+const char *
+auth_key_pool(const struct auth_key *k)
+{
+	return k->org_id[0] ? k->org_id : k->account_id;
+}
+
+long
+auth_key_rate_limit(const struct auth_key *k)
+{
+	if (k->key_rate_limit >= 0)
+		return k->key_rate_limit;
+	if (k->org_rate_limit >= 0)
+		return k->org_rate_limit;
+	return auth_tier_limits[k->tier];
+}

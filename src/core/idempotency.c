@@ -1,0 +1,146 @@
+/* idempotency.c: the Idempotency-Key store. The first request inserts a
+ * "running" row (the primary key makes this race-free across processes);
+ * a later request with the same key finds it and is told to wait, is
+ * refused for a different body, or gets the stored response replayed. */
+#include "core/idempotency.h"
+#include <gnutls/crypto.h>
+#include <string.h>
+
+const char *const idempotency_outcome_names[IDEMPOTENCY_OUTCOME__MAX] = {
+	"proceed", "replay", "in_use", "mismatch", "db_error"
+};
+
+void
+idempotency_request_hash(const char *method, const char *path,
+    const void *body, size_t len, uint8_t out[32])
+{
+	gnutls_hash_hd_t h;
+
+	if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) != 0) {
+		memset(out, 0, 32);
+		return;
+	}
+	gnutls_hash(h, method, strlen(method));
+	gnutls_hash(h, "\n", 1);
+	gnutls_hash(h, path, strlen(path));
+	gnutls_hash(h, "\n", 1);
+	if (len)
+		gnutls_hash(h, body, len);
+	gnutls_hash_deinit(h, out);
+}
+
+int
+idempotency_key_valid(const char *k)
+{
+	size_t i, n = strlen(k);
+
+	if (n == 0 || n > IDEMPOTENCY_KEY_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)k[i] < 0x21 || (unsigned char)k[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+static enum db_err
+idempotency_insert(struct db *db, const char *account, const char *key,
+    const uint8_t hash[32])
+{
+	return db_exec(db, "INSERT INTO idempotency_keys (account_id, "
+	    "idem_key, request_hash, state, created_at) VALUES "
+	    "(?, ?, ?, 'running', UTC_TIMESTAMP(3))",
+	    DB_ARGS(DBP_STR(account), DBP_STR(key), DBP_BLOB(hash, 32)), NULL);
+}
+
+enum idempotency_outcome
+idempotency_begin(struct db *db, const char *account, const char *key,
+    const uint8_t hash[32], int *status, struct buf *body)
+{
+	static const char sql[] =
+	    "SELECT request_hash, state, status, body, "
+	    "created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND, "
+	    "created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND "
+	    "FROM idempotency_keys WHERE account_id = ? AND idem_key = ?";
+	enum idempotency_outcome out = IDEMPOTENCY_DB_ERROR;
+	struct db_res *r;
+	enum db_err e;
+	int row, attempt;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		e = idempotency_insert(db, account, key, hash);
+		if (e == DB_OK)
+			return IDEMPOTENCY_PROCEED;
+		if (e != DB_ERR_DUPLICATE)
+			return IDEMPOTENCY_DB_ERROR;
+		if (db_query(db, sql, DB_ARGS(DBP_INT(IDEMPOTENCY_TTL_SECONDS),
+		    DBP_INT(IDEMPOTENCY_STALE_SECONDS), DBP_STR(account),
+		    DBP_STR(key)), &r) != DB_OK)
+			return IDEMPOTENCY_DB_ERROR;
+		row = db_res_next(r);
+		if (row == 0) {		/* deleted meanwhile: try again */
+			db_res_free(r);
+			continue;
+		}
+		if (row == -1) {
+			db_res_free(r);
+			return IDEMPOTENCY_DB_ERROR;
+		}
+		if (db_res_int(r, 4) || (strcmp(db_res_str(r, 1), "running") == 0
+		    && db_res_int(r, 5))) {
+			/* Past the replay window, or abandoned by a dead
+			 * request: forget it and start afresh. */
+			db_res_free(r);
+			db_exec(db, "DELETE FROM idempotency_keys WHERE "
+			    "account_id = ? AND idem_key = ?",
+			    DB_ARGS(DBP_STR(account), DBP_STR(key)), NULL);
+			continue;
+		}
+		if (db_res_len(r, 0) != 32 ||
+		    memcmp(db_res_str(r, 0), hash, 32) != 0)
+			out = IDEMPOTENCY_MISMATCH;
+		else if (strcmp(db_res_str(r, 1), "running") == 0)
+			out = IDEMPOTENCY_IN_USE;
+		else {
+			*status = (int)db_res_int(r, 2);
+			buf_reset(body);
+			if (buf_append(body, db_res_str(r, 3) ? db_res_str(r, 3)
+			    : "", db_res_len(r, 3)) == -1)
+				out = IDEMPOTENCY_DB_ERROR;
+			else
+				out = IDEMPOTENCY_REPLAY;
+		}
+		db_res_free(r);
+		return out;
+	}
+	return IDEMPOTENCY_DB_ERROR;
+}
+
+enum db_err
+idempotency_finish(struct db *db, const char *account, const char *key,
+    int status, const char *body, size_t len)
+{
+	return db_exec(db, "UPDATE idempotency_keys SET state = 'done', "
+	    "status = ?, body = ? WHERE account_id = ? AND idem_key = ?",
+	    DB_ARGS(DBP_INT(status), DBP_BLOB(body, len), DBP_STR(account),
+	    DBP_STR(key)), NULL);
+}
+
+void
+idempotency_abandon(struct db *db, const char *account, const char *key)
+{
+	db_exec(db, "DELETE FROM idempotency_keys WHERE account_id = ? AND "
+	    "idem_key = ? AND state = 'running'",
+	    DB_ARGS(DBP_STR(account), DBP_STR(key)), NULL);
+}
+
+long long
+idempotency_expire(struct db *db)
+{
+	unsigned long long n = 0;
+
+	if (db_exec(db, "DELETE FROM idempotency_keys WHERE created_at < "
+	    "UTC_TIMESTAMP(3) - INTERVAL ? SECOND",
+	    DB_ARGS(DBP_INT(IDEMPOTENCY_TTL_SECONDS)), &n) != DB_OK)
+		return -1;
+	return (long long)n;
+}

@@ -1,0 +1,176 @@
+/* keys.c: API key management. The key text is generated here, returned to
+ * the caller once, and only its SHA-256 hash and a short hint are stored. */
+#include "core/keys.h"
+#include "core/accounts.h"
+#include "util/ipnet.h"
+#include "util/timeutil.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *const keys_err_names[KEYS_ERR__MAX] = {
+	"ok", "invalid", "not_found", "db"
+};
+
+static enum keys_err
+keys_validate(struct db *db, const struct keys_spec *s, char *expires,
+    size_t expsz, struct buf *why)
+{
+	struct ipnet *nets;
+	size_t n;
+	time_t t;
+	char org[IDS_MAX];
+
+	if (s->name && strlen(s->name) > KEYS_NAME_MAX) {
+		buf_printf(why, "name: at most %d characters", KEYS_NAME_MAX);
+		return KEYS_INVALID;
+	}
+	if (s->scopes == 0) {
+		buf_puts(why, "scopes: at least one scope is needed");
+		return KEYS_INVALID;
+	}
+	if (s->rate_limit != -1 && (s->rate_limit < 1 ||
+	    s->rate_limit > KEYS_RATE_LIMIT_MAX)) {
+		buf_printf(why, "rate_limit: 1 to %d requests per minute",
+		    KEYS_RATE_LIMIT_MAX);
+		return KEYS_INVALID;
+	}
+	if (s->ip_allowlist && *s->ip_allowlist) {
+		if (strlen(s->ip_allowlist) > 4000 ||
+		    ipnet_parse_list(s->ip_allowlist, &nets, &n) == -1) {
+			buf_puts(why, "ip_allowlist: IPv4 or IPv6 addresses or "
+			    "CIDR networks with host bits clear");
+			return KEYS_INVALID;
+		}
+		free(nets);
+	}
+	expires[0] = '\0';
+	if (s->expires_at && *s->expires_at) {
+		if (timeutil_parse_iso8601(s->expires_at, &t) == -1 ||
+		    t <= time(NULL)) {
+			buf_puts(why, "expires_at: an ISO 8601 UTC time in the "
+			    "future");
+			return KEYS_INVALID;
+		}
+		{
+			struct tm tm;
+			gmtime_r(&t, &tm);
+			strftime(expires, expsz, "%Y-%m-%d %H:%M:%S", &tm);
+		}
+	}
+	if (s->org_id && *s->org_id) {
+		if (accounts_org_of(db, s->account_id, org) != ACCOUNTS_OK)
+			return KEYS_DB;
+		if (strcmp(org, s->org_id) != 0) {
+			buf_puts(why, "org: the account is not a member of "
+			    "this organization");
+			return KEYS_INVALID;
+		}
+	}
+	return KEYS_OK;
+}
+
+enum keys_err
+keys_create(struct db *db, const struct keys_spec *s, char id[IDS_MAX],
+    char key[AUTH_KEY_MAX], struct buf *why)
+{
+	struct buf scopes;
+	uint8_t hash[32];
+	char hint[32], expires[32];
+	int found = 0;
+	enum keys_err rc;
+	enum db_err e;
+
+	if (accounts_exists(db, s->account_id, &found) != ACCOUNTS_OK)
+		return KEYS_DB;
+	if (!found) {
+		buf_printf(why, "account %s does not exist", s->account_id);
+		return KEYS_NOT_FOUND;
+	}
+	if ((rc = keys_validate(db, s, expires, sizeof(expires), why)) !=
+	    KEYS_OK)
+		return rc;
+	if (ids_new("key", id) == -1 || auth_key_generate(s->sandbox, key) == -1)
+		return KEYS_DB;
+	auth_key_hash(key, hash);
+	/* "svc_live_AbCd…wxyz": enough to recognise a key in a list. */
+	snprintf(hint, sizeof(hint), "%.13s...%s", key,
+	    key + strlen(key) - 4);
+	buf_init(&scopes, 256);
+	auth_scope_format(s->scopes, &scopes);
+	e = db_exec(db, "INSERT INTO api_keys (id, account_id, org_id, name, "
+	    "key_hash, key_hint, scopes, sandbox, rate_limit, ip_allowlist, "
+	    "expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "UTC_TIMESTAMP(3))",
+	    DB_ARGS(DBP_STR(id), DBP_STR(s->account_id),
+	    DBP_STR(s->org_id && *s->org_id ? s->org_id : NULL),
+	    DBP_STR(s->name ? s->name : ""), DBP_BLOB(hash, sizeof(hash)),
+	    DBP_STR(hint), DBP_STR(buf_str(&scopes)), DBP_INT(s->sandbox),
+	    s->rate_limit == -1 ? DBP_NULL : DBP_INT(s->rate_limit),
+	    DBP_STR(s->ip_allowlist ? s->ip_allowlist : ""),
+	    DBP_STR(expires[0] ? expires : NULL)), NULL);
+	buf_free(&scopes);
+	if (e != DB_OK) {
+		memset(key, 0, AUTH_KEY_MAX);
+		return KEYS_DB;
+	}
+	return KEYS_OK;
+}
+
+enum keys_err
+keys_revoke(struct db *db, const char *account, const char *id)
+{
+	long long v;
+	int found = 0;
+	enum db_err e;
+
+	if (account)
+		e = db_query_int(db, "SELECT 1 FROM api_keys WHERE id = ? AND "
+		    "account_id = ?", DB_ARGS(DBP_STR(id), DBP_STR(account)),
+		    &v, &found);
+	else
+		e = db_query_int(db, "SELECT 1 FROM api_keys WHERE id = ?",
+		    DB_ARGS(DBP_STR(id)), &v, &found);
+	if (e != DB_OK)
+		return KEYS_DB;
+	if (!found)
+		return KEYS_NOT_FOUND;
+	return db_exec(db, "UPDATE api_keys SET revoked_at = UTC_TIMESTAMP(3) "
+	    "WHERE id = ? AND revoked_at IS NULL", DB_ARGS(DBP_STR(id)),
+	    NULL) == DB_OK ? KEYS_OK : KEYS_DB;
+}
+
+enum keys_err
+keys_list(struct db *db, const char *account, keys_each_fn fn, void *arg)
+{
+	static const char sql[] =
+	    "SELECT id, name, key_hint, scopes, org_id, ip_allowlist, "
+	    "DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ'), "
+	    "DATE_FORMAT(expires_at, '%Y-%m-%dT%H:%i:%sZ'), "
+	    "DATE_FORMAT(revoked_at, '%Y-%m-%dT%H:%i:%sZ'), sandbox, rate_limit "
+	    "FROM api_keys WHERE account_id = ? ORDER BY created_at DESC, id";
+	struct keys_info k;
+	struct db_res *r;
+	int row;
+
+	if (db_query(db, sql, DB_ARGS(DBP_STR(account)), &r) != DB_OK)
+		return KEYS_DB;
+	while ((row = db_res_next(r)) == 1) {
+		k.id = db_res_str(r, 0);
+		k.name = db_res_str(r, 1);
+		k.hint = db_res_str(r, 2);
+		k.scopes = db_res_str(r, 3);
+		k.org_id = db_res_str(r, 4);
+		k.ip_allowlist = db_res_str(r, 5);
+		k.created_at = db_res_str(r, 6);
+		k.expires_at = db_res_str(r, 7);
+		k.revoked_at = db_res_str(r, 8);
+		k.sandbox = (int)db_res_int(r, 9);
+		k.rate_limit = db_res_isnull(r, 10) ? -1 :
+		    (long)db_res_int(r, 10);
+		if (fn(arg, &k) != 0)
+			break;
+	}
+	db_res_free(r);
+	return row == -1 ? KEYS_DB : KEYS_OK;
+}

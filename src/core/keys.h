@@ -1,0 +1,45 @@
+/* keys.h: creating, listing and revoking API keys. */
+#ifndef SVC_KEYS_H
+#define SVC_KEYS_H
+#include "core/auth.h"
+#include "core/db.h"
+
+#define KEYS_RATE_LIMIT_MAX 100000
+#define KEYS_NAME_MAX 200
+
+enum keys_err {
+	KEYS_OK,
+	KEYS_INVALID,		/* bad input; the buf names the field */
+	KEYS_NOT_FOUND,
+	KEYS_DB,
+	KEYS_ERR__MAX
+};
+extern const char *const keys_err_names[KEYS_ERR__MAX];
+
+struct keys_spec {
+	const char	*account_id;
+	const char	*org_id;	/* NULL: the account's own pool */
+	const char	*name;		/* NULL: "" */
+	unsigned	 scopes;
+	int		 sandbox;
+	long		 rate_limit;	/* -1: not set */
+	const char	*ip_allowlist;	/* NULL or CIDR list */
+	const char	*expires_at;	/* NULL or ISO 8601 UTC, in the future */
+};
+
+struct keys_info {
+	const char	*id, *name, *hint, *scopes, *org_id, *ip_allowlist;
+	const char	*created_at, *expires_at, *revoked_at; /* ISO or NULL */
+	int		 sandbox;
+	long		 rate_limit;	/* -1: not set */
+};
+
+typedef int (*keys_each_fn)(void *, const struct keys_info *);
+
+enum keys_err keys_create(struct db *, const struct keys_spec *,
+	    char id[IDS_MAX], char key[AUTH_KEY_MAX], struct buf *why);
+/* account NULL: any account (operator). Revoking twice is fine. */
+enum keys_err keys_revoke(struct db *, const char *account, const char *id);
+enum keys_err keys_list(struct db *, const char *account, keys_each_fn,
+	    void *);
+#endif

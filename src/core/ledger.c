@@ -1,0 +1,179 @@
+/* ledger.c: the credit ledger. Each charge, refund or grant inserts one row
+ * (never updated, never deleted) and moves the pool's running totals in the
+ * same transaction, under the pool's row lock; a unique ref per charge or
+ * refund makes a retried operation a no-op instead of a second movement. */
+#include "core/ledger.h"
+#include <string.h>
+
+const char *const ledger_err_names[LEDGER_ERR__MAX] = {
+	"ok", "insufficient", "already", "retry", "db"
+};
+
+static enum ledger_err
+ledger_from_db(enum db_err e)
+{
+	switch (e) {
+	case DB_OK:
+		return LEDGER_OK;
+	case DB_ERR_DUPLICATE:
+		return LEDGER_ALREADY;
+	case DB_ERR_RETRY:
+		return LEDGER_RETRY;
+	default:
+		return LEDGER_DB;
+	}
+}
+
+enum ledger_err
+ledger_pool_ensure(struct db *db, const char *pool)
+{
+	return ledger_from_db(db_exec(db,
+	    "INSERT IGNORE INTO credit_pools (owner_id) VALUES (?)",
+	    DB_ARGS(DBP_STR(pool)), NULL));
+}
+
+static enum ledger_err
+ledger_lock_balance(struct db *db, const char *pool, long long *balance,
+    int *found)
+{
+	return ledger_from_db(db_query_int(db,
+	    "SELECT balance FROM credit_pools WHERE owner_id = ? FOR UPDATE",
+	    DB_ARGS(DBP_STR(pool)), balance, found));
+}
+
+static enum ledger_err
+ledger_insert(struct db *db, const char *pool, const char *account,
+    const char *kind, long long amount, const char *ref, const char *note)
+{
+	return ledger_from_db(db_exec(db,
+	    "INSERT INTO credit_ledger (pool_id, account_id, kind, amount, "
+	    "ref, note, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
+	    DB_ARGS(DBP_STR(pool), DBP_STR(account), DBP_STR(kind),
+	    DBP_INT(amount), DBP_STR(ref), DBP_STR(note)), NULL));
+}
+
+enum ledger_err
+ledger_charge(struct db *db, const char *pool, const char *account,
+    long long amount, const char *ref, long long *available)
+{
+	long long balance = 0;
+	int found = 0;
+	enum ledger_err rc;
+
+	if ((rc = ledger_lock_balance(db, pool, &balance, &found)) != LEDGER_OK)
+		return rc;
+	if (available)
+		*available = balance;
+	if (amount <= 0)
+		return LEDGER_OK;
+	if (!found || balance < amount)
+		return LEDGER_INSUFFICIENT;
+	if ((rc = ledger_insert(db, pool, account, "charge", amount, ref,
+	    NULL)) != LEDGER_OK)
+		return rc;
+	if (available)
+		*available = balance - amount;
+	return ledger_from_db(db_exec(db,
+	    "UPDATE credit_pools SET balance = balance - ?, used = used + ? "
+	    "WHERE owner_id = ?",
+	    DB_ARGS(DBP_INT(amount), DBP_INT(amount), DBP_STR(pool)), NULL));
+}
+
+enum ledger_err
+ledger_refund(struct db *db, const char *pool, const char *account,
+    long long amount, const char *ref)
+{
+	long long balance;
+	int found;
+	enum ledger_err rc;
+
+	if (amount <= 0)
+		return LEDGER_OK;
+	if ((rc = ledger_pool_ensure(db, pool)) != LEDGER_OK ||
+	    (rc = ledger_lock_balance(db, pool, &balance, &found)) != LEDGER_OK)
+		return rc;
+	if ((rc = ledger_insert(db, pool, account, "refund", amount, ref,
+	    NULL)) != LEDGER_OK)
+		return rc;
+	return ledger_from_db(db_exec(db,
+	    "UPDATE credit_pools SET balance = balance + ?, "
+	    "refunded = refunded + ? WHERE owner_id = ?",
+	    DB_ARGS(DBP_INT(amount), DBP_INT(amount), DBP_STR(pool)), NULL));
+}
+
+enum ledger_err
+ledger_grant(struct db *db, const char *pool, const char *account,
+    long long amount, const char *note)
+{
+	long long balance;
+	int found;
+	enum ledger_err rc;
+
+	if (amount <= 0)
+		return LEDGER_OK;
+	if ((rc = ledger_pool_ensure(db, pool)) != LEDGER_OK ||
+	    (rc = ledger_lock_balance(db, pool, &balance, &found)) != LEDGER_OK)
+		return rc;
+	if ((rc = ledger_insert(db, pool, account, "grant", amount, NULL,
+	    note)) != LEDGER_OK)
+		return rc;
+	return ledger_from_db(db_exec(db,
+	    "UPDATE credit_pools SET balance = balance + ?, "
+	    "granted = granted + ? WHERE owner_id = ?",
+	    DB_ARGS(DBP_INT(amount), DBP_INT(amount), DBP_STR(pool)), NULL));
+}
+
+enum ledger_err
+ledger_totals(struct db *db, const char *pool, struct ledger_totals *t)
+{
+	struct db_res *r;
+	enum db_err e;
+	int row;
+
+	memset(t, 0, sizeof(*t));
+	e = db_query(db, "SELECT balance, used, refunded, granted FROM "
+	    "credit_pools WHERE owner_id = ?", DB_ARGS(DBP_STR(pool)), &r);
+	if (e != DB_OK)
+		return ledger_from_db(e);
+	if ((row = db_res_next(r)) == 1) {
+		t->balance = db_res_int(r, 0);
+		t->used = db_res_int(r, 1);
+		t->refunded = db_res_int(r, 2);
+		t->granted = db_res_int(r, 3);
+	}
+	db_res_free(r);
+	return row == -1 ? LEDGER_DB : LEDGER_OK;
+}
+
+enum ledger_err
+ledger_verify(struct db *db, const char *pool, int *equal)
+{
+	struct ledger_totals t, sum;
+	struct db_res *r;
+	enum ledger_err rc;
+	int row;
+
+	*equal = 0;
+	if ((rc = ledger_totals(db, pool, &t)) != LEDGER_OK)
+		return rc;
+	if (db_query(db, "SELECT "
+	    "COALESCE(SUM(CASE kind WHEN 'charge' THEN amount END), 0), "
+	    "COALESCE(SUM(CASE kind WHEN 'refund' THEN amount END), 0), "
+	    "COALESCE(SUM(CASE kind WHEN 'grant' THEN amount END), 0) "
+	    "FROM credit_ledger WHERE pool_id = ?",
+	    DB_ARGS(DBP_STR(pool)), &r) != DB_OK)
+		return LEDGER_DB;
+	memset(&sum, 0, sizeof(sum));
+	if ((row = db_res_next(r)) == 1) {
+		sum.used = db_res_int(r, 0);
+		sum.refunded = db_res_int(r, 1);
+		sum.granted = db_res_int(r, 2);
+		sum.balance = sum.granted - sum.used + sum.refunded;
+	}
+	db_res_free(r);
+	if (row == -1)
+		return LEDGER_DB;
+	*equal = t.balance == sum.balance && t.used == sum.used &&
+	    t.refunded == sum.refunded && t.granted == sum.granted;
+	return LEDGER_OK;
+}

@@ -1,0 +1,37 @@
+/* ledger.h: credits as an append-only ledger of grant, charge and refund
+ * rows, one pool per account and per organization. */
+#ifndef SVC_LEDGER_H
+#define SVC_LEDGER_H
+#include "core/db.h"
+
+enum ledger_err {
+	LEDGER_OK,
+	LEDGER_INSUFFICIENT,	/* balance below the amount; nothing written */
+	LEDGER_ALREADY,		/* a row with this ref exists; nothing written */
+	LEDGER_RETRY,		/* deadlock: retry the whole transaction */
+	LEDGER_DB,
+	LEDGER_ERR__MAX
+};
+extern const char *const ledger_err_names[LEDGER_ERR__MAX];
+
+struct ledger_totals {
+	long long	 balance, used, refunded, granted;
+};
+
+/* Creates the pool row if missing (outside or inside a transaction). */
+enum ledger_err ledger_pool_ensure(struct db *, const char *pool);
+/* The three below must run inside the caller's transaction; they lock the
+ * pool row. ref (may be NULL for grants) makes the row happen at most once.
+ * An amount of 0 writes nothing and succeeds. */
+enum ledger_err ledger_charge(struct db *, const char *pool,
+	    const char *account, long long amount, const char *ref,
+	    long long *available);
+enum ledger_err ledger_refund(struct db *, const char *pool,
+	    const char *account, long long amount, const char *ref);
+enum ledger_err ledger_grant(struct db *, const char *pool,
+	    const char *account, long long amount, const char *note);
+enum ledger_err ledger_totals(struct db *, const char *pool,
+	    struct ledger_totals *);
+/* Recomputes the totals from the ledger rows and compares: 1 if equal. */
+enum ledger_err ledger_verify(struct db *, const char *pool, int *equal);
+#endif
