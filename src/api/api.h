@@ -1,0 +1,48 @@
+/* api.h: what a responder process keeps (config, DB connection, trusted
+ * proxies) and what one request's handler is given. */
+#ifndef SVC_API_H
+#define SVC_API_H
+#include "api/http.h"
+#include "core/auth.h"
+#include "core/db.h"
+#include "core/ratelimit.h"
+#include "util/conf.h"
+#include "util/ipnet.h"
+
+#define API_MAX_PARAMS 2
+#define API_JSON_MAX (1024 * 1024)
+
+struct api_ctx {
+	const struct conf *conf;
+	struct db	*db;		/* opened on first use, kept */
+	struct ipnet	*proxies;
+	size_t		 nproxies;
+};
+
+struct api_call {
+	struct api_ctx	*ctx;
+	struct http_req	*req;
+	struct http_resp *resp;
+	int		 authenticated;
+	struct auth_key	 key;
+	struct ratelimit_status rl;
+	char		 params[API_MAX_PARAMS][256];
+	size_t		 body_max;	/* the route's body limit */
+};
+
+typedef void (*api_handler_fn)(struct api_call *);
+
+/* Opens the per-process DB connection if needed; on failure answers 503. */
+struct db *api_db(struct api_call *);
+/* Parses the body as a JSON object (415/413/400 answered on failure). */
+json_t	*api_json_body(struct api_call *);
+/* 500 for an unexpected failure, logged with the request id. */
+void	 api_internal_error(struct api_call *, const char *what);
+
+/* Handlers, one file per resource. */
+void	 handler_rate_limit(struct api_call *);
+void	 handler_credits_get(struct api_call *);
+void	 handler_keys_create(struct api_call *);
+void	 handler_keys_list(struct api_call *);
+void	 handler_keys_delete(struct api_call *);
+#endif

@@ -1,0 +1,213 @@
+/* handler_keys.c: the key management API (scope "*"): POST /v1/keys,
+ * GET /v1/keys, DELETE /v1/keys/{id}. A new key is shown once, in the 201. */
+#include "api/api.h"
+#include "core/keys.h"
+#include <string.h>
+
+/* A JSON array of strings (or one string) joined with commas into out. */
+static int
+keys_join_strings(json_t *v, struct buf *out)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_is_string(v))
+		return buf_puts(out, json_string_value(v));
+	if (!json_is_array(v))
+		return -1;
+	json_array_foreach(v, i, e) {
+		if (!json_is_string(e))
+			return -1;
+		if ((i && buf_putc(out, ',') == -1) ||
+		    buf_puts(out, json_string_value(e)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* "a,b c" into ["a","b","c"]. */
+static json_t *
+keys_split(const char *s)
+{
+	json_t *a = json_array();
+	size_t n;
+
+	while (s && *s) {
+		s += strspn(s, ", \t");
+		if ((n = strcspn(s, ", \t")) == 0)
+			break;
+		json_array_append_new(a, json_stringn(s, n));
+		s += n;
+	}
+	return a;
+}
+
+static int
+keys_bad_field(struct api_call *c, const char *field, const char *what)
+{
+	http_error(c->resp, 400, "invalid_email", json_pack("{s:s}", "field",
+	    field), "%s: %s", field, what);
+	return -1;
+}
+
+static int
+keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
+    struct buf *scopes, struct buf *allow)
+{
+	json_t *v;
+
+	v = json_object_get(body, "name");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v))
+			return keys_bad_field(c, "name", "must be a string");
+		s->name = json_string_value(v);
+	}
+	v = json_object_get(body, "scopes");
+	if (v == NULL || keys_join_strings(v, scopes) == -1 ||
+	    auth_scope_parse_list(buf_str(scopes), &s->scopes) == -1)
+		return keys_bad_field(c, "scopes", "an array of scopes out of "
+		    "verify:single, verify:bulk, jobs:read, jobs:write, "
+		    "webhooks:manage, credits:read, *");
+	v = json_object_get(body, "ip_allowlist");
+	if (v && !json_is_null(v)) {
+		if (keys_join_strings(v, allow) == -1)
+			return keys_bad_field(c, "ip_allowlist",
+			    "an array of addresses or CIDR networks");
+		s->ip_allowlist = buf_str(allow);
+	}
+	v = json_object_get(body, "rate_limit");
+	if (v && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > KEYS_RATE_LIMIT_MAX)
+			return keys_bad_field(c, "rate_limit",
+			    "an integer from 1 to 100000");
+		s->rate_limit = (long)json_integer_value(v);
+	}
+	v = json_object_get(body, "sandbox");
+	if (v && !json_is_null(v)) {
+		if (!json_is_boolean(v))
+			return keys_bad_field(c, "sandbox", "must be a boolean");
+		s->sandbox = json_is_true(v);
+	}
+	v = json_object_get(body, "expires_at");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v))
+			return keys_bad_field(c, "expires_at",
+			    "an ISO 8601 UTC time");
+		s->expires_at = json_string_value(v);
+	}
+	return 0;
+}
+
+void
+handler_keys_create(struct api_call *c)
+{
+	struct keys_spec s;
+	struct buf scopes, allow, why, fmt;
+	char id[IDS_MAX], key[AUTH_KEY_MAX];
+	json_t *body;
+	enum keys_err rc;
+
+	if ((body = api_json_body(c)) == NULL)
+		return;
+	memset(&s, 0, sizeof(s));
+	s.account_id = c->key.account_id;
+	s.rate_limit = -1;
+	buf_init(&scopes, 1024);
+	buf_init(&allow, 4096);
+	buf_init(&why, 512);
+	buf_init(&fmt, 256);
+	if (keys_parse_body(c, body, &s, &scopes, &allow) == -1)
+		goto out;
+	rc = keys_create(c->ctx->db, &s, id, key, &why);
+	if (rc == KEYS_INVALID) {
+		const char *colon = strchr(buf_str(&why), ':');
+		char field[32] = "body";
+		if (colon && (size_t)(colon - buf_str(&why)) < sizeof(field)) {
+			memcpy(field, buf_str(&why), (size_t)(colon -
+			    buf_str(&why)));
+			field[colon - buf_str(&why)] = '\0';
+		}
+		keys_bad_field(c, field, colon ? colon + 2 : buf_str(&why));
+		goto out;
+	}
+	if (rc != KEYS_OK) {
+		api_internal_error(c, "keys_create");
+		goto out;
+	}
+	auth_scope_format(s.scopes, &fmt);
+	http_json(c->resp, 201, json_pack("{s:s,s:s,s:s,s:o,s:b,s:o,s:o,s:o}",
+	    "id", id, "key", key, "name", s.name ? s.name : "",
+	    "scopes", keys_split(buf_str(&fmt)), "sandbox", s.sandbox,
+	    "rate_limit", s.rate_limit == -1 ? json_null() :
+	    json_integer(s.rate_limit),
+	    "ip_allowlist", keys_split(s.ip_allowlist),
+	    "expires_at", s.expires_at ? json_string(s.expires_at) :
+	    json_null()));
+	memset(key, 0, sizeof(key));
+out:
+	json_decref(body);
+	buf_free(&scopes);
+	buf_free(&allow);
+	buf_free(&why);
+	buf_free(&fmt);
+}
+
+static json_t *
+keys_opt_string(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static int
+keys_list_one(void *arg, const struct keys_info *k)
+{
+	json_t *data = arg;
+	const char *status = k->revoked_at ? "revoked" : "active";
+
+	json_array_append_new(data, json_pack(
+	    "{s:s,s:s,s:s,s:o,s:b,s:o,s:o,s:o,s:s,s:o,s:o,s:s}",
+	    "id", k->id, "name", k->name ? k->name : "", "hint", k->hint,
+	    "scopes", keys_split(k->scopes), "sandbox", k->sandbox,
+	    "rate_limit", k->rate_limit == -1 ? json_null() :
+	    json_integer(k->rate_limit),
+	    "ip_allowlist", keys_split(k->ip_allowlist),
+	    "organization_id", keys_opt_string(k->org_id),
+	    "created_at", k->created_at,
+	    "expires_at", keys_opt_string(k->expires_at),
+	    "revoked_at", keys_opt_string(k->revoked_at),
+	    "status", status));
+	return 0;
+}
+
+void
+handler_keys_list(struct api_call *c)
+{
+	json_t *data = json_array();
+
+	if (keys_list(c->ctx->db, c->key.account_id, keys_list_one, data) !=
+	    KEYS_OK) {
+		json_decref(data);
+		api_internal_error(c, "keys_list");
+		return;
+	}
+	http_json(c->resp, 200, json_pack("{s:o}", "data", data));
+}
+
+void
+handler_keys_delete(struct api_call *c)
+{
+	switch (keys_revoke(c->ctx->db, c->key.account_id, c->params[0])) {
+	case KEYS_OK:
+		http_json(c->resp, 200, json_pack("{s:s,s:b}", "id",
+		    c->params[0], "revoked", 1));
+		break;
+	case KEYS_NOT_FOUND:
+		http_error(c->resp, 404, "not_found", NULL, "no key %s",
+		    c->params[0]);
+		break;
+	default:
+		api_internal_error(c, "keys_revoke");
+		break;
+	}
+}

@@ -1,0 +1,248 @@
+/* http.c: request accessors (headers, query, bounded body reading) and
+ * response building (status, headers, JSON bodies, the error object). */
+#include "api/http.h"
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const http_method_names[HTTP_METHOD__MAX] = {
+	"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "OTHER"
+};
+
+const char *
+http_param(const struct http_req *r, const char *name)
+{
+	return r->param ? r->param(r->io, name) : NULL;
+}
+
+const char *
+http_header_in(const struct http_req *r, const char *name)
+{
+	char var[128];
+	size_t i, n = strlen(name);
+
+	if (n + 6 >= sizeof(var))
+		return NULL;
+	memcpy(var, "HTTP_", 5);
+	for (i = 0; i < n; i++)
+		var[5 + i] = name[i] == '-' ? '_' :
+		    (char)toupper((unsigned char)name[i]);
+	var[5 + n] = '\0';
+	return http_param(r, var);
+}
+
+int
+http_read_body(struct http_req *r, size_t max)
+{
+	char chunk[65536];
+	long n;
+
+	if (r->body_read)
+		return 0;
+	r->body_read = 1;
+	buf_init(&r->body, max);
+	if (r->read == NULL)
+		return 0;
+	while ((n = r->read(r->io, chunk, sizeof(chunk))) > 0)
+		if (buf_append(&r->body, chunk, (size_t)n) == -1)
+			return -1;
+	return n < 0 ? -1 : 0;
+}
+
+static int
+http_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Decodes %XX and '+' of one query component into out. */
+static int
+http_query_decode(const char *s, size_t n, struct buf *out)
+{
+	size_t i;
+	int h, l;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '+') {
+			if (buf_putc(out, ' ') == -1)
+				return -1;
+		} else if (s[i] == '%' && i + 2 < n &&
+		    (h = http_hexval((unsigned char)s[i + 1])) >= 0 &&
+		    (l = http_hexval((unsigned char)s[i + 2])) >= 0) {
+			if (buf_putc(out, (char)(h * 16 + l)) == -1)
+				return -1;
+			i += 2;
+		} else if (buf_putc(out, s[i]) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+http_query_get(const char *q, const char *name, struct buf *out)
+{
+	size_t nlen = strlen(name), seg, klen;
+	const char *eq;
+
+	while (q && *q) {
+		seg = strcspn(q, "&");
+		eq = memchr(q, '=', seg);
+		klen = eq ? (size_t)(eq - q) : seg;
+		if (klen == nlen && memcmp(q, name, nlen) == 0) {
+			buf_reset(out);
+			if (eq)
+				return http_query_decode(eq + 1,
+				    seg - klen - 1, out);
+			return 0;
+		}
+		q += seg;
+		if (*q == '&')
+			q++;
+	}
+	return -1;
+}
+
+void
+http_resp_init(struct http_resp *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = 200;
+	buf_init(&r->body, BUF_NOMAX);
+}
+
+void
+http_resp_free(struct http_resp *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nheaders; i++) {
+		free(r->headers[i].name);
+		free(r->headers[i].value);
+	}
+	r->nheaders = 0;
+	buf_free(&r->body);
+}
+
+int
+http_set_header(struct http_resp *r, const char *name, const char *value)
+{
+	size_t i;
+	char *v;
+
+	/* Header values come from our own code; refuse line breaks anyway. */
+	if (strpbrk(value, "\r\n") != NULL)
+		return -1;
+	for (i = 0; i < r->nheaders; i++)
+		if (strcasecmp(r->headers[i].name, name) == 0) {
+			if ((v = strdup(value)) == NULL)
+				return -1;
+			free(r->headers[i].value);
+			r->headers[i].value = v;
+			return 0;
+		}
+	if (r->nheaders == sizeof(r->headers) / sizeof(r->headers[0]))
+		return -1;
+	r->headers[r->nheaders].name = strdup(name);
+	r->headers[r->nheaders].value = strdup(value);
+	if (!r->headers[r->nheaders].name || !r->headers[r->nheaders].value) {
+		free(r->headers[r->nheaders].name);
+		free(r->headers[r->nheaders].value);
+		return -1;
+	}
+	r->nheaders++;
+	return 0;
+}
+
+const char *
+http_resp_header(const struct http_resp *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nheaders; i++)
+		if (strcasecmp(r->headers[i].name, name) == 0)
+			return r->headers[i].value;
+	return NULL;
+}
+
+const char *
+http_status_text(int s)
+{
+	switch (s) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 402: return "Payment Required";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 410: return "Gone";
+	case 411: return "Length Required";
+	case 413: return "Payload Too Large";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Entity";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	default: return "Unknown";
+	}
+}
+
+void
+http_format_head(const struct http_resp *r, struct buf *out)
+{
+	size_t i;
+
+	buf_printf(out, "Status: %d %s\r\n", r->status,
+	    http_status_text(r->status));
+	for (i = 0; i < r->nheaders; i++)
+		buf_printf(out, "%s: %s\r\n", r->headers[i].name,
+		    r->headers[i].value);
+	if (http_resp_header(r, "Content-Length") == NULL)
+		buf_printf(out, "Content-Length: %zu\r\n", r->body.len);
+	buf_puts(out, "\r\n");
+}
+
+void
+http_json(struct http_resp *r, int status, json_t *obj)
+{
+	char *s;
+
+	r->status = status;
+	buf_reset(&r->body);
+	http_set_header(r, "Content-Type", "application/json; charset=utf-8");
+	s = obj ? json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	if (s == NULL) {
+		buf_puts(&r->body, "{}");
+	} else {
+		buf_puts(&r->body, s);
+		free(s);
+	}
+	json_decref(obj);
+}
+
+void
+http_error(struct http_resp *r, int status, const char *code,
+    json_t *details, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->error_code = code;
+	http_json(r, status, json_pack("{s:{s:s,s:s,s:o}}", "error", "code",
+	    code, "message", msg, "details", details ? details : json_null()));
+}

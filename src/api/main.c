@@ -1,0 +1,124 @@
+/* main.c: svc-api, the FastCGI responder. Either it is given a socket
+ * (-s unix:PATH or -s tcp:HOST:PORT) and runs as a prefork master, or a web
+ * server (lighttpd bin-path, mod_fcgid, spawn-fcgi) passes the listening
+ * socket on standard input and it serves there. */
+#include "api/prefork.h"
+#include "api/serve.h"
+#include "util/log.h"
+#include "util/strparse.h"
+#include <errno.h>
+#include <fcgiapp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: svc-api [-c svc.conf] [-s unix:PATH | "
+	    "-s tcp:HOST:PORT] [-n workers]\n"
+	    "Without -s, serves the FastCGI socket on standard input.\n");
+	exit(2);
+}
+
+static int
+open_listen(const char *spec)
+{
+	char path[512];
+	int fd;
+
+	if (strncmp(spec, "unix:", 5) == 0) {
+		snprintf(path, sizeof(path), "%s", spec + 5);
+		unlink(path);
+		fd = FCGX_OpenSocket(path, 128);
+		if (fd >= 0)
+			chmod(path, 0660);
+	} else if (strncmp(spec, "tcp:", 4) == 0) {
+		fd = FCGX_OpenSocket(spec + 4, 128);
+	} else {
+		fprintf(stderr, "svc-api: -s wants unix:PATH or tcp:HOST:PORT\n");
+		exit(2);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "svc-api: cannot listen on %s: %s\n", spec,
+		    strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static int
+stdin_is_listening_socket(void)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+
+	return getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = NULL, *listen = NULL;
+	struct conf conf;
+	struct buf err;
+	enum log_level level;
+	long workers = 0;
+	int ch, fd, explicit_conf;
+
+	while ((ch = getopt(argc, argv, "c:s:n:h")) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 's':
+			listen = optarg;
+			break;
+		case 'n':
+			if (strparse_long(optarg, 1, 512, &workers) == -1) {
+				fprintf(stderr, "svc-api: -n wants 1..512\n");
+				return 2;
+			}
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
+	if (path == NULL)
+		path = conf_default_path();
+	buf_init(&err, 1024);
+	if (conf_load(&conf, path, explicit_conf, &err) == -1) {
+		fprintf(stderr, "svc-api: %s\n", buf_str(&err));
+		return 1;
+	}
+	buf_free(&err);
+	if (log_level_parse(conf_str(&conf, CONF_LOG_LEVEL), &level) == -1) {
+		fprintf(stderr, "svc-api: log_level: error, warn, info or "
+		    "debug\n");
+		return 1;
+	}
+	log_init("svc-api", level, conf_str(&conf, CONF_LOG_FILE));
+	if (listen != NULL) {
+		fd = open_listen(listen);
+		if (workers == 0)
+			workers = conf_int(&conf, CONF_API_WORKERS);
+	} else {
+		if (!stdin_is_listening_socket()) {
+			fprintf(stderr, "svc-api: standard input is not a "
+			    "listening socket; use -s, or start it from a "
+			    "FastCGI web server\n");
+			return 2;
+		}
+		fd = 0;
+	}
+	if (workers <= 1 && listen == NULL)
+		return serve_loop(&conf, fd, 0);
+	return prefork_run(&conf, conf.path[0] ? conf.path : NULL, fd,
+	    (int)(workers ? workers : 1));
+}

@@ -1,0 +1,537 @@
+/* router.c: maps method and path to a handler and runs the checks the spec
+ * puts in front of every endpoint, in this order: route (404/405), client
+ * address, key (401), IP allowlist (403), rate limit (429, every response
+ * carries X-RateLimit-*), subscription (403), scope (403), body size
+ * (411/413), then the handler. Requests without a usable key are counted in
+ * the anonymous bucket of their IP address. */
+#include "api/router.h"
+#include "core/idempotency.h"
+#include "util/log.h"
+#include "util/strparse.h"
+#include "util/timeutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum route_auth {
+	ROUTE_AUTH_REQUIRED,
+	ROUTE_AUTH_OPTIONAL,	/* GET /rate-limit: anonymous allowed */
+	ROUTE_AUTH__MAX
+};
+
+struct route {
+	enum http_method method;
+	const char	*pattern;	/* "{}" matches one path segment */
+	enum route_auth	 auth;
+	int		 scope;		/* enum auth_scope, -1 for none */
+	size_t		 body_max;	/* 0: no body expected */
+	int		 counted;	/* counts against the rate limit */
+	int		 idempotent;	/* honours Idempotency-Key */
+	api_handler_fn	 handler;	/* NULL: not implemented yet (501) */
+};
+
+#define MiB (1024 * 1024)
+#define REQ ROUTE_AUTH_REQUIRED
+
+static const struct route routes[] = {
+	{ HTTP_GET, "/rate-limit", ROUTE_AUTH_OPTIONAL, -1, 0, 0,
+	    0, handler_rate_limit },
+	{ HTTP_POST, "/v1/verify", REQ, AUTH_SCOPE_VERIFY_SINGLE,
+	    API_JSON_MAX, 1, 0, NULL },
+	{ HTTP_POST, "/v1/verify/bulk", REQ, AUTH_SCOPE_VERIFY_BULK, 16 * MiB,
+	    1, 1, NULL },
+	{ HTTP_POST, "/v1/verify/bulk/upload", REQ, AUTH_SCOPE_VERIFY_BULK,
+	    51 * MiB, 1, 1, NULL },
+	{ HTTP_POST, "/v1/verify/bulk/{}/preview", REQ, AUTH_SCOPE_VERIFY_BULK,
+	    API_JSON_MAX, 1, 0, NULL },
+	{ HTTP_POST, "/v1/verify/bulk/{}/confirm", REQ, AUTH_SCOPE_VERIFY_BULK,
+	    API_JSON_MAX, 1, 1, NULL },
+	{ HTTP_POST, "/v1/verify/batch", REQ, AUTH_SCOPE_VERIFY_BULK,
+	    64 * MiB, 1, 1, NULL },
+	{ HTTP_GET, "/v1/verify/batch/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,
+	    0, NULL },
+	{ HTTP_POST, "/v1/domain/check", REQ, AUTH_SCOPE_VERIFY_SINGLE,
+	    API_JSON_MAX, 1, 0, NULL },
+	{ HTTP_GET, "/v1/jobs", REQ, AUTH_SCOPE_JOBS_READ, 0, 1, 0, NULL },
+	{ HTTP_GET, "/v1/jobs/{}", REQ, AUTH_SCOPE_JOBS_READ, 0, 1, 0, NULL },
+	{ HTTP_DELETE, "/v1/jobs/{}", REQ, AUTH_SCOPE_JOBS_WRITE, 0, 1, 0, NULL },
+	{ HTTP_GET, "/v1/jobs/{}/progress", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
+	    0, NULL },
+	{ HTTP_GET, "/v1/jobs/{}/results", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
+	    0, NULL },
+	{ HTTP_GET, "/v1/jobs/{}/download", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
+	    0, NULL },
+	{ HTTP_GET, "/v1/credits", REQ, AUTH_SCOPE_CREDITS_READ, 0, 1,
+	    0, handler_credits_get },
+	{ HTTP_POST, "/v1/keys", REQ, AUTH_SCOPE_ALL, API_JSON_MAX, 1,
+	    1, handler_keys_create },
+	{ HTTP_GET, "/v1/keys", REQ, AUTH_SCOPE_ALL, 0, 1, 0, handler_keys_list },
+	{ HTTP_DELETE, "/v1/keys/{}", REQ, AUTH_SCOPE_ALL, 0, 1,
+	    0, handler_keys_delete },
+	{ HTTP_POST, "/v1/webhooks", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
+	    API_JSON_MAX, 1, 1, NULL },
+	{ HTTP_GET, "/v1/webhooks", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1,
+	    0, NULL },
+	{ HTTP_GET, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1,
+	    0, NULL },
+	{ HTTP_PATCH, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
+	    API_JSON_MAX, 1, 0, NULL },
+	{ HTTP_DELETE, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0,
+	    1, 0, NULL },
+	{ HTTP_POST, "/v1/webhooks/{}/test", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
+	    API_JSON_MAX, 1, 0, NULL },
+	{ HTTP_POST, "/v1/webhooks/{}/rotate-secret", REQ,
+	    AUTH_SCOPE_WEBHOOKS_MANAGE, API_JSON_MAX, 1, 0, NULL },
+	{ HTTP_GET, "/v1/webhooks/{}/deliveries", REQ,
+	    AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1, 0, NULL },
+	{ HTTP_POST, "/v1/suppressions", REQ, AUTH_SCOPE_VERIFY_BULK,
+	    API_JSON_MAX, 1, 1, NULL },
+	{ HTTP_GET, "/v1/suppressions", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,
+	    0, NULL },
+	{ HTTP_DELETE, "/v1/suppressions/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0,
+	    1, 0, NULL },
+};
+
+int
+router_ctx_init(struct api_ctx *ctx, const struct conf *c, struct buf *err)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->conf = c;
+	if (ipnet_parse_list(conf_str(c, CONF_TRUSTED_PROXIES), &ctx->proxies,
+	    &ctx->nproxies) == -1) {
+		buf_puts(err, "trusted_proxies: not a list of addresses or "
+		    "CIDR networks");
+		return -1;
+	}
+	return 0;
+}
+
+void
+router_ctx_free(struct api_ctx *ctx)
+{
+	db_close(ctx->db);
+	free(ctx->proxies);
+	ctx->db = NULL;
+	ctx->proxies = NULL;
+}
+
+struct db *
+api_db(struct api_call *c)
+{
+	struct buf err;
+
+	if (c->ctx->db != NULL)
+		return c->ctx->db;
+	buf_init(&err, 1024);
+	if (db_open(c->ctx->conf, 1, &c->ctx->db, &err) != DB_OK) {
+		log_error("event=db_unavailable req=%s error=\"%s\"",
+		    c->req->request_id, buf_str(&err));
+		http_set_header(c->resp, "Retry-After", "5");
+		http_error(c->resp, 503, "service_unavailable", NULL,
+		    "the service cannot reach its database; retry shortly");
+	}
+	buf_free(&err);
+	return c->ctx->db;
+}
+
+void
+api_internal_error(struct api_call *c, const char *what)
+{
+	log_error("event=internal_error req=%s what=%s db=\"%s\"",
+	    c->req->request_id, what,
+	    c->ctx->db ? db_error(c->ctx->db) : "");
+	http_error(c->resp, 500, "verification_failed", NULL,
+	    "unexpected error (request %s)", c->req->request_id);
+}
+
+json_t *
+api_json_body(struct api_call *c)
+{
+	const char *ct = http_param(c->req, "CONTENT_TYPE");
+	json_error_t jerr;
+	json_t *v;
+
+	if (ct && *ct && strncasecmp(ct, "application/json", 16) != 0) {
+		http_error(c->resp, 415, "unsupported_media_type", NULL,
+		    "send the body as application/json");
+		return NULL;
+	}
+	if (http_read_body(c->req, c->body_max) == -1) {
+		http_error(c->resp, 413, "file_too_large",
+		    json_pack("{s:I}", "limit_bytes", (json_int_t)c->body_max),
+		    "request body is larger than %zu bytes", c->body_max);
+		return NULL;
+	}
+	v = json_loadb(buf_str(&c->req->body), c->req->body.len,
+	    JSON_REJECT_DUPLICATES, &jerr);
+	if (v == NULL) {
+		http_error(c->resp, 400, "invalid_json", NULL,
+		    "request body is not valid JSON: %s at line %d column %d",
+		    jerr.text, jerr.line, jerr.column);
+		return NULL;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		http_error(c->resp, 400, "invalid_json", NULL,
+		    "request body must be a JSON object");
+		return NULL;
+	}
+	return v;
+}
+
+/* Segment-wise match; "{}" captures one non-empty segment. */
+static int
+router_match(const char *pattern, const char *path,
+    char params[API_MAX_PARAMS][256])
+{
+	int np = 0;
+	size_t n;
+
+	while (*pattern && *path) {
+		if (pattern[0] == '{' && pattern[1] == '}') {
+			n = strcspn(path, "/");
+			if (n == 0 || n >= 256 || np == API_MAX_PARAMS)
+				return 0;
+			memcpy(params[np], path, n);
+			params[np++][n] = '\0';
+			path += n;
+			pattern += 2;
+			continue;
+		}
+		if (*pattern != *path)
+			return 0;
+		pattern++;
+		path++;
+	}
+	return *pattern == '\0' && *path == '\0';
+}
+
+static const struct route *
+router_find(const struct http_req *req, char params[API_MAX_PARAMS][256],
+    struct buf *allow)
+{
+	char scratch[API_MAX_PARAMS][256];
+	size_t i;
+	const struct route *found = NULL;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (!router_match(routes[i].pattern, req->path, scratch))
+			continue;
+		if (allow->len)
+			buf_puts(allow, ", ");
+		buf_puts(allow, http_method_names[routes[i].method]);
+		if (routes[i].method == req->method && found == NULL) {
+			found = &routes[i];
+			memcpy(params, scratch, sizeof(scratch));
+		}
+	}
+	return found;
+}
+
+/* The client's address: REMOTE_ADDR, unless that is a trusted proxy, in
+ * which case X-Forwarded-For is walked from the right past trusted hops. */
+static void
+router_client_ip(struct api_ctx *ctx, struct http_req *req)
+{
+	const char *xff = http_header_in(req, "X-Forwarded-For");
+	const char *remote = req->remote_addr ? req->remote_addr : "";
+	struct ipnet a;
+	char hop[64];
+	const char *end, *start;
+	size_t n;
+
+	snprintf(req->client_ip, sizeof(req->client_ip), "%s", remote);
+	if (ctx->nproxies == 0 || xff == NULL ||
+	    ipnet_parse_addr(remote, &a) == -1 ||
+	    !ipnet_list_contains(ctx->proxies, ctx->nproxies, &a))
+		return;
+	end = xff + strlen(xff);
+	while (end > xff) {
+		start = end;
+		while (start > xff && start[-1] != ',')
+			start--;
+		n = (size_t)(end - start);
+		end = start > xff ? start - 1 : xff;
+		while (n && (*start == ' ' || *start == '\t')) {
+			start++;
+			n--;
+		}
+		while (n && (start[n - 1] == ' ' || start[n - 1] == '\t'))
+			n--;
+		if (n == 0 || n >= sizeof(hop))
+			return;		/* garbage: keep the last good hop */
+		memcpy(hop, start, n);
+		hop[n] = '\0';
+		if (ipnet_parse_addr(hop, &a) == -1)
+			return;
+		snprintf(req->client_ip, sizeof(req->client_ip), "%s", hop);
+		if (!ipnet_list_contains(ctx->proxies, ctx->nproxies, &a))
+			return;
+	}
+}
+
+static int
+router_ip_allowed(const struct auth_key *k, const char *ip)
+{
+	struct ipnet *nets, a;
+	size_t n;
+	int ok;
+
+	if (k->ip_allowlist[0] == '\0')
+		return 1;
+	if (ipnet_parse_addr(ip, &a) == -1 ||
+	    ipnet_parse_list(k->ip_allowlist, &nets, &n) == -1)
+		return 0;
+	ok = ipnet_list_contains(nets, n, &a);
+	free(nets);
+	return ok;
+}
+
+static void
+router_ratelimit_headers(struct api_call *c)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%ld", c->rl.limit);
+	http_set_header(c->resp, "X-RateLimit-Limit", v);
+	snprintf(v, sizeof(v), "%ld", c->rl.remaining);
+	http_set_header(c->resp, "X-RateLimit-Remaining", v);
+	snprintf(v, sizeof(v), "%lld", (long long)c->rl.reset_at);
+	http_set_header(c->resp, "X-RateLimit-Reset", v);
+}
+
+static void
+router_too_many(struct api_call *c, int64_t now_ms)
+{
+	long long wait = c->rl.reset_at - now_ms / 1000;
+	char v[32];
+
+	if (wait < 1)
+		wait = 1;
+	snprintf(v, sizeof(v), "%lld", wait);
+	http_set_header(c->resp, "Retry-After", v);
+	http_error(c->resp, 429, "rate_limited",
+	    json_pack("{s:I,s:I,s:I}", "limit", (json_int_t)c->rl.limit,
+	    "remaining", (json_int_t)c->rl.remaining, "reset_at",
+	    (json_int_t)c->rl.reset_at),
+	    "rate limit of %ld requests per minute exceeded; retry in %lld s",
+	    c->rl.limit, wait);
+}
+
+/* Authentication, allowlist and rate limit; returns 0 to go on, -1 when
+ * the response has been decided. */
+static int
+router_gate(struct api_call *c, const struct route *rt)
+{
+	const char *authz = http_param(c->req, "HTTP_AUTHORIZATION");
+	enum auth_result ar = AUTH_MISSING;
+	int64_t now = timeutil_now_ms();
+	char bucket[96];
+	struct db *db;
+	long limit;
+	int ip_refused = 0;
+
+	if ((db = api_db(c)) == NULL)
+		return -1;
+	if (authz != NULL && *authz != '\0') {
+		ar = auth_lookup(db, authz, &c->key);
+		if (ar == AUTH_DB_ERROR) {
+			api_internal_error(c, "auth_lookup");
+			return -1;
+		}
+	}
+	if (ar == AUTH_OK && !router_ip_allowed(&c->key, c->req->client_ip))
+		ip_refused = 1;
+	c->authenticated = ar == AUTH_OK && !ip_refused;
+	if (c->authenticated) {
+		snprintf(bucket, sizeof(bucket), "acct:%s", c->key.account_id);
+		limit = auth_key_rate_limit(&c->key);
+	} else {
+		snprintf(bucket, sizeof(bucket), "ip:%s", c->req->client_ip);
+		limit = auth_tier_limits[AUTH_TIER_ANONYMOUS];
+	}
+	if (ratelimit_check(db, bucket, limit, rt == NULL || rt->counted, now,
+	    &c->rl) != DB_OK) {
+		api_internal_error(c, "ratelimit_check");
+		return -1;
+	}
+	router_ratelimit_headers(c);
+	if (c->rl.exceeded) {
+		router_too_many(c, now);
+		return -1;
+	}
+	if (ip_refused) {
+		http_error(c->resp, 403, "ip_not_allowed", NULL,
+		    "this key may not be used from %s", c->req->client_ip);
+		return -1;
+	}
+	if (ar != AUTH_OK && ar != AUTH_MISSING) {
+		http_error(c->resp, 401, "unauthorized", NULL, "%s",
+		    ar == AUTH_EXPIRED ? "API key has expired" :
+		    ar == AUTH_REVOKED ? "API key has been revoked" :
+		    "API key is not valid");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+router_body_limits(struct api_call *c, const struct route *rt)
+{
+	const char *te = http_param(c->req, "HTTP_TRANSFER_ENCODING");
+
+	if (rt->body_max == 0)
+		return 0;
+	if (c->req->content_length < 0 && te != NULL && *te != '\0') {
+		http_error(c->resp, 411, "length_required", NULL,
+		    "send the body with a Content-Length header");
+		return -1;
+	}
+	if (c->req->content_length > (long long)rt->body_max) {
+		http_error(c->resp, 413, "file_too_large",
+		    json_pack("{s:I}", "limit_bytes", (json_int_t)rt->body_max),
+		    "request body is larger than %zu bytes", rt->body_max);
+		return -1;
+	}
+	return 0;
+}
+
+/* Idempotency-Key (API.md): 0 to run the handler, -1 when the response
+ * is already decided (replay, 409, 422, 400, 413). */
+static int
+router_idempotency_begin(struct api_call *c, const char *key)
+{
+	uint8_t hash[32];
+	int status = 0;
+	struct buf stored;
+	enum idempotency_outcome o;
+
+	if (!idempotency_key_valid(key)) {
+		http_error(c->resp, 400, "invalid_email", NULL,
+		    "Idempotency-Key: 1 to %d visible ASCII characters",
+		    IDEMPOTENCY_KEY_MAX);
+		return -1;
+	}
+	if (http_read_body(c->req, c->body_max) == -1) {
+		http_error(c->resp, 413, "file_too_large",
+		    json_pack("{s:I}", "limit_bytes", (json_int_t)c->body_max),
+		    "request body is larger than %zu bytes", c->body_max);
+		return -1;
+	}
+	idempotency_request_hash(c->req->method_text, c->req->path,
+	    c->req->body.data, c->req->body.len, hash);
+	buf_init(&stored, BUF_NOMAX);
+	o = idempotency_begin(c->ctx->db, c->key.account_id, key, hash,
+	    &status, &stored);
+	switch (o) {
+	case IDEMPOTENCY_PROCEED:
+		buf_free(&stored);
+		return 0;
+	case IDEMPOTENCY_REPLAY:
+		c->resp->status = status;
+		http_set_header(c->resp, "Content-Type",
+		    "application/json; charset=utf-8");
+		http_set_header(c->resp, "Idempotent-Replayed", "true");
+		buf_reset(&c->resp->body);
+		buf_append(&c->resp->body, stored.data ? stored.data : "",
+		    stored.len);
+		break;
+	case IDEMPOTENCY_IN_USE:
+		http_error(c->resp, 409, "idempotency_key_in_use", NULL,
+		    "a request with this Idempotency-Key is still running");
+		break;
+	case IDEMPOTENCY_MISMATCH:
+		http_error(c->resp, 422, "idempotency_key_reused", NULL,
+		    "this Idempotency-Key was used with a different request");
+		break;
+	default:
+		api_internal_error(c, "idempotency_begin");
+		break;
+	}
+	buf_free(&stored);
+	return -1;
+}
+
+static void
+router_idempotency_end(struct api_call *c, const char *key)
+{
+	if (c->resp->status >= 500)
+		idempotency_abandon(c->ctx->db, c->key.account_id, key);
+	else if (idempotency_finish(c->ctx->db, c->key.account_id, key,
+	    c->resp->status, buf_str(&c->resp->body), c->resp->body.len) !=
+	    DB_OK)
+		log_error("event=idempotency_finish_failed req=%s",
+		    c->req->request_id);
+}
+
+void
+router_dispatch(struct api_ctx *ctx, struct http_req *req,
+    struct http_resp *resp, char account_for_log[IDS_MAX])
+{
+	const char *idem;
+	struct api_call c;
+	struct buf allow;
+	const struct route *rt;
+
+	memset(&c, 0, sizeof(c));
+	c.ctx = ctx;
+	c.req = req;
+	c.resp = resp;
+	account_for_log[0] = '\0';
+	router_client_ip(ctx, req);
+	buf_init(&allow, 256);
+	rt = router_find(req, c.params, &allow);
+	if (router_gate(&c, rt) == -1)
+		goto out;
+	if (c.authenticated)
+		memcpy(account_for_log, c.key.account_id, IDS_MAX);
+	if (rt == NULL && allow.len) {
+		http_set_header(resp, "Allow", buf_str(&allow));
+		http_error(resp, 405, "method_not_allowed", NULL,
+		    "%s is not allowed on %s; allowed: %s", req->method_text,
+		    req->path, buf_str(&allow));
+		goto out;
+	}
+	if (rt == NULL) {
+		http_error(resp, 404, "not_found", NULL, "no such endpoint: %s",
+		    req->path);
+		goto out;
+	}
+	if (rt->auth == ROUTE_AUTH_REQUIRED) {
+		if (!c.authenticated) {
+			http_error(resp, 401, "unauthorized", NULL,
+			    "send \"Authorization: Bearer <API key>\"");
+			goto out;
+		}
+		if (!c.key.subscription_active) {
+			http_error(resp, 403, "subscription_required", NULL,
+			    "this account has no active subscription");
+			goto out;
+		}
+		if (rt->scope >= 0 && !auth_has_scope(c.key.scopes,
+		    (enum auth_scope)rt->scope)) {
+			http_error(resp, 403, "insufficient_scope",
+			    json_pack("{s:s}", "required_scope",
+			    auth_scope_names[rt->scope]),
+			    "this key lacks the scope \"%s\"",
+			    auth_scope_names[rt->scope]);
+			goto out;
+		}
+	}
+	c.body_max = rt->body_max;
+	if (router_body_limits(&c, rt) == -1)
+		goto out;
+	if (rt->handler == NULL) {
+		http_error(resp, 501, "not_implemented", NULL,
+		    "%s %s is not implemented yet", req->method_text, rt->pattern);
+		goto out;
+	}
+	idem = rt->idempotent ? http_header_in(req, "Idempotency-Key") : NULL;
+	if (idem != NULL && router_idempotency_begin(&c, idem) == -1)
+		goto out;
+	rt->handler(&c);
+	if (idem != NULL)
+		router_idempotency_end(&c, idem);
+out:
+	buf_free(&allow);
+}
