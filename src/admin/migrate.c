@@ -1,0 +1,163 @@
+/* migrate.c: forward-only schema migrations. Files are named
+ * NNN_description.sql; each is applied once, in number order, statement by
+ * statement (a statement ends with ';' at the end of a line), then recorded
+ * in schema_version. A named lock keeps two migrating hosts apart. */
+#include "admin/migrate.h"
+#include "util/strparse.h"
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct migration {
+	long	 version;
+	char	 name[256];
+};
+
+static int
+migration_cmp(const void *a, const void *b)
+{
+	const struct migration *x = a, *y = b;
+
+	return (x->version > y->version) - (x->version < y->version);
+}
+
+int
+migrate_version(struct db *db, long long *version)
+{
+	long long n = 0;
+	int found = 0;
+
+	*version = 0;
+	if (db_query_int(db, "SELECT COUNT(*) FROM information_schema.tables "
+	    "WHERE table_schema = DATABASE() AND table_name = "
+	    "'schema_version'", DB_NOARGS, &n, &found) != DB_OK)
+		return -1;
+	if (n == 0)
+		return 0;
+	return db_query_int(db, "SELECT COALESCE(MAX(version), 0) FROM "
+	    "schema_version", DB_NOARGS, version, &found) == DB_OK ? 0 : -1;
+}
+
+static int
+migrate_list(const char *dir, struct migration **out, size_t *n,
+    struct buf *err)
+{
+	struct migration *v = NULL, *nv;
+	struct dirent *de;
+	char num[16];
+	size_t cnt = 0, len;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL) {
+		buf_printf(err, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 9 || len >= sizeof(v->name) ||
+		    strcmp(de->d_name + len - 4, ".sql") != 0 ||
+		    de->d_name[3] != '_')
+			continue;
+		memcpy(num, de->d_name, 3);
+		num[3] = '\0';
+		if ((nv = realloc(v, (cnt + 1) * sizeof(*v))) == NULL)
+			break;
+		v = nv;
+		if (strparse_long(num, 1, 999, &v[cnt].version) == -1)
+			continue;
+		memcpy(v[cnt].name, de->d_name, len + 1);
+		cnt++;
+	}
+	closedir(d);
+	qsort(v, cnt, sizeof(*v), migration_cmp);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+static int
+migrate_file(struct db *db, const char *path, struct buf *err)
+{
+	char line[8192], *p;
+	struct buf stmt;
+	FILE *f;
+	size_t l;
+	int rc = 0;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		buf_printf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	buf_init(&stmt, 1024 * 1024);
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		p = strparse_trim(line);
+		if (*p == '\0' || strncmp(p, "--", 2) == 0)
+			continue;
+		buf_puts(&stmt, p);
+		buf_putc(&stmt, '\n');
+		l = strlen(p);
+		if (p[l - 1] != ';')
+			continue;
+		if (db_exec_plain(db, buf_str(&stmt)) != DB_OK) {
+			buf_printf(err, "%s: %s", path, db_error(db));
+			rc = -1;
+		}
+		buf_reset(&stmt);
+	}
+	fclose(f);
+	buf_free(&stmt);
+	return rc;
+}
+
+int
+migrate_apply(struct db *db, const char *dir, struct buf *err)
+{
+	struct migration *m = NULL;
+	long long current, locked = 0;
+	char path[1024];
+	size_t n, i;
+	int found, rc = -1, applied = 0;
+
+	if (db_query_int(db, "SELECT GET_LOCK('svc_migrate', 60)", DB_NOARGS,
+	    &locked, &found) != DB_OK || locked != 1) {
+		buf_puts(err, "another migration holds the lock");
+		return -1;
+	}
+	if (migrate_version(db, &current) == -1) {
+		buf_printf(err, "reading schema_version: %s", db_error(db));
+		goto out;
+	}
+	if (migrate_list(dir, &m, &n, err) == -1)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (m[i].version <= current)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, m[i].name);
+		if (migrate_file(db, path, err) == -1)
+			goto out;
+		if (db_exec(db, "INSERT INTO schema_version (version, "
+		    "applied_at) VALUES (?, UTC_TIMESTAMP(3))",
+		    DB_ARGS(DBP_INT(m[i].version)), NULL) != DB_OK) {
+			buf_printf(err, "recording version %ld: %s",
+			    m[i].version, db_error(db));
+			goto out;
+		}
+		printf("applied %s\n", m[i].name);
+		applied++;
+	}
+	if (migrate_version(db, &current) == -1)
+		goto out;
+	if (current < DB_SCHEMA_VERSION) {
+		buf_printf(err, "schema is at %lld after migrating %s, this "
+		    "build needs %d", current, dir, DB_SCHEMA_VERSION);
+		goto out;
+	}
+	printf("schema at version %lld (%d applied)\n", current, applied);
+	rc = 0;
+out:
+	db_exec_plain(db, "DO RELEASE_LOCK('svc_migrate')");
+	free(m);
+	return rc;
+}

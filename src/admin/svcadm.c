@@ -1,0 +1,427 @@
+/* svcadm.c: the operator's tool: schema migrations, accounts, tiers and
+ * subscriptions, organizations, credits, API keys and the effective
+ * configuration. Output is plain: ids and keys alone on stdout so scripts
+ * can capture them; errors on stderr with a non-zero exit. */
+#include "admin/migrate.h"
+#include "core/accounts.h"
+#include "core/auth.h"
+#include "core/db.h"
+#include "core/keys.h"
+#include "core/ledger.h"
+#include "util/conf.h"
+#include "util/strparse.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/share/svc"
+#endif
+
+static struct conf conf;
+
+static void
+usage(void)
+{
+	fputs("usage: svcadm [-c svc.conf] COMMAND ...\n"
+	    "  db migrate [--sql-dir DIR]\n"
+	    "  db version\n"
+	    "  account create --email E --tier free|trial|pro|admin [--credits N]\n"
+	    "  account tier ACCOUNT TIER\n"
+	    "  account subscription ACCOUNT active|inactive [--type NAME]\n"
+	    "  org create --name NAME [--rate-limit N] [--credits N]\n"
+	    "  org add ORG ACCOUNT\n"
+	    "  credits grant ACCOUNT|ORG N [--note TEXT]\n"
+	    "  credits show ACCOUNT|ORG\n"
+	    "  credits check ACCOUNT|ORG\n"
+	    "  key create --account ID --scopes LIST [--name N] [--sandbox]\n"
+	    "             [--rate-limit N] [--ip-allow CIDR]... [--org ORG]\n"
+	    "             [--expires ISO8601]\n"
+	    "  key list --account ID\n"
+	    "  key revoke KEY_ID\n"
+	    "  config\n", stderr);
+	exit(2);
+}
+
+static void die(const char *, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("svcadm: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static struct db *
+open_db(int check_schema)
+{
+	struct db *db;
+	struct buf err;
+
+	buf_init(&err, 1024);
+	if (db_open(&conf, check_schema, &db, &err) != DB_OK)
+		die("%s", buf_str(&err));
+	buf_free(&err);
+	return db;
+}
+
+static long
+number(const char *s, const char *what, long min, long max)
+{
+	long v;
+
+	if (strparse_long(s, min, max, &v) == -1)
+		die("%s: not a number in range", what);
+	return v;
+}
+
+/* Parses "--name value" options of a sub-command into vals[]. */
+struct opt {
+	const char	*name;
+	int		 has_arg;
+	const char	*val;
+	int		 seen;
+};
+
+static int
+parse_opts(int argc, char **argv, struct opt *o, size_t n, char **pos,
+    int maxpos)
+{
+	int i, np = 0;
+	size_t k;
+
+	for (i = 0; i < argc; i++) {
+		if (strncmp(argv[i], "--", 2) != 0) {
+			if (np == maxpos)
+				usage();
+			pos[np++] = argv[i];
+			continue;
+		}
+		for (k = 0; k < n; k++)
+			if (strcmp(argv[i] + 2, o[k].name) == 0)
+				break;
+		if (k == n)
+			die("unknown option %s", argv[i]);
+		o[k].seen++;
+		if (o[k].has_arg) {
+			if (i + 1 >= argc)
+				die("%s needs a value", argv[i]);
+			o[k].val = argv[++i];
+		}
+	}
+	return np;
+}
+
+static void
+grant(struct db *db, const char *pool, long long n, const char *note)
+{
+	enum ledger_err rc = LEDGER_DB;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		if (db_begin(db) != DB_OK)
+			break;
+		rc = ledger_grant(db, pool, pool, n, note);
+		if (rc == LEDGER_OK && db_commit(db) == DB_OK)
+			return;
+		db_rollback(db);
+		if (rc != LEDGER_RETRY)
+			break;
+	}
+	die("granting credits failed: %s", db_error(db));
+}
+
+static int
+pool_exists(struct db *db, const char *id)
+{
+	long long v;
+	int found = 0;
+
+	if (db_query_int(db, "SELECT 1 FROM credit_pools WHERE owner_id = ?",
+	    DB_ARGS(DBP_STR(id)), &v, &found) != DB_OK)
+		die("%s", db_error(db));
+	return found;
+}
+
+static int
+cmd_db(int argc, char **argv)
+{
+	struct opt o[] = { { "sql-dir", 1, PKGDATADIR "/sql", 0 } };
+	char *pos[1];
+	struct buf err;
+	struct db *db;
+	long long v;
+
+	if (argc < 1)
+		usage();
+	if (strcmp(argv[0], "migrate") == 0) {
+		parse_opts(argc - 1, argv + 1, o, 1, pos, 0);
+		db = open_db(0);
+		buf_init(&err, 1024);
+		if (migrate_apply(db, o[0].val, &err) == -1)
+			die("migrate: %s", buf_str(&err));
+		buf_free(&err);
+	} else if (strcmp(argv[0], "version") == 0) {
+		db = open_db(0);
+		if (migrate_version(db, &v) == -1)
+			die("%s", db_error(db));
+		printf("%lld (this build needs %d)\n", v, DB_SCHEMA_VERSION);
+	} else
+		usage();
+	db_close(db);
+	return 0;
+}
+
+static int
+cmd_account(int argc, char **argv)
+{
+	struct opt o[] = { { "email", 1, NULL, 0 }, { "tier", 1, NULL, 0 },
+	    { "credits", 1, NULL, 0 }, { "type", 1, NULL, 0 } };
+	char *pos[3], id[IDS_MAX];
+	enum auth_tier tier;
+	struct buf why;
+	struct db *db;
+	enum accounts_err rc;
+	int np;
+
+	if (argc < 1)
+		usage();
+	np = parse_opts(argc - 1, argv + 1, o, 4, pos, 3);
+	db = open_db(1);
+	buf_init(&why, 512);
+	if (strcmp(argv[0], "create") == 0) {
+		if (!o[0].val || !o[1].val)
+			usage();
+		if (auth_tier_parse(o[1].val, &tier) == -1)
+			die("--tier %s: free, trial, pro or admin", o[1].val);
+		if ((rc = accounts_create(db, o[0].val, tier, id, &why)) !=
+		    ACCOUNTS_OK)
+			die("%s", rc == ACCOUNTS_DB ? db_error(db) :
+			    buf_str(&why));
+		if (o[2].val)
+			grant(db, id, number(o[2].val, "--credits", 0,
+			    1000000000000L), "initial credits");
+		puts(id);
+	} else if (strcmp(argv[0], "tier") == 0 && np == 2) {
+		if (auth_tier_parse(pos[1], &tier) == -1)
+			die("%s: free, trial, pro or admin", pos[1]);
+		if ((rc = accounts_set_tier(db, pos[0], tier)) != ACCOUNTS_OK)
+			die("no account %s", pos[0]);
+	} else if (strcmp(argv[0], "subscription") == 0 && np == 2) {
+		int active;
+		if (strcmp(pos[1], "active") == 0)
+			active = 1;
+		else if (strcmp(pos[1], "inactive") == 0)
+			active = 0;
+		else
+			usage();
+		if (accounts_set_subscription(db, pos[0], active, o[3].val) !=
+		    ACCOUNTS_OK)
+			die("no account %s", pos[0]);
+	} else
+		usage();
+	buf_free(&why);
+	db_close(db);
+	return 0;
+}
+
+static int
+cmd_org(int argc, char **argv)
+{
+	struct opt o[] = { { "name", 1, NULL, 0 }, { "rate-limit", 1, NULL, 0 },
+	    { "credits", 1, NULL, 0 } };
+	char *pos[2], id[IDS_MAX];
+	struct buf why;
+	struct db *db;
+	enum accounts_err rc;
+	int np;
+
+	if (argc < 1)
+		usage();
+	np = parse_opts(argc - 1, argv + 1, o, 3, pos, 2);
+	db = open_db(1);
+	buf_init(&why, 512);
+	if (strcmp(argv[0], "create") == 0) {
+		if (!o[0].val)
+			usage();
+		rc = accounts_org_create(db, o[0].val, o[1].val ?
+		    number(o[1].val, "--rate-limit", 1, 100000) : -1, id, &why);
+		if (rc != ACCOUNTS_OK)
+			die("%s", rc == ACCOUNTS_DB ? db_error(db) :
+			    buf_str(&why));
+		if (o[2].val)
+			grant(db, id, number(o[2].val, "--credits", 0,
+			    1000000000000L), "initial credits");
+		puts(id);
+	} else if (strcmp(argv[0], "add") == 0 && np == 2) {
+		if ((rc = accounts_join_org(db, pos[1], pos[0])) != ACCOUNTS_OK)
+			die("%s", rc == ACCOUNTS_NOT_FOUND ?
+			    "no such organization or account" : db_error(db));
+	} else
+		usage();
+	buf_free(&why);
+	db_close(db);
+	return 0;
+}
+
+static int
+cmd_credits(int argc, char **argv)
+{
+	struct opt o[] = { { "note", 1, "operator grant", 0 } };
+	struct ledger_totals t;
+	char *pos[2];
+	struct db *db;
+	int np, equal;
+
+	if (argc < 1)
+		usage();
+	np = parse_opts(argc - 1, argv + 1, o, 1, pos, 2);
+	if (np < 1)
+		usage();
+	db = open_db(1);
+	if (!pool_exists(db, pos[0]))
+		die("no account or organization %s", pos[0]);
+	if (strcmp(argv[0], "grant") == 0 && np == 2) {
+		grant(db, pos[0], number(pos[1], "credits", 1, 1000000000000L),
+		    o[0].val);
+		if (ledger_totals(db, pos[0], &t) != LEDGER_OK)
+			die("%s", db_error(db));
+		printf("%lld\n", t.balance);
+	} else if (strcmp(argv[0], "show") == 0 && np == 1) {
+		if (ledger_totals(db, pos[0], &t) != LEDGER_OK)
+			die("%s", db_error(db));
+		printf("balance %lld\nused %lld\nrefunded %lld\ngranted %lld\n",
+		    t.balance, t.used, t.refunded, t.granted);
+	} else if (strcmp(argv[0], "check") == 0 && np == 1) {
+		if (ledger_verify(db, pos[0], &equal) != LEDGER_OK)
+			die("%s", db_error(db));
+		if (!equal)
+			die("%s: totals differ from the ledger", pos[0]);
+		puts("ok");
+	} else
+		usage();
+	db_close(db);
+	return 0;
+}
+
+static int
+print_key(void *arg, const struct keys_info *k)
+{
+	(void)arg;
+	printf("%s\t%s\t%s\t%s\t%s\t%s\n", k->id, k->hint, k->scopes,
+	    k->sandbox ? "sandbox" : "live", k->revoked_at ? "revoked" :
+	    "active", k->name ? k->name : "");
+	return 0;
+}
+
+static int
+cmd_key(int argc, char **argv)
+{
+	struct opt o[] = { { "account", 1, NULL, 0 }, { "scopes", 1, NULL, 0 },
+	    { "name", 1, NULL, 0 }, { "sandbox", 0, NULL, 0 },
+	    { "rate-limit", 1, NULL, 0 }, { "org", 1, NULL, 0 },
+	    { "expires", 1, NULL, 0 }, { "ip-allow", 1, NULL, 0 } };
+	char *pos[1], id[IDS_MAX], key[AUTH_KEY_MAX];
+	struct keys_spec s;
+	struct buf why, allow;
+	struct db *db;
+	enum keys_err rc;
+	int i, np;
+
+	if (argc < 1)
+		usage();
+	buf_init(&allow, 4000);
+	/* --ip-allow may repeat: collect every value before parsing. */
+	for (i = 1; i < argc - 1; i++)
+		if (strcmp(argv[i], "--ip-allow") == 0) {
+			if (allow.len)
+				buf_putc(&allow, ',');
+			buf_puts(&allow, argv[i + 1]);
+		}
+	np = parse_opts(argc - 1, argv + 1, o, 8, pos, 1);
+	db = open_db(1);
+	buf_init(&why, 512);
+	if (strcmp(argv[0], "create") == 0) {
+		if (!o[0].val || !o[1].val)
+			usage();
+		memset(&s, 0, sizeof(s));
+		s.account_id = o[0].val;
+		if (auth_scope_parse_list(o[1].val, &s.scopes) == -1)
+			die("--scopes %s: comma-separated scopes out of "
+			    "verify:single, verify:bulk, jobs:read, jobs:write, "
+			    "webhooks:manage, credits:read, *", o[1].val);
+		s.name = o[2].val;
+		s.sandbox = o[3].seen > 0;
+		s.rate_limit = o[4].val ? number(o[4].val, "--rate-limit", 1,
+		    KEYS_RATE_LIMIT_MAX) : -1;
+		s.org_id = o[5].val;
+		s.expires_at = o[6].val;
+		s.ip_allowlist = buf_str(&allow);
+		rc = keys_create(db, &s, id, key, &why);
+		if (rc != KEYS_OK)
+			die("%s", rc == KEYS_DB ? db_error(db) : buf_str(&why));
+		puts(key);
+		fprintf(stderr, "key id %s (the key is shown only once)\n", id);
+	} else if (strcmp(argv[0], "list") == 0 && o[0].val) {
+		if (keys_list(db, o[0].val, print_key, NULL) != KEYS_OK)
+			die("%s", db_error(db));
+	} else if (strcmp(argv[0], "revoke") == 0 && np == 1) {
+		rc = keys_revoke(db, NULL, pos[0]);
+		if (rc == KEYS_NOT_FOUND)
+			die("no key %s", pos[0]);
+		if (rc != KEYS_OK)
+			die("%s", db_error(db));
+	} else
+		usage();
+	buf_free(&why);
+	buf_free(&allow);
+	db_close(db);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = NULL;
+	struct buf err;
+	int explicit_conf, i = 1;
+
+	if (argc > 2 && strcmp(argv[1], "-c") == 0) {
+		path = argv[2];
+		i = 3;
+	}
+	if (i >= argc)
+		usage();
+	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
+	if (path == NULL)
+		path = conf_default_path();
+	buf_init(&err, 1024);
+	if (conf_load(&conf, path, explicit_conf, &err) == -1)
+		die("%s", buf_str(&err));
+	buf_free(&err);
+	argc -= i + 1;
+	if (strcmp(argv[i], "db") == 0)
+		return cmd_db(argc, argv + i + 1);
+	if (strcmp(argv[i], "account") == 0)
+		return cmd_account(argc, argv + i + 1);
+	if (strcmp(argv[i], "org") == 0)
+		return cmd_org(argc, argv + i + 1);
+	if (strcmp(argv[i], "credits") == 0)
+		return cmd_credits(argc, argv + i + 1);
+	if (strcmp(argv[i], "key") == 0)
+		return cmd_key(argc, argv + i + 1);
+	if (strcmp(argv[i], "config") == 0) {
+		conf_dump(&conf, stdout);
+		return 0;
+	}
+	usage();
+	return 2;
+}
