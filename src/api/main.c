@@ -1,7 +1,8 @@
 /* main.c: svc-api, the FastCGI responder. Either it is given a socket
  * (-s unix:PATH or -s tcp:HOST:PORT) and runs as a prefork master, or a web
  * server (lighttpd bin-path, mod_fcgid, spawn-fcgi) passes the listening
- * socket on standard input and it serves there. */
+ * socket on standard input and it serves there. Either way it keeps -n (or
+ * api_workers) processes on the socket. */
 #include "api/prefork.h"
 #include "api/serve.h"
 #include "util/log.h"
@@ -104,11 +105,11 @@ main(int argc, char **argv)
 		return 1;
 	}
 	log_init("svc-api", level, conf_str(&conf, CONF_LOG_FILE));
-	if (listen != NULL) {
+	if (workers == 0)
+		workers = conf_int(&conf, CONF_API_WORKERS);
+	if (listen != NULL)
 		fd = open_listen(listen);
-		if (workers == 0)
-			workers = conf_int(&conf, CONF_API_WORKERS);
-	} else {
+	else {
 		if (!stdin_is_listening_socket()) {
 			fprintf(stderr, "svc-api: standard input is not a "
 			    "listening socket; use -s, or start it from a "
@@ -117,8 +118,10 @@ main(int argc, char **argv)
 		}
 		fd = 0;
 	}
-	if (workers <= 1 && listen == NULL)
+	/* One process needs no master (mod_fcgid runs "svc-api -n 1" and
+	 * manages the processes itself). */
+	if (workers == 1)
 		return serve_loop(&conf, fd, 0);
 	return prefork_run(&conf, conf.path[0] ? conf.path : NULL, fd,
-	    (int)(workers ? workers : 1));
+	    (int)workers);
 }

@@ -151,7 +151,12 @@ api_json_body(struct api_call *c)
 	json_error_t jerr;
 	json_t *v;
 
-	if (ct && *ct && strncasecmp(ct, "application/json", 16) != 0) {
+	/* JSON is accepted under its own type, with no type, and under the
+	 * types command-line clients send by default (curl -d); a body that
+	 * announces itself as something else (multipart, XML...) is not. */
+	if (ct && *ct && strncasecmp(ct, "application/json", 16) != 0 &&
+	    strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0 &&
+	    strncasecmp(ct, "text/plain", 10) != 0) {
 		http_error(c->resp, 415, "unsupported_media_type", NULL,
 		    "send the body as application/json");
 		return NULL;

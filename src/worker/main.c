@@ -1,0 +1,117 @@
+/* main.c: svc-worker, the cron-style daemon that does the service's
+ * background work against MariaDB. Without --once it runs until SIGTERM,
+ * polling every worker_poll_interval seconds and running housekeeping every
+ * housekeeping_interval seconds; with --once it runs one pass and exits
+ * (for hosts where only cron is allowed). A lost database is retried. */
+#include "core/db.h"
+#include "util/conf.h"
+#include "util/log.h"
+#include "worker/housekeeping.h"
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: svc-worker [-c svc.conf] [--once]\n");
+	exit(2);
+}
+
+/* One pass; returns 0 or -1 when the database failed. */
+static int
+worker_pass(struct db *db, time_t *last_housekeeping, long interval)
+{
+	time_t now = time(NULL);
+
+	if (now - *last_housekeeping >= interval) {
+		if (housekeeping_run(db) == -1)
+			return -1;
+		*last_housekeeping = now;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = NULL;
+	struct conf conf;
+	struct buf err;
+	struct sigaction sa;
+	struct db *db = NULL;
+	enum log_level level;
+	time_t last = 0;
+	int i, once = 0, explicit_conf;
+	unsigned slept;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--once") == 0)
+			once = 1;
+		else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+			path = argv[++i];
+		else
+			usage();
+	}
+	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
+	if (path == NULL)
+		path = conf_default_path();
+	buf_init(&err, 1024);
+	if (conf_load(&conf, path, explicit_conf, &err) == -1) {
+		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
+		return 1;
+	}
+	if (log_level_parse(conf_str(&conf, CONF_LOG_LEVEL), &level) == -1) {
+		fprintf(stderr, "svc-worker: log_level: error, warn, info or "
+		    "debug\n");
+		return 1;
+	}
+	log_init("svc-worker", level, conf_str(&conf, CONF_LOG_FILE));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	log_info("event=started mode=%s", once ? "once" : "daemon");
+	while (!stopping) {
+		if (db == NULL) {
+			buf_reset(&err);
+			if (db_open(&conf, 1, &db, &err) != DB_OK) {
+				log_error("event=db_unavailable error=\"%s\"",
+				    buf_str(&err));
+				if (once)
+					return 1;
+			}
+		}
+		if (db != NULL && worker_pass(db, &last,
+		    conf_int(&conf, CONF_HOUSEKEEPING_INTERVAL)) == -1) {
+			db_close(db);
+			db = NULL;
+			if (once)
+				return 1;
+		}
+		if (once)
+			break;
+		for (slept = 0; !stopping && slept <
+		    (unsigned)conf_int(&conf, CONF_WORKER_POLL_INTERVAL); slept++)
+			sleep(1);
+	}
+	db_close(db);
+	buf_free(&err);
+	conf_free(&conf);
+	log_info("event=stopped");
+	return 0;
+}
