@@ -21,6 +21,15 @@ STACK_SRCDIR=${STACK_SRCDIR:-$(dirname "$STACK_LIBDIR")}
 STACK_STARTED=${STACK_STARTED:-}
 STACK_PORTS_GIVEN=${STACK_PORTS_GIVEN:-}
 STACK_TIMEOUT=${STACK_TIMEOUT:-60}
+# STACK_DETACH=yes starts each server in a session of its own (setsid), so that
+# it outlives the terminal of the shell that started it (quickstart --background).
+STACK_DETACH=${STACK_DETACH:-no}
+
+# stack_spawn COMMAND...: only as "stack_spawn ... &": the background subshell
+# becomes COMMAND (exec), so $! is the server's pid; setsid when detaching.
+stack_spawn() {
+    if [ "$STACK_DETACH" = yes ]; then exec setsid "$@"; else exec "$@"; fi
+}
 
 stack_err() { echo "stack: $*" >&2; }
 
@@ -263,7 +272,7 @@ stack_mariadb_start() {
     bin=$(stack_mariadb_bin) || return 1
     rm -f "$dir/mariadbd.pid" "$dir/mariadb.sock"
     : > "$dir/mariadbd.err"
-    "$bin" --defaults-file="$dir/my.cnf" > "$dir/mariadbd.out" 2>&1 < /dev/null &
+    stack_spawn "$bin" --defaults-file="$dir/my.cnf" > "$dir/mariadbd.out" 2>&1 < /dev/null &
     pid=$!
     echo "$pid" > "$dir/mariadbd.pid"
     stack_register "mariadb:$dir"
@@ -376,7 +385,7 @@ EOF
         return 1
     fi
     : > "$dir/error.log"
-    lighttpd -D -f "$dir/lighttpd.conf" > "$dir/lighttpd.out" 2>&1 < /dev/null &
+    stack_spawn lighttpd -D -f "$dir/lighttpd.conf" > "$dir/lighttpd.out" 2>&1 < /dev/null &
     pid=$!
     echo "$pid" > "$dir/lighttpd.pid"
     stack_register "lighttpd:$dir"
@@ -518,7 +527,7 @@ stack_proc_start() {
         stack_register "proc:$dir/$name"
         return 0
     fi
-    "$@" >> "$dir/$name.log" 2>&1 < /dev/null &
+    stack_spawn "$@" >> "$dir/$name.log" 2>&1 < /dev/null &
     pid=$!
     echo "$pid" > "$dir/$name.pid"
     stack_register "proc:$dir/$name"

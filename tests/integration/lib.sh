@@ -1,0 +1,313 @@
+# lib.sh: helpers for the integration test scripts (bash). Sourced first thing:
+#
+#   . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+#   it_stack_start                # MariaDB + migrate + lighttpd spawning svc-api
+#   ACCOUNT=$(svcadm account create --email a@example.com --tier pro --credits 10)
+#   API_KEY=$(svcadm key create --account "$ACCOUNT" --scopes '*')
+#   t_credits() { http GET /v1/credits; expect_status 200; expect_json .balance 10; }
+#   t_case "credits show the granted balance" t_credits
+#   t_done                        # "N passed, M failed", exit status
+#
+# Everything runs in a fresh mktemp -d directory (IT_DIR) on 127.0.0.1 with
+# free ports; an EXIT trap stops every server, even when the script fails.
+# make check exports top_srcdir and top_builddir (absolute); run by hand from
+# the source tree, both default to it. SVC_TEST_KEEP=1 keeps IT_DIR.
+# Scripts exit 77 (skipped) when not root or a server package is missing.
+
+set -eu
+umask 022
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+export top_srcdir top_builddir
+
+# shellcheck source=../../contrib/stack.sh
+. "$top_srcdir/contrib/stack.sh"
+
+IT_NAME=$(basename "$0" .sh)
+IT_PASSED=0
+IT_FAILED=0
+IT_N=0
+IT_CASE_FAILED=0
+IT_STACK=no
+API_KEY=${API_KEY:-}
+
+it_skip() {
+    echo "SKIP: $IT_NAME: $*"
+    exit 77
+}
+
+# it_require CMD...: skip the script unless each program is installed.
+it_require() {
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] ||
+            it_skip "$c is not installed (run contrib/install-deps)"
+    done
+}
+
+[ "$(id -u)" = 0 ] || it_skip "integration tests start MariaDB and web servers as root"
+it_require curl jq
+
+IT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/svc-$IT_NAME.XXXXXX")
+# www-data (Apache's FastCGI processes) must be able to reach files in here
+chmod 0755 "$IT_DIR"
+
+it_cleanup() {
+    local rc=$?
+    stack_stop_all
+    if [ "${SVC_TEST_KEEP:-0}" = 1 ] || [ "$rc" != 0 -a "$rc" != 77 -a "${SVC_TEST_KEEP:-}" = failed ]; then
+        echo "# kept $IT_DIR"
+    else
+        rm -rf "$IT_DIR"
+    fi
+    return "$rc"
+}
+trap it_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+it_log() { echo "# $*"; }
+
+# ---------------------------------------------------------------- the stack
+
+# it_conf_add "name = value": extra svc.conf lines for it_stack_start (call before).
+IT_CONF_EXTRA=
+it_conf_add() { IT_CONF_EXTRA="$IT_CONF_EXTRA$*
+"; }
+
+# it_stack_start: MariaDB in IT_DIR/mariadb with database and user svc,
+# IT_DIR/svc.conf, "svcadm db migrate" with the source tree's sql/, lighttpd on
+# a free port spawning the built src/api/svc-api. Exports SVC_CONF, BASE_URL,
+# HTTP_PORT, DB_SOCKET. With --db-only it stops after the migration.
+it_stack_start() {
+    local api=$top_builddir/src/api/svc-api
+    it_require mariadbd mariadb-install-db mariadb lighttpd
+    if [ "${1:-}" != --db-only ]; then
+        [ -x "$api" ] || it_skip "$api is not built"
+    fi
+    [ -x "$top_builddir/src/admin/svcadm" ] || it_skip "src/admin/svcadm is not built"
+    stack_mariadb_init "$IT_DIR/mariadb"
+    stack_mariadb_start "$IT_DIR/mariadb"
+    stack_mariadb_create_db "$IT_DIR/mariadb"
+    IT_STACK=yes
+    HTTP_PORT=$(stack_free_port)
+    BASE_URL=http://127.0.0.1:$HTTP_PORT
+    DB_SOCKET=$STACK_DB_SOCKET
+    SVC_CONF=$IT_DIR/svc.conf
+    mkdir -p "$IT_DIR/log"
+    (umask 077; cat > "$SVC_CONF" <<EOF
+# svc.conf for $IT_NAME, written by tests/integration/lib.sh
+db_host = localhost
+db_socket = $STACK_DB_SOCKET
+db_name = svc
+db_user = svc
+db_password_file = $IT_DIR/mariadb/db-password
+base_url = $BASE_URL
+log_level = debug
+log_file = $IT_DIR/log/svc.log
+api_workers = 2
+$IT_CONF_EXTRA
+EOF
+)
+    export SVC_CONF BASE_URL HTTP_PORT DB_SOCKET
+    if ! svcadm db migrate --sql-dir "$top_srcdir/sql" > "$IT_DIR/migrate.log" 2>&1; then
+        cat "$IT_DIR/migrate.log" >&2
+        echo "Bail out! svcadm db migrate failed"
+        exit 1
+    fi
+    [ "${1:-}" = --db-only ] && return 0
+    stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$api" "$SVC_CONF" ||
+        { echo "Bail out! lighttpd with svc-api did not start"; it_show_logs; exit 1; }
+}
+
+# svcadm ARGS...: the built svcadm on this test's svc.conf.
+svcadm() {
+    "$top_builddir/src/admin/svcadm" -c "$SVC_CONF" "$@"
+}
+
+# it_sql SQL: run SQL as root on the test database, tab-separated, no headers.
+it_sql() {
+    stack_mariadb_sql "$IT_DIR/mariadb" -N -B svc -e "$1"
+}
+
+# it_account TIER CREDITS: create an account, print its id.
+it_account() {
+    svcadm account create --email "t$RANDOM$RANDOM@example.com" --tier "${1:-pro}" --credits "${2:-100}"
+}
+
+# it_key ACCOUNT SCOPES [svcadm key create options...]: create a key, print it.
+it_key() {
+    local account=$1 scopes=$2
+    shift 2
+    svcadm key create --account "$account" --scopes "$scopes" "$@"
+}
+
+it_show_logs() {
+    local f
+    for f in "$IT_DIR/log/svc.log" "$IT_DIR/lighttpd/error.log" \
+            "$IT_DIR/lighttpd/backend-stderr.log" "$IT_DIR/mariadb/mariadbd.err"; do
+        [ -s "$f" ] || continue
+        echo "# --- last lines of $f"
+        tail -n 25 "$f" | sed 's/^/# /'
+    done
+}
+
+# ---------------------------------------------------------------- HTTP
+
+HTTP_STATUS=
+HTTP_BODY=
+HTTP_HEADERS=
+HTTP_REQUEST=
+
+# http METHOD PATH [BODY] [CURL ARGS...]: send a request to BASE_URL, with
+# "Authorization: Bearer $API_KEY" when API_KEY is set. A BODY is sent as JSON;
+# "@FILE" sends a file's bytes; "" sends none. Sets HTTP_STATUS, HTTP_BODY (the
+# text), HTTP_HEADERS (the header block, lower-cased names). Returns 1 only
+# when curl itself fails (no HTTP answer).
+http() {
+    local method=$1 path=$2 body=${3-} out=$IT_DIR/http
+    shift 2
+    [ $# -gt 0 ] && shift
+    mkdir -p "$out"
+    local args=(-sS -X "$method" -o "$out/body" -D "$out/headers" -w '%{http_code}'
+        --max-time "${HTTP_TIMEOUT:-60}")
+    [ -n "$API_KEY" ] && args+=(-H "Authorization: Bearer $API_KEY")
+    if [ -n "$body" ]; then
+        args+=(-H 'Content-Type: application/json' --data-binary "$body")
+    fi
+    HTTP_REQUEST="$method $path"
+    : > "$out/body"
+    : > "$out/headers"
+    if ! HTTP_STATUS=$(curl "${args[@]}" "$@" "$BASE_URL$path" 2> "$out/curl.err"); then
+        HTTP_STATUS=000
+        HTTP_BODY=
+        HTTP_HEADERS=
+        it_fail "$HTTP_REQUEST: curl failed: $(cat "$out/curl.err")"
+        return 1
+    fi
+    HTTP_BODY=$(cat "$out/body")
+    # the last header block (after any 100 Continue), CRs removed, names lower-cased
+    HTTP_HEADERS=$(tr -d '\r' < "$out/headers" | awk '/^HTTP\//{ b = "" } { b = b $0 "\n" } END { printf "%s", b }' |
+        awk -F: 'NF > 1 { printf "%s:", tolower($1); sub(/^[^:]*:/, ""); print; next } { print }')
+    return 0
+}
+
+# ---------------------------------------------------------------- assertions
+# Each prints a clear message and marks the running case failed; it returns 1,
+# so a case may stop early with "|| return 1".
+
+it_fail() {
+    IT_CASE_FAILED=1
+    echo "#   FAIL: $*"
+    return 1
+}
+
+it_body_excerpt() { printf '%s' "$HTTP_BODY" | head -c 600; }
+
+# expect_status CODE
+expect_status() {
+    [ "$HTTP_STATUS" = "$1" ] && return 0
+    it_fail "$HTTP_REQUEST: expected status $1, got $HTTP_STATUS; body: $(it_body_excerpt)"
+}
+
+# expect_json FILTER EXPECTED: jq -r FILTER on the body prints EXPECTED.
+expect_json() {
+    local got
+    if ! got=$(printf '%s' "$HTTP_BODY" | jq -r "$1" 2>&1); then
+        it_fail "$HTTP_REQUEST: body is not JSON or filter $1 failed ($got); body: $(it_body_excerpt)"
+        return 1
+    fi
+    [ "$got" = "$2" ] && return 0
+    it_fail "$HTTP_REQUEST: expected $1 = $2, got $got; body: $(it_body_excerpt)"
+}
+
+# expect_jq FILTER: jq -e FILTER on the body is true (e.g. '.score >= 0').
+expect_jq() {
+    printf '%s' "$HTTP_BODY" | jq -e "$1" >/dev/null 2>&1 && return 0
+    it_fail "$HTTP_REQUEST: expected $1 to hold; body: $(it_body_excerpt)"
+}
+
+# expect_header NAME [VALUE]: the response carries header NAME (with VALUE).
+expect_header() {
+    local name got
+    name=$(printf '%s' "$1" | tr 'A-Z' 'a-z')
+    if ! printf '%s\n' "$HTTP_HEADERS" | grep -q "^$name:"; then
+        it_fail "$HTTP_REQUEST: expected header $1; headers: $(printf '%s' "$HTTP_HEADERS" | tr '\n' '|')"
+        return 1
+    fi
+    [ $# -lt 2 ] && return 0
+    got=$(header_value "$1")
+    [ "$got" = "$2" ] && return 0
+    it_fail "$HTTP_REQUEST: expected header $1: $2, got $got"
+}
+
+# header_value NAME: print the value of response header NAME (first one).
+header_value() {
+    local name
+    name=$(printf '%s' "$1" | tr 'A-Z' 'a-z')
+    printf '%s\n' "$HTTP_HEADERS" | sed -n "s/^$name: *//p" | head -n 1
+}
+
+# json FILTER: print jq -r FILTER of the last body (for keeping ids).
+json() { printf '%s' "$HTTP_BODY" | jq -r "$1"; }
+
+# expect_eq WHAT EXPECTED GOT: a plain comparison with a message.
+expect_eq() {
+    [ "$2" = "$3" ] && return 0
+    it_fail "$1: expected $2, got $3"
+}
+
+# ---------------------------------------------------------------- cases
+
+# t_case NAME COMMAND [ARGS...]: run one test case in this shell (state it sets
+# is kept), print "ok N - NAME" or "not ok N - NAME".
+t_case() {
+    local name=$1
+    shift
+    IT_N=$((IT_N + 1))
+    IT_CASE_FAILED=0
+    set +e
+    "$@"
+    local rc=$?
+    set -e
+    if [ "$rc" = 0 ] && [ "$IT_CASE_FAILED" = 0 ]; then
+        IT_PASSED=$((IT_PASSED + 1))
+        echo "ok $IT_N - $name"
+    else
+        IT_FAILED=$((IT_FAILED + 1))
+        echo "not ok $IT_N - $name"
+    fi
+}
+
+# it_sanitizer_reports: print AddressSanitizer/UBSan reports that the
+# programs under test wrote to the logs.
+it_sanitizer_reports() {
+    local f
+    for f in "$IT_DIR/lighttpd/backend-stderr.log" "$IT_DIR/lighttpd/error.log" \
+            "$IT_DIR/log/svc.log" "$IT_DIR"/*.log; do
+        [ -f "$f" ] || continue
+        grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$f" | head -n 5 || true
+    done
+}
+
+# t_done: check the logs for sanitizer reports, print "N passed, M failed",
+# show the servers' logs when something failed, exit 1 on any failure.
+t_done() {
+    local san
+    if [ "$IT_STACK" = yes ]; then
+        san=$(it_sanitizer_reports)
+        IT_N=$((IT_N + 1))
+        if [ -z "$san" ]; then
+            IT_PASSED=$((IT_PASSED + 1))
+            echo "ok $IT_N - no sanitizer reports in the logs"
+        else
+            IT_FAILED=$((IT_FAILED + 1))
+            echo "not ok $IT_N - no sanitizer reports in the logs"
+            printf '%s\n' "$san" | sed 's/^/#   /'
+        fi
+    fi
+    [ "$IT_FAILED" = 0 ] || it_show_logs
+    echo "$IT_PASSED passed, $IT_FAILED failed"
+    [ "$IT_FAILED" = 0 ] && [ "$IT_PASSED" -gt 0 ]
+}

@@ -1,0 +1,164 @@
+#!/bin/bash
+# test_stack.sh: the local stack of contrib/stack.sh comes up and goes down
+# with nothing left running: a private MariaDB with the svc schema, lighttpd
+# and Apache (mod_fcgid) serving the fcgi-conf snippets as a sysadmin would
+# include them, first with a FastCGI echo program, then with svc-api.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+it_require lighttpd apache2 mariadbd
+ECHO=$top_builddir/tests/integration/fcgi_echo
+[ -x "$ECHO" ] || it_skip "$ECHO is not built (make check builds it)"
+
+it_stack_start --db-only
+# programs run by Apache's www-data must not live under a private home
+install -m 0755 "$ECHO" "$IT_DIR/fcgi_echo"
+
+t_mariadb_answers() {
+    local pw got
+    pw=$(cat "$IT_DIR/mariadb/db-password")
+    got=$(mariadb --no-defaults --socket="$DB_SOCKET" -usvc -p"$pw" -N -B svc -e 'SELECT CURRENT_USER()') || return 1
+    expect_eq "user over the socket" "svc@localhost" "$got"
+    got=$(mariadb --no-defaults -h 127.0.0.1 -P "$STACK_DB_PORT" -usvc -p"$pw" -N -B svc -e 'SELECT CURRENT_USER()') || return 1
+    expect_eq "user over TCP" "svc@127.0.0.1" "$got"
+    got=$(it_sql "SELECT @@bind_address, @@skip_name_resolve")
+    expect_eq "bind address and name resolution" "127.0.0.1	1" "$got"
+}
+t_case "MariaDB answers as user svc on its socket and on 127.0.0.1 only" t_mariadb_answers
+
+t_migrated() {
+    local n
+    n=$(it_sql "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'svc'")
+    [ "$n" -gt 0 ] || it_fail "no tables in database svc after migrate"
+    svcadm db migrate --sql-dir "$top_srcdir/sql" > "$IT_DIR/migrate2.log" 2>&1 ||
+        it_fail "second migrate failed: $(cat "$IT_DIR/migrate2.log")"
+    expect_eq "tables after a second migrate" "$n" \
+        "$(it_sql "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'svc'")"
+}
+t_case "svcadm db migrate creates the schema and a second run changes nothing" t_migrated
+
+t_db_idempotent() {
+    local pw
+    pw=$(cat "$IT_DIR/mariadb/db-password")
+    stack_mariadb_init "$IT_DIR/mariadb" || return 1
+    stack_mariadb_start "$IT_DIR/mariadb" || return 1
+    stack_mariadb_create_db "$IT_DIR/mariadb" || return 1
+    expect_eq "password kept" "$pw" "$STACK_DB_PASSWORD"
+    expect_eq "mariadbd processes for this datadir" 1 "$(pgrep -fc -- "--defaults-file=$IT_DIR/mariadb/my.cnf")"
+}
+t_case "initialising, starting and creating the database again changes nothing" t_db_idempotent
+
+# web_server_checks NAME: the FastCGI program behind BASE_URL gets what svc-api needs
+web_server_checks() {
+    local name=$1 want_conf=$2
+    API_KEY=secret-123 http POST '/v1/verify?x=1' '{"email":"a@b.c"}' -H 'Idempotency-Key: k-1' || return 1
+    expect_status 200
+    expect_header X-Request-Id
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'HTTP_AUTHORIZATION=Bearer secret-123' ||
+        it_fail "$name: Authorization did not reach the program: $HTTP_BODY"
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'HTTP_IDEMPOTENCY_KEY=k-1' ||
+        it_fail "$name: Idempotency-Key did not reach the program"
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'REQUEST_URI=/v1/verify?x=1' ||
+        it_fail "$name: REQUEST_URI is not the client's path"
+    printf '%s\n' "$HTTP_BODY" | grep -qx "SVC_CONF=$want_conf" ||
+        it_fail "$name: SVC_CONF is not $want_conf: $(printf '%s\n' "$HTTP_BODY" | grep SVC_CONF)"
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'BODY_BYTES=17' ||
+        it_fail "$name: body not passed whole"
+    http GET /rate-limit || return 1
+    expect_status 200
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'REQUEST_URI=/rate-limit' ||
+        it_fail "$name: /rate-limit not mapped to the program"
+    # 64 MiB, the largest body the API takes (POST /v1/verify/batch)
+    head -c 67108864 /dev/zero > "$IT_DIR/big"
+    http POST /v1/verify/batch '' --data-binary "@$IT_DIR/big" -H 'Content-Type: application/json' || return 1
+    expect_status 200
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'BODY_BYTES=67108864' ||
+        it_fail "$name: 64 MiB body not passed whole: $(printf '%s\n' "$HTTP_BODY" | grep BODY_BYTES)"
+    rm -f "$IT_DIR/big"
+}
+
+t_lighttpd_echo() {
+    local port
+    port=$(stack_free_port) || return 1
+    stack_lighttpd_start "$IT_DIR/lighttpd-echo" "$port" "$IT_DIR/fcgi_echo" /etc/svc-test.conf || return 1
+    BASE_URL=http://127.0.0.1:$port web_server_checks lighttpd /etc/svc-test.conf
+    stack_lighttpd_stop "$IT_DIR/lighttpd-echo"
+    ! stack_port_open "$port" || it_fail "lighttpd still listens on $port"
+}
+t_case "lighttpd with fcgi-conf/lighttpd-svc.conf passes paths, headers, SVC_CONF and 64 MiB bodies" t_lighttpd_echo
+
+t_apache_echo() {
+    local port
+    port=$(stack_free_port) || return 1
+    stack_apache_start "$IT_DIR/apache-echo" "$port" "$IT_DIR/fcgi_echo" /etc/svc-test.conf || return 1
+    BASE_URL=http://127.0.0.1:$port web_server_checks apache /etc/svc-test.conf
+    BASE_URL=http://127.0.0.1:$port http GET /index.html || return 1
+    expect_status 404
+    stack_apache_stop "$IT_DIR/apache-echo"
+    ! stack_port_open "$port" || it_fail "apache2 still listens on $port"
+}
+t_case "Apache with fcgi-conf/apache-svc.conf (mod_fcgid) passes paths, headers, SVC_CONF and 64 MiB bodies" t_apache_echo
+
+# ---- svc-api itself
+API=$top_builddir/src/api/svc-api
+if [ -x "$API" ]; then
+    HTTP_PORT=$(stack_free_port)
+    BASE_URL=http://127.0.0.1:$HTTP_PORT
+    sed -i "s|^base_url = .*|base_url = $BASE_URL|" "$SVC_CONF"
+
+    t_lighttpd_api() {
+        stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$API" "$SVC_CONF" || return 1
+        API_KEY= http GET /rate-limit || return 1
+        expect_status 200
+        expect_header X-Request-Id
+        expect_json .success true
+        API_KEY= http GET /v1/credits || return 1
+        expect_status 401
+        expect_json .error.code unauthorized
+        ACCOUNT=$(svcadm account create --email stack@example.com --tier pro --credits 7) ||
+            { it_fail "svcadm account create failed"; return 1; }
+        API_KEY=$(svcadm key create --account "$ACCOUNT" --scopes '*' 2>/dev/null) ||
+            { it_fail "svcadm key create failed"; return 1; }
+        http GET /v1/credits || return 1
+        expect_status 200
+        expect_json .balance 7
+    }
+    t_case "lighttpd spawns svc-api: /rate-limit, 401 without a key, credits with one" t_lighttpd_api
+
+    t_apache_api() {
+        local port dir=$IT_DIR/www
+        port=$(stack_free_port) || return 1
+        # svc-api runs as www-data under Apache: its own readable copies
+        mkdir -p "$dir/log"
+        install -m 0755 "$API" "$dir/svc-api"
+        install -m 0600 -o www-data "$IT_DIR/mariadb/db-password" "$dir/db-password"
+        sed -e "s|^db_password_file = .*|db_password_file = $dir/db-password|" \
+            -e "s|^log_file = .*|log_file = $dir/log/svc.log|" \
+            -e "s|^base_url = .*|base_url = http://127.0.0.1:$port|" "$SVC_CONF" > "$dir/svc.conf"
+        chown -R www-data "$dir/log" "$dir/svc.conf"
+        chmod 0600 "$dir/svc.conf"
+        stack_apache_start "$IT_DIR/apache" "$port" "$dir/svc-api" "$dir/svc.conf" || return 1
+        BASE_URL=http://127.0.0.1:$port http GET /v1/credits || return 1
+        expect_status 200
+        expect_json .balance 7
+        expect_header X-Request-Id
+        BASE_URL=http://127.0.0.1:$port API_KEY= http GET /rate-limit || return 1
+        expect_status 200
+        stack_apache_stop "$IT_DIR/apache"
+    }
+    t_case "Apache with mod_fcgid runs svc-api as www-data: credits with a key" t_apache_api
+else
+    echo "# $API is not built: svc-api cases skipped"
+fi
+
+t_all_gone() {
+    local left
+    stack_stop_all
+    left=$(pgrep -af -- "$IT_DIR" || true)
+    [ -z "$left" ] || it_fail "still running: $left"
+    [ -z "${HTTP_PORT:-}" ] || ! stack_port_open "$HTTP_PORT" || it_fail "port $HTTP_PORT still open"
+    ! stack_port_open "$STACK_DB_PORT" || it_fail "MariaDB port $STACK_DB_PORT still open"
+    [ ! -e "$DB_SOCKET" ] || it_fail "MariaDB socket $DB_SOCKET still there"
+}
+t_case "stack_stop_all leaves no process, port or socket behind" t_all_gone
+
+t_done
