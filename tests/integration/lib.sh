@@ -284,10 +284,10 @@ t_case() {
 # programs under test wrote to the logs.
 it_sanitizer_reports() {
     local f
-    for f in "$IT_DIR/lighttpd/backend-stderr.log" "$IT_DIR/lighttpd/error.log" \
-            "$IT_DIR/log/svc.log" "$IT_DIR"/*.log; do
-        [ -f "$f" ] || continue
-        grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$f" | head -n 5 || true
+    find "$IT_DIR" \( -name '*.log' -o -name '*.out' \) -type f -print 2>/dev/null |
+    while IFS= read -r f; do
+        grep -E -A 6 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$f" |
+            head -n 12 | sed "s|^|${f#"$IT_DIR"/}: |" || true
     done
 }
 
