@@ -1,0 +1,842 @@
+/* dns.c: MX and address lookups with ldns. Answers are untrusted: the reply
+ * must match the query (id, question), names are taken from the wire and
+ * checked as host names, counts are capped. SERVFAIL, REFUSED, timeouts and
+ * malformed replies are DNS_ERROR, never a verdict about the domain. */
+#include "core/dns.h"
+#include "util/log.h"
+#include "util/strparse.h"
+#include <ldns/ldns.h>
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+const char *const dns_status_names[DNS__MAX] = {
+	[DNS_OK] = "ok",
+	[DNS_NXDOMAIN] = "nxdomain",
+	[DNS_NO_MX] = "no_mx",
+	[DNS_NO_ADDR] = "no_addr",
+	[DNS_INVALID_NAME] = "invalid_name",
+	[DNS_ERROR] = "error",
+};
+
+#define DNS_RETRIES	2	/* tries per server and query */
+#define DNS_EDNS_SIZE	1232	/* EDNS buffer size (DNS flag day 2020) */
+#define DNS_CNAME_MAX	8	/* CNAME hops followed inside one answer */
+#define DNS_MX_PARSE	256	/* MX records looked at in one answer */
+#define DNS_ADDR_PARSE	64	/* A or AAAA records looked at per family */
+#define DNS_TTL_MAX	86400	/* cap on any TTL handed to a cache */
+#define DNS_NEG_TTL_MAX	10800	/* cap on negative TTLs (RFC 2308) */
+#define DNS_NEG_TTL_DEF	300	/* negative TTL when the reply has no SOA */
+
+struct dns_resolver {
+	ldns_resolver	*res;
+	int		 unreachable;	/* a query of this lookup timed out */
+};
+
+/* One query's reply, checked against the query. */
+struct dns_reply {
+	ldns_pkt	*pkt;
+	ldns_rdf	*qname;
+	enum dns_status	 status;	/* OK, NXDOMAIN or ERROR */
+};
+
+struct dns_mx_cand {
+	unsigned	 pref;
+	uint32_t	 ttl;
+	char		 name[DNS_NAME_MAX + 1];
+};
+
+static int
+dns_ldh(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '-';
+}
+
+int
+dns_name_valid(const char *s)
+{
+	size_t len, i, lab = 0;
+	int alldigit = 1;
+
+	if (s == NULL)
+		return 0;
+	len = strlen(s);
+	if (len > 0 && s[len - 1] == '.')
+		len--;
+	if (len == 0 || len > DNS_NAME_MAX)
+		return 0;
+	for (i = 0; i <= len; i++) {
+		if (i == len || s[i] == '.') {
+			if (lab == 0 || lab > 63 || s[i - 1] == '-')
+				return 0;
+			if (i == len)
+				break;
+			lab = 0;
+			alldigit = 1;
+			continue;
+		}
+		if (!dns_ldh((unsigned char)s[i]))
+			return 0;
+		if (lab == 0 && s[i] == '-')
+			return 0;
+		if (s[i] < '0' || s[i] > '9')
+			alldigit = 0;
+		lab++;
+	}
+	/* "10.0.0.1" as a name: a numeric top label is never a host name. */
+	return !alldigit;
+}
+
+int
+dns_server_parse(const char *s, char *addr, size_t addrsz, unsigned *port)
+{
+	const char *host, *end, *colon, *p;
+	size_t hlen;
+	long n;
+	unsigned char tmp[16];
+	char hbuf[64];
+
+	*port = 53;
+	if (s == NULL || *s == '\0')
+		return -1;
+	if (*s == '[') {
+		host = s + 1;
+		if ((end = strchr(host, ']')) == NULL)
+			return -1;
+		p = end + 1;
+		if (*p == ':') {
+			if (strparse_long(p + 1, 1, 65535, &n) != 0)
+				return -1;
+			*port = (unsigned)n;
+		} else if (*p != '\0')
+			return -1;
+	} else {
+		host = s;
+		colon = strchr(s, ':');
+		if (colon != NULL && strchr(colon + 1, ':') == NULL) {
+			/* Exactly one colon: IPv4 address and port. */
+			end = colon;
+			if (strparse_long(colon + 1, 1, 65535, &n) != 0)
+				return -1;
+			*port = (unsigned)n;
+		} else
+			end = s + strlen(s);	/* bare address */
+	}
+	hlen = (size_t)(end - host);
+	if (hlen == 0 || hlen >= sizeof(hbuf) || hlen >= addrsz)
+		return -1;
+	memcpy(hbuf, host, hlen);
+	hbuf[hlen] = '\0';
+	if (inet_pton(AF_INET, hbuf, tmp) != 1 &&
+	    inet_pton(AF_INET6, hbuf, tmp) != 1)
+		return -1;
+	/* A bracketed address must be IPv6. */
+	if (*s == '[' && inet_pton(AF_INET6, hbuf, tmp) != 1)
+		return -1;
+	memcpy(addr, hbuf, hlen + 1);
+	return 0;
+}
+
+struct dns_resolver *
+dns_resolver_new(const struct conf *cf, struct buf *err)
+{
+	struct dns_resolver *r = NULL;
+	ldns_resolver *res = NULL;
+	ldns_rdf *ns = NULL;
+	ldns_status st;
+	const char *setting = conf_str(cf, CONF_DNS_RESOLVER);
+	char addr[64];
+	unsigned port;
+	long ms = conf_int(cf, CONF_DNS_TIMEOUT_MS);
+	struct timeval tv;
+
+	if (setting != NULL && *setting != '\0') {
+		if (dns_server_parse(setting, addr, sizeof(addr), &port) != 0) {
+			buf_printf(err, "dns_resolver: not an address[:port]: ");
+			log_quote(err, setting, 64);
+			goto fail;
+		}
+		if ((res = ldns_resolver_new()) == NULL)
+			goto nomem;
+		ns = ldns_rdf_new_frm_str(strchr(addr, ':') != NULL ?
+		    LDNS_RDF_TYPE_AAAA : LDNS_RDF_TYPE_A, addr);
+		if (ns == NULL)
+			goto nomem;
+		if (ldns_resolver_push_nameserver(res, ns) != LDNS_STATUS_OK)
+			goto nomem;
+		ldns_rdf_deep_free(ns);
+		ns = NULL;
+		ldns_resolver_set_port(res, (uint16_t)port);
+	} else {
+		st = ldns_resolver_new_frm_file(&res, NULL);
+		if (st != LDNS_STATUS_OK) {
+			res = NULL;
+			buf_printf(err, "dns: /etc/resolv.conf: %s",
+			    ldns_get_errorstr_by_id(st));
+			goto fail;
+		}
+		if (ldns_resolver_nameserver_count(res) == 0) {
+			buf_printf(err, "dns: /etc/resolv.conf has no nameserver");
+			goto fail;
+		}
+	}
+	if (ms <= 0)
+		ms = 3000;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	ldns_resolver_set_timeout(res, tv);
+	ldns_resolver_set_retry(res, DNS_RETRIES);
+	ldns_resolver_set_retrans(res, 0);
+	ldns_resolver_set_recursive(res, true);
+	ldns_resolver_set_fallback(res, true);	/* TCP when truncated */
+	ldns_resolver_set_usevc(res, false);
+	ldns_resolver_set_igntc(res, false);
+	ldns_resolver_set_fail(res, false);
+	ldns_resolver_set_random(res, false);	/* resolv.conf order */
+	ldns_resolver_set_defnames(res, false);	/* names are absolute */
+	ldns_resolver_set_dnsrch(res, false);
+	ldns_resolver_set_dnssec(res, false);
+	ldns_resolver_set_ip6(res, LDNS_RESOLV_INETANY);
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		goto nomem;
+	r->res = res;
+	return r;
+nomem:
+	buf_printf(err, "dns: out of memory");
+fail:
+	if (ns != NULL)
+		ldns_rdf_deep_free(ns);
+	if (res != NULL)
+		ldns_resolver_deep_free(res);
+	return NULL;
+}
+
+void
+dns_resolver_free(struct dns_resolver *r)
+{
+	if (r == NULL)
+		return;
+	ldns_resolver_deep_free(r->res);
+	free(r);
+}
+
+/* Lower-case copy of a valid name without its trailing dot; -1 if bad. */
+static int
+dns_norm(const char *in, char *out, size_t outsz)
+{
+	size_t len, i;
+
+	if (!dns_name_valid(in))
+		return -1;
+	len = strlen(in);
+	if (in[len - 1] == '.')
+		len--;
+	if (len >= outsz)
+		return -1;
+	for (i = 0; i < len; i++)
+		out[i] = (in[i] >= 'A' && in[i] <= 'Z') ? (char)(in[i] + 32) :
+		    in[i];
+	out[len] = '\0';
+	return 0;
+}
+
+/*
+ * A domain name from the wire (uncompressed rdf data) as lower-case text
+ * without the trailing dot. Returns 1 for a valid host name, 0 for the
+ * root ".", -1 for anything else (odd bytes, empty labels, too long).
+ */
+static int
+dns_wire_name(const ldns_rdf *rdf, char *out, size_t outsz)
+{
+	const uint8_t *d;
+	size_t sz, pos = 0, o = 0, i;
+	uint8_t lab;
+
+	if (rdf == NULL || ldns_rdf_get_type(rdf) != LDNS_RDF_TYPE_DNAME)
+		return -1;
+	d = ldns_rdf_data(rdf);
+	sz = ldns_rdf_size(rdf);
+	if (sz == 1 && d[0] == 0) {
+		out[0] = '\0';
+		return 0;
+	}
+	while (pos < sz) {
+		lab = d[pos++];
+		if (lab == 0)
+			break;
+		if (lab > 63 || pos + lab > sz)
+			return -1;
+		if (o != 0) {
+			if (o + 1 >= outsz)
+				return -1;
+			out[o++] = '.';
+		}
+		for (i = 0; i < lab; i++) {
+			unsigned char c = d[pos + i];
+			if (!dns_ldh(c) || o + 1 >= outsz)
+				return -1;
+			out[o++] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) :
+			    (char)c;
+		}
+		pos += lab;
+	}
+	if (pos != sz || o == 0)
+		return -1;
+	out[o] = '\0';
+	return dns_name_valid(out) ? 1 : -1;
+}
+
+static uint32_t
+dns_ttl_min(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Negative TTL (RFC 2308): the SOA in the authority section. */
+static uint32_t
+dns_neg_ttl(const ldns_pkt *p)
+{
+	ldns_rr_list *auth = ldns_pkt_authority(p);
+	size_t i;
+	uint32_t ttl = DNS_NEG_TTL_DEF;
+
+	for (i = 0; i < ldns_rr_list_rr_count(auth); i++) {
+		ldns_rr *rr = ldns_rr_list_rr(auth, i);
+		ldns_rdf *min;
+		if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_SOA)
+			continue;
+		ttl = ldns_rr_ttl(rr);
+		min = ldns_rr_rdf(rr, 6);
+		if (min != NULL && ldns_rdf_size(min) == 4)
+			ttl = dns_ttl_min(ttl, ldns_rdf2native_int32(min));
+		break;
+	}
+	return dns_ttl_min(ttl, DNS_NEG_TTL_MAX);
+}
+
+static uint16_t
+dns_random_id(void)
+{
+	uint16_t id;
+
+	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		id = (uint16_t)random();
+	return id;
+}
+
+static void
+dns_reply_free(struct dns_reply *rp)
+{
+	if (rp->pkt != NULL)
+		ldns_pkt_free(rp->pkt);
+	if (rp->qname != NULL)
+		ldns_rdf_deep_free(rp->qname);
+	memset(rp, 0, sizeof(*rp));
+}
+
+/* Sends one query for a normalised name and checks the reply. */
+static enum dns_status
+dns_query(struct dns_resolver *r, const char *name, ldns_rr_type type,
+    struct dns_reply *rp)
+{
+	ldns_pkt *q = NULL, *a = NULL;
+	ldns_rdf *qn;
+	ldns_rr *qrr;
+	ldns_status st;
+	char fq[DNS_NAME_MAX + 2];
+	size_t len = strlen(name), i;
+	uint16_t id;
+
+	memset(rp, 0, sizeof(*rp));
+	rp->status = DNS_ERROR;
+	if (r->unreachable) {
+		/* Same lookup, same server: do not wait once per record. */
+		return rp->status;
+	}
+	if (len + 2 > sizeof(fq))
+		return rp->status;
+	memcpy(fq, name, len);
+	fq[len] = '.';
+	fq[len + 1] = '\0';
+	if ((rp->qname = ldns_dname_new_frm_str(fq)) == NULL)
+		return rp->status;
+	if ((qn = ldns_rdf_clone(rp->qname)) == NULL)
+		return rp->status;
+	if ((q = ldns_pkt_query_new(qn, type, LDNS_RR_CLASS_IN,
+	    LDNS_RD)) == NULL) {
+		ldns_rdf_deep_free(qn);
+		return rp->status;
+	}
+	id = dns_random_id();
+	ldns_pkt_set_id(q, id);
+	ldns_pkt_set_edns_udp_size(q, DNS_EDNS_SIZE);
+	/* ldns marks a server that timed out as unreachable for good; every
+	 * query starts afresh (the bulk worker keeps one resolver). */
+	for (i = 0; i < ldns_resolver_nameserver_count(r->res); i++)
+		ldns_resolver_set_nameserver_rtt(r->res, i,
+		    LDNS_RESOLV_RTT_MIN);
+	st = ldns_resolver_send_pkt(&a, r->res, q);
+	ldns_pkt_free(q);
+	if (st != LDNS_STATUS_OK || a == NULL) {
+		if (a != NULL)
+			ldns_pkt_free(a);
+		if (st == LDNS_STATUS_NETWORK_ERR ||
+		    st == LDNS_STATUS_RES_NO_NS || a == NULL)
+			r->unreachable = 1;
+		log_debug("event=dns_query name=%s type=%d result=%s", name,
+		    (int)type, ldns_get_errorstr_by_id(st));
+		return rp->status;
+	}
+	rp->pkt = a;
+	/* The reply must be the answer to this question. */
+	if (!ldns_pkt_qr(a) || ldns_pkt_id(a) != id ||
+	    ldns_pkt_get_opcode(a) != LDNS_PACKET_QUERY ||
+	    ldns_rr_list_rr_count(ldns_pkt_question(a)) != 1 ||
+	    ldns_pkt_tc(a)) {
+		log_debug("event=dns_query name=%s result=mismatched_reply",
+		    name);
+		return rp->status;
+	}
+	qrr = ldns_rr_list_rr(ldns_pkt_question(a), 0);
+	if (ldns_rr_get_type(qrr) != type ||
+	    ldns_rr_get_class(qrr) != LDNS_RR_CLASS_IN ||
+	    ldns_dname_compare(ldns_rr_owner(qrr), rp->qname) != 0) {
+		log_debug("event=dns_query name=%s result=wrong_question",
+		    name);
+		return rp->status;
+	}
+	switch (ldns_pkt_get_rcode(a)) {
+	case LDNS_RCODE_NOERROR:
+		rp->status = DNS_OK;
+		break;
+	case LDNS_RCODE_NXDOMAIN:
+		rp->status = DNS_NXDOMAIN;
+		break;
+	default:
+		log_debug("event=dns_query name=%s type=%d rcode=%d", name,
+		    (int)type, (int)ldns_pkt_get_rcode(a));
+		break;
+	}
+	return rp->status;
+}
+
+/*
+ * Follows the CNAME chain of the question name inside the answer section.
+ * Returns the final owner name (owned by the reply's qname or a CNAME rdf,
+ * not to be freed) and lowers *ttl by the CNAME TTLs.
+ */
+static const ldns_rdf *
+dns_chain(const struct dns_reply *rp, uint32_t *ttl)
+{
+	ldns_rr_list *ans = ldns_pkt_answer(rp->pkt);
+	const ldns_rdf *cur = rp->qname;
+	size_t i, hop;
+	int moved;
+
+	for (hop = 0; hop < DNS_CNAME_MAX; hop++) {
+		moved = 0;
+		for (i = 0; i < ldns_rr_list_rr_count(ans); i++) {
+			ldns_rr *rr = ldns_rr_list_rr(ans, i);
+			if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_CNAME ||
+			    ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN ||
+			    ldns_rr_rd_count(rr) != 1 ||
+			    ldns_dname_compare(ldns_rr_owner(rr), cur) != 0)
+				continue;
+			*ttl = dns_ttl_min(*ttl, ldns_rr_ttl(rr));
+			cur = ldns_rr_rdf(rr, 0);
+			moved = 1;
+			break;
+		}
+		if (!moved)
+			break;
+	}
+	return cur;
+}
+
+/* Whether rr is a record of this type, class IN, owned by owner. */
+static int
+dns_rr_is(const ldns_rr *rr, ldns_rr_type type, const ldns_rdf *owner)
+{
+	return ldns_rr_get_type(rr) == type &&
+	    ldns_rr_get_class(rr) == LDNS_RR_CLASS_IN &&
+	    ldns_dname_compare(ldns_rr_owner(rr), owner) == 0;
+}
+
+static int
+dns_addr_cmp(const void *a, const void *b)
+{
+	const struct dns_addr *x = a, *y = b;
+
+	if (x->ip.family != y->ip.family)
+		return x->ip.family - y->ip.family;
+	return memcmp(x->ip.addr, y->ip.addr, 16);
+}
+
+/* Collects the A or AAAA records at the end of the chain. Returns the
+ * number added to cand (at most room). */
+static size_t
+dns_collect_addrs(const struct dns_reply *rp, ldns_rr_type type,
+    struct dns_addr *cand, size_t room, uint32_t *ttl)
+{
+	ldns_rr_list *ans = ldns_pkt_answer(rp->pkt);
+	const ldns_rdf *owner;
+	size_t i, n = 0;
+	uint32_t t = DNS_TTL_MAX;
+	char text[DNS_ADDR_TEXT];
+	int af = type == LDNS_RR_TYPE_A ? AF_INET : AF_INET6;
+	size_t alen = type == LDNS_RR_TYPE_A ? 4 : 16;
+
+	owner = dns_chain(rp, &t);
+	for (i = 0; i < ldns_rr_list_rr_count(ans) && n < room; i++) {
+		ldns_rr *rr = ldns_rr_list_rr(ans, i);
+		ldns_rdf *d;
+		struct dns_addr *a = &cand[n];
+		if (!dns_rr_is(rr, type, owner) || ldns_rr_rd_count(rr) != 1)
+			continue;
+		d = ldns_rr_rdf(rr, 0);
+		if (ldns_rdf_size(d) != alen ||
+		    inet_ntop(af, ldns_rdf_data(d), text, sizeof(text)) == NULL)
+			continue;
+		memset(a, 0, sizeof(*a));
+		if (ipnet_parse_addr(text, &a->ip) != 0)
+			continue;
+		/* An IPv4-mapped AAAA is stored and shown as IPv4. */
+		if (inet_ntop(a->ip.family == 4 ? AF_INET : AF_INET6,
+		    a->ip.addr, a->text, sizeof(a->text)) == NULL)
+			continue;
+		t = dns_ttl_min(t, ldns_rr_ttl(rr));
+		n++;
+	}
+	if (n > 0)
+		*ttl = dns_ttl_min(*ttl, t);
+	return n;
+}
+
+/* Sorted, without duplicates, at most DNS_MAX_ADDRS, both families kept. */
+static void
+dns_pick_addrs(struct dns_addr *cand, size_t n, struct dns_addrs *out)
+{
+	size_t i, u = 0, n4 = 0, n6, k4, k6, half = DNS_MAX_ADDRS / 2;
+
+	qsort(cand, n, sizeof(*cand), dns_addr_cmp);
+	for (i = 0; i < n; i++)
+		if (u == 0 || dns_addr_cmp(&cand[u - 1], &cand[i]) != 0)
+			cand[u++] = cand[i];
+	for (i = 0; i < u; i++)
+		if (cand[i].ip.family == 4)
+			n4++;
+	n6 = u - n4;
+	k4 = n4;
+	k6 = n6;
+	if (k4 + k6 > DNS_MAX_ADDRS) {
+		if (k4 > half && k6 > half)
+			k4 = k6 = half;
+		else if (k4 > half)
+			k4 = DNS_MAX_ADDRS - k6;
+		else
+			k6 = DNS_MAX_ADDRS - k4;
+	}
+	out->n = 0;
+	for (i = 0; i < k4; i++)
+		out->addr[out->n++] = cand[i];
+	for (i = 0; i < k6; i++)
+		out->addr[out->n++] = cand[n4 + i];
+}
+
+/* A and AAAA of a host, within the current lookup (r->unreachable kept). */
+static enum dns_status
+dns_addrs(struct dns_resolver *r, const char *host, struct dns_addrs *out)
+{
+	static const ldns_rr_type types[2] = { LDNS_RR_TYPE_A,
+	    LDNS_RR_TYPE_AAAA };
+	struct dns_reply rp;
+	struct dns_addr *cand = NULL;
+	char name[DNS_NAME_MAX + 1];
+	size_t n = 0, t;
+	uint32_t ttl = DNS_TTL_MAX, neg = DNS_NEG_TTL_MAX;
+	int errors = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->status = DNS_INVALID_NAME;
+	if (dns_norm(host, name, sizeof(name)) != 0)
+		return out->status;
+	out->status = DNS_ERROR;
+	if ((cand = calloc(2 * DNS_ADDR_PARSE, sizeof(*cand))) == NULL)
+		return out->status;
+	for (t = 0; t < 2; t++) {
+		enum dns_status st = dns_query(r, name, types[t], &rp);
+		if (st == DNS_OK) {
+			n += dns_collect_addrs(&rp, types[t], cand + n,
+			    DNS_ADDR_PARSE, &ttl);
+			neg = dns_ttl_min(neg, dns_neg_ttl(rp.pkt));
+		} else if (st == DNS_NXDOMAIN && n == 0 && errors == 0) {
+			/* The name does not exist: no need to ask again. */
+			out->status = DNS_NXDOMAIN;
+			out->ttl = dns_neg_ttl(rp.pkt);
+			dns_chain(&rp, &out->ttl);
+			dns_reply_free(&rp);
+			goto out;
+		} else
+			errors++;
+		dns_reply_free(&rp);
+	}
+	if (n > 0) {
+		dns_pick_addrs(cand, n, out);
+		out->status = DNS_OK;
+		out->ttl = ttl;
+	} else if (errors > 0) {
+		out->status = DNS_ERROR;
+		out->ttl = 0;
+	} else {
+		out->status = DNS_NO_ADDR;
+		out->ttl = neg;
+	}
+out:
+	free(cand);
+	return out->status;
+}
+
+enum dns_status
+dns_lookup_addrs(struct dns_resolver *r, const char *host,
+    struct dns_addrs *out)
+{
+	enum dns_status st;
+
+	r->unreachable = 0;
+	st = dns_addrs(r, host, out);
+	log_debug("event=dns_addrs status=%s naddrs=%zu ttl=%u",
+	    dns_status_names[st], out->n, (unsigned)out->ttl);
+	return st;
+}
+
+static int
+dns_cand_cmp(const void *a, const void *b)
+{
+	const struct dns_mx_cand *x = a, *y = b;
+
+	if (x->pref != y->pref)
+		return x->pref < y->pref ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The MX hosts found: sorted, de-duplicated, capped, then resolved. */
+static void
+dns_mx_hosts(struct dns_resolver *r, struct dns_mx_cand *cand, size_t n,
+    struct dns_mx_result *res)
+{
+	size_t i, j, u = 0, ok = 0, err = 0;
+
+	qsort(cand, n, sizeof(*cand), dns_cand_cmp);
+	/* One host named twice keeps its lowest preference. */
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < u; j++)
+			if (strcmp(cand[j].name, cand[i].name) == 0)
+				break;
+		if (j == u)
+			cand[u++] = cand[i];
+	}
+	if (u > DNS_MAX_MX) {
+		res->dropped_hosts = u - DNS_MAX_MX;
+		u = DNS_MAX_MX;
+	}
+	if ((res->hosts = calloc(u, sizeof(*res->hosts))) == NULL) {
+		res->status = DNS_ERROR;
+		return;
+	}
+	res->nhosts = u;
+	for (i = 0; i < u; i++) {
+		struct dns_mx_host *h = &res->hosts[i];
+		memcpy(h->name, cand[i].name, sizeof(h->name));
+		h->preference = cand[i].pref;
+		res->ttl = dns_ttl_min(res->ttl, cand[i].ttl);
+		switch (dns_addrs(r, h->name, &h->addrs)) {
+		case DNS_OK:
+			ok++;
+			res->ttl = dns_ttl_min(res->ttl, h->addrs.ttl);
+			break;
+		case DNS_ERROR:
+			err++;
+			break;
+		default:
+			/* NXDOMAIN or no address: part of the answer. */
+			res->ttl = dns_ttl_min(res->ttl, h->addrs.ttl);
+			break;
+		}
+	}
+	/* Hosts without addresses are still an answer, unless some could
+	 * not be looked up and none has an address: then we do not know. */
+	res->status = (ok == 0 && err > 0) ? DNS_ERROR : DNS_OK;
+}
+
+/* No MX record at all: the domain itself, if it has an address. */
+static void
+dns_mx_implicit(struct dns_resolver *r, const char *domain,
+    struct dns_mx_result *res)
+{
+	struct dns_addrs addrs;
+
+	switch (dns_addrs(r, domain, &addrs)) {
+	case DNS_OK:
+		if ((res->hosts = calloc(1, sizeof(*res->hosts))) == NULL) {
+			res->status = DNS_ERROR;
+			return;
+		}
+		res->nhosts = 1;
+		res->implicit = 1;
+		memcpy(res->hosts[0].name, domain, strlen(domain) + 1);
+		res->hosts[0].preference = 0;
+		res->hosts[0].addrs = addrs;
+		res->ttl = dns_ttl_min(res->ttl, addrs.ttl);
+		res->status = DNS_OK;
+		break;
+	case DNS_NO_ADDR:
+		res->ttl = dns_ttl_min(res->ttl, addrs.ttl);
+		res->status = DNS_NO_MX;
+		break;
+	case DNS_NXDOMAIN:
+		/* Gone between the two queries. */
+		res->ttl = dns_ttl_min(res->ttl, addrs.ttl);
+		res->status = DNS_NXDOMAIN;
+		break;
+	default:
+		res->status = DNS_ERROR;
+		break;
+	}
+}
+
+enum dns_status
+dns_lookup_mx(struct dns_resolver *r, const char *domain,
+    struct dns_mx_result *res)
+{
+	struct dns_reply rp;
+	struct dns_mx_cand *cand = NULL;
+	ldns_rr_list *ans;
+	const ldns_rdf *owner;
+	char name[DNS_NAME_MAX + 1];
+	size_t i, n = 0, nmx = 0, nroot = 0;
+	uint32_t ttl = DNS_TTL_MAX;
+	int kind;
+
+	memset(res, 0, sizeof(*res));
+	memset(&rp, 0, sizeof(rp));
+	res->status = DNS_INVALID_NAME;
+	if (dns_norm(domain, name, sizeof(name)) != 0)
+		return res->status;
+	r->unreachable = 0;
+	res->status = DNS_ERROR;
+	switch (dns_query(r, name, LDNS_RR_TYPE_MX, &rp)) {
+	case DNS_OK:
+		break;
+	case DNS_NXDOMAIN:
+		res->status = DNS_NXDOMAIN;
+		res->ttl = dns_neg_ttl(rp.pkt);
+		dns_chain(&rp, &res->ttl);
+		goto out;
+	default:
+		goto out;
+	}
+	if ((cand = calloc(DNS_MX_PARSE, sizeof(*cand))) == NULL)
+		goto out;
+	owner = dns_chain(&rp, &ttl);
+	ans = ldns_pkt_answer(rp.pkt);
+	for (i = 0; i < ldns_rr_list_rr_count(ans) && nmx < DNS_MX_PARSE;
+	    i++) {
+		ldns_rr *rr = ldns_rr_list_rr(ans, i);
+		ldns_rdf *pref;
+		if (!dns_rr_is(rr, LDNS_RR_TYPE_MX, owner))
+			continue;
+		nmx++;
+		pref = ldns_rr_rdf(rr, 0);
+		if (ldns_rr_rd_count(rr) != 2 || ldns_rdf_size(pref) != 2) {
+			res->invalid_hosts++;
+			continue;
+		}
+		kind = dns_wire_name(ldns_rr_rdf(rr, 1), cand[n].name,
+		    sizeof(cand[n].name));
+		ttl = dns_ttl_min(ttl, ldns_rr_ttl(rr));
+		if (kind == 0) {
+			nroot++;
+		} else if (kind < 0) {
+			res->invalid_hosts++;
+		} else {
+			cand[n].pref = ldns_rdf2native_int16(pref);
+			cand[n].ttl = ldns_rr_ttl(rr);
+			n++;
+		}
+	}
+	res->ttl = ttl;
+	if (nmx == 0) {
+		/* NOERROR without MX: RFC 5321 5.1 implicit MX. The
+		 * negative answer's TTL also bounds the cache. */
+		res->ttl = dns_ttl_min(res->ttl, dns_neg_ttl(rp.pkt));
+		dns_reply_free(&rp);
+		dns_mx_implicit(r, name, res);
+	} else if (n == 0) {
+		/* Only "." (RFC 7505 null MX) or only unusable targets. */
+		res->null_mx = nroot > 0;
+		res->status = DNS_NO_MX;
+	} else {
+		/* A "." next to real hosts breaks RFC 7505: it is ignored. */
+		dns_reply_free(&rp);
+		dns_mx_hosts(r, cand, n, res);
+	}
+out:
+	if (res->status == DNS_ERROR)
+		res->ttl = 0;
+	else if (res->ttl > DNS_TTL_MAX)
+		res->ttl = DNS_TTL_MAX;
+	log_debug("event=dns_mx domain=%s status=%s hosts=%zu implicit=%d "
+	    "null_mx=%d invalid=%zu ttl=%u", name,
+	    dns_status_names[res->status], res->nhosts, res->implicit,
+	    res->null_mx, res->invalid_hosts, (unsigned)res->ttl);
+	free(cand);
+	dns_reply_free(&rp);
+	return res->status;
+}
+
+void
+dns_mx_result_free(struct dns_mx_result *res)
+{
+	if (res == NULL)
+		return;
+	free(res->hosts);
+	res->hosts = NULL;
+	res->nhosts = 0;
+}
+
+enum dns_status
+dns_web_presence(struct dns_resolver *r, const char *domain, int *present)
+{
+	struct dns_addrs a;
+	char name[DNS_NAME_MAX + 1], www[DNS_NAME_MAX + 1];
+	enum dns_status st1, st2 = DNS_NO_ADDR;
+	size_t len;
+
+	*present = 0;
+	if (dns_norm(domain, name, sizeof(name)) != 0)
+		return DNS_INVALID_NAME;
+	r->unreachable = 0;
+	st1 = dns_addrs(r, name, &a);
+	if (st1 == DNS_OK) {
+		*present = 1;
+		return DNS_OK;
+	}
+	if (st1 == DNS_NXDOMAIN)
+		return DNS_OK;	/* nothing exists below it (RFC 8020) */
+	len = strlen(name);
+	if (len + 4 <= DNS_NAME_MAX) {
+		memcpy(www, "www.", 4);
+		memcpy(www + 4, name, len + 1);
+		st2 = dns_addrs(r, www, &a);
+		if (st2 == DNS_OK) {
+			*present = 1;
+			return DNS_OK;
+		}
+	}
+	if (st1 == DNS_ERROR || st2 == DNS_ERROR)
+		return DNS_ERROR;
+	return DNS_OK;
+}

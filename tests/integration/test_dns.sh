@@ -1,0 +1,45 @@
+#!/bin/sh
+# tests/integration/test_dns.sh: runs the DNS module's tests against a real
+# unbound on loopback. Starts tests/dns/server.sh on a free port, runs the
+# command (default tests/unit/test_dns) with SVC_TEST_DNS=127.0.0.1:PORT,
+# then stops the server; nothing is left running, whatever happens.
+#   tests/integration/test_dns.sh [command...]
+#   e.g. tests/integration/test_dns.sh valgrind --leak-check=full tests/unit/test_dns
+set -u
+
+# make check exports top_srcdir and top_builddir (tests/integration/Makefile.inc).
+srcdir=${top_srcdir:-${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}}
+[ $# -gt 0 ] || set -- "${top_builddir:-.}/tests/unit/test_dns"
+# The unit test re-runs itself through this script unless this is set.
+SVC_TEST_DNS_NOEXEC=1
+export SVC_TEST_DNS_NOEXEC
+
+if ! command -v unbound >/dev/null 2>&1 || ! command -v drill >/dev/null 2>&1
+then
+	echo "unbound or drill not installed: server tests skipped" >&2
+	unset SVC_TEST_DNS
+	exec "$@"	# offline tests only; exits 77 if they pass
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/svc-test-dns.XXXXXX") || exit 99
+cleanup() {
+	sh "$srcdir/tests/dns/server.sh" stop "$dir"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+if ! addr=$(sh "$srcdir/tests/dns/server.sh" start "$dir"); then
+	echo "could not start the DNS test server" >&2
+	exit 99
+fi
+echo "dns test server at $addr" >&2
+SVC_TEST_DNS=$addr
+export SVC_TEST_DNS
+"$@"
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+	echo "--- unbound log" >&2
+	cat "$dir/unbound.log" >&2
+fi
+exit $rc
