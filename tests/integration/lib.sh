@@ -203,7 +203,7 @@ it_fail() {
     return 1
 }
 
-it_body_excerpt() { printf '%s' "$HTTP_BODY" | head -c 600; }
+it_body_excerpt() { printf '%s' "$HTTP_BODY" | head -c 600 | tr '\n' ' '; }
 
 # expect_status CODE
 expect_status() {
