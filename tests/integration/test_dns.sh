@@ -26,8 +26,10 @@ cleanup() {
 	sh "$srcdir/tests/dns/server.sh" stop "$dir"
 	rm -rf "$dir"
 }
+child=
 trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+# A signal stops the command too; the EXIT trap then stops the server.
+trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 130' INT TERM HUP
 
 if ! addr=$(sh "$srcdir/tests/dns/server.sh" start "$dir"); then
 	echo "could not start the DNS test server" >&2
@@ -36,8 +38,12 @@ fi
 echo "dns test server at $addr" >&2
 SVC_TEST_DNS=$addr
 export SVC_TEST_DNS
-"$@"
+# In the background, so that a signal is handled at once, not after it.
+"$@" &
+child=$!
+wait "$child"
 rc=$?
+child=
 if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
 	echo "--- unbound log" >&2
 	cat "$dir/unbound.log" >&2
