@@ -41,7 +41,8 @@ static const char *const smtp_classify_reputation[] = {
 static const char *const smtp_classify_policy[] = {
 	"blocked", "block", "blocking", "policy", "policies", "spam",
 	"spammer", "banned", "abuse", "not authorized", "unauthorized",
-	"prohibited", "refused by", "rejected by policy", "message refused",
+	"prohibited", "prohibition", "refused by", "ptr", "reverse dns",
+	"rdns", "reverse lookup", "rejected by policy", "message refused",
 	"access denied, banned", "client host rejected", "rate limit*",
 	"too many connections", "unsolicited", "complaints",
 	NULL
@@ -97,7 +98,7 @@ static const char *const smtp_classify_notfound[] = {
 	"recipientnotfound", "recipient address rejected: access denied",
 	"undeliverable address", "address rejected: user unknown",
 	"account does not", "user invalid", "bad recipient",
-	"recipient rejected", "no such local user", "unknown local part",
+	"no such local user", "unknown local part",
 	NULL
 };
 
@@ -160,11 +161,15 @@ smtp_classify_4xx(const int enh[3], const char *t)
 	if ((enh[1] == 2 && enh[2] == 2) ||
 	    smtp_classify_match(t, smtp_classify_full))
 		return SMTP_VERDICT_MAILBOX_FULL;
-	if (enh[1] == 7 || smtp_classify_match(t, smtp_classify_reputation) ||
+	if (smtp_classify_match(t, smtp_classify_reputation) ||
 	    smtp_classify_match(t, smtp_classify_policy))
 		return SMTP_VERDICT_BLOCKED;
+	/* "451 4.7.1 Please try again later" is how greylisting often says
+	 * it; a 4.7.x without such words is a (temporary) block. */
 	if (smtp_classify_match(t, smtp_classify_retry))
 		return SMTP_VERDICT_GREYLISTED;
+	if (enh[1] == 7)
+		return SMTP_VERDICT_BLOCKED;
 	return SMTP_VERDICT_TEMPORARY;
 }
 
