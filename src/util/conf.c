@@ -1,6 +1,8 @@
 /* conf.c: the settings table and the svc.conf reader. A file has one
  * "name = value" per line; '#' starts a comment; unknown names, values out
- * of range and repeated names are errors, reported with file and line. */
+ * of range and repeated names are errors, reported with file and line.
+ * conf_load_stream parses an open stream, so tests and the fuzz target can
+ * feed it a buffer through fmemopen. */
 #include "util/conf.h"
 #include "util/strparse.h"
 #include <errno.h>
@@ -178,63 +180,77 @@ conf_read_secret_file(struct conf *c, struct buf *err)
 }
 
 int
-conf_load(struct conf *c, const char *path, int must_exist, struct buf *err)
+conf_load_stream(struct conf *c, FILE *f, const char *name, struct buf *err)
 {
-	char line[4096], *p, *eq, *name, *value;
+	char line[4096], *p, *eq, *key, *value;
 	unsigned char seen[CONF__MAX];
 	unsigned lineno = 0;
-	FILE *f;
-	int k, rc = -1;
+	struct buf msg;
+	int k;
 
 	conf_defaults(c);
 	memset(seen, 0, sizeof(seen));
-	if ((f = fopen(path, "r")) == NULL) {
-		if (errno == ENOENT && !must_exist)
-			return 0;
-		buf_printf(err, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	snprintf(c->path, sizeof(c->path), "%s", path);
+	snprintf(c->path, sizeof(c->path), "%s", name);
 	while (fgets(line, sizeof(line), f) != NULL) {
 		lineno++;
 		if (strchr(line, '\n') == NULL && !feof(f)) {
-			buf_printf(err, "%s:%u: line too long", path, lineno);
-			goto out;
+			buf_printf(err, "%s:%u: line too long", name, lineno);
+			return -1;
 		}
 		p = strparse_trim(line);
 		if (*p == '\0' || *p == '#')
 			continue;
 		if ((eq = strchr(p, '=')) == NULL) {
-			buf_printf(err, "%s:%u: expected \"name = value\"", path,
+			buf_printf(err, "%s:%u: expected \"name = value\"", name,
 			    lineno);
-			goto out;
+			return -1;
 		}
 		*eq = '\0';
-		name = strparse_trim(p);
+		key = strparse_trim(p);
 		value = strparse_trim(eq + 1);
-		if ((k = conf_find(name)) == -1) {
-			buf_printf(err, "%s:%u: unknown setting \"%s\"", path,
-			    lineno, name);
-			goto out;
+		if ((k = conf_find(key)) == -1) {
+			buf_printf(err, "%s:%u: unknown setting \"%s\"", name,
+			    lineno, key);
+			return -1;
 		}
 		if (seen[k]) {
-			buf_printf(err, "%s:%u: \"%s\" is set twice", path,
-			    lineno, name);
-			goto out;
+			buf_printf(err, "%s:%u: \"%s\" is set twice", name,
+			    lineno, key);
+			return -1;
 		}
 		seen[k] = 1;
 		if (conf_assign(c, k, value, err) == -1) {
-			struct buf tmp;
-			buf_init(&tmp, 1024);
-			buf_printf(&tmp, "%s:%u: %s", path, lineno, buf_str(err));
+			buf_init(&msg, 1024);
+			buf_printf(&msg, "%s:%u: %s", name, lineno, buf_str(err));
 			buf_reset(err);
-			buf_puts(err, buf_str(&tmp));
-			buf_free(&tmp);
-			goto out;
+			buf_puts(err, buf_str(&msg));
+			buf_free(&msg);
+			return -1;
 		}
 	}
-	rc = conf_read_secret_file(c, err);
-out:
+	if (ferror(f)) {
+		buf_printf(err, "%s: read error", name);
+		return -1;
+	}
+	return conf_read_secret_file(c, err);
+}
+
+int
+conf_load(struct conf *c, const char *path, int must_exist, struct buf *err)
+{
+	FILE *f;
+	int rc;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		int e = errno;
+
+		conf_defaults(c);
+		if (e == ENOENT && !must_exist)
+			return 0;
+		buf_printf(err, "%s: %s", path, strerror(e));
+		return -1;
+	}
+	rc = conf_load_stream(c, f, path, err);
 	fclose(f);
 	return rc;
 }

@@ -68,6 +68,10 @@ void	 conf_defaults(struct conf *);
  * must_exist. Errors name the file, line and setting. */
 int	 conf_load(struct conf *, const char *path, int must_exist,
 	    struct buf *err);
+/* The same, from an open stream; name is used in messages and as the path
+ * shown by conf_dump. The caller closes the stream. */
+int	 conf_load_stream(struct conf *, FILE *, const char *name,
+	    struct buf *err);
 /* Sets one value by name, with the same checks as a file line. */
 int	 conf_set(struct conf *, const char *name, const char *value,
 	    struct buf *err);
