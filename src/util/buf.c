@@ -20,7 +20,9 @@ buf_reserve(struct buf *b, size_t extra)
 	size_t need, ncap;
 	char *p;
 
-	if (extra > b->max || b->len > b->max - extra)
+	/* len + extra + 1 (the NUL) must not wrap around either. */
+	if (extra > b->max || b->len > b->max - extra ||
+	    b->len + extra == (size_t)-1)
 		return -1;
 	need = b->len + extra + 1;
 	if (need <= b->cap)
