@@ -87,6 +87,12 @@ conf_default_path(void)
 	return e && *e ? e : SYSCONFDIR "/svc/svc.conf";
 }
 
+/* Text quoted in an error message is cut at 64 bytes ("..." added), so a
+ * long bad value cannot push the message past the caller's buffer cap. */
+#define CONF_QUOTE_MAX 64
+#define CONF_QUOTE(s) (strlen(s) > CONF_QUOTE_MAX ? CONF_QUOTE_MAX : \
+	(int)strlen(s)), (s), (strlen(s) > CONF_QUOTE_MAX ? "..." : "")
+
 static int
 conf_find(const char *name)
 {
@@ -109,15 +115,16 @@ conf_assign(struct conf *c, int k, const char *value, struct buf *err)
 	switch (s->type) {
 	case CONF_TYPE_INT:
 		if (strparse_long(value, s->min, s->max, &v) == -1) {
-			buf_printf(err, "%s: \"%s\" is not an integer in %ld..%ld",
-			    s->name, value, s->min, s->max);
+			buf_printf(err, "%s: \"%.*s%s\" is not an integer in "
+			    "%ld..%ld", s->name, CONF_QUOTE(value), s->min,
+			    s->max);
 			return -1;
 		}
 		break;
 	case CONF_TYPE_BOOL:
 		if (strparse_bool(value, &b) == -1) {
-			buf_printf(err, "%s: \"%s\" is not yes or no", s->name,
-			    value);
+			buf_printf(err, "%s: \"%.*s%s\" is not yes or no",
+			    s->name, CONF_QUOTE(value));
 			return -1;
 		}
 		v = b;
@@ -154,7 +161,7 @@ conf_set(struct conf *c, const char *name, const char *value, struct buf *err)
 	int k = conf_find(name);
 
 	if (k == -1) {
-		buf_printf(err, "unknown setting \"%s\"", name);
+		buf_printf(err, "unknown setting \"%.*s%s\"", CONF_QUOTE(name));
 		return -1;
 	}
 	return conf_assign(c, k, value, err);
@@ -209,8 +216,8 @@ conf_load_stream(struct conf *c, FILE *f, const char *name, struct buf *err)
 		key = strparse_trim(p);
 		value = strparse_trim(eq + 1);
 		if ((k = conf_find(key)) == -1) {
-			buf_printf(err, "%s:%u: unknown setting \"%s\"", name,
-			    lineno, key);
+			buf_printf(err, "%s:%u: unknown setting \"%.*s%s\"",
+			    name, lineno, CONF_QUOTE(key));
 			return -1;
 		}
 		if (seen[k]) {
@@ -220,7 +227,7 @@ conf_load_stream(struct conf *c, FILE *f, const char *name, struct buf *err)
 		}
 		seen[k] = 1;
 		if (conf_assign(c, k, value, err) == -1) {
-			buf_init(&msg, 1024);
+			buf_init(&msg, BUF_NOMAX);
 			buf_printf(&msg, "%s:%u: %s", name, lineno, buf_str(err));
 			buf_reset(err);
 			buf_puts(err, buf_str(&msg));
