@@ -23,6 +23,11 @@ http_header_in(const struct http_req *r, const char *name)
 	char var[128];
 	size_t i, n = strlen(name);
 
+	/* CGI (RFC 3875) passes these two without the HTTP_ prefix. */
+	if (strcasecmp(name, "Content-Type") == 0)
+		return http_param(r, "CONTENT_TYPE");
+	if (strcasecmp(name, "Content-Length") == 0)
+		return http_param(r, "CONTENT_LENGTH");
 	if (n + 6 >= sizeof(var))
 		return NULL;
 	memcpy(var, "HTTP_", 5);
