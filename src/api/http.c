@@ -44,16 +44,22 @@ http_read_body(struct http_req *r, size_t max)
 	char chunk[65536];
 	long n;
 
+	/* body_read: 0 not yet, 1 read whole, -1 too long or read error. */
 	if (r->body_read)
-		return 0;
-	r->body_read = 1;
+		return r->body_read < 0 ? -1 : 0;
+	r->body_read = -1;
 	buf_init(&r->body, max);
-	if (r->read == NULL)
+	if (r->read == NULL) {
+		r->body_read = 1;
 		return 0;
+	}
 	while ((n = r->read(r->io, chunk, sizeof(chunk))) > 0)
 		if (buf_append(&r->body, chunk, (size_t)n) == -1)
 			return -1;
-	return n < 0 ? -1 : 0;
+	if (n < 0)
+		return -1;
+	r->body_read = 1;
+	return 0;
 }
 
 static int
