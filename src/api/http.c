@@ -243,6 +243,56 @@ http_json(struct http_resp *r, int status, json_t *obj)
 	json_decref(obj);
 }
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), 0 if there is none. */
+static size_t
+http_utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	unsigned long cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)	/* also stops at the NUL */
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/* Replaces each byte that is not part of well-formed UTF-8 with '?', so that
+ * a message quoting request text (or cut inside a character) stays a JSON
+ * string: jansson refuses invalid UTF-8 and the error object would be lost. */
+static void
+http_utf8_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t n;
+
+	while (*p) {
+		if ((n = http_utf8_len(p)) == 0) {
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+}
+
 void
 http_error(struct http_resp *r, int status, const char *code,
     json_t *details, const char *fmt, ...)
@@ -253,6 +303,7 @@ http_error(struct http_resp *r, int status, const char *code,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	http_utf8_clean(msg);
 	r->error_code = code;
 	http_json(r, status, json_pack("{s:{s:s,s:s,s:o}}", "error", "code",
 	    code, "message", msg, "details", details ? details : json_null()));
