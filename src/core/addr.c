@@ -384,13 +384,24 @@ addr_domain_check(const char *s, size_t n, struct addr_domain *d)
 		    memcmp(d->ascii + i, "xn--", 4) == 0)
 			idn = 1;
 	if (idn) {
+		/* libidn2 accepts some A-labels whose U-label it would refuse
+		 * (e.g. "xn--" labels that decode to U+00AF): demand that the
+		 * U-label form converts back to the very same A-labels. */
 		d->flags |= ADDR_F_IDN;
 		rc = idn2_to_unicode_8z8z(d->ascii, &o, 0);
-		if (rc == IDN2_OK && strlen(o) <= ADDR_DOMAIN_MAX) {
-			k = strlen(o);
-			memcpy(d->domain, o, k + 1);
-		} else
-			memcpy(d->domain, d->ascii, alen + 1);
+		if (rc != IDN2_OK || (k = strlen(o)) > ADDR_DOMAIN_MAX) {
+			free(o);
+			return ADDR_DOMAIN_IDN;
+		}
+		memcpy(d->domain, o, k + 1);
+		free(o);
+		o = NULL;
+		rc = idn2_to_ascii_8z(d->domain, &o,
+		    IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
+		if (rc != IDN2_OK || strcmp(o, d->ascii) != 0) {
+			free(o);
+			return ADDR_DOMAIN_IDN;
+		}
 		free(o);
 	} else
 		memcpy(d->domain, d->ascii, alen + 1);

@@ -247,6 +247,10 @@ static const struct acase invalid_cases[] = {
 	BAD("user@١٢٣.com", ADDR_DOMAIN_IDN),
 	BAD("user@ex\xc2\xa0" "ample.com", ADDR_DOMAIN_BAD_CHAR),	/* no-break space */
 	BAD("user@-bücher.de", ADDR_DOMAIN_BAD_HYPHEN),
+	/* found by fuzzing: libidn2 takes this A-label, but its U-label
+	 * (U+00AF macrons) does not convert back */
+	BAD("user@xn--bbbubbbbbbbbbbbbhpbbbzbbbb-pbbbbbbbbbbbbbbbb.com",
+	    ADDR_DOMAIN_IDN),
 };
 
 static int
