@@ -78,7 +78,7 @@ static const char *const smtp_classify_disabled[] = {
 static const char *const smtp_classify_sender[] = {
 	"sender address rejected", "sender rejected", "sender verify failed",
 	"sender verification failed", "sender domain", "sender unknown",
-	"unknown sender", "mail from", "envelope sender", "invalid sender",
+	"unknown sender", "envelope sender", "invalid sender",
 	"sender not", NULL
 };
 

@@ -884,6 +884,10 @@ test_classify_raw_arguments(void **state)
 	    "user unknown (anti-spam gateway)"), V(BLOCKED));
 	assert_int_equal(smtp_classify_rcpt(550, NULL,
 	    "UNBLOCKED: user unknown"), V(MAILBOX_NOT_FOUND));
+	/* a recipient verdict that merely mentions the sender */
+	assert_int_equal(smtp_classify_rcpt(550, NULL,
+	    "Recipient address rejected: user unknown (mail from "
+	    "<s@x.example>)"), V(MAILBOX_NOT_FOUND));
 }
 
 static void
