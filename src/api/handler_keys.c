@@ -112,6 +112,9 @@ handler_keys_create(struct api_call *c)
 		return;
 	memset(&s, 0, sizeof(s));
 	s.account_id = c->key.account_id;
+	/* A key made by an organization's key belongs to that organization
+	 * (its pool and api_rate_limit); an account's own key makes own keys. */
+	s.org_id = c->key.org_id[0] ? c->key.org_id : NULL;
 	s.rate_limit = -1;
 	buf_init(&scopes, 1024);
 	buf_init(&allow, 4096);

@@ -1,9 +1,13 @@
 /* router.c: maps method and path to a handler and runs the checks the spec
- * puts in front of every endpoint, in this order: route (404/405), client
- * address, key (401), IP allowlist (403), rate limit (429, every response
- * carries X-RateLimit-*), subscription (403), scope (403), body size
- * (411/413), then the handler. Requests without a usable key are counted in
- * the anonymous bucket of their IP address. */
+ * puts in front of every endpoint, in this order: client address (X-Forwarded-
+ * For believed only from trusted_proxies), key lookup, rate limit (429; every
+ * response carries X-RateLimit-*), the key's IP allowlist (403), a bad,
+ * expired or revoked key (401), route (404, 405 with Allow), a missing key
+ * (401), subscription (403), scope (403), body size (411/413), then the
+ * handler, with Idempotency-Key around it where the route creates something.
+ * A request without a usable key (none, bad, or from outside its allowlist)
+ * is counted in the anonymous bucket of its address, so guessing keys or
+ * knocking on unknown paths is rate limited too. */
 #include "api/router.h"
 #include "core/idempotency.h"
 #include "util/log.h"
@@ -348,6 +352,8 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (ar == AUTH_OK && !router_ip_allowed(&c->key, c->req->client_ip))
 		ip_refused = 1;
 	c->authenticated = ar == AUTH_OK && !ip_refused;
+	if (ar == AUTH_OK)
+		memcpy(c->account_for_log, c->key.account_id, IDS_MAX);
 	if (c->authenticated) {
 		snprintf(bucket, sizeof(bucket), "acct:%s", c->key.account_id);
 		limit = auth_key_rate_limit(&c->key);
@@ -482,14 +488,13 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 	c.ctx = ctx;
 	c.req = req;
 	c.resp = resp;
+	c.account_for_log = account_for_log;
 	account_for_log[0] = '\0';
 	router_client_ip(ctx, req);
 	buf_init(&allow, 256);
 	rt = router_find(req, c.params, &allow);
 	if (router_gate(&c, rt) == -1)
 		goto out;
-	if (c.authenticated)
-		memcpy(account_for_log, c.key.account_id, IDS_MAX);
 	if (rt == NULL && allow.len) {
 		http_set_header(resp, "Allow", buf_str(&allow));
 		http_error(resp, 405, "method_not_allowed", NULL,

@@ -1,0 +1,324 @@
+#!/bin/bash
+# test_api_platform.sh: the foundation's rules, checked by HTTP through
+# lighttpd and svc-api against a real MariaDB: authentication, scopes, IP
+# allowlists with trusted proxies, subscriptions, rate limits (tiers, key and
+# organization overrides, anonymous buckets by address, concurrency across
+# responder processes), credits, the key management API, Idempotency-Key,
+# routing errors, body limits, request ids and the request log.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+it_conf_add "trusted_proxies = 127.0.0.1/32"
+it_stack_start
+
+PRO=$(it_account pro 250)
+PRO_KEY=$(it_key "$PRO" '*')
+
+# Unauthenticated requests share the anonymous bucket of their address, so
+# each case that makes some comes from its own loopback address.
+from() { echo "--interface 127.0.0.$1"; }
+
+t_missing_key() {
+    API_KEY= http GET /v1/credits "" $(from 11)
+    expect_status 401 && expect_json .error.code unauthorized &&
+        expect_json .error.details null && expect_header X-Request-Id &&
+        expect_header X-RateLimit-Limit 5 && expect_header X-RateLimit-Remaining 4
+}
+t_case "a request without a key gets 401 unauthorized with the error object and rate-limit headers" t_missing_key
+
+t_bad_keys() {
+    local k
+    for k in "svc_live_short" "Basic Zm9vOmJhcg==" "svc_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" \
+            "svc_nope_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"; do
+        API_KEY= http GET /v1/credits "" -H "Authorization: Bearer $k" $(from 12)
+        expect_status 401 || return 1
+        expect_json .error.code unauthorized || return 1
+    done
+}
+t_case "malformed, unknown and foreign keys get 401" t_bad_keys
+
+t_revoked_key() {
+    local key id
+    key=$(it_key "$PRO" 'credits:read')
+    API_KEY=$key http GET /v1/credits; expect_status 200 || return 1
+    id=$(it_sql "SELECT id FROM api_keys WHERE key_hint LIKE '$(printf %.13s "$key")%'")
+    svcadm key revoke "$id"
+    API_KEY=$key http GET /v1/credits ""; expect_status 401 && expect_json .error.message "API key has been revoked"
+}
+t_case "a key revoked with svcadm is refused at once" t_revoked_key
+
+t_expired_key() {
+    local key
+    key=$(it_key "$PRO" 'credits:read' --expires 2099-01-01T00:00:00Z)
+    API_KEY=$key http GET /v1/credits; expect_status 200 || return 1
+    it_sql "UPDATE api_keys SET expires_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE key_hint LIKE '$(printf %.13s "$key")%'"
+    API_KEY=$key http GET /v1/credits; expect_status 401 && expect_json .error.message "API key has expired"
+}
+t_case "an expired key gets 401" t_expired_key
+
+t_scope() {
+    local key
+    key=$(it_key "$PRO" 'jobs:read')
+    API_KEY=$key http GET /v1/credits
+    expect_status 403 && expect_json .error.code insufficient_scope &&
+        expect_json .error.details.required_scope credits:read &&
+        expect_jq '.error.message | contains("credits:read")' || return 1
+    API_KEY=$key http GET /v1/keys; expect_status 403 && expect_json .error.details.required_scope '*' || return 1
+    API_KEY=$key http POST /v1/verify '{"email":"a@b.example"}'
+    expect_status 403 && expect_json .error.details.required_scope verify:single
+}
+t_case "a key without the endpoint's scope gets 403 insufficient_scope naming the scope" t_scope
+
+t_star_scope() {
+    API_KEY=$PRO_KEY http GET /v1/credits; expect_status 200 && expect_json .balance 250
+}
+t_case "the * scope reaches every scoped endpoint" t_star_scope
+
+t_ip_allowlist() {
+    local k4 k6 kl
+    k4=$(it_key "$PRO" 'credits:read' --ip-allow 10.0.0.0/8 --ip-allow 192.0.2.7)
+    k6=$(it_key "$PRO" 'credits:read' --ip-allow 2001:db8::/32)
+    kl=$(it_key "$PRO" 'credits:read' --ip-allow 127.0.0.0/8)
+    API_KEY=$kl http GET /v1/credits; expect_status 200 || return 1
+    API_KEY=$k4 http GET /v1/credits; expect_status 403 && expect_json .error.code ip_not_allowed || return 1
+    API_KEY=$k4 http GET /v1/credits "" -H "X-Forwarded-For: 10.9.8.7"; expect_status 200 || return 1
+    API_KEY=$k4 http GET /v1/credits "" -H "X-Forwarded-For: 192.0.2.7"; expect_status 200 || return 1
+    API_KEY=$k4 http GET /v1/credits "" -H "X-Forwarded-For: 192.0.2.8"; expect_status 403 || return 1
+    # the right-most untrusted hop is the client; a hop added by the
+    # trusted proxy itself is skipped
+    API_KEY=$k4 http GET /v1/credits "" -H "X-Forwarded-For: 10.1.1.1, 192.0.2.8"; expect_status 403 || return 1
+    API_KEY=$k4 http GET /v1/credits "" -H "X-Forwarded-For: 192.0.2.8, 10.1.1.1, 127.0.0.1"; expect_status 200 || return 1
+    API_KEY=$k6 http GET /v1/credits "" -H "X-Forwarded-For: 2001:db8:5::1"; expect_status 200 || return 1
+    API_KEY=$k6 http GET /v1/credits "" -H "X-Forwarded-For: 2001:db9::1"; expect_status 403 || return 1
+    # from an address that is not a trusted proxy, X-Forwarded-For is ignored
+    API_KEY=$k4 http GET /v1/credits "" -H "X-Forwarded-For: 10.9.8.7" $(from 13)
+    expect_status 403 && expect_json .error.code ip_not_allowed
+}
+t_case "IP allowlists (IPv4 and IPv6 CIDR) with X-Forwarded-For believed only from trusted proxies" t_ip_allowlist
+
+t_subscription() {
+    local acc key
+    acc=$(it_account trial 5)
+    key=$(it_key "$acc" '*')
+    API_KEY=$key http GET /v1/credits; expect_status 200 || return 1
+    svcadm account subscription "$acc" inactive
+    API_KEY=$key http GET /v1/credits
+    expect_status 403 && expect_json .error.code subscription_required || return 1
+    API_KEY=$key http GET /rate-limit; expect_status 200 || return 1
+    svcadm account subscription "$acc" active
+    API_KEY=$key http GET /v1/credits; expect_status 200
+}
+t_case "an account without an active subscription gets 403 subscription_required" t_subscription
+
+t_free_tier_limit() {
+    local acc key i now reset retry
+    acc=$(it_account free 0)
+    key=$(it_key "$acc" '*')
+    for i in $(seq 1 10); do
+        API_KEY=$key http GET /v1/credits
+        expect_status 200 || return 1
+        expect_header X-RateLimit-Limit 10 || return 1
+        expect_header X-RateLimit-Remaining $((10 - i)) || return 1
+    done
+    API_KEY=$key http GET /v1/credits
+    expect_status 429 && expect_json .error.code rate_limited && expect_json .error.details.limit 10 &&
+        expect_json .error.details.remaining 0 && expect_header X-RateLimit-Remaining 0 || return 1
+    now=$(date +%s); reset=$(json .error.details.reset_at); retry=$(header_value Retry-After)
+    expect_jq ".error.details.reset_at > $now and .error.details.reset_at <= $now + 61" || return 1
+    [ "$retry" -ge 1 ] && [ "$retry" -le 60 ] || it_fail "Retry-After $retry is not 1..60"
+    expect_eq "X-RateLimit-Reset" "$reset" "$(header_value X-RateLimit-Reset)" || return 1
+    # the window is shared by every key of the account
+    API_KEY=$(it_key "$acc" 'credits:read') http GET /v1/credits; expect_status 429 || return 1
+    # asking how much is left does not use any of it
+    API_KEY=$key http GET /rate-limit
+    expect_status 200 && expect_json .tier free && expect_json .limit 10 && expect_json .used 10 &&
+        expect_json .remaining 0 && expect_json .success true && expect_json .subscription_type free
+}
+t_case "the free tier allows 10 requests a minute, then 429 with Retry-After and details" t_free_tier_limit
+
+t_tier_limits() {
+    local t l acc
+    for t in free:10 trial:30 pro:100 admin:1000; do
+        acc=$(it_account "${t%%:*}" 0)
+        API_KEY=$(it_key "$acc" 'credits:read') http GET /rate-limit
+        expect_json .limit "${t##*:}" || return 1
+        expect_json .tier "${t%%:*}" || return 1
+    done
+}
+t_case "tiers Free 10, Trial 30, Pro 100, Admin 1000 requests per minute" t_tier_limits
+
+t_key_override() {
+    local acc key other
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 3)
+    other=$(it_key "$acc" 'credits:read')
+    for i in 1 2 3; do API_KEY=$key http GET /v1/credits; expect_status 200 || return 1; done
+    API_KEY=$key http GET /v1/credits; expect_status 429 && expect_json .error.details.limit 3 || return 1
+    # the override applies to that key only; the account's tier limit to the others
+    API_KEY=$other http GET /v1/credits; expect_status 200 && expect_header X-RateLimit-Limit 100
+}
+t_case "a key's rate_limit replaces the tier limit for that key only" t_key_override
+
+t_org_limit() {
+    local org acc key own
+    org=$(svcadm org create --name "Acme $RANDOM" --rate-limit 2 --credits 40)
+    acc=$(it_account pro 7)
+    svcadm org add "$org" "$acc"
+    key=$(it_key "$acc" '*' --org "$org")
+    own=$(it_key "$acc" '*')
+    API_KEY=$key http GET /v1/credits; expect_status 200 && expect_header X-RateLimit-Limit 2 || return 1
+    expect_json .balance 7 && expect_json .organization.id "$org" && expect_json .organization.balance 40 || return 1
+    API_KEY=$key http GET /v1/credits; expect_status 200 || return 1
+    API_KEY=$key http GET /v1/credits; expect_status 429 || return 1
+    API_KEY=$own http GET /rate-limit; expect_json .limit 100
+}
+t_case "an organization's api_rate_limit applies to its keys; credits show the organization pool" t_org_limit
+
+t_anonymous_limit() {
+    local i
+    for i in 1 2 3 4 5; do
+        API_KEY= http GET /v1/nothing-here "" $(from 14); expect_status 404 || return 1
+    done
+    API_KEY= http GET /v1/nothing-here "" $(from 14)
+    expect_status 429 && expect_json .error.details.limit 5 || return 1
+    # another address has its own bucket; /rate-limit works without a key
+    API_KEY= http GET /rate-limit "" $(from 15)
+    expect_status 200 && expect_json .tier anonymous && expect_json .limit 5 &&
+        expect_json .remaining 5 && expect_json .subscription_type none
+}
+t_case "anonymous requests are limited to 5 a minute per IP address" t_anonymous_limit
+
+t_concurrent_limit() {
+    local acc key i ok pids=()
+    acc=$(it_account free 0)
+    key=$(it_key "$acc" 'credits:read')
+    for i in $(seq 1 30); do
+        curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $key" "$BASE_URL/v1/credits" \
+            >> "$IT_DIR/concurrent" &
+        pids+=($!)
+    done
+    # only the clients: a bare "wait" would wait for the servers too
+    wait "${pids[@]}"
+    ok=$(grep -c '^200$' "$IT_DIR/concurrent" || true)
+    expect_eq "200 answers out of 30 concurrent requests with a limit of 10" 10 "$ok" || return 1
+    expect_eq "429 answers" 20 "$(grep -c '^429$' "$IT_DIR/concurrent" || true)"
+}
+t_case "30 concurrent requests across responder processes let exactly the limit through" t_concurrent_limit
+
+t_keys_api() {
+    local acc admin created id key
+    acc=$(it_account pro 0)
+    admin=$(it_key "$acc" '*')
+    API_KEY=$admin http POST /v1/keys '{"name":"ci","scopes":["credits:read","jobs:read"],"rate_limit":50,"ip_allowlist":["127.0.0.0/8","::1"]}'
+    expect_status 201 && expect_json .name ci && expect_json '.scopes | join(",")' 'jobs:read,credits:read' &&
+        expect_json .rate_limit 50 && expect_json '.ip_allowlist | length' 2 && expect_json .sandbox false || return 1
+    key=$(json .key); id=$(json .id)
+    [[ $key == svc_live_* ]] || it_fail "new key $key lacks the live prefix"
+    API_KEY=$key http GET /v1/credits; expect_status 200 && expect_header X-RateLimit-Limit 50 || return 1
+    API_KEY=$admin http GET /v1/keys
+    expect_status 200 && expect_jq "[.data[] | select(.id == \"$id\")] | length == 1" || return 1
+    expect_jq '[.data[] | has("key")] | any | not' || return 1
+    expect_jq "(.data[] | select(.id == \"$id\") | .hint) | startswith(\"$(printf %.13s "$key")\")" || return 1
+    API_KEY=$admin http DELETE "/v1/keys/$id"; expect_status 200 && expect_json .revoked true || return 1
+    API_KEY=$key http GET /v1/credits; expect_status 401 || return 1
+    API_KEY=$admin http GET /v1/keys; expect_json "(.data[] | select(.id == \"$id\") | .status)" revoked || return 1
+    # another account's key is not found
+    API_KEY=$PRO_KEY http DELETE "/v1/keys/$id"; expect_status 404 && expect_json .error.code not_found || return 1
+    # sandbox keys carry the test prefix
+    API_KEY=$admin http POST /v1/keys '{"scopes":"verify:single","sandbox":true}'
+    expect_status 201 && expect_jq '.key | startswith("svc_test_")' && expect_json .sandbox true
+}
+t_case "keys are created (shown once), listed by hint, revoked at once through the API" t_keys_api
+
+t_keys_bad_input() {
+    local body field
+    for body in '{"scopes":["root"]}|scopes' '{}|scopes' '{"scopes":["*"],"rate_limit":0}|rate_limit' \
+            '{"scopes":["*"],"rate_limit":"9"}|rate_limit' '{"scopes":["*"],"ip_allowlist":["10.0.0.1/8"]}|ip_allowlist' \
+            '{"scopes":["*"],"ip_allowlist":["nonsense"]}|ip_allowlist' '{"scopes":["*"],"expires_at":"2001-01-01T00:00:00Z"}|expires_at' \
+            '{"scopes":["*"],"sandbox":"yes"}|sandbox' '{"scopes":["*"],"name":7}|name'; do
+        field=${body##*|}
+        API_KEY=$PRO_KEY http POST /v1/keys "${body%|*}"
+        expect_status 400 || return 1
+        expect_json .error.code invalid_email || return 1
+        expect_json .error.details.field "$field" || return 1
+        expect_jq ".error.message | startswith(\"$field\")" || return 1
+    done
+    API_KEY=$PRO_KEY http POST /v1/keys '{"scopes": ['; expect_status 400 && expect_json .error.code invalid_json || return 1
+    API_KEY=$PRO_KEY http POST /v1/keys '[1,2]'; expect_status 400 && expect_json .error.code invalid_json || return 1
+    API_KEY=$PRO_KEY http POST /v1/keys '{"scopes":["*"],"scopes":["*"]}'; expect_status 400 || return 1
+    API_KEY=$PRO_KEY http POST /v1/keys "" -H 'Content-Type: application/xml' --data-binary '<a/>'
+    expect_status 415 && expect_json .error.code unsupported_media_type
+}
+t_case "bad key requests get 400 naming the field, malformed JSON 400 invalid_json, XML 415" t_keys_bad_input
+
+t_body_limits() {
+    head -c $((1024 * 1024 + 10)) /dev/zero | tr '\0' ' ' > "$IT_DIR/big.json"
+    API_KEY=$PRO_KEY http POST /v1/keys "" -H 'Content-Type: application/json' --data-binary "@$IT_DIR/big.json"
+    expect_status 413 && expect_json .error.code file_too_large && expect_json .error.details.limit_bytes 1048576 || return 1
+    API_KEY=$PRO_KEY http POST /v1/verify "" -H 'Content-Type: application/json' --data-binary "@$IT_DIR/big.json"
+    expect_status 413 || return 1
+    # a 100 KB request header is refused by the web server; the next request is served
+    API_KEY=$PRO_KEY http GET /v1/credits "" -H "X-Huge: $(head -c 100000 /dev/zero | tr '\0' a)"
+    [ "$HTTP_STATUS" -ge 400 ] && [ "$HTTP_STATUS" -lt 500 ] || it_fail "huge header answered $HTTP_STATUS"
+    API_KEY=$PRO_KEY http GET /v1/credits; expect_status 200
+}
+t_case "bodies over the limit get 413 before they are read; huge headers are refused" t_body_limits
+
+t_idempotency() {
+    local acc key first id n hash
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" '*')
+    API_KEY=$key http POST /v1/keys '{"name":"once","scopes":["jobs:read"]}' -H 'Idempotency-Key: abc-123'
+    expect_status 201 || return 1
+    first=$HTTP_BODY; id=$(json .id)
+    API_KEY=$key http POST /v1/keys '{"name":"once","scopes":["jobs:read"]}' -H 'Idempotency-Key: abc-123'
+    expect_status 201 && expect_header Idempotent-Replayed true && expect_json .id "$id" || return 1
+    expect_eq "replayed body" "$first" "$HTTP_BODY" || return 1
+    API_KEY=$key http POST /v1/keys '{"name":"twice","scopes":["jobs:read"]}' -H 'Idempotency-Key: abc-123'
+    expect_status 422 && expect_json .error.code idempotency_key_reused || return 1
+    n=$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$acc' AND name = 'once'")
+    expect_eq "keys created under one Idempotency-Key" 1 "$n" || return 1
+    # keys are per account: another account may use the same key string
+    API_KEY=$PRO_KEY http POST /v1/keys '{"name":"once","scopes":["jobs:read"]}' -H 'Idempotency-Key: abc-123'
+    expect_status 201 && [ "$(json .id)" != "$id" ] || it_fail "another account's request was replayed" || return 1
+    # a request still running answers 409
+    # (the hash is SHA-256 over method, path and body, as idempotency.c has it)
+    hash=$(printf 'POST\n/v1/keys\n{"scopes":["jobs:read"]}' | sha256sum | cut -c1-64)
+    it_sql "INSERT INTO idempotency_keys (account_id, idem_key, request_hash, state, created_at) VALUES ('$acc', 'busy', UNHEX('$hash'), 'running', UTC_TIMESTAMP(3))"
+    API_KEY=$key http POST /v1/keys '{"scopes":["jobs:read"]}' -H 'Idempotency-Key: busy'
+    expect_status 409 && expect_json .error.code idempotency_key_in_use || return 1
+    API_KEY=$key http POST /v1/keys '{"scopes":["jobs:read"]}' -H "Idempotency-Key: $(head -c 256 /dev/zero | tr '\0' k)"
+    expect_status 400 && expect_jq '.error.message | startswith("Idempotency-Key")'
+}
+t_case "Idempotency-Key replays the same request, refuses another body (422) and a running one (409)" t_idempotency
+
+t_routing() {
+    API_KEY=$PRO_KEY http GET /v1/nope; expect_status 404 && expect_json .error.code not_found || return 1
+    API_KEY=$PRO_KEY http PUT /v1/credits; expect_status 405 && expect_json .error.code method_not_allowed &&
+        expect_header Allow GET || return 1
+    API_KEY=$PRO_KEY http POST /v1/jobs/job_x/progress '{}'; expect_status 405 && expect_header Allow GET || return 1
+    API_KEY=$PRO_KEY http GET /v1/jobs; expect_status 501 && expect_json .error.code not_implemented || return 1
+    API_KEY=$PRO_KEY http GET "/v1/credits?x=1&y=%zz"; expect_status 200
+}
+t_case "unknown paths 404, wrong methods 405 with Allow, unimplemented endpoints 501" t_routing
+
+t_request_ids() {
+    local id
+    API_KEY=$PRO_KEY http GET /v1/credits "" -H 'X-Request-Id: trace-42.a_b'
+    expect_header X-Request-Id trace-42.a_b || return 1
+    API_KEY=$PRO_KEY http GET /v1/credits "" -H 'X-Request-Id: bad id!'
+    id=$(header_value X-Request-Id)
+    [[ $id == req_* ]] || it_fail "a malformed client id was not replaced: $id" || return 1
+    grep -q "event=request req=trace-42.a_b method=GET path=\"/v1/credits\" status=200 .*account=$PRO" "$IT_DIR/log/svc.log" ||
+        it_fail "no request log line for trace-42.a_b"
+    [ "$(grep -c 'req=trace-42.a_b ' "$IT_DIR/log/svc.log")" = 1 ] || it_fail "not exactly one log line for the request"
+}
+t_case "every response has X-Request-Id, a client's plain id is kept, one log line per request" t_request_ids
+
+t_ledger_totals() {
+    expect_eq "svcadm credits check" ok "$(svcadm credits check "$PRO")" || return 1
+    expect_eq "svcadm credits grant prints the balance" 260 "$(svcadm credits grant "$PRO" 10)" || return 1
+    API_KEY=$PRO_KEY http GET /v1/credits; expect_json .balance 260 && expect_json .used 0 && expect_json .refunded 0
+}
+t_case "granted credits are ledger rows and the balance follows them" t_ledger_totals
+
+t_done
