@@ -28,6 +28,7 @@ struct api_call {
 	struct ratelimit_status rl;
 	char		 params[API_MAX_PARAMS][256];
 	size_t		 body_max;	/* the route's body limit */
+	char		*account_for_log; /* IDS_MAX bytes, "" when none */
 };
 
 typedef void (*api_handler_fn)(struct api_call *);
