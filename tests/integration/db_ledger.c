@@ -1,0 +1,285 @@
+/* db_ledger.c: the credit ledger and the Idempotency-Key store against a
+ * real MariaDB (SVC_CONF names it; tests/integration/test_ledger.sh starts
+ * one). Covers what HTTP cannot reach yet: charges that would overdraw,
+ * charges and refunds that happen at most once per ref, totals that always
+ * equal the ledger, and both under concurrent processes. */
+#include "core/accounts.h"
+#include "core/db.h"
+#include "core/idempotency.h"
+#include "core/ledger.h"
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static struct conf conf;
+
+static struct db *
+open_db(void)
+{
+	struct db *db;
+	struct buf err;
+
+	buf_init(&err, 1024);
+	if (db_open(&conf, 1, &db, &err) != DB_OK) {
+		fprintf(stderr, "db_open: %s\n", buf_str(&err));
+		fail();
+	}
+	buf_free(&err);
+	return db;
+}
+
+static void
+new_account(struct db *db, long long credits, char id[IDS_MAX])
+{
+	char email[64];
+	struct buf why;
+
+	buf_init(&why, 256);
+	snprintf(email, sizeof(email), "l%ld%d@example.com", (long)getpid(),
+	    rand());
+	assert_int_equal(accounts_create(db, email, AUTH_TIER_PRO, id, &why),
+	    ACCOUNTS_OK);
+	if (credits) {
+		assert_int_equal(db_begin(db), DB_OK);
+		assert_int_equal(ledger_grant(db, id, id, credits, "test"),
+		    LEDGER_OK);
+		assert_int_equal(db_commit(db), DB_OK);
+	}
+	buf_free(&why);
+}
+
+static enum ledger_err
+charge(struct db *db, const char *pool, long long n, const char *ref,
+    long long *avail)
+{
+	enum ledger_err rc;
+
+	assert_int_equal(db_begin(db), DB_OK);
+	rc = ledger_charge(db, pool, pool, n, ref, avail);
+	if (rc == LEDGER_OK)
+		assert_int_equal(db_commit(db), DB_OK);
+	else
+		db_rollback(db);
+	return rc;
+}
+
+static void
+assert_totals(struct db *db, const char *pool, long long bal, long long used,
+    long long refunded)
+{
+	struct ledger_totals t;
+	int equal = 0;
+
+	assert_int_equal(ledger_totals(db, pool, &t), LEDGER_OK);
+	assert_int_equal(t.balance, bal);
+	assert_int_equal(t.used, used);
+	assert_int_equal(t.refunded, refunded);
+	assert_int_equal(ledger_verify(db, pool, &equal), LEDGER_OK);
+	assert_true(equal);
+}
+
+static void
+test_charge_beyond_balance_writes_nothing_and_reports_available(void **st)
+{
+	struct db *db = open_db();
+	char acc[IDS_MAX];
+	long long avail = -1;
+
+	(void)st;
+	new_account(db, 5, acc);
+	assert_int_equal(charge(db, acc, 6, NULL, &avail), LEDGER_INSUFFICIENT);
+	assert_int_equal(avail, 5);
+	assert_totals(db, acc, 5, 0, 0);
+	assert_int_equal(charge(db, acc, 5, NULL, &avail), LEDGER_OK);
+	assert_int_equal(avail, 0);
+	assert_totals(db, acc, 0, 5, 0);
+	db_close(db);
+}
+
+static void
+test_charge_and_refund_happen_once_per_ref(void **st)
+{
+	struct db *db = open_db();
+	char acc[IDS_MAX];
+	long long avail;
+
+	(void)st;
+	new_account(db, 100, acc);
+	assert_int_equal(charge(db, acc, 40, "job:x:charge", &avail), LEDGER_OK);
+	assert_int_equal(charge(db, acc, 40, "job:x:charge", &avail),
+	    LEDGER_ALREADY);
+	assert_totals(db, acc, 60, 40, 0);
+	assert_int_equal(db_begin(db), DB_OK);
+	assert_int_equal(ledger_refund(db, acc, acc, 7, "job:x:refund"),
+	    LEDGER_OK);
+	assert_int_equal(db_commit(db), DB_OK);
+	assert_int_equal(db_begin(db), DB_OK);
+	assert_int_equal(ledger_refund(db, acc, acc, 7, "job:x:refund"),
+	    LEDGER_ALREADY);
+	db_rollback(db);
+	assert_totals(db, acc, 67, 40, 7);
+	db_close(db);
+}
+
+static void
+test_zero_charge_writes_nothing(void **st)
+{
+	struct db *db = open_db();
+	char acc[IDS_MAX];
+	long long avail;
+
+	(void)st;
+	new_account(db, 0, acc);
+	assert_int_equal(charge(db, acc, 0, "sandbox", &avail), LEDGER_OK);
+	assert_totals(db, acc, 0, 0, 0);
+	db_close(db);
+}
+
+/* Eight processes each try 40 one-credit charges against 100 credits:
+ * exactly 100 succeed and the balance ends at 0, never below. */
+static void
+test_concurrent_charges_never_overdraw(void **st)
+{
+	struct db *db = open_db();
+	char acc[IDS_MAX];
+	int i, status, ok = 0;
+	int pipefd[2];
+
+	(void)st;
+	new_account(db, 100, acc);
+	db_close(db);
+	assert_int_equal(pipe(pipefd), 0);
+	for (i = 0; i < 8; i++) {
+		if (fork() == 0) {
+			struct db *d = open_db();
+			int j, mine = 0;
+			long long avail;
+			enum ledger_err rc;
+			close(pipefd[0]);
+			for (j = 0; j < 40; j++) {
+				do
+					rc = charge(d, acc, 1, NULL, &avail);
+				while (rc == LEDGER_RETRY);
+				mine += rc == LEDGER_OK;
+			}
+			if (write(pipefd[1], &mine, sizeof(mine)) < 0)
+				_exit(2);
+			db_close(d);
+			_exit(0);
+		}
+	}
+	close(pipefd[1]);
+	for (i = 0; i < 8; i++) {
+		int n = 0;
+		assert_int_equal(read(pipefd[0], &n, sizeof(n)), sizeof(n));
+		ok += n;
+	}
+	while (wait(&status) > 0)
+		assert_int_equal(WEXITSTATUS(status), 0);
+	close(pipefd[0]);
+	assert_int_equal(ok, 100);
+	db = open_db();
+	assert_totals(db, acc, 0, 100, 0);
+	db_close(db);
+}
+
+/* Six processes begin the same Idempotency-Key at once: one proceeds. */
+static void
+test_concurrent_idempotency_begin_lets_one_proceed(void **st)
+{
+	struct db *db = open_db();
+	char acc[IDS_MAX];
+	uint8_t hash[32];
+	int i, status, proceeds = 0, others = 0;
+
+	(void)st;
+	new_account(db, 0, acc);
+	db_close(db);
+	idempotency_request_hash("POST", "/v1/verify/bulk", "{}", 2, hash);
+	for (i = 0; i < 6; i++)
+		if (fork() == 0) {
+			struct db *d = open_db();
+			struct buf body;
+			int code = 0;
+			buf_init(&body, BUF_NOMAX);
+			_exit(idempotency_begin(d, acc, "same-key", hash, &code,
+			    &body) == IDEMPOTENCY_PROCEED ? 10 : 11);
+		}
+	while (wait(&status) > 0) {
+		proceeds += WEXITSTATUS(status) == 10;
+		others += WEXITSTATUS(status) == 11;
+	}
+	assert_int_equal(proceeds, 1);
+	assert_int_equal(others, 5);
+}
+
+static void
+test_idempotency_replays_stored_response_and_expires(void **st)
+{
+	struct db *db = open_db();
+	char acc[IDS_MAX];
+	uint8_t hash[32], other[32];
+	struct buf body;
+	int code = 0;
+
+	(void)st;
+	new_account(db, 0, acc);
+	buf_init(&body, BUF_NOMAX);
+	idempotency_request_hash("POST", "/v1/keys", "{\"a\":1}", 7, hash);
+	idempotency_request_hash("POST", "/v1/keys", "{\"a\":2}", 7, other);
+	assert_int_equal(idempotency_begin(db, acc, "k1", hash, &code, &body),
+	    IDEMPOTENCY_PROCEED);
+	assert_int_equal(idempotency_begin(db, acc, "k1", hash, &code, &body),
+	    IDEMPOTENCY_IN_USE);
+	assert_int_equal(idempotency_finish(db, acc, "k1", 201, "{\"ok\":1}",
+	    8), DB_OK);
+	assert_int_equal(idempotency_begin(db, acc, "k1", hash, &code, &body),
+	    IDEMPOTENCY_REPLAY);
+	assert_int_equal(code, 201);
+	assert_string_equal(buf_str(&body), "{\"ok\":1}");
+	assert_int_equal(idempotency_begin(db, acc, "k1", other, &code, &body),
+	    IDEMPOTENCY_MISMATCH);
+	/* past 24 hours the key is forgotten by housekeeping */
+	assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET created_at ="
+	    " created_at - INTERVAL 25 HOUR WHERE account_id = ?",
+	    DB_ARGS(DBP_STR(acc)), NULL), DB_OK);
+	assert_true(idempotency_expire(db) >= 1);
+	assert_int_equal(idempotency_begin(db, acc, "k1", other, &code, &body),
+	    IDEMPOTENCY_PROCEED);
+	/* an abandoned (5xx) request may run again */
+	idempotency_abandon(db, acc, "k1");
+	assert_int_equal(idempotency_begin(db, acc, "k1", other, &code, &body),
+	    IDEMPOTENCY_PROCEED);
+	buf_free(&body);
+	db_close(db);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_charge_beyond_balance_writes_nothing_and_reports_available),
+		cmocka_unit_test(test_charge_and_refund_happen_once_per_ref),
+		cmocka_unit_test(test_zero_charge_writes_nothing),
+		cmocka_unit_test(test_concurrent_charges_never_overdraw),
+		cmocka_unit_test(test_concurrent_idempotency_begin_lets_one_proceed),
+		cmocka_unit_test(test_idempotency_replays_stored_response_and_expires),
+	};
+	struct buf err;
+	const char *path = getenv("SVC_CONF");
+
+	buf_init(&err, 1024);
+	if (path == NULL || conf_load(&conf, path, 1, &err) == -1) {
+		fprintf(stderr, "db_ledger: set SVC_CONF to a test svc.conf "
+		    "(%s)\n", buf_str(&err));
+		return 77;
+	}
+	srand((unsigned)getpid());
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
