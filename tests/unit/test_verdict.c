@@ -1,0 +1,209 @@
+/* test_verdict.c: every row of API.md's classification table, the score
+ * formula, the catch-all send verdict and the trap local-part patterns. */
+#include "core/verdict.h"
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+static const struct {
+	enum verdict_kind kind;
+	const char *status, *reason, *sub, *classification;
+} rows[] = {
+	{ VERDICT_K_ACCEPTED, "deliverable", "accepted_email", NULL, "valid" },
+	{ VERDICT_K_ROLE, "risky", "role_based", "role_based", "risky" },
+	{ VERDICT_K_INVALID_SYNTAX, "undeliverable", "invalid_syntax", NULL, "invalid" },
+	{ VERDICT_K_INVALID_DOMAIN, "undeliverable", "invalid_domain", NULL, "invalid" },
+	{ VERDICT_K_NO_MX, "undeliverable", "no_mx_record", NULL, "invalid" },
+	{ VERDICT_K_REJECTED, "undeliverable", "rejected_email", "mailbox_not_found", "invalid" },
+	{ VERDICT_K_DISABLED, "undeliverable", "account_disabled", "account_disabled", "invalid" },
+	{ VERDICT_K_FULL, "risky", "mailbox_full", "mailbox_full", "risky" },
+	{ VERDICT_K_CATCH_ALL, "unknown", "catch_all", "catch_all", "catch_all" },
+	{ VERDICT_K_DISPOSABLE, "undeliverable", "disposable_email", "disposable", "disposable" },
+	{ VERDICT_K_SPAM_TRAP, "risky", "spam_trap", "spam_trap", "risky" },
+	{ VERDICT_K_COMPLAINER, "risky", "known_complainer", "known_complainer", "risky" },
+	{ VERDICT_K_GREYLISTED, "unknown", "unknown", "greylisted", "unknown" },
+	{ VERDICT_K_BLOCKED, "unknown", "unknown", "smtp_blocked", "unknown" },
+	{ VERDICT_K_UNREACHABLE, "unknown", "unknown", "smtp_unreachable", "unknown" },
+	{ VERDICT_K_DNS_ERROR, "unknown", "unknown", "dns_error", "unknown" },
+	{ VERDICT_K_UNDETERMINED, "unknown", "unknown", NULL, "unknown" },
+};
+
+static void
+assert_opt_string(const char *want, const char *got)
+{
+	if (want == NULL)
+		assert_null(got);
+	else
+		assert_string_equal(want, got);
+}
+
+static void
+test_every_table_row_maps_to_the_api_vocabulary(void **st)
+{
+	size_t i;
+
+	(void)st;
+	assert_int_equal(sizeof(rows) / sizeof(rows[0]), VERDICT_KIND__MAX);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct verdict v = verdict_of(rows[i].kind, 0);
+		enum verdict_kind back;
+		assert_string_equal(verdict_status_names[v.status], rows[i].status);
+		assert_string_equal(verdict_reason_names[v.reason], rows[i].reason);
+		assert_opt_string(rows[i].sub, verdict_sub_names[v.sub]);
+		assert_string_equal(verdict_class_names[v.classification],
+		    rows[i].classification);
+		assert_int_equal(verdict_parse_kind(verdict_kind_names[i], &back), 0);
+		assert_int_equal(back, rows[i].kind);
+	}
+}
+
+static void
+test_typo_sets_possible_typo_only_for_syntax_and_domain(void **st)
+{
+	(void)st;
+	assert_string_equal(verdict_sub_names[verdict_of(VERDICT_K_INVALID_SYNTAX, 1).sub],
+	    "possible_typo");
+	assert_string_equal(verdict_sub_names[verdict_of(VERDICT_K_INVALID_DOMAIN, 1).sub],
+	    "possible_typo");
+	assert_null(verdict_sub_names[verdict_of(VERDICT_K_NO_MX, 1).sub]);
+	assert_string_equal(verdict_sub_names[verdict_of(VERDICT_K_REJECTED, 1).sub],
+	    "mailbox_not_found");
+}
+
+static void
+test_bulk_classification_maps_to_status_as_the_spec_says(void **st)
+{
+	int k;
+
+	(void)st;
+	for (k = 0; k < VERDICT_KIND__MAX; k++) {
+		struct verdict v = verdict_of((enum verdict_kind)k, 0);
+		switch (v.classification) {
+		case VERDICT_C_VALID:
+			assert_int_equal(v.status, VERDICT_DELIVERABLE);
+			break;
+		case VERDICT_C_INVALID:
+		case VERDICT_C_DISPOSABLE:
+			assert_int_equal(v.status, VERDICT_UNDELIVERABLE);
+			break;
+		case VERDICT_C_CATCH_ALL:
+		case VERDICT_C_UNKNOWN:
+			assert_int_equal(v.status, VERDICT_UNKNOWN);
+			break;
+		default:
+			assert_int_equal(v.status, VERDICT_RISKY);
+		}
+	}
+}
+
+static void
+test_score_formula(void **st)
+{
+	static const struct {
+		enum verdict_kind k;
+		enum verdict_catch_all ca;
+		int free_provider, tls, want;
+	} cases[] = {
+		{ VERDICT_K_ACCEPTED, VERDICT_CA_NONE, 0, 1, 95 },
+		{ VERDICT_K_ACCEPTED, VERDICT_CA_NONE, 1, 1, 90 },
+		{ VERDICT_K_ACCEPTED, VERDICT_CA_NONE, 0, 0, 92 },
+		{ VERDICT_K_ACCEPTED, VERDICT_CA_NONE, 1, 0, 87 },
+		{ VERDICT_K_ROLE, VERDICT_CA_NONE, 1, 1, 70 },
+		{ VERDICT_K_CATCH_ALL, VERDICT_CA_SEND_SAFE, 0, 1, 65 },
+		{ VERDICT_K_CATCH_ALL, VERDICT_CA_SEND_WITH_CAUTION, 0, 1, 50 },
+		{ VERDICT_K_CATCH_ALL, VERDICT_CA_AVOID, 1, 0, 17 },
+		{ VERDICT_K_REJECTED, VERDICT_CA_NONE, 0, 0, 0 },
+		{ VERDICT_K_DISABLED, VERDICT_CA_NONE, 0, 0, 2 },
+		{ VERDICT_K_FULL, VERDICT_CA_NONE, 0, 1, 30 },
+		{ VERDICT_K_GREYLISTED, VERDICT_CA_NONE, 0, 0, 45 },
+		{ VERDICT_K_DNS_ERROR, VERDICT_CA_NONE, 0, 0, 35 },
+		{ VERDICT_K_SPAM_TRAP, VERDICT_CA_NONE, 0, 0, 5 },
+	};
+	size_t i;
+
+	(void)st;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct verdict v = verdict_of(cases[i].k, 0);
+		struct verdict_facts f = { .free_provider = cases[i].free_provider,
+		    .tls = cases[i].tls };
+		int s = verdict_score(&v, cases[i].ca, &f);
+		assert_in_range(s, 0, 100);
+		assert_int_equal(s, cases[i].want);
+	}
+}
+
+static void
+test_catch_all_verdict_heuristic(void **st)
+{
+	static const struct {
+		const char *local;
+		int web, role;
+		enum verdict_catch_all want;
+	} cases[] = {
+		{ "jane.doe", 1, 0, VERDICT_CA_SEND_SAFE },
+		{ "jdoe", 1, 0, VERDICT_CA_SEND_SAFE },
+		{ "mary_ann", 1, 0, VERDICT_CA_SEND_SAFE },
+		{ "jane.doe", 0, 0, VERDICT_CA_AVOID },
+		{ "info", 1, 1, VERDICT_CA_AVOID },
+		{ "user84920", 1, 0, VERDICT_CA_AVOID },
+		{ "a3f9c2e81b7d4e0f", 1, 0, VERDICT_CA_AVOID },
+		{ "xkcdqrst", 1, 0, VERDICT_CA_AVOID },
+		{ "jane.doe.2021", 1, 0, VERDICT_CA_SEND_WITH_CAUTION },
+		{ "j.d.smith", 1, 0, VERDICT_CA_SEND_WITH_CAUTION },
+		{ "x", 1, 0, VERDICT_CA_SEND_WITH_CAUTION },
+	};
+	size_t i;
+
+	(void)st;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct verdict_facts f = { .web_presence = cases[i].web,
+		    .role = cases[i].role, .local = cases[i].local };
+		assert_int_equal(verdict_catch_all_of(&f), cases[i].want);
+	}
+}
+
+static void
+test_trap_local_patterns(void **st)
+{
+	(void)st;
+	assert_true(verdict_trap_local("spamtrap"));
+	assert_true(verdict_trap_local("my.SpamTrap.2"));
+	assert_true(verdict_trap_local("honeypot"));
+	assert_true(verdict_trap_local("blackhole"));
+	assert_false(verdict_trap_local("alice"));
+	assert_false(verdict_trap_local("trapper.john"));
+	assert_false(verdict_trap_local(""));
+}
+
+static void
+test_unknown_results_are_cached_15_minutes_at_most(void **st)
+{
+	int k;
+
+	(void)st;
+	for (k = 0; k < VERDICT_KIND__MAX; k++) {
+		struct verdict v = verdict_of((enum verdict_kind)k, 0);
+		long s = verdict_cache_seconds(&v);
+		if (v.status == VERDICT_UNKNOWN)
+			assert_in_range(s, 1, 900);
+		else
+			assert_true(s > 900);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_table_row_maps_to_the_api_vocabulary),
+		cmocka_unit_test(test_typo_sets_possible_typo_only_for_syntax_and_domain),
+		cmocka_unit_test(test_bulk_classification_maps_to_status_as_the_spec_says),
+		cmocka_unit_test(test_score_formula),
+		cmocka_unit_test(test_catch_all_verdict_heuristic),
+		cmocka_unit_test(test_trap_local_patterns),
+		cmocka_unit_test(test_unknown_results_are_cached_15_minutes_at_most),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
