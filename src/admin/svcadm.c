@@ -5,6 +5,7 @@
 #include "admin/migrate.h"
 #include "core/accounts.h"
 #include "core/auth.h"
+#include "core/complainers.h"
 #include "core/db.h"
 #include "core/keys.h"
 #include "core/ledger.h"
@@ -40,6 +41,7 @@ usage(void)
 	    "             [--expires ISO8601]\n"
 	    "  key list --account ID\n"
 	    "  key revoke KEY_ID\n"
+	    "  complainers import FILE|- [--source NAME]\n"
 	    "  config\n", stderr);
 	exit(2);
 }
@@ -387,6 +389,34 @@ cmd_key(int argc, char **argv)
 	return 0;
 }
 
+static int
+cmd_complainers(int argc, char **argv)
+{
+	struct opt o[] = { { "source", 1, NULL, 0 } };
+	struct complainers_counts c;
+	char *pos[1];
+	struct db *db;
+	FILE *in;
+
+	if (argc < 1 || strcmp(argv[0], "import") != 0 ||
+	    parse_opts(argc - 1, argv + 1, o, 1, pos, 1) != 1)
+		usage();
+	if (strcmp(pos[0], "-") == 0)
+		in = stdin;
+	else if ((in = fopen(pos[0], "r")) == NULL)
+		die("%s: cannot open", pos[0]);
+	db = open_db(1);
+	if (complainers_import(db, in, o[0].val ? o[0].val : pos[0], &c) !=
+	    DB_OK)
+		die("%s", db_error(db));
+	printf("added %lu\nexisting %lu\ninvalid %lu\n", c.added, c.existing,
+	    c.invalid);
+	if (in != stdin)
+		fclose(in);
+	db_close(db);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -418,6 +448,8 @@ main(int argc, char **argv)
 		return cmd_credits(argc, argv + i + 1);
 	if (strcmp(argv[i], "key") == 0)
 		return cmd_key(argc, argv + i + 1);
+	if (strcmp(argv[i], "complainers") == 0)
+		return cmd_complainers(argc, argv + i + 1);
 	if (strcmp(argv[i], "config") == 0) {
 		conf_dump(&conf, stdout);
 		return 0;

@@ -1,0 +1,31 @@
+/* vcache.h: the verification caches in MariaDB: verdicts per address, MX
+ * answers per domain (JSON text with an expiry), domain facts (catch-all,
+ * web presence), and their expiry. */
+#ifndef SVC_VCACHE_H
+#define SVC_VCACHE_H
+#include "core/db.h"
+#include <jansson.h>
+
+enum vcache_table {
+	VCACHE_VERDICT,		/* key: normalised address */
+	VCACHE_DNS,		/* key: A-label domain */
+	VCACHE_TABLE__MAX
+};
+
+/* *out is a new reference, or NULL on a miss (expired rows miss). */
+enum db_err vcache_get(struct db *, enum vcache_table, const char *key,
+	    json_t **out);
+enum db_err vcache_put(struct db *, enum vcache_table, const char *key,
+	    const json_t *value, long seconds);
+
+struct vcache_facts {
+	int	 accept_all;	/* -1 unknown */
+	int	 web_presence;	/* -1 unknown */
+};
+enum db_err vcache_facts_get(struct db *, const char *domain,
+	    struct vcache_facts *, int *found);
+enum db_err vcache_facts_put(struct db *, const char *domain,
+	    const struct vcache_facts *, long seconds);
+/* Deletes expired rows of every cache; returns rows removed or -1. */
+long long vcache_expire(struct db *);
+#endif
