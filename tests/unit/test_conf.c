@@ -281,10 +281,10 @@ test_conf_refuses_line_longer_than_reader_buffer(void **state)
 static void
 test_conf_error_for_long_value_or_name_keeps_file_line_and_setting(void **state)
 {
-	static const char *const fmt[] = {
-		"api_workers = %s\n",		/* bad integer */
-		"allow_private_mx = %s\n",	/* bad boolean */
-		"%s = 1\n",			/* unknown name */
+	static const char *const around[][2] = {
+		{ "api_workers = ", "\n" },		/* bad integer */
+		{ "allow_private_mx = ", "\n" },	/* bad boolean */
+		{ "", " = 1\n" },			/* unknown name */
 	};
 	static const char *const want[] = {
 		"t.conf:1: api_workers: \"xxxxxxxxxx",
@@ -304,7 +304,8 @@ test_conf_error_for_long_value_or_name_keeps_file_line_and_setting(void **state)
 			assert_non_null(x);
 			memset(x, 'x', n);
 			x[n] = '\0';
-			snprintf(text, n + 64, fmt[i], x);
+			snprintf(text, n + 64, "%s%s%s", around[i][0], x,
+			    around[i][1]);
 			print_message("case %zu, %zu bytes\n", i, n);
 			assert_int_equal(load_text(&c, text, &err), -1);
 			assert_true(strncmp(buf_str(&err), want[i],
