@@ -19,7 +19,8 @@ int	 buf_puts(struct buf *, const char *);
 int	 buf_putc(struct buf *, char);
 int	 buf_printf(struct buf *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
-int	 buf_vprintf(struct buf *, const char *, va_list);
+int	 buf_vprintf(struct buf *, const char *, va_list)
+	    __attribute__((format(printf, 2, 0)));
 const char *buf_str(const struct buf *);
 void	 buf_reset(struct buf *);
 void	 buf_free(struct buf *);
