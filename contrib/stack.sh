@@ -31,6 +31,20 @@ stack_spawn() {
     if [ "$STACK_DETACH" = yes ]; then exec setsid "$@"; else exec "$@"; fi
 }
 
+# stack_daemon PIDFILE LOG COMMAND...: start COMMAND in the background with its
+# output appended to LOG, write its pid to PIDFILE and print it. The server is
+# started from a subshell that exits at once, so it is not a child of the
+# calling shell: a test's bare "wait" does not wait for the servers.
+stack_daemon() {
+    local pidfile=$1 log=$2
+    shift 2
+    (
+        stack_spawn "$@" >> "$log" 2>&1 < /dev/null &
+        echo $! > "$pidfile"
+    )
+    stack_pidfile_pid "$pidfile"
+}
+
 stack_err() { echo "stack: $*" >&2; }
 
 # Last lines of a log file on stderr, to explain a failure.
@@ -210,6 +224,8 @@ innodb_log_file_size = 16M
 innodb_log_buffer_size = 4M
 innodb_flush_log_at_trx_commit = 2
 innodb_use_native_aio = 0
+innodb_buffer_pool_dump_at_shutdown = 0
+innodb_buffer_pool_load_at_startup = 0
 loose-performance_schema = OFF
 loose-innodb_doublewrite = 0
 
@@ -272,9 +288,8 @@ stack_mariadb_start() {
     bin=$(stack_mariadb_bin) || return 1
     rm -f "$dir/mariadbd.pid" "$dir/mariadb.sock"
     : > "$dir/mariadbd.err"
-    stack_spawn "$bin" --defaults-file="$dir/my.cnf" > "$dir/mariadbd.out" 2>&1 < /dev/null &
-    pid=$!
-    echo "$pid" > "$dir/mariadbd.pid"
+    : > "$dir/mariadbd.out"
+    pid=$(stack_daemon "$dir/mariadbd.pid" "$dir/mariadbd.out" "$bin" --defaults-file="$dir/my.cnf")
     stack_register "mariadb:$dir"
     for i in $(seq 1 $(( STACK_TIMEOUT * 10 ))); do
         if stack_mariadb_sql "$dir" -e 'SELECT 1' >/dev/null 2>&1; then
@@ -385,9 +400,8 @@ EOF
         return 1
     fi
     : > "$dir/error.log"
-    stack_spawn lighttpd -D -f "$dir/lighttpd.conf" > "$dir/lighttpd.out" 2>&1 < /dev/null &
-    pid=$!
-    echo "$pid" > "$dir/lighttpd.pid"
+    : > "$dir/lighttpd.out"
+    pid=$(stack_daemon "$dir/lighttpd.pid" "$dir/lighttpd.out" lighttpd -D -f "$dir/lighttpd.conf")
     stack_register "lighttpd:$dir"
     if ! stack_wait_port "$port" "$pid" "$dir/error.log" lighttpd; then
         stack_show_log "$dir/lighttpd.out"
@@ -527,9 +541,7 @@ stack_proc_start() {
         stack_register "proc:$dir/$name"
         return 0
     fi
-    stack_spawn "$@" >> "$dir/$name.log" 2>&1 < /dev/null &
-    pid=$!
-    echo "$pid" > "$dir/$name.pid"
+    pid=$(stack_daemon "$dir/$name.pid" "$dir/$name.log" "$@")
     stack_register "proc:$dir/$name"
     sleep 0.5
     if ! stack_alive "$pid"; then

@@ -11,7 +11,8 @@
 # Everything runs in a fresh mktemp -d directory (IT_DIR) on 127.0.0.1 with
 # free ports; an EXIT trap stops every server, even when the script fails.
 # make check exports top_srcdir and top_builddir (absolute); run by hand from
-# the source tree, both default to it. SVC_TEST_KEEP=1 keeps IT_DIR.
+# the source tree, both default to it. SVC_TEST_KEEP=1 keeps IT_DIR (and
+# SVC_TEST_KEEP=failed keeps it when the script fails), for reading the logs.
 # Scripts exit 77 (skipped) when not root or a server package is missing.
 
 set -eu
@@ -174,7 +175,12 @@ http() {
         --max-time "${HTTP_TIMEOUT:-60}")
     [ -n "$API_KEY" ] && args+=(-H "Authorization: Bearer $API_KEY")
     if [ -n "$body" ]; then
-        args+=(-H 'Content-Type: application/json' --data-binary "$body")
+        # JSON unless the caller names its own Content-Type
+        case " ${*,,} " in
+        *" content-type:"*) ;;
+        *) args+=(-H 'Content-Type: application/json') ;;
+        esac
+        args+=(--data-binary "$body")
     fi
     HTTP_REQUEST="$method $path"
     : > "$out/body"
