@@ -69,6 +69,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_VERIFY_TIME_BUDGET_MS] = { "verify_time_budget_ms",
 	    CONF_TYPE_INT, "20000", 500, 300000, 0,
 	    "total time a single verification may take" },
+	[CONF_GREYLIST_RETRY_MS] = { "greylist_retry_ms", CONF_TYPE_INT,
+	    "3000", 0, 600000, 0,
+	    "wait before a greylisted single verification is retried "
+	    "(within verify_time_budget_ms)" },
 	[CONF_ALLOW_PRIVATE_MX] = { "allow_private_mx", CONF_TYPE_BOOL, "no",
 	    0, 1, 0, "probe MX hosts on private/loopback addresses" },
 	[CONF_ALLOW_PRIVATE_URLS] = { "allow_private_urls", CONF_TYPE_BOOL,
