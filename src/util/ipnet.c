@@ -141,9 +141,36 @@ ipnet_list_contains(const struct ipnet *v, size_t n, const struct ipnet *a)
 	return 0;
 }
 
+/* IPv6 forms that carry an IPv4 address: NAT64 (64:ff9b::/96), the
+ * deprecated IPv4-compatible ::/96, and 6to4 (2002::/16, bits 16-47). The
+ * embedded address decides, so "::127.0.0.1" is as private as 127.0.0.1. */
+static int
+ipnet_embedded_v4(const struct ipnet *a, struct ipnet *v4)
+{
+	static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
+	static const uint8_t compat[12] = { 0 };
+
+	if (a->family != 6)
+		return 0;
+	memset(v4, 0, sizeof(*v4));
+	v4->family = 4;
+	v4->prefix = 32;
+	if (memcmp(a->addr, nat64, 12) == 0 || (memcmp(a->addr, compat, 12) ==
+	    0 && (a->addr[12] | a->addr[13] | a->addr[14] | a->addr[15]))) {
+		memcpy(v4->addr, a->addr + 12, 4);
+		return 1;
+	}
+	if (a->addr[0] == 0x20 && a->addr[1] == 0x02) {
+		memcpy(v4->addr, a->addr + 2, 4);
+		return 1;
+	}
+	return 0;
+}
+
 int
 ipnet_is_private(const struct ipnet *a)
 {
+	struct ipnet v4;
 	static const char *const nets[] = {
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8",
 		"169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
@@ -157,5 +184,5 @@ ipnet_is_private(const struct ipnet *a)
 	for (i = 0; i < sizeof(nets) / sizeof(nets[0]); i++)
 		if (ipnet_parse(nets[i], &n) == 0 && ipnet_contains(&n, a))
 			return 1;
-	return 0;
+	return ipnet_embedded_v4(a, &v4) && ipnet_is_private(&v4);
 }

@@ -331,6 +331,14 @@ static const struct {
 	const char	*addr;
 	int		 want;
 } private_cases[] = {
+	/* IPv6 forms carrying an IPv4 address: the IPv4 address decides */
+	{ "64:ff9b::a00:1", 1 },	/* NAT64 of 10.0.0.1 */
+	{ "64:ff9b::7f00:1", 1 },	/* NAT64 of 127.0.0.1 */
+	{ "64:ff9b::c000:221", 0 },	/* NAT64 of 192.0.2.33, public here */
+	{ "::127.0.0.1", 1 },		/* IPv4-compatible loopback */
+	{ "::a9fe:1", 1 },		/* IPv4-compatible 169.254.0.1 */
+	{ "2002:c0a8:101::1", 1 },	/* 6to4 of 192.168.1.1 */
+	{ "2002:0808:0808::1", 0 },	/* 6to4 of 8.8.8.8 */
 	{ "127.0.0.1", 1 },		/* loopback */
 	{ "127.255.255.254", 1 },
 	{ "::1", 1 },
