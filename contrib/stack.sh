@@ -19,7 +19,6 @@
 STACK_LIBDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STACK_SRCDIR=${STACK_SRCDIR:-$(dirname "$STACK_LIBDIR")}
 STACK_STARTED=${STACK_STARTED:-}
-STACK_PORTS_GIVEN=${STACK_PORTS_GIVEN:-}
 STACK_TIMEOUT=${STACK_TIMEOUT:-60}
 # STACK_DETACH=yes starts each server in a session of its own (setsid), so that
 # it outlives the terminal of the shell that started it (quickstart --background).
@@ -56,17 +55,23 @@ stack_show_log() {
 }
 
 # stack_free_port: print a TCP port that nothing listens on at 127.0.0.1 and that
-# this shell has not handed out before.
+# was not handed out recently. Handed-out ports are noted in STACK_PORTS_FILE,
+# shared by every shell (port=$(stack_free_port) runs in a subshell, and test
+# scripts run in parallel), so a port picked but not yet bound is not reused.
+STACK_PORTS_FILE=${STACK_PORTS_FILE:-${TMPDIR:-/tmp}/svc-stack-ports.$(id -u)}
 stack_free_port() {
     local used port i
     used=$(ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')
+    if [ -f "$STACK_PORTS_FILE" ] && [ "$(wc -l < "$STACK_PORTS_FILE")" -gt 5000 ]; then
+        : > "$STACK_PORTS_FILE"
+    fi
     for i in $(seq 1 200); do
         port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-        case " $STACK_PORTS_GIVEN " in *" $port "*) continue ;; esac
+        if grep -qx "$port" "$STACK_PORTS_FILE" 2>/dev/null; then continue; fi
         if printf '%s\n' "$used" | grep -qx "$port"; then continue; fi
         # connect test as a second opinion (ss may be missing)
         if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi
-        STACK_PORTS_GIVEN="$STACK_PORTS_GIVEN $port"
+        echo "$port" >> "$STACK_PORTS_FILE"
         echo "$port"
         return 0
     done

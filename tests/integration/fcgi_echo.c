@@ -7,7 +7,6 @@
  * environ with each request's variables, so it is read before the loop). */
 #include <fcgi_stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 static const char *const names[] = {
@@ -20,8 +19,8 @@ int
 main(void)
 {
 	char chunk[65536];
+	/* the original environment's strings stay valid after FCGI_Accept */
 	const char *svc_conf = getenv("SVC_CONF");
-	char *conf_copy = svc_conf ? strdup(svc_conf) : NULL;
 	size_t n, total;
 	int i;
 
@@ -37,7 +36,7 @@ main(void)
 			printf("%s=%s\n", names[i], v ? v : "");
 		}
 		printf("SVC_CONF=%s\nBODY_BYTES=%lu\nPID=%ld\n",
-		    conf_copy ? conf_copy : "", (unsigned long)total,
+		    svc_conf ? svc_conf : "", (unsigned long)total,
 		    (long)getpid());
 	}
 	return 0;

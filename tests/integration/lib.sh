@@ -297,10 +297,12 @@ it_sanitizer_reports() {
     done
 }
 
-# t_done: check the logs for sanitizer reports, print "N passed, M failed",
-# show the servers' logs when something failed, exit 1 on any failure.
+# t_done: stop the servers (reports written at exit count too), check the
+# logs for sanitizer reports, print "N passed, M failed", show the servers'
+# logs when something failed, and return non-zero on any failure.
 t_done() {
     local san
+    stack_stop_all
     if [ "$IT_STACK" = yes ]; then
         san=$(it_sanitizer_reports)
         IT_N=$((IT_N + 1))
