@@ -1,0 +1,120 @@
+/* lists_update.c: "svcadm lists update" runs the installed fetch-lists
+ * into lists_dir (the script writes each file beside its final name and
+ * renames it, so running services never read half a list), then loads the
+ * folder as svc-api and svc-worker would and prints the counts. Running
+ * processes keep the lists they loaded at start until they are restarted. */
+#include "admin/lists_update.h"
+#include "core/lists.h"
+#include <errno.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/share/svc"
+#endif
+
+extern char **environ;
+
+const char *const lists_update_err_names[LISTS_UPDATE_ERR__MAX] = {
+	"ok", "fetch", "load", "empty",
+};
+
+const char *
+lists_update_script(void)
+{
+	const char *s = getenv("SVC_FETCH_LISTS");
+
+	return s != NULL && *s != '\0' ? s : PKGDATADIR "/fetch-lists";
+}
+
+enum lists_update_err
+lists_update_check(const char *dir, FILE *out, struct buf *err)
+{
+	struct lists *l;
+	struct buf msg, sum;
+	const char *p, *nl;
+	enum lists_err e;
+	enum lists_update_err rc = LISTS_UPDATE_OK;
+
+	buf_init(&msg, 1 << 20);
+	buf_init(&sum, 1024);
+	if ((e = lists_load(dir, &l, &msg)) != LISTS_OK) {
+		buf_reset(err);
+		buf_printf(err, "lists %s: %s (%s)", dir, buf_str(&msg),
+		    lists_err_names[e]);
+		rc = LISTS_UPDATE_LOAD;
+		goto out;
+	}
+	for (p = buf_str(&msg); *p != '\0'; p = *nl ? nl + 1 : nl) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			nl = p + strlen(p);
+		fprintf(out, "warning: %.*s\n", (int)(nl - p), p);
+	}
+	lists_summary(l, &sum);
+	fprintf(out, "lists: %s dir=%s\n", buf_str(&sum), dir);
+	if (lists_count(l, LISTS_DISPOSABLE) == 0 ||
+	    lists_count(l, LISTS_FREE) == 0) {
+		buf_reset(err);
+		buf_printf(err, "lists %s: the %s list is empty (run "
+		    "\"svcadm lists update\")", dir,
+		    lists_count(l, LISTS_DISPOSABLE) == 0 ? "disposable" :
+		    "free");
+		rc = LISTS_UPDATE_EMPTY;
+	}
+	lists_free(l);
+out:
+	buf_free(&msg);
+	buf_free(&sum);
+	return rc;
+}
+
+enum lists_update_err
+lists_update_run(const char *dir, const char *script, FILE *out,
+    struct buf *err)
+{
+	char *argv[4];
+	pid_t pid;
+	int status, rc;
+
+	if (access(script, R_OK) != 0) {
+		buf_reset(err);
+		buf_printf(err, "%s: %s", script, strerror(errno));
+		return LISTS_UPDATE_FETCH;
+	}
+	argv[0] = (char *)"sh";
+	argv[1] = (char *)script;
+	argv[2] = (char *)dir;
+	argv[3] = NULL;
+	fflush(out);
+	fflush(stderr);
+	if ((rc = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv,
+	    environ)) != 0) {
+		buf_reset(err);
+		buf_printf(err, "cannot run %s: %s", script, strerror(rc));
+		return LISTS_UPDATE_FETCH;
+	}
+	while (waitpid(pid, &status, 0) == -1) {
+		if (errno != EINTR) {
+			buf_reset(err);
+			buf_printf(err, "waiting for %s: %s", script,
+			    strerror(errno));
+			return LISTS_UPDATE_FETCH;
+		}
+	}
+	if (WIFSIGNALED(status)) {
+		buf_reset(err);
+		buf_printf(err, "%s killed by signal %d; %s unchanged", script,
+		    WTERMSIG(status), dir);
+		return LISTS_UPDATE_FETCH;
+	}
+	if (WEXITSTATUS(status) != 0) {
+		buf_reset(err);
+		buf_printf(err, "%s failed (exit %d); the lists in %s are "
+		    "unchanged", script, WEXITSTATUS(status), dir);
+		return LISTS_UPDATE_FETCH;
+	}
+	return lists_update_check(dir, out, err);
+}
