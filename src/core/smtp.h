@@ -1,0 +1,163 @@
+/* smtp.h: the SMTP probing client. An explicit, non-blocking state machine
+ * (banner, EHLO or HELO, STARTTLS with GnuTLS when offered, EHLO again,
+ * MAIL FROM, RCPT TO for each address, QUIT; never DATA) that a worker can
+ * drive for many sessions from one poll loop, plus a blocking smtp_probe().
+ * One session checks several addresses of one domain at one MX: with
+ * PIPELINING, MAIL, every RCPT and QUIT go out in one flight. */
+#ifndef SVC_SMTP_H
+#define SVC_SMTP_H
+#include "core/dns.h"
+#include "core/smtp_classify.h"
+#include "core/smtp_reply.h"
+#include "util/buf.h"
+#include "util/conf.h"
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SMTP_RCPT_MAX		100	/* recipients per session (RFC 5321 4.5.3.1.8) */
+#define SMTP_ADDRESS_MAX	254	/* octets of one address */
+#define SMTP_TARGETS_MAX	(DNS_MAX_MX * DNS_MAX_ADDRS)
+
+/* How a session ended. The per-recipient replies are meaningful when the
+ * outcome is SMTP_OUTCOME_OK (and, partially, for DISCONNECTED, TEMPFAIL and
+ * TIMEOUT: recipients answered before the end keep their replies). */
+enum smtp_outcome {
+	SMTP_OUTCOME_OK,		/* every RCPT got a reply */
+	SMTP_OUTCOME_UNREACHABLE,	/* no address connected (refused, connect timeout, none) */
+	SMTP_OUTCOME_PRIVATE_ADDRESS,	/* every address private/loopback, allow_private_mx = no */
+	SMTP_OUTCOME_TIMEOUT,		/* a reply or the overall deadline timed out */
+	SMTP_OUTCOME_REFUSED_AT_BANNER,	/* 4xx/5xx greeting at every address tried */
+	SMTP_OUTCOME_BLOCKED,		/* 5xx to EHLO and HELO or to MAIL, or x.7.x there */
+	SMTP_OUTCOME_TEMPFAIL,		/* 4xx to HELO/MAIL, or 421 mid-session */
+	SMTP_OUTCOME_TLS_REQUIRED,	/* 530 (or a 5xx naming TLS) without TLS in use */
+	SMTP_OUTCOME_TLS_FAILED,	/* the TLS handshake or TLS I/O failed */
+	SMTP_OUTCOME_DISCONNECTED,	/* the server closed the connection mid-session */
+	SMTP_OUTCOME_PROTOCOL_ERROR,	/* unparsable reply, unexpected code class */
+	SMTP_OUTCOME_ERROR,		/* local failure: memory, socket, GnuTLS set-up */
+	SMTP_OUTCOME__MAX
+};
+extern const char *const smtp_outcome_names[SMTP_OUTCOME__MAX];
+
+/* States of the machine, for logs and for smtp_session_info.stage. */
+enum smtp_state {
+	SMTP_STATE_INIT,		/* next address to be tried */
+	SMTP_STATE_CONNECT,		/* TCP connect in progress */
+	SMTP_STATE_BANNER,		/* waiting for the greeting */
+	SMTP_STATE_EHLO,
+	SMTP_STATE_HELO,
+	SMTP_STATE_STARTTLS,
+	SMTP_STATE_TLS_HANDSHAKE,
+	SMTP_STATE_EHLO_TLS,		/* EHLO again inside TLS */
+	SMTP_STATE_MAIL,
+	SMTP_STATE_RCPT,		/* waiting for RCPT replies */
+	SMTP_STATE_QUIT,		/* results final, waiting for 221 */
+	SMTP_STATE_DONE,
+	SMTP_STATE__MAX
+};
+extern const char *const smtp_state_names[SMTP_STATE__MAX];
+
+/* Shared TLS client credentials (one per process or thread). */
+struct smtp_tls;
+
+struct smtp_opts {
+	unsigned	 port;			/* smtp_port: the same for every MX */
+	const char	*helo_name;		/* smtp_helo_name */
+	const char	*mail_from;		/* smtp_mail_from ("" for <>) */
+	int		 connect_timeout_ms;	/* per connection attempt */
+	int		 reply_timeout_ms;	/* per reply and TLS handshake */
+	int		 deadline_ms;		/* whole session, 0: none */
+	int		 allow_private_mx;	/* allow loopback/private/link-local */
+	int		 starttls;		/* use STARTTLS when offered (default 1) */
+	int		 tls_fallback;		/* after a failed handshake, retry the
+						 * same address once without TLS */
+	size_t		 max_addrs;		/* addresses tried at most (0: all) */
+	struct smtp_tls	*tls;			/* NULL: the session makes its own */
+};
+
+/* Fills opts from the configuration (strings point into conf, which must
+ * outlive the sessions); deadline from verify_time_budget_ms; tls NULL. */
+void	 smtp_opts_from_conf(struct smtp_opts *, const struct conf *);
+
+/* TLS credentials. The server certificate is never required to verify:
+ * MX certificates are often self-signed or for another name, and a probe
+ * sends nothing secret. With a ca_file (or "" for the system store) the
+ * session only records whether the certificate verified. NULL on error,
+ * with a message in err. */
+struct smtp_tls *smtp_tls_new(const char *ca_file, struct buf *err);
+void	 smtp_tls_free(struct smtp_tls *);
+
+/* The reply to one RCPT. code 0: no reply arrived (the session ended). */
+struct smtp_rcpt_result {
+	const char	*rcpt;			/* the address, as given */
+	int		 code;
+	char		 enhanced[SMTP_REPLY_ENH_MAX];	/* "5.1.1" or "" */
+	char		*text;			/* one line, cleaned; "" when none */
+	enum smtp_verdict verdict;		/* smtp_classify_reply(); UNKNOWN if no reply */
+};
+
+struct smtp_session_info {
+	enum smtp_outcome outcome;
+	enum smtp_state	 stage;			/* where the session ended */
+	int		 tls;			/* the RCPTs went over TLS */
+	int		 tls_verified;		/* certificate verified (needs a CA) */
+	int		 starttls_offered;
+	int		 pipelining;		/* RCPTs were sent in one flight */
+	int		 helo;			/* HELO was used (EHLO refused) */
+	unsigned	 ext;			/* SMTP_EXT_BIT()s of the last EHLO */
+	size_t		 attempts;		/* connections tried */
+	size_t		 refused_private;	/* addresses refused as private */
+	const char	*host;			/* MX host connected to (or last tried) */
+	char		 addr[DNS_ADDR_TEXT];	/* its address, "" if none */
+	/* The reply that ended the session (or the last one), code 0 if none. */
+	int		 code;
+	char		 enhanced[SMTP_REPLY_ENH_MAX];
+	char		*text;			/* "" when none */
+	const char	*error;			/* short reason for logs, never NULL */
+};
+
+struct smtp_session;
+
+/* A session for one MX host and its addresses (tried in order), or for
+ * every host of an MX lookup (hosts in preference order, then their
+ * addresses). rcpts: 1..SMTP_RCPT_MAX addresses, copied; the catch-all
+ * probe is one of them (see smtp_random_local). opts (and its strings) must
+ * outlive the session. NULL on bad arguments (an address with control
+ * characters, "<", ">" or too long) or no memory. The overall deadline
+ * starts now. */
+struct smtp_session *smtp_session_new(const struct smtp_opts *,
+	    const char *mx_host, const struct dns_addrs *,
+	    const char *const *rcpts, size_t n);
+struct smtp_session *smtp_session_new_mx(const struct smtp_opts *,
+	    const struct dns_mx_result *, const char *const *rcpts, size_t n);
+void	 smtp_session_free(struct smtp_session *);
+
+/* Monotonic clock in milliseconds: the time base of poll and step. */
+int64_t	 smtp_now_ms(void);
+
+/* What the session waits for: returns 1 and sets *fd, *events (POLLIN
+ * and/or POLLOUT) and *deadline_ms (absolute, smtp_now_ms() time) when
+ * it is running; 0 when it is done. */
+int	 smtp_session_poll(const struct smtp_session *, int *fd,
+	    short *events, int64_t *deadline_ms);
+/* Advances the session with the poll revents of its fd (0 when only the
+ * deadline passed). Never blocks. Returns 1 while running, 0 when done. */
+int	 smtp_session_step(struct smtp_session *, short revents, int64_t now_ms);
+int	 smtp_session_done(const struct smtp_session *);
+const struct smtp_session_info *smtp_session_info(const struct smtp_session *);
+size_t	 smtp_session_nrcpt(const struct smtp_session *);
+const struct smtp_rcpt_result *smtp_session_rcpt(const struct smtp_session *,
+	    size_t i);
+
+/* Drives one session with poll() until it is done; returns its outcome.
+ * *out gets the session (the caller reads and frees it), or NULL when it
+ * could not be made (SMTP_OUTCOME_ERROR). */
+enum smtp_outcome smtp_probe(const struct smtp_opts *, const char *mx_host,
+	    const struct dns_addrs *, const char *const *rcpts, size_t n,
+	    struct smtp_session **out);
+
+/* A random local part for the catch-all probe: 16 lower-case letters and
+ * digits, starting with a letter, that no one has as a mailbox. buf must
+ * hold 17 bytes. 0, or -1 if no randomness. */
+int	 smtp_random_local(char *buf, size_t size);
+#endif

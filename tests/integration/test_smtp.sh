@@ -1,0 +1,111 @@
+#!/bin/sh
+# tests/integration/test_smtp.sh: runs the SMTP client's tests against the
+# scriptable fake server tests/smtp/fake_smtp.py on loopback. Makes a test
+# CA and server certificate with certtool in a temporary folder, starts the
+# server on a free port of 127.0.0.1 and 127.0.0.3 (127.0.0.2 is left empty:
+# the dead MX), runs the command (default tests/unit/test_smtp) with
+#   SVC_TEST_SMTP_PORT, SVC_TEST_SMTP_CONTROL (control port on 127.0.0.1),
+#   SVC_TEST_SMTP_CA (the CA that signed the server certificate)
+# then stops the server and removes the folder; nothing is left running.
+#   tests/integration/test_smtp.sh [command...]
+#   e.g. tests/integration/test_smtp.sh valgrind --leak-check=full tests/unit/test_smtp
+set -u
+
+srcdir=${top_srcdir:-${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}}
+[ $# -gt 0 ] || set -- "${top_builddir:-.}/tests/unit/test_smtp"
+# The unit test re-runs itself through this script unless this is set.
+SVC_TEST_SMTP_NOEXEC=1
+export SVC_TEST_SMTP_NOEXEC
+
+# Debian's Python 3 (tests/smtp/fake_smtp.py needs only its standard library).
+if [ -x /usr/bin/python3 ]; then python=/usr/bin/python3
+else python=$(command -v python3 || true); fi
+if [ -z "$python" ] || ! command -v certtool >/dev/null 2>&1; then
+	echo "python3 or certtool (gnutls-bin) not installed: server tests skipped" >&2
+	unset SVC_TEST_SMTP_PORT
+	exec "$@"	# offline tests only; exits 77 if they pass
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/svc-test-smtp.XXXXXX") || exit 99
+server=
+child=
+cleanup() {
+	if [ -n "$server" ]; then
+		kill "$server" 2>/dev/null
+		# It stops within a few tenths of a second; never wait forever.
+		i=0
+		while kill -0 "$server" 2>/dev/null && [ $i -lt 30 ]; do
+			sleep 0.1; i=$((i + 1))
+		done
+		kill -9 "$server" 2>/dev/null
+		wait "$server" 2>/dev/null
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+# A signal stops the command too; the EXIT trap then stops the server.
+trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 130' INT TERM HUP
+
+# A throw-away CA and a server certificate for mx.fake.test and 127.0.0.1.
+certs() {
+	cat >"$dir/ca.tmpl" <<-EOF
+	cn = "svc test CA"
+	ca
+	cert_signing_key
+	expiration_days = 2
+	EOF
+	cat >"$dir/server.tmpl" <<-EOF
+	cn = "mx.fake.test"
+	dns_name = "mx.fake.test"
+	ip_address = "127.0.0.1"
+	tls_www_server
+	signing_key
+	encryption_key
+	expiration_days = 2
+	EOF
+	certtool --generate-privkey --key-type=ecdsa --outfile "$dir/ca.key" &&
+	certtool --generate-self-signed --load-privkey "$dir/ca.key" \
+	    --template "$dir/ca.tmpl" --outfile "$dir/ca.pem" &&
+	certtool --generate-privkey --key-type=ecdsa --outfile "$dir/server.key" &&
+	certtool --generate-certificate --load-privkey "$dir/server.key" \
+	    --load-ca-certificate "$dir/ca.pem" --load-ca-privkey "$dir/ca.key" \
+	    --template "$dir/server.tmpl" --outfile "$dir/server.pem"
+}
+if ! certs >"$dir/certtool.log" 2>&1; then
+	cat "$dir/certtool.log" >&2
+	echo "could not make the test certificates" >&2
+	exit 99
+fi
+
+"$python" "$srcdir/tests/smtp/fake_smtp.py" --ready "$dir/ready" \
+    --host 127.0.0.1 --also 127.0.0.3 \
+    --cert "$dir/server.pem" --key "$dir/server.key" \
+    >"$dir/fake_smtp.log" 2>&1 &
+server=$!
+i=0
+while [ ! -s "$dir/ready" ] && [ $i -lt 100 ]; do
+	kill -0 "$server" 2>/dev/null || break
+	sleep 0.1; i=$((i + 1))
+done
+if [ ! -s "$dir/ready" ]; then
+	echo "could not start the fake SMTP server" >&2
+	cat "$dir/fake_smtp.log" >&2
+	exit 99
+fi
+read -r port control <"$dir/ready"
+echo "fake smtp server at 127.0.0.1:$port and 127.0.0.3:$port (control $control)" >&2
+SVC_TEST_SMTP_PORT=$port
+SVC_TEST_SMTP_CONTROL=$control
+SVC_TEST_SMTP_CA=$dir/ca.pem
+export SVC_TEST_SMTP_PORT SVC_TEST_SMTP_CONTROL SVC_TEST_SMTP_CA
+# In the background, so that a signal is handled at once, not after it.
+"$@" &
+child=$!
+wait "$child"
+rc=$?
+child=
+if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+	echo "--- fake_smtp log" >&2
+	cat "$dir/fake_smtp.log" >&2
+fi
+exit $rc

@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""fake_smtp.py: a scriptable SMTP server on loopback for the faults a real
+MTA will not produce on demand (tests of src/core/smtp.c).
+
+  fake_smtp.py --ready FILE [--host 127.0.0.1] [--also 127.0.0.3 ...]
+               [--port 0] [--cert CERT --key KEY] [SETTING=VALUE ...]
+
+It listens for SMTP on HOST:PORT (PORT 0: a free one) and on the same port
+of every --also address, plus a control port on HOST. When ready it writes
+"SMTP_PORT CONTROL_PORT" to FILE (atomically). SIGTERM/SIGINT or the control
+command "quit" stop it; connections are daemon threads, so nothing lingers.
+
+Scenario settings (given on the command line or with the control command
+"set k=v ..."; "reset" restores the defaults and forgets greylisting and
+the session log):
+  banner=ok|silent|421|554|close   greeting (silent: never answer)
+  banner_lines=N                   greeting of N lines
+  long_line=N                      greeting with a continuation line of N chars
+  ehlo=ok|refuse                   refuse: 502 to EHLO, HELO accepted
+  pipelining=1|0                   offer PIPELINING
+  starttls=off|offered|required|broken|broken_required
+                                   required: 530 5.7.0 to MAIL without TLS;
+                                   broken: 220 to STARTTLS, then not TLS;
+                                   broken_required: both
+  mail=ok|disconnect|421|451|550   reply to MAIL (disconnect: close, no reply)
+  catchall=1|0                     unknown local parts accepted or 550 5.1.1
+  delay_ms=N                       delay before every reply (slow server)
+  flight_delay_ms=N                delay once per flight of commands
+  split=1|0                        send replies one byte per send()
+Per-recipient verdicts by local part:
+  user*, ok*  250 2.1.5         unknown*   550 5.1.1 user unknown
+  disabled*   550 5.2.1         full*      452 4.2.2 mailbox full
+  blocked*    554 5.7.1 Spamhaus text
+  grey*       450 4.7.1 greylisted the first time, 250 afterwards
+  close421*   421 4.3.2 and the connection is closed
+  multi*      a multi-line 250
+  anything else: 250 with catchall=1, else 550 5.1.1
+
+Control commands (one line each, answered with one line):
+  set k=v ...   reset   quit
+  log           the last session: "sessions=N flights=F tls=0|1
+                pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
+"""
+import os
+import signal
+import socket
+import socketserver
+import ssl
+import sys
+import threading
+import time
+
+DEFAULTS = {
+    "banner": "ok", "banner_lines": "1", "long_line": "0", "ehlo": "ok",
+    "pipelining": "1", "starttls": "off", "mail": "ok", "catchall": "0",
+    "delay_ms": "0", "flight_delay_ms": "0", "split": "0",
+}
+
+lock = threading.Lock()
+conf = dict(DEFAULTS)
+greylist = set()
+sessions = []           # one dict per connection, in accept order
+tls_context = None
+stop_event = threading.Event()
+
+
+def setting(name):
+    with lock:
+        return conf[name]
+
+
+def int_setting(name):
+    try:
+        return int(setting(name))
+    except ValueError:
+        return 0
+
+
+class Closed(Exception):
+    pass
+
+
+class Session:
+    def __init__(self, sock, log):
+        self.sock = sock
+        self.log = log
+        self.tls = False
+        self.mail = False
+        self.split = int_setting("split") != 0
+        self.delay = int_setting("delay_ms") / 1000.0
+
+    def send(self, data):
+        if self.delay > 0:
+            time.sleep(self.delay)
+        try:
+            if self.split:
+                for i in range(len(data)):
+                    self.sock.sendall(data[i:i + 1])
+            else:
+                self.sock.sendall(data)
+        except OSError:
+            raise Closed()
+
+    def reply(self, code, lines, sep_enh=None):
+        """A reply; lines is a list of texts; sep_enh prefixes each."""
+        out = b""
+        for i, text in enumerate(lines):
+            sep = " " if i == len(lines) - 1 else "-"
+            t = (sep_enh + " " + text) if sep_enh else text
+            out += ("%d%s%s\r\n" % (code, sep, t)).encode()
+        return out
+
+    def greeting(self):
+        b = setting("banner")
+        if b == "silent":
+            self.wait_close()
+            raise Closed()
+        if b == "close":
+            raise Closed()
+        if b == "421":
+            self.send(self.reply(421, ["4.3.2 fake.test Service not available, closing"]))
+            raise Closed()
+        if b == "554":
+            self.send(self.reply(554, ["5.7.1 fake.test No SMTP service for you"]))
+            self.wait_close()
+            raise Closed()
+        lines = ["fake.test ESMTP fake_smtp"]
+        n = int_setting("banner_lines")
+        for i in range(1, n):
+            lines.append("fake.test greeting line %d" % (i + 1))
+        ll = int_setting("long_line")
+        if ll > 0:
+            lines.insert(0, "fake.test " + "x" * ll)
+        self.send(self.reply(220, lines))
+
+    def wait_close(self):
+        """Reads and ignores everything until the client goes away."""
+        try:
+            while not stop_event.is_set():
+                if not self.sock.recv(4096):
+                    return
+        except OSError:
+            return
+
+    def ehlo_reply(self, name):
+        lines = ["fake.test greets " + name, "SIZE 10240000", "8BITMIME",
+                 "ENHANCEDSTATUSCODES"]
+        if setting("pipelining") == "1":
+            lines.append("PIPELINING")
+        if setting("starttls") != "off" and not self.tls:
+            lines.append("STARTTLS")
+        lines.append("SMTPUTF8")
+        return self.reply(250, lines)
+
+    def rcpt(self, arg):
+        addr = arg.strip()
+        if addr.upper().startswith("TO:"):
+            addr = addr[3:].strip()
+        addr = addr.strip("<>")
+        local = addr.split("@")[0].lower()
+        if local.startswith(("user", "ok")):
+            return self.reply(250, ["2.1.5 <%s> recipient ok" % addr]), None
+        if local.startswith("unknown"):
+            return self.reply(550, ["5.1.1 <%s>: Recipient address rejected: User unknown in local recipient table" % addr]), None
+        if local.startswith("disabled"):
+            return self.reply(550, ["5.2.1 <%s>: mailbox disabled" % addr]), None
+        if local.startswith("full"):
+            return self.reply(452, ["4.2.2 <%s>: mailbox full, over quota" % addr]), None
+        if local.startswith("blocked"):
+            return self.reply(554, ["5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/127.0.0.1"]), None
+        if local.startswith("grey"):
+            with lock:
+                seen = addr in greylist
+                greylist.add(addr)
+            if not seen:
+                return self.reply(450, ["4.7.1 <%s>: Recipient address rejected: Greylisted, try again later" % addr]), None
+            return self.reply(250, ["2.1.5 <%s> ok (greylisting passed)" % addr]), None
+        if local.startswith("close421"):
+            return self.reply(421, ["4.3.2 fake.test shutting down, closing connection"]), "close"
+        if local.startswith("multi"):
+            return self.reply(250, ["<%s> accepted" % addr, "second line", "third line"], "2.1.5"), None
+        if setting("catchall") == "1":
+            return self.reply(250, ["2.1.5 <%s> ok" % addr]), None
+        return self.reply(550, ["5.1.1 <%s>: user unknown" % addr]), None
+
+    def command(self, line):
+        """Returns (reply bytes, action) with action None, "close",
+        "starttls" or "broken_tls"."""
+        verb, _, arg = line.partition(" ")
+        verb = verb.upper()
+        with lock:
+            self.log["commands"].append(verb)
+        if verb == "EHLO":
+            with lock:
+                self.log["helo"] = arg
+            if setting("ehlo") == "refuse":
+                return self.reply(502, ["5.5.2 EHLO not implemented"]), None
+            self.mail = False
+            return self.ehlo_reply(arg), None
+        if verb == "HELO":
+            with lock:
+                self.log["helo"] = arg
+            return self.reply(250, ["fake.test"]), None
+        if verb == "STARTTLS":
+            st = setting("starttls")
+            if st == "off" or self.tls:
+                return self.reply(502, ["5.5.1 not offered"]), None
+            if st in ("broken", "broken_required"):
+                return self.reply(220, ["2.0.0 Ready to start TLS"]), "broken_tls"
+            return self.reply(220, ["2.0.0 Ready to start TLS"]), "starttls"
+        if verb == "MAIL":
+            if setting("starttls") in ("required", "broken_required") and not self.tls:
+                return self.reply(530, ["5.7.0 Must issue a STARTTLS command first"]), None
+            m = setting("mail")
+            if m == "disconnect":
+                return b"", "close"
+            if m == "421":
+                return self.reply(421, ["4.3.2 fake.test closing"]), "close"
+            if m == "451":
+                return self.reply(451, ["4.3.0 temporary local problem"]), None
+            if m == "550":
+                return self.reply(550, ["5.7.1 sender address rejected: access denied"]), None
+            self.mail = True
+            return self.reply(250, ["2.1.0 Ok"]), None
+        if verb == "RCPT":
+            if not self.mail:
+                return self.reply(503, ["5.5.1 Error: need MAIL command"]), None
+            return self.rcpt(arg)
+        if verb == "RSET":
+            self.mail = False
+            return self.reply(250, ["2.0.0 Ok"]), None
+        if verb == "NOOP":
+            return self.reply(250, ["2.0.0 Ok"]), None
+        if verb == "QUIT":
+            return self.reply(221, ["2.0.0 Bye"]), "close"
+        if verb == "DATA":
+            return self.reply(554, ["5.5.1 Error: no valid recipients"]), None
+        return self.reply(502, ["5.5.2 Error: command not recognized"]), None
+
+    def run(self):
+        self.greeting()
+        buf = b""
+        while not stop_event.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            buf += data
+            if b"\n" not in buf:
+                if len(buf) > 100000:
+                    return
+                continue
+            lines = []
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                lines.append(line.rstrip(b"\r").decode("utf-8", "replace"))
+            with lock:
+                self.log["flights"] += 1
+                if len(lines) > 1 and setting_unlocked("pipelining") != "1":
+                    self.log["pipelined_unoffered"] += 1
+            fd = int_setting("flight_delay_ms")
+            if fd > 0:
+                time.sleep(fd / 1000.0)
+            out = b""
+            for i, line in enumerate(lines):
+                reply, action = self.command(line)
+                if self.delay > 0 or self.split:
+                    self.send(reply)
+                else:
+                    out += reply
+                if action == "close":
+                    self.send(out)
+                    return
+                if action in ("starttls", "broken_tls"):
+                    self.send(out)
+                    out = b""
+                    # Commands sent before TLS are dropped (RFC 3207 5).
+                    buf = b""
+                    if action == "broken_tls":
+                        self.send(b"this is not a TLS record\r\n" * 4)
+                        self.wait_close()
+                        return
+                    self.start_tls()
+                    break
+            if out:
+                self.send(out)
+
+    def start_tls(self):
+        try:
+            self.sock = tls_context.wrap_socket(self.sock, server_side=True)
+        except (ssl.SSLError, OSError):
+            raise Closed()
+        self.tls = True
+        with lock:
+            self.log["tls"] = 1
+
+
+def setting_unlocked(name):
+    return conf[name]
+
+
+class Handler(socketserver.BaseRequestHandler):
+    def handle(self):
+        log = {"commands": [], "flights": 0, "tls": 0, "helo": "",
+               "pipelined_unoffered": 0}
+        with lock:
+            sessions.append(log)
+        s = Session(self.request, log)
+        try:
+            s.run()
+        except Closed:
+            pass
+        finally:
+            try:
+                s.sock.close()
+            except OSError:
+                pass
+
+
+class Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    block_on_close = False
+    request_queue_size = 128
+
+
+class Control(socketserver.StreamRequestHandler):
+    def handle(self):
+        for raw in self.rfile:
+            words = raw.decode("utf-8", "replace").split()
+            if not words:
+                continue
+            cmd = words[0]
+            if cmd == "set":
+                bad = apply_settings(words[1:])
+                self.answer("ok" if not bad else "error unknown " + bad)
+            elif cmd == "reset":
+                with lock:
+                    conf.clear()
+                    conf.update(DEFAULTS)
+                    greylist.clear()
+                    del sessions[:]
+                self.answer("ok")
+            elif cmd == "log":
+                with lock:
+                    if not sessions:
+                        self.answer("sessions=0")
+                        continue
+                    last = sessions[-1]
+                    self.answer("sessions=%d flights=%d tls=%d pipelined_unoffered=%d helo=%s commands=%s" % (
+                        len(sessions), last["flights"], last["tls"],
+                        last["pipelined_unoffered"], last["helo"] or "-",
+                        ",".join(last["commands"]) or "-"))
+            elif cmd == "quit":
+                self.answer("bye")
+                stop_event.set()
+                return
+            else:
+                self.answer("error unknown command")
+
+    def answer(self, text):
+        self.wfile.write((text + "\n").encode())
+        self.wfile.flush()
+
+
+def apply_settings(pairs):
+    with lock:
+        for p in pairs:
+            k, _, v = p.partition("=")
+            if k not in DEFAULTS:
+                return k
+            conf[k] = v
+    return None
+
+
+def main(argv):
+    global tls_context
+    ready = None
+    host = "127.0.0.1"
+    also = []
+    port = 0
+    cert = key = None
+    settings = []
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("--ready", "--host", "--also", "--port", "--cert", "--key"):
+            if i + 1 >= len(argv):
+                sys.exit("fake_smtp: %s needs a value" % a)
+            v = argv[i + 1]
+            i += 2
+            if a == "--ready":
+                ready = v
+            elif a == "--host":
+                host = v
+            elif a == "--also":
+                also.append(v)
+            elif a == "--port":
+                port = int(v)
+            elif a == "--cert":
+                cert = v
+            else:
+                key = v
+            continue
+        if "=" in a:
+            settings.append(a)
+            i += 1
+            continue
+        sys.exit("usage: fake_smtp.py --ready FILE [--host H] [--also H] [--port P] [--cert C --key K] [k=v ...]")
+    bad = apply_settings(settings)
+    if bad:
+        sys.exit("fake_smtp: unknown setting " + bad)
+    if cert and key:
+        tls_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls_context.load_cert_chain(cert, key)
+    elif setting("starttls") != "off":
+        sys.exit("fake_smtp: starttls needs --cert and --key")
+
+    servers = [Server((host, port), Handler)]
+    port = servers[0].server_address[1]
+    for h in also:
+        servers.append(Server((h, port), Handler))
+    control = Server((host, 0), Control)
+    servers.append(control)
+
+    def on_signal(signum, frame):
+        stop_event.set()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    threads = []
+    for s in servers:
+        t = threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.1})
+        t.daemon = True
+        t.start()
+        threads.append(t)
+    if ready:
+        tmp = ready + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d %d\n" % (port, control.server_address[1]))
+        os.rename(tmp, ready)
+    else:
+        print("%d %d" % (port, control.server_address[1]), flush=True)
+    while not stop_event.wait(0.2):
+        pass
+    for s in servers:
+        s.shutdown()
+        s.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,1145 @@
+/* test_smtp.c: tests of src/core/smtp, the SMTP probing client. The offline
+ * part checks arguments, the private-MX refusal, closed and silent ports.
+ * The server part runs against tests/smtp/fake_smtp.py on loopback (port in
+ * $SVC_TEST_SMTP_PORT, its control port in $SVC_TEST_SMTP_CONTROL); without
+ * it the program re-runs itself through tests/integration/test_smtp.sh,
+ * which makes the certificates and starts and stops that server. Each
+ * server test scripts the fake server, probes, and asserts the outcome, the
+ * per-recipient replies and what the server saw (commands, flights, TLS),
+ * including that DATA was never sent. */
+#include "core/smtp.h"
+#include "util/buf.h"
+#include "util/conf.h"
+#include "util/ipnet.h"
+#include "util/log.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static unsigned smtp_port;	/* $SVC_TEST_SMTP_PORT */
+static unsigned control_port;	/* $SVC_TEST_SMTP_CONTROL */
+static const char *ca_file;	/* $SVC_TEST_SMTP_CA */
+
+/* ---- helpers ---- */
+
+static void
+opts_for_test(struct smtp_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port = smtp_port ? smtp_port : 25;
+	o->helo_name = "probe.svc.test";
+	o->mail_from = "verify@svc.test";
+	o->connect_timeout_ms = 1000;
+	o->reply_timeout_ms = 10000;	/* generous: valgrind runs TLS slowly */
+	o->deadline_ms = 30000;
+	o->allow_private_mx = 1;	/* the tests live on loopback */
+	o->starttls = 1;
+	o->tls_fallback = 1;
+}
+
+/* A dns_addrs of the given address texts (NULL-terminated). */
+static void
+addrs_of(struct dns_addrs *a, ...)
+{
+	va_list ap;
+	const char *s;
+
+	memset(a, 0, sizeof(*a));
+	a->status = DNS_OK;
+	va_start(ap, a);
+	while ((s = va_arg(ap, const char *)) != NULL) {
+		assert_true(a->n < DNS_MAX_ADDRS);
+		assert_int_equal(ipnet_parse_addr(s, &a->addr[a->n].ip), 0);
+		snprintf(a->addr[a->n].text, sizeof(a->addr[a->n].text), "%s",
+		    s);
+		a->n++;
+	}
+	va_end(ap);
+}
+
+/* One command to the fake server's control port; its one-line answer. */
+static void
+control(const char *cmd, char *ans, size_t size)
+{
+	struct sockaddr_in sin;
+	char line[512];
+	size_t len = 0;
+	ssize_t r;
+	int fd;
+
+	assert_true(control_port != 0);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)control_port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	snprintf(line, sizeof(line), "%s\n", cmd);
+	assert_int_equal(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	while (len + 1 < size && (r = read(fd, ans + len, 1)) == 1 &&
+	    ans[len] != '\n')
+		len++;
+	ans[len] = '\0';
+	close(fd);
+}
+
+static void
+fake(const char *settings)
+{
+	char cmd[512], ans[256];
+
+	control("reset", ans, sizeof(ans));
+	assert_string_equal(ans, "ok");
+	if (settings == NULL || *settings == '\0')
+		return;
+	snprintf(cmd, sizeof(cmd), "set %s", settings);
+	control(cmd, ans, sizeof(ans));
+	assert_string_equal(ans, "ok");
+}
+
+struct fake_log {
+	int	 sessions, flights, tls, pipelined_unoffered;
+	char	 helo[128];
+	char	 commands[1024];
+};
+
+/* What the fake server saw in its last session; DATA is never allowed. */
+static void
+fake_log(struct fake_log *l)
+{
+	char ans[2048];
+
+	memset(l, 0, sizeof(*l));
+	control("log", ans, sizeof(ans));
+	if (strcmp(ans, "sessions=0") == 0)
+		return;
+	if (sscanf(ans, "sessions=%d flights=%d tls=%d pipelined_unoffered=%d "
+	    "helo=%127s commands=%1023s", &l->sessions, &l->flights, &l->tls,
+	    &l->pipelined_unoffered, l->helo, l->commands) != 6)
+		fail_msg("bad log line: %s", ans);
+	if (strstr(l->commands, "DATA") != NULL)
+		fail_msg("the client sent DATA: %s", l->commands);
+}
+
+static struct smtp_session *
+probe(const struct smtp_opts *o, const char *host, const struct dns_addrs *a,
+    const char *const *rcpts, size_t n)
+{
+	struct smtp_session *s = NULL;
+
+	(void)smtp_probe(o, host, a, rcpts, n, &s);
+	assert_non_null(s);
+	assert_true(smtp_session_done(s));
+	return s;
+}
+
+static struct smtp_session *
+probe_local(const struct smtp_opts *o, const char *const *rcpts, size_t n)
+{
+	struct dns_addrs a;
+
+	addrs_of(&a, "127.0.0.1", NULL);
+	return probe(o, "mx.fake.test", &a, rcpts, n);
+}
+
+static void
+assert_rcpt(const struct smtp_session *s, size_t i, int code,
+    const char *enhanced, enum smtp_verdict v)
+{
+	const struct smtp_rcpt_result *r = smtp_session_rcpt(s, i);
+
+	assert_non_null(r);
+	if (r->code != code || strcmp(r->enhanced, enhanced) != 0 ||
+	    r->verdict != v)
+		fail_msg("rcpt %zu <%s>: got %d %s %s (\"%s\"), want %d %s %s",
+		    i, r->rcpt, r->code, r->enhanced, smtp_verdict_names[r->verdict],
+		    r->text, code, enhanced, smtp_verdict_names[v]);
+}
+
+static void
+assert_outcome(const struct smtp_session *s, enum smtp_outcome o)
+{
+	const struct smtp_session_info *in = smtp_session_info(s);
+
+	if (in->outcome != o)
+		fail_msg("outcome %s (stage %s, code %d, error \"%s\", "
+		    "text \"%s\"), want %s", smtp_outcome_names[in->outcome],
+		    smtp_state_names[in->stage], in->code, in->error, in->text,
+		    smtp_outcome_names[o]);
+}
+
+/* A TCP port on 127.0.0.1 that is closed, or listening and never served. */
+static int
+loopback_tcp(int listening, unsigned *port)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	*port = ntohs(sin.sin_port);
+	if (!listening) {
+		close(fd);
+		return -1;
+	}
+	assert_int_equal(listen(fd, 8), 0);
+	return fd;
+}
+
+/* ---- offline ---- */
+
+static void
+test_name_tables_complete(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < SMTP_OUTCOME__MAX; i++)
+		assert_non_null(smtp_outcome_names[i]);
+	for (i = 0; i < SMTP_STATE__MAX; i++)
+		assert_non_null(smtp_state_names[i]);
+}
+
+static void
+test_random_local_parts_are_fresh_and_plain(void **state)
+{
+	char a[17], b[17], small[8];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(smtp_random_local(a, sizeof(a)), 0);
+	assert_int_equal(smtp_random_local(b, sizeof(b)), 0);
+	assert_int_equal(strlen(a), 16);
+	assert_true(a[0] >= 'a' && a[0] <= 'z');
+	for (i = 0; i < 16; i++)
+		assert_non_null(strchr("abcdefghijklmnopqrstuvwxyz0123456789",
+		    a[i]));
+	assert_string_not_equal(a, b);
+	assert_int_equal(smtp_random_local(small, sizeof(small)), -1);
+}
+
+static void
+test_new_refuses_unsafe_arguments(void **state)
+{
+	struct smtp_opts o;
+	struct dns_addrs a;
+	const char *crlf[] = { "user@x.test\r\nDATA" };
+	const char *angle[] = { "user@x.test> NOTIFY=NEVER" };
+	const char *space[] = { "us er@x.test" };
+	const char *ok[] = { "user@x.test" };
+	const char *many[SMTP_RCPT_MAX + 1];
+	size_t i;
+
+	(void)state;
+	opts_for_test(&o);
+	o.allow_private_mx = 0;	/* no connection is made */
+	addrs_of(&a, "127.0.0.1", NULL);
+	assert_null(smtp_session_new(&o, "mx.x.test", &a, crlf, 1));
+	assert_null(smtp_session_new(&o, "mx.x.test", &a, angle, 1));
+	assert_null(smtp_session_new(&o, "mx.x.test", &a, space, 1));
+	assert_null(smtp_session_new(&o, "mx.x.test", &a, ok, 0));
+	for (i = 0; i < SMTP_RCPT_MAX + 1; i++)
+		many[i] = "user@x.test";
+	assert_null(smtp_session_new(&o, "mx.x.test", &a, many,
+	    SMTP_RCPT_MAX + 1));
+	o.helo_name = "bad helo";
+	assert_null(smtp_session_new(&o, "mx.x.test", &a, ok, 1));
+	opts_for_test(&o);
+	o.mail_from = "a@b\r\nRSET";
+	assert_null(smtp_session_new(&o, "mx.x.test", &a, ok, 1));
+}
+
+static void
+test_private_mx_refused_unless_allowed(void **state)
+{
+	struct smtp_opts o;
+	struct dns_addrs a;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user@x.test" };
+	const struct smtp_session_info *in;
+
+	(void)state;
+	opts_for_test(&o);
+	o.allow_private_mx = 0;
+	addrs_of(&a, "127.0.0.1", "10.1.2.3", "192.168.1.1", "169.254.1.1",
+	    "::1", "fe80::1", "fd00::1", NULL);
+	s = smtp_session_new(&o, "mx.x.test", &a, rcpt, 1);
+	assert_non_null(s);
+	/* Refused before any connection: done at once. */
+	assert_true(smtp_session_done(s));
+	in = smtp_session_info(s);
+	assert_outcome(s, SMTP_OUTCOME_PRIVATE_ADDRESS);
+	assert_int_equal(in->attempts, 0);
+	assert_int_equal(in->refused_private, 7);
+	assert_int_equal(smtp_session_rcpt(s, 0)->code, 0);
+	smtp_session_free(s);
+}
+
+static void
+test_no_address_is_unreachable(void **state)
+{
+	struct smtp_opts o;
+	struct dns_addrs a;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user@x.test" };
+
+	(void)state;
+	opts_for_test(&o);
+	addrs_of(&a, NULL);
+	s = probe(&o, "mx.x.test", &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_UNREACHABLE);
+	smtp_session_free(s);
+}
+
+static void
+test_closed_port_is_unreachable(void **state)
+{
+	struct smtp_opts o;
+	struct dns_addrs a;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user@x.test" };
+	unsigned port;
+
+	(void)state;
+	opts_for_test(&o);
+	(void)loopback_tcp(0, &port);
+	o.port = port;
+	addrs_of(&a, "127.0.0.1", NULL);
+	s = probe(&o, "mx.x.test", &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_UNREACHABLE);
+	assert_int_equal(smtp_session_info(s)->attempts, 1);
+	assert_string_equal(smtp_session_info(s)->addr, "127.0.0.1");
+	smtp_session_free(s);
+}
+
+static void
+test_listener_that_never_greets_times_out(void **state)
+{
+	struct smtp_opts o;
+	struct dns_addrs a;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user@x.test" };
+	unsigned port;
+	int fd;
+	int64_t t0;
+
+	(void)state;
+	opts_for_test(&o);
+	fd = loopback_tcp(1, &port);
+	o.port = port;
+	o.reply_timeout_ms = 300;
+	addrs_of(&a, "127.0.0.1", NULL);
+	t0 = smtp_now_ms();
+	s = probe(&o, "mx.x.test", &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
+	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_BANNER);
+	assert_true(smtp_now_ms() - t0 >= 290);
+	assert_true(smtp_now_ms() - t0 < 2000);
+	smtp_session_free(s);
+	close(fd);
+}
+
+static void
+test_opts_from_conf(void **state)
+{
+	struct conf cf;
+	struct buf err;
+	struct smtp_opts o;
+
+	(void)state;
+	buf_init(&err, 256);
+	conf_defaults(&cf);
+	assert_int_equal(conf_set(&cf, "smtp_port", "2525", &err), 0);
+	assert_int_equal(conf_set(&cf, "smtp_helo_name", "mx.verifier.test",
+	    &err), 0);
+	smtp_opts_from_conf(&o, &cf);
+	assert_int_equal(o.port, 2525);
+	assert_string_equal(o.helo_name, "mx.verifier.test");
+	assert_int_equal(o.allow_private_mx, 0);
+	assert_int_equal(o.starttls, 1);
+	assert_true(o.reply_timeout_ms > 0 && o.connect_timeout_ms > 0);
+	conf_free(&cf);
+	buf_free(&err);
+}
+
+/* ---- against tests/smtp/fake_smtp.py ---- */
+
+static void
+test_per_recipient_replies_and_verdicts(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct fake_log l;
+	const char *rcpt[] = { "user1@x.test", "unknown1@x.test",
+	    "disabled1@x.test", "full1@x.test", "blocked1@x.test" };
+	const struct smtp_session_info *in;
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 5);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_rcpt(s, 2, 550, "5.2.1", SMTP_VERDICT_DISABLED);
+	assert_rcpt(s, 3, 452, "4.2.2", SMTP_VERDICT_MAILBOX_FULL);
+	assert_rcpt(s, 4, 554, "5.7.1", SMTP_VERDICT_BLOCKED);
+	assert_non_null(strstr(smtp_session_rcpt(s, 4)->text, "spamhaus"));
+	in = smtp_session_info(s);
+	assert_int_equal(in->tls, 0);
+	assert_string_equal(in->host, "mx.fake.test");
+	assert_string_equal(in->addr, "127.0.0.1");
+	fake_log(&l);
+	assert_string_equal(l.helo, "probe.svc.test");
+	assert_string_equal(l.commands, "EHLO,MAIL,RCPT,RCPT,RCPT,RCPT,RCPT,QUIT");
+	smtp_session_free(s);
+}
+
+static void
+test_pipelining_sends_every_rcpt_in_one_flight(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct fake_log l;
+	const char *rcpt[] = { "user1@x.test", "user2@x.test", "unknown@x.test",
+	    "user3@x.test", "user4@x.test", "user5@x.test" };
+
+	(void)state;
+	fake("pipelining=1");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 6);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_true(smtp_session_info(s)->pipelining);
+	assert_rcpt(s, 2, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_rcpt(s, 5, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	fake_log(&l);
+	/* EHLO; then MAIL, six RCPTs and QUIT together. */
+	assert_int_equal(l.flights, 2);
+	assert_string_equal(l.commands,
+	    "EHLO,MAIL,RCPT,RCPT,RCPT,RCPT,RCPT,RCPT,QUIT");
+	smtp_session_free(s);
+}
+
+static void
+test_without_pipelining_one_command_at_a_time(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct fake_log l;
+	const char *rcpt[] = { "user1@x.test", "unknown@x.test", "user3@x.test" };
+
+	(void)state;
+	fake("pipelining=0");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 3);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_false(smtp_session_info(s)->pipelining);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_rcpt(s, 2, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	fake_log(&l);
+	assert_int_equal(l.flights, 6);	/* EHLO MAIL RCPT RCPT RCPT QUIT */
+	assert_int_equal(l.pipelined_unoffered, 0);
+	smtp_session_free(s);
+}
+
+static void
+test_catch_all_domain_accepts_random_address(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	char local[17], addr[64];
+	const char *rcpt[] = { "user1@x.test", addr };
+
+	(void)state;
+	assert_int_equal(smtp_random_local(local, sizeof(local)), 0);
+	snprintf(addr, sizeof(addr), "%s@x.test", local);
+	opts_for_test(&o);
+	fake("catchall=1");
+	s = probe_local(&o, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 1, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	smtp_session_free(s);
+	fake("catchall=0");
+	s = probe_local(&o, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	smtp_session_free(s);
+}
+
+static void
+test_starttls_used_whenever_offered(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct fake_log l;
+	const char *rcpt[] = { "user1@x.test", "unknown@x.test" };
+	const struct smtp_session_info *in;
+
+	(void)state;
+	fake("starttls=offered");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	in = smtp_session_info(s);
+	assert_int_equal(in->tls, 1);
+	assert_int_equal(in->starttls_offered, 1);
+	assert_int_equal(in->tls_verified, 0);	/* no CA given: not checked */
+	assert_true(in->pipelining);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	fake_log(&l);
+	assert_int_equal(l.tls, 1);
+	assert_string_equal(l.commands, "EHLO,STARTTLS,EHLO,MAIL,RCPT,RCPT,QUIT");
+	smtp_session_free(s);
+}
+
+static void
+test_certificate_verification_recorded_with_ca(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct buf err;
+	const char *rcpt[] = { "user1@x.test" };
+	struct dns_addrs a;
+
+	(void)state;
+	if (ca_file == NULL)
+		skip();
+	fake("starttls=offered");
+	opts_for_test(&o);
+	buf_init(&err, 256);
+	o.tls = smtp_tls_new(ca_file, &err);
+	if (o.tls == NULL)
+		fail_msg("smtp_tls_new: %s", buf_str(&err));
+	addrs_of(&a, "127.0.0.1", NULL);
+	s = probe(&o, "mx.fake.test", &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_int_equal(smtp_session_info(s)->tls, 1);
+	assert_int_equal(smtp_session_info(s)->tls_verified, 1);
+	smtp_session_free(s);
+	/* A name the certificate is not for: used anyway, not verified. */
+	s = probe(&o, "other.fake.test", &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_int_equal(smtp_session_info(s)->tls, 1);
+	assert_int_equal(smtp_session_info(s)->tls_verified, 0);
+	smtp_session_free(s);
+	smtp_tls_free(o.tls);
+	buf_free(&err);
+}
+
+static void
+test_starttls_required_is_the_reason_without_tls(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test" };
+	const struct smtp_session_info *in;
+
+	(void)state;
+	fake("starttls=required");
+	opts_for_test(&o);
+	o.starttls = 0;
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_TLS_REQUIRED);
+	in = smtp_session_info(s);
+	assert_int_equal(in->code, 530);
+	assert_string_equal(in->enhanced, "5.7.0");
+	assert_int_equal(in->stage, SMTP_STATE_MAIL);
+	assert_int_equal(smtp_session_rcpt(s, 0)->code, 0);
+	smtp_session_free(s);
+	/* With STARTTLS, as by default, the same server accepts. */
+	o.starttls = 1;
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_int_equal(smtp_session_info(s)->tls, 1);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	smtp_session_free(s);
+}
+
+static void
+test_failed_handshake_retries_in_plain_text(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct fake_log l;
+	const char *rcpt[] = { "user1@x.test" };
+
+	(void)state;
+	fake("starttls=broken");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_int_equal(smtp_session_info(s)->tls, 0);
+	assert_int_equal(smtp_session_info(s)->attempts, 2);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	fake_log(&l);
+	assert_int_equal(l.sessions, 2);
+	assert_string_equal(l.commands, "EHLO,MAIL,RCPT,QUIT");
+	smtp_session_free(s);
+
+	/* No fallback: the handshake failure ends the session. */
+	o.tls_fallback = 0;
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_TLS_FAILED);
+	assert_int_equal(smtp_session_info(s)->stage,
+	    SMTP_STATE_TLS_HANDSHAKE);
+	smtp_session_free(s);
+
+	/* Fallback, but the server insists on TLS: TLS failed, not required. */
+	o.tls_fallback = 1;
+	fake("starttls=broken_required");
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_TLS_FAILED);
+	assert_int_equal(smtp_session_info(s)->code, 530);
+	smtp_session_free(s);
+}
+
+static void
+test_ehlo_refused_falls_back_to_helo(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct fake_log l;
+	const char *rcpt[] = { "user1@x.test", "unknown@x.test" };
+
+	(void)state;
+	fake("ehlo=refuse");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_int_equal(smtp_session_info(s)->helo, 1);
+	assert_false(smtp_session_info(s)->pipelining);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	fake_log(&l);
+	assert_string_equal(l.commands, "EHLO,HELO,MAIL,RCPT,RCPT,QUIT");
+	assert_int_equal(l.pipelined_unoffered, 0);
+	smtp_session_free(s);
+}
+
+static void
+test_silence_after_connect_times_out(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test" };
+	int64_t t0;
+
+	(void)state;
+	fake("banner=silent");
+	opts_for_test(&o);
+	o.reply_timeout_ms = 300;
+	t0 = smtp_now_ms();
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
+	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_BANNER);
+	assert_true(smtp_now_ms() - t0 < 1500);
+	smtp_session_free(s);
+}
+
+static void
+test_slow_replies_within_the_timeout_succeed(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test", "unknown@x.test" };
+
+	(void)state;
+	fake("delay_ms=100");
+	opts_for_test(&o);
+	o.reply_timeout_ms = 1000;
+	s = probe_local(&o, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	smtp_session_free(s);
+}
+
+static void
+test_slow_reply_beyond_the_timeout_times_out(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test" };
+	int64_t t0;
+
+	(void)state;
+	/* Fast greeting, then every flight waits 600 ms. */
+	fake("flight_delay_ms=600");
+	opts_for_test(&o);
+	o.reply_timeout_ms = 250;
+	t0 = smtp_now_ms();
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
+	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_EHLO);
+	assert_true(smtp_now_ms() - t0 < 1000);
+	smtp_session_free(s);
+}
+
+static void
+test_overall_deadline_ends_a_slow_session(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test" };
+	int64_t t0, took;
+
+	(void)state;
+	/* Each reply comes within its timeout, but all together do not. */
+	fake("delay_ms=200 pipelining=0");
+	opts_for_test(&o);
+	o.reply_timeout_ms = 1000;
+	o.deadline_ms = 500;
+	t0 = smtp_now_ms();
+	s = probe_local(&o, rcpt, 1);
+	took = smtp_now_ms() - t0;
+	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
+	assert_true(took >= 490 && took < 900);
+	smtp_session_free(s);
+}
+
+static void
+test_reply_split_into_single_bytes(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "multi1@x.test", "unknown@x.test", "user1@x.test" };
+
+	(void)state;
+	fake("split=1 banner_lines=3");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 3);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_rcpt(s, 2, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_true(smtp_session_info(s)->pipelining);
+	smtp_session_free(s);
+}
+
+static void
+test_multiline_replies_are_joined(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "multi1@x.test" };
+	const struct smtp_rcpt_result *r;
+
+	(void)state;
+	fake("banner_lines=12 long_line=1500");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	r = smtp_session_rcpt(s, 0);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_string_equal(r->text,
+	    "<multi1@x.test> accepted second line third line");
+	/* The EHLO reply was multi-line too: its keywords were read. */
+	assert_true(smtp_session_info(s)->ext &
+	    SMTP_EXT_BIT(SMTP_EXT_PIPELINING));
+	smtp_session_free(s);
+}
+
+static void
+test_line_too_long_is_a_protocol_error(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test" };
+
+	(void)state;
+	fake("long_line=5000");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_PROTOCOL_ERROR);
+	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_BANNER);
+	smtp_session_free(s);
+}
+
+static void
+test_greylisted_first_then_accepted(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "grey1@x.test", "user1@x.test" };
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 450, "4.7.1", SMTP_VERDICT_GREYLISTED);
+	assert_rcpt(s, 1, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	smtp_session_free(s);
+	/* The caller retries later: now accepted. */
+	s = probe_local(&o, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	smtp_session_free(s);
+}
+
+static void
+test_421_at_banner_tries_next_address_then_refused(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct fake_log l;
+	struct dns_addrs a;
+	const char *rcpt[] = { "user1@x.test" };
+	const struct smtp_session_info *in;
+
+	(void)state;
+	fake("banner=421");
+	opts_for_test(&o);
+	addrs_of(&a, "127.0.0.1", "127.0.0.3", NULL);
+	s = probe(&o, "mx.fake.test", &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_REFUSED_AT_BANNER);
+	in = smtp_session_info(s);
+	assert_int_equal(in->attempts, 2);
+	assert_int_equal(in->code, 421);
+	assert_string_equal(in->enhanced, "4.3.2");
+	fake_log(&l);
+	assert_int_equal(l.sessions, 2);
+	smtp_session_free(s);
+}
+
+static void
+test_554_banner_with_block_is_blocked(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test" };
+
+	(void)state;
+	fake("banner=554");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_BLOCKED);
+	assert_int_equal(smtp_session_info(s)->code, 554);
+	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_BANNER);
+	smtp_session_free(s);
+}
+
+static void
+test_421_mid_session_keeps_earlier_replies(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test", "close421@x.test", "user2@x.test" };
+	const struct smtp_session_info *in;
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 3);
+	assert_outcome(s, SMTP_OUTCOME_TEMPFAIL);
+	in = smtp_session_info(s);
+	assert_int_equal(in->code, 421);
+	assert_int_equal(in->stage, SMTP_STATE_RCPT);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_int_equal(smtp_session_rcpt(s, 1)->code, 0);
+	assert_int_equal(smtp_session_rcpt(s, 2)->code, 0);
+	smtp_session_free(s);
+}
+
+static void
+test_disconnect_after_mail(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test" };
+	int pipe;
+
+	(void)state;
+	opts_for_test(&o);
+	for (pipe = 0; pipe <= 1; pipe++) {
+		fake(pipe ? "mail=disconnect pipelining=1" :
+		    "mail=disconnect pipelining=0");
+		s = probe_local(&o, rcpt, 1);
+		assert_outcome(s, SMTP_OUTCOME_DISCONNECTED);
+		assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_MAIL);
+		assert_int_equal(smtp_session_rcpt(s, 0)->code, 0);
+		smtp_session_free(s);
+	}
+}
+
+static void
+test_mail_refused_is_blocked_or_tempfail(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test" };
+
+	(void)state;
+	opts_for_test(&o);
+	fake("mail=550");
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_BLOCKED);
+	assert_int_equal(smtp_session_info(s)->code, 550);
+	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_MAIL);
+	smtp_session_free(s);
+	fake("mail=451");
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_TEMPFAIL);
+	smtp_session_free(s);
+}
+
+static void
+test_next_mx_tried_after_a_dead_address(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct dns_addrs a;
+	const char *rcpt[] = { "user1@x.test", "unknown@x.test" };
+	const struct smtp_session_info *in;
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	/* Nothing listens on 127.0.0.2. */
+	addrs_of(&a, "127.0.0.2", "127.0.0.3", NULL);
+	s = probe(&o, "mx.fake.test", &a, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	in = smtp_session_info(s);
+	assert_int_equal(in->attempts, 2);
+	assert_string_equal(in->addr, "127.0.0.3");
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	smtp_session_free(s);
+}
+
+static void
+test_next_mx_host_in_preference_order(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct dns_mx_result mx;
+	struct dns_mx_host hosts[2];
+	const char *rcpt[] = { "user1@x.test" };
+	struct pollfd pfd;
+	int64_t deadline, now;
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	memset(&mx, 0, sizeof(mx));
+	memset(hosts, 0, sizeof(hosts));
+	mx.status = DNS_OK;
+	mx.nhosts = 2;
+	mx.hosts = hosts;
+	snprintf(hosts[0].name, sizeof(hosts[0].name), "mx1.fake.test");
+	hosts[0].preference = 10;
+	addrs_of(&hosts[0].addrs, "127.0.0.2", NULL);
+	snprintf(hosts[1].name, sizeof(hosts[1].name), "mx2.fake.test");
+	hosts[1].preference = 20;
+	addrs_of(&hosts[1].addrs, "127.0.0.3", NULL);
+	s = smtp_session_new_mx(&o, &mx, rcpt, 1);
+	assert_non_null(s);
+	while (smtp_session_poll(s, &pfd.fd, &pfd.events, &deadline)) {
+		now = smtp_now_ms();
+		pfd.revents = 0;
+		if (poll(&pfd, 1, deadline > now ? (int)(deadline - now) : 0) < 0)
+			fail_msg("poll");
+		smtp_session_step(s, pfd.revents, smtp_now_ms());
+	}
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_string_equal(smtp_session_info(s)->host, "mx2.fake.test");
+	assert_int_equal(smtp_session_info(s)->attempts, 2);
+	smtp_session_free(s);
+}
+
+static void
+test_loopback_mx_refused_with_allow_private_mx_no(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct fake_log l;
+	const char *rcpt[] = { "user1@x.test" };
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	o.allow_private_mx = 0;
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_PRIVATE_ADDRESS);
+	assert_int_equal(smtp_session_info(s)->attempts, 0);
+	fake_log(&l);
+	assert_int_equal(l.sessions, 0);	/* the server saw nothing */
+	smtp_session_free(s);
+}
+
+/* Many sessions from one poll loop: 20 sessions whose every flight waits
+ * 150 ms finish together, far sooner than one after another would. */
+static void
+test_many_sessions_driven_from_one_poll_loop(void **state)
+{
+	enum { N = 20 };
+	struct smtp_opts o;
+	struct smtp_session *s[N];
+	struct pollfd pfd[N];
+	struct dns_addrs a;
+	const char *rcpt[] = { "user1@x.test", "unknown@x.test", "full@x.test" };
+	int64_t t0, took, deadline, d, now;
+	int i, map[N], k, live;
+
+	(void)state;
+	fake("flight_delay_ms=150");
+	opts_for_test(&o);
+	addrs_of(&a, "127.0.0.1", "127.0.0.3", NULL);
+	t0 = smtp_now_ms();
+	for (i = 0; i < N; i++) {
+		s[i] = smtp_session_new(&o, "mx.fake.test", &a, rcpt, 3);
+		assert_non_null(s[i]);
+	}
+	for (;;) {
+		deadline = INT64_MAX;
+		for (i = 0, k = 0; i < N; i++) {
+			if (!smtp_session_poll(s[i], &pfd[k].fd, &pfd[k].events,
+			    &d))
+				continue;
+			pfd[k].revents = 0;
+			map[k++] = i;
+			if (d < deadline)
+				deadline = d;
+		}
+		if (k == 0)
+			break;
+		now = smtp_now_ms();
+		live = poll(pfd, (nfds_t)k, deadline > now ?
+		    (int)(deadline - now) : 0);
+		assert_true(live >= 0);
+		now = smtp_now_ms();
+		for (i = 0; i < k; i++)
+			smtp_session_step(s[map[i]], pfd[i].revents, now);
+	}
+	took = smtp_now_ms() - t0;
+	for (i = 0; i < N; i++) {
+		assert_outcome(s[i], SMTP_OUTCOME_OK);
+		assert_rcpt(s[i], 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+		assert_rcpt(s[i], 1, 550, "5.1.1",
+		    SMTP_VERDICT_MAILBOX_NOT_FOUND);
+		assert_rcpt(s[i], 2, 452, "4.2.2", SMTP_VERDICT_MAILBOX_FULL);
+		smtp_session_free(s[i]);
+	}
+	/* Two delayed flights each (EHLO; MAIL+RCPTs+QUIT): ~300 ms in
+	 * parallel, 6 s one after another. */
+	if (took > 2000)
+		fail_msg("20 sessions took %lld ms", (long long)took);
+}
+
+static int
+server_setup(void **state)
+{
+	(void)state;
+	return 0;
+}
+
+/* Without $SVC_TEST_SMTP_PORT: run again under the script that starts the
+ * fake server. */
+static void
+reexec_with_server(char **argv)
+{
+	const char *srcdir = getenv("top_srcdir");
+	char path[1024];
+
+	if (getenv("SVC_TEST_SMTP_NOEXEC") != NULL)
+		return;
+	if (srcdir == NULL)
+		srcdir = getenv("srcdir");
+	snprintf(path, sizeof(path), "%s/tests/integration/test_smtp.sh",
+	    srcdir != NULL ? srcdir : ".");
+	if (access(path, R_OK) != 0)
+		return;
+	setenv("SVC_TEST_SMTP_NOEXEC", "1", 1);
+	fflush(NULL);
+	execl("/bin/sh", "sh", path, argv[0], (char *)NULL);
+}
+
+static unsigned
+env_port(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long p;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	p = strtoul(v, &end, 10);
+	return *end == '\0' && p > 0 && p < 65536 ? (unsigned)p : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest offline[] = {
+		cmocka_unit_test(test_name_tables_complete),
+		cmocka_unit_test(test_random_local_parts_are_fresh_and_plain),
+		cmocka_unit_test(test_new_refuses_unsafe_arguments),
+		cmocka_unit_test(test_private_mx_refused_unless_allowed),
+		cmocka_unit_test(test_no_address_is_unreachable),
+		cmocka_unit_test(test_closed_port_is_unreachable),
+		cmocka_unit_test(test_listener_that_never_greets_times_out),
+		cmocka_unit_test(test_opts_from_conf),
+	};
+	const struct CMUnitTest online[] = {
+		cmocka_unit_test(test_per_recipient_replies_and_verdicts),
+		cmocka_unit_test(test_pipelining_sends_every_rcpt_in_one_flight),
+		cmocka_unit_test(test_without_pipelining_one_command_at_a_time),
+		cmocka_unit_test(test_catch_all_domain_accepts_random_address),
+		cmocka_unit_test(test_starttls_used_whenever_offered),
+		cmocka_unit_test(test_certificate_verification_recorded_with_ca),
+		cmocka_unit_test(test_starttls_required_is_the_reason_without_tls),
+		cmocka_unit_test(test_failed_handshake_retries_in_plain_text),
+		cmocka_unit_test(test_ehlo_refused_falls_back_to_helo),
+		cmocka_unit_test(test_silence_after_connect_times_out),
+		cmocka_unit_test(test_slow_replies_within_the_timeout_succeed),
+		cmocka_unit_test(test_slow_reply_beyond_the_timeout_times_out),
+		cmocka_unit_test(test_overall_deadline_ends_a_slow_session),
+		cmocka_unit_test(test_reply_split_into_single_bytes),
+		cmocka_unit_test(test_multiline_replies_are_joined),
+		cmocka_unit_test(test_line_too_long_is_a_protocol_error),
+		cmocka_unit_test(test_greylisted_first_then_accepted),
+		cmocka_unit_test(test_421_at_banner_tries_next_address_then_refused),
+		cmocka_unit_test(test_554_banner_with_block_is_blocked),
+		cmocka_unit_test(test_421_mid_session_keeps_earlier_replies),
+		cmocka_unit_test(test_disconnect_after_mail),
+		cmocka_unit_test(test_mail_refused_is_blocked_or_tempfail),
+		cmocka_unit_test(test_next_mx_tried_after_a_dead_address),
+		cmocka_unit_test(test_next_mx_host_in_preference_order),
+		cmocka_unit_test(test_loopback_mx_refused_with_allow_private_mx_no),
+		cmocka_unit_test(test_many_sessions_driven_from_one_poll_loop),
+	};
+	int rc;
+
+	(void)argc;
+	/* SVC_TEST_DEBUG=1: every transition on stderr. */
+	if (getenv("SVC_TEST_DEBUG") != NULL)
+		log_init("test_smtp", LOG_LEVEL_DEBUG, NULL);
+	smtp_port = env_port("SVC_TEST_SMTP_PORT");
+	if (smtp_port == 0)
+		reexec_with_server(argv);
+	control_port = env_port("SVC_TEST_SMTP_CONTROL");
+	ca_file = getenv("SVC_TEST_SMTP_CA");
+	rc = cmocka_run_group_tests_name("smtp_offline", offline, NULL, NULL);
+	if (smtp_port == 0 || control_port == 0) {
+		fprintf(stderr, "SKIP: server tests need SVC_TEST_SMTP_PORT "
+		    "(see tests/integration/test_smtp.sh)\n");
+		return rc != 0 ? 1 : 77;
+	}
+	rc += cmocka_run_group_tests_name("smtp_server", online, server_setup,
+	    NULL);
+	return rc != 0 ? 1 : 0;
+}
