@@ -2,6 +2,7 @@
  * subscriptions, organizations, credits, API keys and the effective
  * configuration. Output is plain: ids and keys alone on stdout so scripts
  * can capture them; errors on stderr with a non-zero exit. */
+#include "admin/lists_update.h"
 #include "admin/migrate.h"
 #include "core/accounts.h"
 #include "core/auth.h"
@@ -42,6 +43,8 @@ usage(void)
 	    "  key list --account ID\n"
 	    "  key revoke KEY_ID\n"
 	    "  complainers import FILE|- [--source NAME]\n"
+	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
+	    "  lists check     (load lists_dir and print the counts)\n"
 	    "  config\n", stderr);
 	exit(2);
 }
@@ -417,6 +420,28 @@ cmd_complainers(int argc, char **argv)
 	return 0;
 }
 
+static int
+cmd_lists(int argc, char **argv)
+{
+	const char *dir = conf_str(&conf, CONF_LISTS_DIR);
+	enum lists_update_err rc;
+	struct buf err;
+
+	if (argc != 1)
+		usage();
+	buf_init(&err, 1024);
+	if (strcmp(argv[0], "update") == 0)
+		rc = lists_update_run(dir, lists_update_script(), stdout, &err);
+	else if (strcmp(argv[0], "check") == 0)
+		rc = lists_update_check(dir, stdout, &err);
+	else
+		usage();
+	if (rc != LISTS_UPDATE_OK)
+		die("lists %s: %s", argv[0], buf_str(&err));
+	buf_free(&err);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -448,6 +473,8 @@ main(int argc, char **argv)
 		return cmd_credits(argc, argv + i + 1);
 	if (strcmp(argv[i], "key") == 0)
 		return cmd_key(argc, argv + i + 1);
+	if (strcmp(argv[i], "lists") == 0)
+		return cmd_lists(argc, argv + i + 1);
 	if (strcmp(argv[i], "complainers") == 0)
 		return cmd_complainers(argc, argv + i + 1);
 	if (strcmp(argv[i], "config") == 0) {

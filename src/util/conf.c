@@ -79,7 +79,7 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "no", 0, 1, 0, "allow private/loopback and http:// URLs" },
 	[CONF_CA_FILE] = { "ca_file", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "CA bundle for outbound TLS (empty: system)" },
-	[CONF_LISTS_DIR] = { "lists_dir", CONF_TYPE_STRING, PKGDATADIR, 0, 0,
+	[CONF_LISTS_DIR] = { "lists_dir", CONF_TYPE_STRING, PKGDATADIR "/lists", 0, 0,
 	    0, "folder of the domain and local-part lists" },
 };
 
