@@ -57,7 +57,8 @@ chmod 0755 "$IT_DIR"
 it_cleanup() {
     local rc=$?
     stack_stop_all
-    if [ "${SVC_TEST_KEEP:-0}" = 1 ] || [ "$rc" != 0 -a "$rc" != 77 -a "${SVC_TEST_KEEP:-}" = failed ]; then
+    if [ "${SVC_TEST_KEEP:-0}" = 1 ] ||
+            { [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ "${SVC_TEST_KEEP:-}" = failed ]; }; then
         echo "# kept $IT_DIR"
     else
         rm -rf "$IT_DIR"
@@ -237,7 +238,7 @@ expect_jq() {
 # expect_header NAME [VALUE]: the response carries header NAME (with VALUE).
 expect_header() {
     local name got
-    name=$(printf '%s' "$1" | tr 'A-Z' 'a-z')
+    name=${1,,}
     if ! printf '%s\n' "$HTTP_HEADERS" | grep -q "^$name:"; then
         it_fail "$HTTP_REQUEST: expected header $1; headers: $(printf '%s' "$HTTP_HEADERS" | tr '\n' '|')"
         return 1
@@ -251,7 +252,7 @@ expect_header() {
 # header_value NAME: print the value of response header NAME (first one).
 header_value() {
     local name
-    name=$(printf '%s' "$1" | tr 'A-Z' 'a-z')
+    name=${1,,}
     printf '%s\n' "$HTTP_HEADERS" | sed -n "s/^$name: *//p" | head -n 1
 }
 

@@ -107,11 +107,11 @@ if [ -x "$API" ]; then
 
     t_lighttpd_api() {
         stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$API" "$SVC_CONF" || return 1
-        API_KEY= http GET /rate-limit || return 1
+        API_KEY='' http GET /rate-limit || return 1
         expect_status 200
         expect_header X-Request-Id
         expect_json .success true
-        API_KEY= http GET /v1/credits || return 1
+        API_KEY='' http GET /v1/credits || return 1
         expect_status 401
         expect_json .error.code unauthorized
         ACCOUNT=$(svcadm account create --email stack@example.com --tier pro --credits 7) ||
@@ -141,13 +141,28 @@ if [ -x "$API" ]; then
         expect_status 200
         expect_json .balance 7
         expect_header X-Request-Id
-        BASE_URL=http://127.0.0.1:$port API_KEY= http GET /rate-limit || return 1
+        BASE_URL=http://127.0.0.1:$port API_KEY='' http GET /rate-limit || return 1
         expect_status 200
         stack_apache_stop "$IT_DIR/apache"
     }
     t_case "Apache with mod_fcgid runs svc-api as www-data: credits with a key" t_apache_api
 else
     echo "# $API is not built: svc-api cases skipped"
+fi
+
+WORKER=$top_builddir/src/worker/svc-worker
+if [ -x "$WORKER" ]; then
+    t_worker() {
+        local pid
+        stack_proc_start "$IT_DIR" svc-worker "$WORKER" -c "$SVC_CONF" || return 1
+        pid=$(stack_pidfile_pid "$IT_DIR/svc-worker.pid") || { it_fail "no pid file"; return 1; }
+        stack_alive "$pid" || it_fail "svc-worker $pid does not run"
+        # a second start reuses the running one
+        stack_proc_start "$IT_DIR" svc-worker "$WORKER" -c "$SVC_CONF" || return 1
+        expect_eq "svc-worker pid after a second start" "$pid" "$(stack_pidfile_pid "$IT_DIR/svc-worker.pid")"
+        expect_eq "svc-worker processes" 1 "$(pgrep -fc -- "$WORKER -c $SVC_CONF")"
+    }
+    t_case "svc-worker runs in the background from a pid file, once" t_worker
 fi
 
 t_all_gone() {
