@@ -361,6 +361,7 @@ static enum smtp_io
 smtp_io_read(struct smtp_session *s, char *b, size_t size, size_t *got)
 {
 	ssize_t r;
+	int soft = 0;
 
 	*got = 0;
 	for (;;) {
@@ -383,8 +384,10 @@ smtp_io_read(struct smtp_session *s, char *b, size_t size, size_t *got)
 				return SMTP_IO_EOF;	/* reset by peer */
 			log_debug("event=smtp_tls_recv_failed session=%u "
 			    "error=\"%s\"", s->id, gnutls_strerror((int)r));
-			return gnutls_error_is_fatal((int)r) ?
-			    SMTP_IO_TLS_ERR : SMTP_IO_AGAIN;
+			/* Non-fatal: read on, but not forever. */
+			if (gnutls_error_is_fatal((int)r) || ++soft > 16)
+				return SMTP_IO_TLS_ERR;
+			continue;
 		}
 		r = recv(s->fd, b, size, 0);
 		if (r > 0)
@@ -746,8 +749,10 @@ smtp_session_mail_refused(const struct smtp_session *s,
 	    "tls")))
 		return s->tls_failed ? SMTP_OUTCOME_TLS_FAILED :
 		    SMTP_OUTCOME_TLS_REQUIRED;
+	/* A 4.7.x without greylisting words is a (temporary) block. */
 	if (r->code / 100 == 4)
-		return SMTP_OUTCOME_TEMPFAIL;
+		return smtp_classify_reply(r) == SMTP_VERDICT_BLOCKED ?
+		    SMTP_OUTCOME_BLOCKED : SMTP_OUTCOME_TEMPFAIL;
 	return SMTP_OUTCOME_BLOCKED;
 }
 

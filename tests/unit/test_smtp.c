@@ -328,6 +328,39 @@ test_closed_port_is_unreachable(void **state)
 }
 
 static void
+test_closed_ipv6_port_is_unreachable(void **state)
+{
+	struct smtp_opts o;
+	struct dns_addrs a;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user@x.test" };
+	struct sockaddr_in6 sin6;
+	socklen_t len = sizeof(sin6);
+	int fd = socket(AF_INET6, SOCK_STREAM, 0);
+
+	(void)state;
+	if (fd == -1)
+		skip();
+	memset(&sin6, 0, sizeof(sin6));
+	sin6.sin6_family = AF_INET6;
+	sin6.sin6_addr = in6addr_loopback;
+	if (bind(fd, (struct sockaddr *)&sin6, sizeof(sin6)) == -1) {
+		close(fd);
+		skip();	/* no IPv6 loopback here */
+	}
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin6, &len), 0);
+	close(fd);
+	opts_for_test(&o);
+	o.port = ntohs(sin6.sin6_port);
+	addrs_of(&a, "::1", NULL);
+	s = probe(&o, "mx.x.test", &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_UNREACHABLE);
+	assert_string_equal(smtp_session_info(s)->addr, "::1");
+	assert_int_equal(smtp_session_info(s)->attempts, 1);
+	smtp_session_free(s);
+}
+
+static void
 test_listener_that_never_greets_times_out(void **state)
 {
 	struct smtp_opts o;
@@ -648,7 +681,7 @@ test_silence_after_connect_times_out(void **state)
 	s = probe_local(&o, rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
 	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_BANNER);
-	assert_true(smtp_now_ms() - t0 < 1500);
+	assert_true(smtp_now_ms() - t0 < 3000);	/* not the 10 s default */
 	smtp_session_free(s);
 }
 
@@ -686,7 +719,7 @@ test_slow_reply_beyond_the_timeout_times_out(void **state)
 	s = probe_local(&o, rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
 	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_EHLO);
-	assert_true(smtp_now_ms() - t0 < 1000);
+	assert_true(smtp_now_ms() - t0 < 3000);
 	smtp_session_free(s);
 }
 
@@ -708,7 +741,9 @@ test_overall_deadline_ends_a_slow_session(void **state)
 	s = probe_local(&o, rcpt, 1);
 	took = smtp_now_ms() - t0;
 	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
-	assert_true(took >= 490 && took < 900);
+	/* Stopped by the deadline, well before the four 200 ms replies and
+	 * the 1 s reply timeout would have ended it. */
+	assert_true(took >= 490 && took < 790);
 	smtp_session_free(s);
 }
 
@@ -1036,7 +1071,7 @@ test_many_sessions_driven_from_one_poll_loop(void **state)
 	}
 	/* Two delayed flights each (EHLO; MAIL+RCPTs+QUIT): ~300 ms in
 	 * parallel, 6 s one after another. */
-	if (took > 2000)
+	if (took > 3000)
 		fail_msg("20 sessions took %lld ms", (long long)took);
 }
 
@@ -1091,6 +1126,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_private_mx_refused_unless_allowed),
 		cmocka_unit_test(test_no_address_is_unreachable),
 		cmocka_unit_test(test_closed_port_is_unreachable),
+		cmocka_unit_test(test_closed_ipv6_port_is_unreachable),
 		cmocka_unit_test(test_listener_that_never_greets_times_out),
 		cmocka_unit_test(test_opts_from_conf),
 	};
