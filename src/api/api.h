@@ -6,6 +6,7 @@
 #include "core/auth.h"
 #include "core/db.h"
 #include "core/ratelimit.h"
+#include "core/verify.h"
 #include "util/conf.h"
 #include "util/ipnet.h"
 
@@ -15,6 +16,7 @@
 struct api_ctx {
 	const struct conf *conf;
 	struct db	*db;		/* opened on first use, kept */
+	struct verify_engine *engine;	/* made on first use, kept */
 	struct ipnet	*proxies;
 	size_t		 nproxies;
 };
@@ -39,6 +41,14 @@ struct db *api_db(struct api_call *);
 json_t	*api_json_body(struct api_call *);
 /* 500 for an unexpected failure, logged with the request id. */
 void	 api_internal_error(struct api_call *, const char *what);
+/* The verification engine of this process; on failure answers 503. */
+struct verify_engine *api_engine(struct api_call *);
+/* 402 insufficient_credits with details.required and details.available. */
+void	 api_insufficient_credits(struct api_call *, long long required,
+	    long long available);
+/* 400 invalid_email naming the field (details.field); printf message. */
+void	 api_bad_field(struct api_call *, const char *field, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
 
 /* Handlers, one file per resource. */
 void	 handler_rate_limit(struct api_call *);
@@ -46,4 +56,6 @@ void	 handler_credits_get(struct api_call *);
 void	 handler_keys_create(struct api_call *);
 void	 handler_keys_list(struct api_call *);
 void	 handler_keys_delete(struct api_call *);
+void	 handler_verify(struct api_call *);
+void	 handler_domain_check(struct api_call *);
 #endif

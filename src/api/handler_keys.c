@@ -45,8 +45,7 @@ keys_split(const char *s)
 static int
 keys_bad_field(struct api_call *c, const char *field, const char *what)
 {
-	http_error(c->resp, 400, "invalid_email", json_pack("{s:s}", "field",
-	    field), "%s: %s", field, what);
+	api_bad_field(c, field, "%s", what);
 	return -1;
 }
 

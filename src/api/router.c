@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "util/strparse.h"
 #include "util/timeutil.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static const struct route routes[] = {
 	{ HTTP_GET, "/rate-limit", ROUTE_AUTH_OPTIONAL, -1, 0, 0,
 	    0, handler_rate_limit },
 	{ HTTP_POST, "/v1/verify", REQ, AUTH_SCOPE_VERIFY_SINGLE,
-	    API_JSON_MAX, 1, 0, NULL },
+	    API_JSON_MAX, 1, 0, handler_verify },
 	{ HTTP_POST, "/v1/verify/bulk", REQ, AUTH_SCOPE_VERIFY_BULK, 16 * MiB,
 	    1, 1, NULL },
 	{ HTTP_POST, "/v1/verify/bulk/upload", REQ, AUTH_SCOPE_VERIFY_BULK,
@@ -55,7 +56,7 @@ static const struct route routes[] = {
 	{ HTTP_GET, "/v1/verify/batch/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,
 	    0, NULL },
 	{ HTTP_POST, "/v1/domain/check", REQ, AUTH_SCOPE_VERIFY_SINGLE,
-	    API_JSON_MAX, 1, 0, NULL },
+	    API_JSON_MAX, 1, 0, handler_domain_check },
 	{ HTTP_GET, "/v1/jobs", REQ, AUTH_SCOPE_JOBS_READ, 0, 1, 0, NULL },
 	{ HTTP_GET, "/v1/jobs/{}", REQ, AUTH_SCOPE_JOBS_READ, 0, 1, 0, NULL },
 	{ HTTP_DELETE, "/v1/jobs/{}", REQ, AUTH_SCOPE_JOBS_WRITE, 0, 1, 0, NULL },
@@ -113,6 +114,8 @@ router_ctx_init(struct api_ctx *ctx, const struct conf *c, struct buf *err)
 void
 router_ctx_free(struct api_ctx *ctx)
 {
+	verify_engine_free(ctx->engine);
+	ctx->engine = NULL;
 	db_close(ctx->db);
 	free(ctx->proxies);
 	ctx->db = NULL;
@@ -136,6 +139,49 @@ api_db(struct api_call *c)
 	}
 	buf_free(&err);
 	return c->ctx->db;
+}
+
+struct verify_engine *
+api_engine(struct api_call *c)
+{
+	struct buf err;
+
+	if (c->ctx->engine != NULL)
+		return c->ctx->engine;
+	buf_init(&err, 1024);
+	if ((c->ctx->engine = verify_engine_new(c->ctx->conf, &err)) == NULL) {
+		log_error("event=engine_unavailable req=%s error=\"%s\"",
+		    c->req->request_id, buf_str(&err));
+		http_set_header(c->resp, "Retry-After", "5");
+		http_error(c->resp, 503, "service_unavailable", NULL,
+		    "the verification engine cannot start; retry shortly");
+	}
+	buf_free(&err);
+	return c->ctx->engine;
+}
+
+void
+api_insufficient_credits(struct api_call *c, long long required,
+    long long available)
+{
+	http_error(c->resp, 402, "insufficient_credits",
+	    json_pack("{s:I,s:I}", "required", (json_int_t)required,
+	    "available", (json_int_t)(available < 0 ? 0 : available)),
+	    "%lld credits are needed, %lld are available", required,
+	    available < 0 ? 0 : available);
+}
+
+void
+api_bad_field(struct api_call *c, const char *field, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	http_error(c->resp, 400, "invalid_email", json_pack("{s:s}", "field",
+	    field), "%s: %s", field, msg);
 }
 
 void

@@ -32,6 +32,7 @@ Per-recipient verdicts by local part:
   disabled*   550 5.2.1         full*      452 4.2.2 mailbox full
   blocked*    554 5.7.1 Spamhaus text
   grey*       450 4.7.1 greylisted the first time, 250 afterwards
+  greyforever* 450 4.7.1 greylisted every time
   close421*   421 4.3.2 and the connection is closed
   multi*      a multi-line 250
   anything else: 250 with catchall=1, else 550 5.1.1
@@ -168,6 +169,8 @@ class Session:
             return self.reply(452, ["4.2.2 <%s>: mailbox full, over quota" % addr]), None
         if local.startswith("blocked"):
             return self.reply(554, ["5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/127.0.0.1"]), None
+        if local.startswith("greyforever"):
+            return self.reply(450, ["4.7.1 <%s>: Recipient address rejected: Greylisted, try again later" % addr]), None
         if local.startswith("grey"):
             with lock:
                 seen = addr in greylist

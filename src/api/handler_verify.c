@@ -1,0 +1,92 @@
+/* handler_verify.c: POST /v1/verify, one address. Credits are checked
+ * before the (possibly slow) verification and charged after it, in one
+ * transaction with the result in hand: a request that gets no result (the
+ * database failed, the engine could not run) is never charged. A sandbox
+ * key costs nothing on a sandbox-domain address. */
+#include "api/api.h"
+#include "core/addr.h"
+#include "core/ledger.h"
+#include "util/log.h"
+#include <string.h>
+
+/* Is this a sandbox-domain address, answered without the network? */
+static int
+verify_is_sandbox(struct verify_engine *e, const char *email)
+{
+	struct addr a;
+
+	return addr_parse(email, &a) == ADDR_OK &&
+	    strcmp(a.ascii_domain, verify_sandbox_domain(e)) == 0;
+}
+
+/* Charges cost credits; 0 done (remaining set), -1 answered (402/500). */
+static int
+verify_charge(struct api_call *c, long long cost, long long *remaining)
+{
+	const char *pool = auth_key_pool(&c->key);
+	enum ledger_err rc = LEDGER_DB;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		if (db_begin(c->ctx->db) != DB_OK)
+			break;
+		rc = ledger_charge(c->ctx->db, pool, c->key.account_id, cost,
+		    NULL, remaining);
+		if (rc == LEDGER_OK && db_commit(c->ctx->db) == DB_OK)
+			return 0;
+		db_rollback(c->ctx->db);
+		if (rc != LEDGER_RETRY)
+			break;
+	}
+	if (rc == LEDGER_INSUFFICIENT)
+		api_insufficient_credits(c, cost, *remaining);
+	else
+		api_internal_error(c, "verify_charge");
+	return -1;
+}
+
+void
+handler_verify(struct api_call *c)
+{
+	struct verify_result r;
+	struct ledger_totals t;
+	struct verify_engine *e;
+	json_t *body, *email, *out;
+	long long cost, remaining = 0;
+
+	if ((body = api_json_body(c)) == NULL)
+		return;
+	email = json_object_get(body, "email");
+	if (!json_is_string(email)) {
+		api_bad_field(c, "email", "a string with the address to verify");
+		goto out;
+	}
+	if ((e = api_engine(c)) == NULL)
+		goto out;
+	cost = c->key.sandbox && verify_is_sandbox(e, json_string_value(email))
+	    ? 0 : 1;
+	if (ledger_totals(c->ctx->db, auth_key_pool(&c->key), &t) != LEDGER_OK) {
+		api_internal_error(c, "verify_balance");
+		goto out;
+	}
+	if (t.balance < cost) {
+		api_insufficient_credits(c, cost, t.balance);
+		goto out;
+	}
+	if (verify_address(e, c->ctx->db, json_string_value(email), &r) !=
+	    VERIFY_OK) {
+		api_internal_error(c, "verify_address");
+		goto out;
+	}
+	if (verify_charge(c, cost, &remaining) == -1)
+		goto out;
+	out = verify_result_json(&r);
+	json_object_set_new(out, "credits_charged", json_integer(cost));
+	json_object_set_new(out, "credits_remaining", json_integer(remaining));
+	log_info("event=verify req=%s status=%s reason=%s cached=%d charged=%lld",
+	    c->req->request_id, verdict_status_names[r.v.status],
+	    verdict_reason_names[r.v.reason], r.cached, cost);
+	http_json(c->resp, 200, out);
+out:
+	json_decref(body);
+}

@@ -1,0 +1,803 @@
+/* verify.c: the verification engine. One address goes through, in the
+ * precedence order of API.md: syntax, sandbox, cache, DNS (NXDOMAIN, no MX,
+ * DNS failure), disposable list, SMTP (one session: RCPT for the address and
+ * for a random address of the domain, to detect catch-all; a greylisted
+ * answer is retried after greylist_retry_ms while the time budget lasts),
+ * then mailbox verdict > spam trap > known complainer > catch-all > role.
+ * DNS and SMTP trouble become "unknown" verdicts, never "undeliverable". */
+#include "core/verify.h"
+#include "core/addr.h"
+#include "core/complainers.h"
+#include "core/smtp.h"
+#include "core/vcache.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include <ctype.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* MX answers are cached for their TTL within these bounds. */
+#define VERIFY_DNS_TTL_MIN 60
+#define VERIFY_DNS_TTL_MAX 86400
+#define VERIFY_FACTS_SECONDS 86400
+
+struct verify_engine {
+	const struct conf	*conf;
+	struct dns_resolver	*dns;
+	struct lists		*lists;
+	struct smtp_tls		*tls;
+	struct smtp_opts	 smtp;
+	char			 sandbox[300];
+};
+
+struct verify_engine *
+verify_engine_new(const struct conf *c, struct buf *err)
+{
+	struct verify_engine *e;
+	struct buf warn;
+
+	if ((e = calloc(1, sizeof(*e))) == NULL) {
+		buf_puts(err, "out of memory");
+		return NULL;
+	}
+	e->conf = c;
+	buf_init(&warn, 64 * 1024);
+	if ((e->dns = dns_resolver_new(c, err)) == NULL ||
+	    lists_load(conf_str(c, CONF_LISTS_DIR), &e->lists, &warn) !=
+	    LISTS_OK || (e->tls = smtp_tls_new(conf_str(c, CONF_CA_FILE),
+	    err)) == NULL) {
+		if (e->dns != NULL && e->lists == NULL)
+			buf_printf(err, "lists: %s", buf_str(&warn));
+		buf_free(&warn);
+		verify_engine_free(e);
+		return NULL;
+	}
+	if (warn.len)
+		log_warn("event=lists_warning dir=%s text=\"%.200s\"",
+		    conf_str(c, CONF_LISTS_DIR), buf_str(&warn));
+	buf_free(&warn);
+	smtp_opts_from_conf(&e->smtp, c);
+	e->smtp.tls = e->tls;
+	snprintf(e->sandbox, sizeof(e->sandbox), "sandbox.%s",
+	    conf_str(c, CONF_SERVICE_DOMAIN));
+	return e;
+}
+
+void
+verify_engine_free(struct verify_engine *e)
+{
+	if (e == NULL)
+		return;
+	dns_resolver_free(e->dns);
+	lists_free(e->lists);
+	smtp_tls_free(e->tls);
+	free(e);
+}
+
+const char *
+verify_sandbox_domain(const struct verify_engine *e)
+{
+	return e->sandbox;
+}
+
+static void
+verify_copy(char *dst, size_t sz, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= sz)
+		n = sz - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* ---------------------------------------------------------------- DNS */
+
+static json_t *
+verify_mx_to_json(const struct dns_mx_result *m)
+{
+	json_t *hosts = json_array(), *addrs;
+	size_t i, j;
+
+	for (i = 0; i < m->nhosts; i++) {
+		addrs = json_array();
+		for (j = 0; j < m->hosts[i].addrs.n; j++)
+			json_array_append_new(addrs,
+			    json_string(m->hosts[i].addrs.addr[j].text));
+		json_array_append_new(hosts, json_pack("{s:s,s:i,s:o}",
+		    "name", m->hosts[i].name, "pref",
+		    (int)m->hosts[i].preference, "addrs", addrs));
+	}
+	return json_pack("{s:i,s:b,s:b,s:o}", "status", (int)m->status,
+	    "implicit", m->implicit, "null_mx", m->null_mx, "hosts", hosts);
+}
+
+static int
+verify_mx_from_json(json_t *j, struct dns_mx_result *m)
+{
+	json_t *hosts = json_object_get(j, "hosts"), *h, *a;
+	size_t i, k;
+
+	memset(m, 0, sizeof(*m));
+	if (!json_is_array(hosts) || json_array_size(hosts) > DNS_MAX_MX)
+		return -1;
+	m->status = (enum dns_status)json_integer_value(json_object_get(j,
+	    "status"));
+	if (m->status >= DNS__MAX)
+		return -1;
+	m->implicit = json_is_true(json_object_get(j, "implicit"));
+	m->null_mx = json_is_true(json_object_get(j, "null_mx"));
+	if (json_array_size(hosts) == 0)
+		return 0;
+	if ((m->hosts = calloc(json_array_size(hosts), sizeof(*m->hosts))) ==
+	    NULL)
+		return -1;
+	json_array_foreach(hosts, i, h) {
+		struct dns_mx_host *mh = &m->hosts[i];
+		const char *name = json_string_value(json_object_get(h, "name"));
+		json_t *addrs = json_object_get(h, "addrs");
+		if (name == NULL || strlen(name) > DNS_NAME_MAX ||
+		    !json_is_array(addrs))
+			return -1;
+		verify_copy(mh->name, sizeof(mh->name), name);
+		mh->preference = (unsigned)json_integer_value(json_object_get(h,
+		    "pref"));
+		mh->addrs.status = DNS_OK;
+		json_array_foreach(addrs, k, a) {
+			const char *t = json_string_value(a);
+			if (k >= DNS_MAX_ADDRS || t == NULL ||
+			    ipnet_parse_addr(t, &mh->addrs.addr[k].ip) == -1)
+				return -1;
+			verify_copy(mh->addrs.addr[k].text, DNS_ADDR_TEXT, t);
+			mh->addrs.n++;
+		}
+		if (mh->addrs.n == 0)
+			mh->addrs.status = DNS_NO_ADDR;
+		m->nhosts++;
+	}
+	return 0;
+}
+
+/* MX lookup through the shared cache. Failures are never cached. */
+static enum dns_status
+verify_lookup_mx(struct verify_engine *e, struct db *db, const char *domain,
+    struct dns_mx_result *m)
+{
+	json_t *cached = NULL, *j;
+	long ttl;
+
+	if (db && vcache_get(db, VCACHE_DNS, domain, &cached) == DB_OK &&
+	    cached != NULL) {
+		int ok = verify_mx_from_json(cached, m) == 0;
+		json_decref(cached);
+		if (ok)
+			return m->status;
+		dns_mx_result_free(m);
+	}
+	dns_lookup_mx(e->dns, domain, m);
+	if (db && m->status != DNS_ERROR) {
+		ttl = m->ttl < VERIFY_DNS_TTL_MIN ? VERIFY_DNS_TTL_MIN :
+		    m->ttl > VERIFY_DNS_TTL_MAX ? VERIFY_DNS_TTL_MAX :
+		    (long)m->ttl;
+		j = verify_mx_to_json(m);
+		vcache_put(db, VCACHE_DNS, domain, j, ttl);
+		json_decref(j);
+	}
+	return m->status;
+}
+
+static int
+verify_web_presence(struct verify_engine *e, struct db *db,
+    const char *domain)
+{
+	struct vcache_facts f;
+	int found = 0, present = 0;
+
+	if (db && vcache_facts_get(db, domain, &f, &found) == DB_OK && found &&
+	    f.web_presence >= 0)
+		return f.web_presence;
+	if (dns_web_presence(e->dns, domain, &present) != DNS_OK &&
+	    present == 0)
+		present = 1;	/* cannot tell: do not call it pristine */
+	if (db) {
+		f.accept_all = found ? f.accept_all : -1;
+		f.web_presence = present;
+		vcache_facts_put(db, domain, &f, VERIFY_FACTS_SECONDS);
+	}
+	return present;
+}
+
+/* ---------------------------------------------------------------- SMTP */
+
+static void
+verify_drive(struct smtp_session *s)
+{
+	struct pollfd p;
+	int64_t deadline, now;
+	short events;
+	int fd, n, wait;
+
+	while (smtp_session_poll(s, &fd, &events, &deadline)) {
+		now = smtp_now_ms();
+		wait = deadline > now ? (int)(deadline - now) : 0;
+		p.fd = fd;
+		p.events = events;
+		p.revents = 0;
+		n = poll(&p, fd >= 0 ? 1 : 0, wait);
+		smtp_session_step(s, n > 0 ? p.revents : 0, smtp_now_ms());
+	}
+}
+
+static enum verdict_kind
+verify_kind_of_outcome(enum smtp_outcome o)
+{
+	switch (o) {
+	case SMTP_OUTCOME_REFUSED_AT_BANNER:
+	case SMTP_OUTCOME_BLOCKED:
+	case SMTP_OUTCOME_TLS_REQUIRED:
+		return VERDICT_K_BLOCKED;
+	default:
+		return VERDICT_K_UNREACHABLE;
+	}
+}
+
+static enum verdict_kind
+verify_kind_of_rcpt(enum smtp_verdict v)
+{
+	switch (v) {
+	case SMTP_VERDICT_ACCEPTED:
+		return VERDICT_K_ACCEPTED;
+	case SMTP_VERDICT_MAILBOX_NOT_FOUND:
+		return VERDICT_K_REJECTED;
+	case SMTP_VERDICT_DISABLED:
+		return VERDICT_K_DISABLED;
+	case SMTP_VERDICT_MAILBOX_FULL:
+		return VERDICT_K_FULL;
+	case SMTP_VERDICT_GREYLISTED:
+	case SMTP_VERDICT_TEMPORARY:
+		return VERDICT_K_GREYLISTED;
+	case SMTP_VERDICT_BLOCKED:
+	case SMTP_VERDICT_SENDER_REJECTED:
+		return VERDICT_K_BLOCKED;
+	default:
+		return VERDICT_K_UNDETERMINED;
+	}
+}
+
+static void
+verify_note_smtp(struct verify_result *r, const struct smtp_session_info *si,
+    const struct smtp_rcpt_result *rr)
+{
+	r->has_smtp = 1;
+	r->smtp_tls = si->tls;
+	if (rr != NULL && rr->code) {
+		r->smtp_code = rr->code;
+		verify_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
+		    rr->enhanced);
+		verify_copy(r->smtp_message, sizeof(r->smtp_message),
+		    rr->text ? rr->text : "");
+	} else {
+		r->smtp_code = si->code;
+		verify_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
+		    si->enhanced);
+		verify_copy(r->smtp_message, sizeof(r->smtp_message),
+		    si->text ? si->text : "");
+	}
+}
+
+/* Runs the SMTP part: sets r->accept_all and returns the mailbox kind. */
+static enum verdict_kind
+verify_smtp(struct verify_engine *e, const struct dns_mx_result *mx,
+    struct verify_result *r, const struct addr *a, int64_t deadline)
+{
+	char random_local[32], random_addr[VERIFY_EMAIL_MAX + 2];
+	const char *rcpts[2];
+	struct smtp_opts opts = e->smtp;
+	struct smtp_session *s;
+	const struct smtp_session_info *si;
+	const struct smtp_rcpt_result *r0, *r1;
+	enum verdict_kind k = VERDICT_K_UNREACHABLE;
+	int64_t left;
+	int tries;
+
+	if (smtp_random_local(random_local, sizeof(random_local)) == -1)
+		return VERDICT_K_UNDETERMINED;
+	snprintf(random_addr, sizeof(random_addr), "%s@%s", random_local,
+	    a->ascii_domain);
+	rcpts[0] = a->address;
+	rcpts[1] = random_addr;
+	for (tries = 0; ; tries++) {
+		left = deadline - timeutil_mono_ms();
+		if (left < 200)
+			break;
+		opts.deadline_ms = (int)left;
+		if ((s = smtp_session_new_mx(&opts, mx, rcpts, 2)) == NULL)
+			return VERDICT_K_UNDETERMINED;
+		verify_drive(s);
+		si = smtp_session_info(s);
+		r0 = smtp_session_rcpt(s, 0);
+		r1 = smtp_session_rcpt(s, 1);
+		log_debug("event=smtp_probe domain=%s outcome=%s host=%s "
+		    "code=%d tls=%d", a->ascii_domain,
+		    smtp_outcome_names[si->outcome], si->host ? si->host : "-",
+		    r0 ? r0->code : 0, si->tls);
+		if (r0 != NULL && r0->code)
+			k = verify_kind_of_rcpt(r0->verdict);
+		else
+			k = verify_kind_of_outcome(si->outcome);
+		verify_note_smtp(r, si, r0);
+		if (k == VERDICT_K_ACCEPTED && r1 != NULL && r1->code)
+			r->accept_all = r1->verdict == SMTP_VERDICT_ACCEPTED;
+		smtp_session_free(s);
+		if (k != VERDICT_K_GREYLISTED || tries >= 2)
+			break;
+		/* Greylisting: try again once the server's delay may be
+		 * over, if the budget allows a wait and another session. */
+		left = deadline - timeutil_mono_ms();
+		if (left < conf_int(e->conf, CONF_GREYLIST_RETRY_MS) + 1000)
+			break;
+		usleep((useconds_t)conf_int(e->conf, CONF_GREYLIST_RETRY_MS) *
+		    1000);
+	}
+	return k;
+}
+
+/* ---------------------------------------------------------------- results */
+
+static void
+verify_finish(struct verify_result *r, enum verdict_kind k, int typo,
+    const char *local)
+{
+	struct verdict_facts f;
+
+	r->v = verdict_of(k, typo);
+	memset(&f, 0, sizeof(f));
+	f.free_provider = r->free_provider;
+	f.role = r->role;
+	f.tls = r->smtp_tls;
+	f.possible_typo = typo;
+	f.local = local;
+	/* The catch-all send verdict is given for catch-all domains only;
+	 * web presence was looked up already (pristine_catch_all). */
+	r->score = verdict_score(&r->v, r->catch_all, &f);
+	r->verified_at = time(NULL);
+}
+
+/* The sandbox: the local part names the reason (or sub_status) returned. */
+static void
+verify_sandbox(struct verify_result *r, const struct addr *a)
+{
+	enum verdict_kind k = VERDICT_K_ACCEPTED;
+	static const struct { const char *name; enum verdict_kind k; } m[] = {
+		{ "accepted_email", VERDICT_K_ACCEPTED },
+		{ "rejected_email", VERDICT_K_REJECTED },
+		{ "mailbox_not_found", VERDICT_K_REJECTED },
+		{ "invalid_syntax", VERDICT_K_INVALID_SYNTAX },
+		{ "invalid_domain", VERDICT_K_INVALID_DOMAIN },
+		{ "no_mx_record", VERDICT_K_NO_MX },
+		{ "disposable_email", VERDICT_K_DISPOSABLE },
+		{ "role_based", VERDICT_K_ROLE },
+		{ "catch_all", VERDICT_K_CATCH_ALL },
+		{ "account_disabled", VERDICT_K_DISABLED },
+		{ "mailbox_full", VERDICT_K_FULL },
+		{ "known_complainer", VERDICT_K_COMPLAINER },
+		{ "spam_trap", VERDICT_K_SPAM_TRAP },
+		{ "unknown", VERDICT_K_UNDETERMINED },
+		{ "greylisted", VERDICT_K_GREYLISTED },
+		{ "smtp_blocked", VERDICT_K_BLOCKED },
+		{ "smtp_unreachable", VERDICT_K_UNREACHABLE },
+		{ "dns_error", VERDICT_K_DNS_ERROR },
+	};
+	char low[ADDR_LOCAL_MAX + 1];
+	size_t i;
+
+	for (i = 0; a->local[i] && i < ADDR_LOCAL_MAX; i++)
+		low[i] = (char)tolower((unsigned char)a->local[i]);
+	low[i] = '\0';
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (strcmp(low, m[i].name) == 0)
+			k = m[i].k;
+	r->sandbox = 1;
+	r->accept_all = k == VERDICT_K_CATCH_ALL;
+	r->disposable = k == VERDICT_K_DISPOSABLE;
+	r->role = k == VERDICT_K_ROLE;
+	r->smtp_tls = 1;
+	if (k == VERDICT_K_CATCH_ALL)
+		r->catch_all = VERDICT_CA_SEND_WITH_CAUTION;
+	if (k == VERDICT_K_SPAM_TRAP)
+		r->trap = VERDICT_TRAP_LOCAL_PATTERN;
+	if (k == VERDICT_K_INVALID_DOMAIN) {
+		snprintf(r->did_you_mean, sizeof(r->did_you_mean),
+		    "%s@%s", a->local, "gmail.com");
+	}
+	verify_finish(r, k, k == VERDICT_K_INVALID_DOMAIN, a->local);
+}
+
+/* A suggestion for an address whose domain does not receive mail. */
+static int
+verify_suggest(struct verify_engine *e, const char *local, const char *domain,
+    struct verify_result *r)
+{
+	char s[LISTS_SUGGEST_MAX];
+
+	if (!lists_suggest(e->lists, domain, s))
+		return 0;
+	snprintf(r->did_you_mean, sizeof(r->did_you_mean), "%s@%s", local, s);
+	return 1;
+}
+
+/* The input is not an address: suggest only when a provider's name is
+ * hiding in the domain part ("jane@gmailcom"). */
+static void
+verify_syntax_failed(struct verify_engine *e, const char *in,
+    struct verify_result *r)
+{
+	const char *at = strrchr(in, '@');
+	char local[ADDR_LOCAL_MAX + 1], domain[256];
+	size_t ln, i;
+	int typo = 0;
+
+	if (at != NULL && at != in && strlen(at + 1) < sizeof(domain) &&
+	    (ln = (size_t)(at - in)) <= ADDR_LOCAL_MAX &&
+	    strchr(in, '@') == at) {
+		memcpy(local, in, ln);
+		local[ln] = '\0';
+		for (i = 0; at[1 + i]; i++)
+			domain[i] = (char)tolower((unsigned char)at[1 + i]);
+		domain[i] = '\0';
+		typo = verify_suggest(e, local, domain, r);
+	}
+	verify_finish(r, VERDICT_K_INVALID_SYNTAX, typo, NULL);
+}
+
+static void
+verify_set_mx(struct verify_result *r, const struct dns_mx_result *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nhosts && i < DNS_MAX_MX; i++) {
+		r->mx[i].priority = m->hosts[i].preference;
+		verify_copy(r->mx[i].host, sizeof(r->mx[i].host),
+		    m->hosts[i].name);
+	}
+	r->nmx = i;
+}
+
+/* Everything after the mailbox verdict, in API.md's precedence order. */
+static enum verify_err
+verify_after_accept(struct verify_engine *e, struct db *db,
+    const struct addr *a, struct verify_result *r, enum verdict_kind *k)
+{
+	int web, found = 0;
+
+	if (r->accept_all) {
+		web = verify_web_presence(e, db, a->ascii_domain);
+		struct verdict_facts f = { .web_presence = web,
+		    .role = r->role, .local = a->local };
+		r->catch_all = verdict_catch_all_of(&f);
+		if (!web)
+			r->trap = VERDICT_TRAP_PRISTINE_CATCH_ALL;
+	}
+	if (lists_is_typo_trap(e->lists, a->ascii_domain))
+		r->trap = VERDICT_TRAP_TYPO_DOMAIN;
+	else if (verdict_trap_local(a->local))
+		r->trap = VERDICT_TRAP_LOCAL_PATTERN;
+	if (r->trap != VERDICT_TRAP_NONE) {
+		*k = VERDICT_K_SPAM_TRAP;
+		return VERIFY_OK;
+	}
+	if (db && complainers_contains(db, a->normalised, &found) != DB_OK)
+		return VERIFY_ERR_DB;
+	if (found)
+		*k = VERDICT_K_COMPLAINER;
+	else if (r->accept_all)
+		*k = VERDICT_K_CATCH_ALL;
+	else if (r->role)
+		*k = VERDICT_K_ROLE;
+	else
+		*k = VERDICT_K_ACCEPTED;
+	return VERIFY_OK;
+}
+
+static int verify_result_from_json(json_t *, struct verify_result *);
+
+enum verify_err
+verify_address(struct verify_engine *e, struct db *db, const char *email,
+    struct verify_result *r)
+{
+	struct dns_mx_result mx;
+	struct addr a;
+	enum verdict_kind k;
+	enum verify_err rc = VERIFY_OK;
+	int64_t deadline = timeutil_mono_ms() +
+	    conf_int(e->conf, CONF_VERIFY_TIME_BUDGET_MS);
+	json_t *cached = NULL;
+	int typo;
+
+	memset(r, 0, sizeof(*r));
+	verify_copy(r->email, sizeof(r->email), email);
+	if (addr_parse(email, &a) != ADDR_OK) {
+		verify_syntax_failed(e, r->email, r);
+		return VERIFY_OK;
+	}
+	verify_copy(r->email, sizeof(r->email), a.address);
+	verify_copy(r->normalised, sizeof(r->normalised), a.normalised);
+	verify_copy(r->domain, sizeof(r->domain), a.domain);
+	verify_copy(r->ascii_domain, sizeof(r->ascii_domain), a.ascii_domain);
+	if (strcmp(a.ascii_domain, e->sandbox) == 0) {
+		verify_sandbox(r, &a);
+		return VERIFY_OK;
+	}
+	if (db && vcache_get(db, VCACHE_VERDICT, a.normalised, &cached) ==
+	    DB_OK && cached != NULL) {
+		int ok = verify_result_from_json(cached, r) == 0;
+		json_decref(cached);
+		if (ok) {
+			r->cached = 1;
+			return VERIFY_OK;
+		}
+		memset(r, 0, sizeof(*r));
+		verify_copy(r->email, sizeof(r->email), a.address);
+		verify_copy(r->normalised, sizeof(r->normalised), a.normalised);
+		verify_copy(r->domain, sizeof(r->domain), a.domain);
+		verify_copy(r->ascii_domain, sizeof(r->ascii_domain),
+		    a.ascii_domain);
+	}
+	r->free_provider = lists_is_free(e->lists, a.ascii_domain);
+	r->disposable = lists_is_disposable(e->lists, a.ascii_domain);
+	r->role = lists_is_role(e->lists, a.local);
+	switch (verify_lookup_mx(e, db, a.ascii_domain, &mx)) {
+	case DNS_OK:
+		break;
+	case DNS_NXDOMAIN:
+	case DNS_INVALID_NAME:
+		typo = verify_suggest(e, a.local, a.ascii_domain, r);
+		verify_finish(r, VERDICT_K_INVALID_DOMAIN, typo, a.local);
+		goto store;
+	case DNS_NO_MX:
+	case DNS_NO_ADDR:
+		verify_suggest(e, a.local, a.ascii_domain, r);
+		verify_finish(r, VERDICT_K_NO_MX, 0, a.local);
+		goto store;
+	default:
+		verify_finish(r, VERDICT_K_DNS_ERROR, 0, a.local);
+		goto store;
+	}
+	verify_set_mx(r, &mx);
+	if (r->disposable) {
+		verify_finish(r, VERDICT_K_DISPOSABLE, 0, a.local);
+		goto store;
+	}
+	k = verify_smtp(e, &mx, r, &a, deadline);
+	if (k == VERDICT_K_ACCEPTED &&
+	    (rc = verify_after_accept(e, db, &a, r, &k)) != VERIFY_OK)
+		goto out;
+	verify_finish(r, k, 0, a.local);
+store:
+	if (db) {
+		json_t *j = verify_result_json(r);
+		json_object_set_new(j, "kind",
+		    json_string(verdict_kind_names[r->v.kind]));
+		json_object_set_new(j, "trap", json_integer(r->trap));
+		json_object_set_new(j, "normalised", json_string(r->normalised));
+		vcache_put(db, VCACHE_VERDICT, a.normalised, j,
+		    verdict_cache_seconds(&r->v));
+		json_decref(j);
+	}
+out:
+	dns_mx_result_free(&mx);
+	return rc;
+}
+
+static const char *
+verify_yes_no(int b)
+{
+	return b ? "yes" : "no";
+}
+
+static json_t *
+verify_opt(const char *s)
+{
+	return s && *s ? json_string(s) : json_null();
+}
+
+json_t *
+verify_result_json(const struct verify_result *r)
+{
+	char when[TIMEUTIL_ISO_LEN];
+	json_t *mx = json_array(), *smtp;
+	size_t i;
+
+	for (i = 0; i < r->nmx; i++)
+		json_array_append_new(mx, json_pack("{s:i,s:s}", "priority",
+		    (int)r->mx[i].priority, "host", r->mx[i].host));
+	smtp = r->has_smtp ? json_pack("{s:o,s:o,s:s,s:b}",
+	    "code", r->smtp_code ? json_integer(r->smtp_code) : json_null(),
+	    "enhanced_code", verify_opt(r->smtp_enhanced),
+	    "message", r->smtp_message, "tls", r->smtp_tls) : json_null();
+	timeutil_iso8601(r->verified_at, when);
+	return json_pack("{s:s,s:s,s:s,s:o,s:i,s:o,s:s,s:s,s:o,"
+	    "s:{s:s,s:s,s:s,s:s},s:o,s:o,s:s,s:b}",
+	    "email", r->email,
+	    "status", verdict_status_names[r->v.status],
+	    "reason", verdict_reason_names[r->v.reason],
+	    "sub_status", verify_opt(verdict_sub_names[r->v.sub]),
+	    "score", r->score,
+	    "did_you_mean", verify_opt(r->did_you_mean),
+	    "spam_trap", verify_yes_no(r->v.kind == VERDICT_K_SPAM_TRAP),
+	    "role", verify_yes_no(r->role),
+	    "catch_all_verdict", verify_opt(verdict_catch_all_names[r->catch_all]),
+	    "domain", "name", r->domain,
+	    "acceptAll", verify_yes_no(r->accept_all),
+	    "disposable", verify_yes_no(r->disposable),
+	    "free", verify_yes_no(r->free_provider),
+	    "mx", mx, "smtp", smtp,
+	    "verified_at", when, "cached", r->cached);
+}
+
+static int
+verify_yes(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s && strcmp(s, "yes") == 0;
+}
+
+/* Reads back what verify_address stored in the cache. */
+static int
+verify_result_from_json(json_t *j, struct verify_result *r)
+{
+	json_t *d = json_object_get(j, "domain"), *mx, *h, *smtp;
+	const char *s, *kind = json_string_value(json_object_get(j, "kind"));
+	enum verdict_kind k;
+	time_t when;
+	size_t i;
+	int n;
+
+	if (kind == NULL || verdict_parse_kind(kind, &k) == -1 ||
+	    !json_is_object(d))
+		return -1;
+	s = json_string_value(json_object_get(j, "sub_status"));
+	r->v = verdict_of(k, s && strcmp(s, "possible_typo") == 0);
+	r->score = (int)json_integer_value(json_object_get(j, "score"));
+	if ((s = json_string_value(json_object_get(j, "did_you_mean"))))
+		verify_copy(r->did_you_mean, sizeof(r->did_you_mean), s);
+	n = (int)json_integer_value(json_object_get(j, "trap"));
+	r->trap = n > 0 && n < VERDICT_TRAP__MAX ? (enum verdict_trap)n :
+	    VERDICT_TRAP_NONE;
+	r->role = verify_yes(j, "role");
+	r->accept_all = verify_yes(d, "acceptAll");
+	r->disposable = verify_yes(d, "disposable");
+	r->free_provider = verify_yes(d, "free");
+	s = json_string_value(json_object_get(j, "catch_all_verdict"));
+	for (n = 1; s && n < VERDICT_CA__MAX; n++)
+		if (strcmp(s, verdict_catch_all_names[n]) == 0)
+			r->catch_all = (enum verdict_catch_all)n;
+	mx = json_object_get(j, "mx");
+	json_array_foreach(mx, i, h) {
+		if (i >= DNS_MAX_MX || !(s = json_string_value(
+		    json_object_get(h, "host"))))
+			break;
+		r->mx[i].priority = (unsigned)json_integer_value(
+		    json_object_get(h, "priority"));
+		verify_copy(r->mx[i].host, sizeof(r->mx[i].host), s);
+		r->nmx = i + 1;
+	}
+	smtp = json_object_get(j, "smtp");
+	if (json_is_object(smtp)) {
+		r->has_smtp = 1;
+		r->smtp_code = (int)json_integer_value(json_object_get(smtp,
+		    "code"));
+		if ((s = json_string_value(json_object_get(smtp,
+		    "enhanced_code"))))
+			verify_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
+			    s);
+		if ((s = json_string_value(json_object_get(smtp, "message"))))
+			verify_copy(r->smtp_message, sizeof(r->smtp_message),
+			    s);
+		r->smtp_tls = json_is_true(json_object_get(smtp, "tls"));
+	}
+	s = json_string_value(json_object_get(j, "verified_at"));
+	r->verified_at = s && timeutil_parse_iso8601(s, &when) == 0 ? when :
+	    time(NULL);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- domains */
+
+/* The mail provider behind an MX host name; else the MX's own domain. */
+static void
+verify_provider(const char *mx, char *out, size_t sz)
+{
+	static const struct { const char *suffix, *name; } known[] = {
+		{ "google.com", "google" }, { "googlemail.com", "google" },
+		{ "outlook.com", "microsoft" }, { "hotmail.com", "microsoft" },
+		{ "yahoodns.net", "yahoo" }, { "icloud.com", "apple" },
+		{ "me.com", "apple" }, { "zoho.com", "zoho" },
+		{ "zoho.eu", "zoho" }, { "protonmail.ch", "proton" },
+		{ "mimecast.com", "mimecast" }, { "pphosted.com", "proofpoint" },
+		{ "messagelabs.com", "broadcom" }, { "mail.ru", "mail.ru" },
+		{ "yandex.net", "yandex" }, { "yandex.ru", "yandex" },
+		{ "gmx.net", "gmx" }, { "web.de", "web.de" },
+		{ "secureserver.net", "godaddy" }, { "ovh.net", "ovh" },
+		{ "barracudanetworks.com", "barracuda" },
+		{ "fastmail.com", "fastmail" }, { "messagingengine.com", "fastmail" },
+		{ "amazonaws.com", "amazon" }, { "mailgun.org", "mailgun" },
+	};
+	size_t i, n = strlen(mx), l;
+	const char *p;
+	int dots = 0;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		l = strlen(known[i].suffix);
+		if (n >= l && strcmp(mx + n - l, known[i].suffix) == 0 &&
+		    (n == l || mx[n - l - 1] == '.')) {
+			verify_copy(out, sz, known[i].name);
+			return;
+		}
+	}
+	for (p = mx + n; p > mx; p--)
+		if (p[-1] == '.' && ++dots == 2)
+			break;
+	verify_copy(out, sz, p);
+}
+
+enum verify_err
+verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
+    const char *display, struct verify_domain_result *d)
+{
+	char local[32], addr[300];
+	const char *rcpts[1];
+	struct dns_mx_result mx;
+	struct smtp_opts opts = e->smtp;
+	struct smtp_session *s;
+	const struct smtp_rcpt_result *rr;
+	struct vcache_facts f;
+	int found = 0;
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	verify_copy(d->domain, sizeof(d->domain), display);
+	d->accept_all = -1;
+	d->disposable = lists_is_disposable(e->lists, ascii);
+	d->dns = verify_lookup_mx(e, db, ascii, &mx);
+	for (i = 0; i < mx.nhosts && i < DNS_MAX_MX; i++) {
+		d->mx[i].priority = mx.hosts[i].preference;
+		verify_copy(d->mx[i].host, sizeof(d->mx[i].host),
+		    mx.hosts[i].name);
+		if (mx.hosts[i].addrs.n > 0)
+			d->has_valid_mx = 1;
+	}
+	d->nmx = i;
+	if (d->nmx)
+		verify_provider(d->mx[0].host, d->provider, sizeof(d->provider));
+	if (d->dns != DNS_OK || !d->has_valid_mx)
+		goto out;
+	if (db && vcache_facts_get(db, ascii, &f, &found) == DB_OK && found &&
+	    f.accept_all >= 0) {
+		d->accept_all = f.accept_all;
+		goto out;
+	}
+	if (smtp_random_local(local, sizeof(local)) == -1)
+		goto out;
+	snprintf(addr, sizeof(addr), "%s@%s", local, ascii);
+	rcpts[0] = addr;
+	if ((s = smtp_session_new_mx(&opts, &mx, rcpts, 1)) == NULL)
+		goto out;
+	verify_drive(s);
+	rr = smtp_session_rcpt(s, 0);
+	if (rr != NULL && rr->code)
+		d->accept_all = rr->verdict == SMTP_VERDICT_ACCEPTED ? 1 :
+		    rr->code >= 500 ? 0 : -1;
+	smtp_session_free(s);
+	if (db && d->accept_all >= 0) {
+		f.accept_all = d->accept_all;
+		f.web_presence = found ? f.web_presence : -1;
+		vcache_facts_put(db, ascii, &f, VERIFY_FACTS_SECONDS);
+	}
+out:
+	dns_mx_result_free(&mx);
+	return VERIFY_OK;
+}

@@ -1,0 +1,213 @@
+#!/bin/bash
+# test_verify.sh: the verification engine through the HTTP API, against
+# real servers on loopback: unbound serving the test zones (tests/dns), a
+# real Postfix with mailboxes, a catch-all domain, a disabled and a full
+# mailbox, a policy block, STARTTLS required and greylisting (tests/smtp/
+# mta.sh), and the scriptable fake SMTP server for a catch-all without web
+# presence, endless greylisting and a silent MX (tests/smtp/fake_smtp.py).
+# Every row of API.md's classification table has a case here, plus
+# POST /v1/domain/check, the sandbox, caching and charging.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+it_require unbound drill postfix python3
+
+# --- DNS, the MTA and the fake SMTP servers
+DNS=$("$top_srcdir/tests/dns/server.sh" start "$IT_DIR/dns") || { echo "Bail out! DNS server"; exit 1; }
+it_stop_dns() { "$top_srcdir/tests/dns/server.sh" stop "$IT_DIR/dns"; }
+SMTP_PORT=$(bash "$top_srcdir/tests/smtp/mta.sh" start "$IT_DIR/mta" | tail -n 1) || { echo "Bail out! MTA"; exit 1; }
+it_stop_mta() { bash "$top_srcdir/tests/smtp/mta.sh" stop "$IT_DIR/mta"; }
+FAKE_PIDS=()
+fake() {	# fake ADDRESS SETTINGS...: one fake server on ADDRESS:SMTP_PORT
+    local host=$1; shift
+    python3 "$top_srcdir/tests/smtp/fake_smtp.py" --ready "$IT_DIR/fake-$host" \
+        --host "$host" --port "$SMTP_PORT" "$@" > "$IT_DIR/fake-$host.log" 2>&1 &
+    FAKE_PIDS+=($!)
+    for _ in $(seq 1 100); do [ -s "$IT_DIR/fake-$host" ] && return 0; sleep 0.1; done
+    echo "Bail out! fake SMTP on $host"; cat "$IT_DIR/fake-$host.log"; exit 1
+}
+it_stop_fakes() { local p; for p in "${FAKE_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; return 0; }
+# it_cleanup takes the exit status from $?: hand it the script's own
+trap 'rc=$?; it_stop_fakes; it_stop_mta; it_stop_dns; (exit $rc); it_cleanup' EXIT
+fake 127.0.0.30 catchall=1
+fake 127.0.0.31
+fake 127.0.0.32 banner=silent
+
+# --- lists: the build's lists plus this test's local additions
+mkdir -p "$IT_DIR/lists/local"
+cp "$top_srcdir"/contrib/lists/*.txt "$IT_DIR/lists/"
+cp "$top_builddir"/contrib/lists/fetched/*.txt "$IT_DIR/lists/" 2>/dev/null || true
+echo throwaway.svc.test > "$IT_DIR/lists/local/disposable_domains.txt"
+echo typotrap.svc.test > "$IT_DIR/lists/local/typo_trap_domains.txt"
+echo mailbox.svc.test > "$IT_DIR/lists/local/provider_domains.txt"
+
+it_conf_add "dns_resolver = $DNS
+dns_timeout_ms = 500
+smtp_port = $SMTP_PORT
+allow_private_mx = yes
+lists_dir = $IT_DIR/lists
+service_domain = svc.example
+smtp_connect_timeout_ms = 1000
+smtp_reply_timeout_ms = 3000
+verify_time_budget_ms = 12000
+greylist_retry_ms = 2500"
+it_stack_start
+
+ACC=$(it_account admin 1000)
+API_KEY=$(it_key "$ACC" '*')
+
+# verify EMAIL: POST /v1/verify
+verify() { http POST /v1/verify "$(jq -cn --arg e "$1" '{email: $e}')"; }
+
+# row EMAIL STATUS REASON SUB: one row of the classification table
+row() {
+    verify "$1"
+    expect_status 200 && expect_json .status "$2" && expect_json .reason "$3" &&
+        expect_json .sub_status "$4" && expect_jq '.score >= 0 and .score <= 100' &&
+        expect_json .email "$1"
+}
+
+t_accepted() {
+    row alice@mx.svc.test deliverable accepted_email null || return 1
+    expect_json .smtp.code 250 && expect_json .smtp.tls true && expect_json .mx[0].host mta20.svc.test &&
+        expect_json .mx[0].priority 10 && expect_json .domain.acceptAll no && expect_json .role no &&
+        expect_json .spam_trap no && expect_json .cached false && expect_json .credits_charged 1 &&
+        expect_json .catch_all_verdict null && expect_jq '.score >= 90'
+}
+t_case "RCPT accepted on a domain that is not catch-all: deliverable" t_accepted
+t_case "accepted role address: risky role_based" eval 'row info@mx.svc.test risky role_based role_based && expect_json .role yes'
+t_case "not shaped like an email: undeliverable invalid_syntax" eval 'row "not an email" undeliverable invalid_syntax null && expect_json .mx "[]"'
+t_case "NXDOMAIN: undeliverable invalid_domain" row x@nosuch.svc.test undeliverable invalid_domain null
+t_typo() {
+    row x@mailbx.svc.test undeliverable invalid_domain possible_typo && expect_json .did_you_mean x@mailbox.svc.test
+}
+t_case "NXDOMAIN near a provider domain: possible_typo with did_you_mean" t_typo
+t_case "no MX and no address: no_mx_record" row x@mx-txt.svc.test undeliverable no_mx_record null
+t_case "null MX (RFC 7505): no_mx_record" row x@nullmx.svc.test undeliverable no_mx_record null
+t_rejected() {
+    row nobody@mx.svc.test undeliverable rejected_email mailbox_not_found &&
+        expect_json .smtp.code 550 && expect_json .smtp.enhanced_code 5.1.1
+}
+t_case "mailbox rejected 550 5.1.1: rejected_email mailbox_not_found" t_rejected
+t_case "mailbox disabled 550 5.2.1: account_disabled" row disabled@mx.svc.test undeliverable account_disabled account_disabled
+t_case "mailbox full 452 4.2.2: risky mailbox_full" row full@mx.svc.test risky mailbox_full mailbox_full
+t_catch_all() {
+    row jane@catchall.svc.test unknown catch_all catch_all && expect_json .domain.acceptAll yes &&
+        expect_json .catch_all_verdict send_safe || return 1
+    row user84920@catchall.svc.test unknown catch_all catch_all && expect_json .catch_all_verdict avoid
+}
+t_case "domain accepts a random address: unknown catch_all with a send verdict" t_catch_all
+t_case "disposable domain: undeliverable disposable_email" eval 'row x@throwaway.svc.test undeliverable disposable_email disposable && expect_json .domain.disposable yes'
+t_traps() {
+    row spamtrap@catchall.svc.test risky spam_trap spam_trap && expect_json .spam_trap yes || return 1
+    row x@typotrap.svc.test risky spam_trap spam_trap || return 1
+    row jane@pristine.svc.test risky spam_trap spam_trap && expect_json .domain.acceptAll yes &&
+        expect_json .catch_all_verdict avoid
+}
+t_case "spam-trap heuristics (trap local part, typo-trap domain, pristine catch-all): risky spam_trap" t_traps
+t_complainer() {
+    echo "bob@mx.svc.test" | svcadm complainers import - --source test > /dev/null
+    row bob@mx.svc.test risky known_complainer known_complainer
+}
+t_case "known complainer list match: risky known_complainer" t_complainer
+t_greylist_retry() {
+    row alice@grey.svc.test deliverable accepted_email null
+}
+t_case "greylisted once, accepted when retried within the budget: deliverable" t_greylist_retry
+t_case "greylisted beyond the retry budget: unknown greylisted" row greyforever@greyforever.svc.test unknown unknown greylisted
+t_case "policy block 554 5.7.1 (DNSBL text): unknown smtp_blocked, never undeliverable" row blocked@mx.svc.test unknown unknown smtp_blocked
+t_case "all MX dead: unknown smtp_unreachable" row x@unreachable.svc.test unknown unknown smtp_unreachable
+t_case "DNS timeout: unknown dns_error" row x@timeout.test unknown unknown dns_error
+t_case "STARTTLS required: deliverable over TLS" eval 'row alice@tls.svc.test deliverable accepted_email null && expect_json .smtp.tls true'
+
+t_slow_mx() {
+    local start end pid
+    start=$(date +%s%N)
+    ( API_KEY=$API_KEY http POST /v1/verify '{"email":"x@silent.svc.test"}' && echo "$HTTP_STATUS $HTTP_BODY" > "$IT_DIR/slow" ) &
+    pid=$!
+    sleep 0.5
+    http GET /v1/credits; expect_status 200 || return 1
+    end=$(date +%s%N)
+    [ $(( (end - start) / 1000000 )) -lt 2500 ] || it_fail "another request waited for the slow MX"
+    wait "$pid"
+    HTTP_BODY=$(cut -d' ' -f2- "$IT_DIR/slow"); HTTP_REQUEST="POST /v1/verify (silent MX)"
+    expect_json .status unknown && expect_json .sub_status smtp_unreachable || return 1
+    end=$(date +%s%N)
+    [ $(( (end - start) / 1000000 )) -lt 12500 ] || it_fail "the slow MX took longer than the budget"
+}
+t_case "a silent MX answers unknown within the budget and holds up no other request" t_slow_mx
+
+t_cached_and_charged() {
+    local before after
+    http GET /v1/credits; before=$(json .balance)
+    verify alice@mx.svc.test
+    expect_json .cached true && expect_json .status deliverable && expect_json .credits_charged 1 || return 1
+    expect_json .credits_remaining $((before - 1)) || return 1
+    http GET /v1/credits; after=$(json .balance)
+    expect_eq "balance after a cached result" $((before - 1)) "$after"
+}
+t_case "a cached result is served again and charged like a fresh one" t_cached_and_charged
+
+t_sandbox() {
+    local sb acc0
+    sb=$(it_key "$ACC" 'verify:single' --sandbox)
+    API_KEY=$sb verify rejected_email@sandbox.svc.example
+    expect_json .status undeliverable && expect_json .reason rejected_email && expect_json .credits_charged 0 || return 1
+    API_KEY=$sb verify catch_all@sandbox.svc.example
+    expect_json .reason catch_all && expect_json .domain.acceptAll yes && expect_json .credits_charged 0 || return 1
+    API_KEY=$sb verify someone@sandbox.svc.example
+    expect_json .reason accepted_email && expect_json .smtp null && expect_json .credits_charged 0 || return 1
+    verify mailbox_full@sandbox.svc.example
+    expect_json .reason mailbox_full && expect_json .credits_charged 1 || return 1
+    # a sandbox key with no credits still works on sandbox addresses
+    acc0=$(it_account pro 0)
+    API_KEY=$(it_key "$acc0" 'verify:single' --sandbox) verify unknown@sandbox.svc.example
+    expect_status 200 && expect_json .status unknown && expect_json .credits_charged 0
+}
+t_case "sandbox addresses answer from their local part; free with a sandbox key only" t_sandbox
+
+t_insufficient() {
+    local acc
+    acc=$(it_account pro 0)
+    API_KEY=$(it_key "$acc" 'verify:single') verify alice@mx.svc.test
+    expect_status 402 && expect_json .error.code insufficient_credits && expect_json .error.details.required 1 &&
+        expect_json .error.details.available 0
+}
+t_case "no credits: 402 insufficient_credits with required and available" t_insufficient
+
+t_bad_body() {
+    http POST /v1/verify '{"mail":"a@b.c"}'; expect_status 400 && expect_json .error.code invalid_email &&
+        expect_json .error.details.field email || return 1
+    http POST /v1/verify '{"email":42}'; expect_status 400 || return 1
+    http POST /v1/verify 'nope'; expect_status 400 && expect_json .error.code invalid_json
+}
+t_case "a body without a string email: 400 invalid_email naming the field" t_bad_body
+
+t_domain_check() {
+    http POST /v1/domain/check '{"domain":"mx.svc.test"}'
+    expect_status 200 && expect_json .domain mx.svc.test && expect_json '.mx_records[0].host' mta20.svc.test &&
+        expect_json '.mx_records[0].priority' 10 && expect_json .accept_all false &&
+        expect_json .disposable false && expect_json .has_valid_mx true && expect_json .provider svc.test || return 1
+    http POST /v1/domain/check '{"domain":"catchall.svc.test"}'; expect_json .accept_all true || return 1
+    http POST /v1/domain/check '{"domain":"throwaway.svc.test"}'; expect_json .disposable true || return 1
+    http POST /v1/domain/check '{"domain":"nosuch.svc.test"}'
+    expect_status 200 && expect_json .has_valid_mx false && expect_json .mx_records '[]' || return 1
+    http POST /v1/domain/check '{"domain":"not a domain"}'
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field domain || return 1
+    http GET /v1/credits; expect_json .used "$(it_sql "SELECT used FROM credit_pools WHERE owner_id = '$ACC'")"
+}
+t_case "domain check: MX records, provider, accept_all, disposable, has_valid_mx; bad domain 400" t_domain_check
+
+t_domain_check_limit() {
+    local acc key i
+    acc=$(it_account admin 0)
+    key=$(it_key "$acc" 'verify:single')
+    for i in $(seq 1 30); do
+        API_KEY=$key http POST /v1/domain/check '{"domain":"nosuch.svc.test"}'
+        expect_status 200 || return 1
+    done
+    API_KEY=$key http POST /v1/domain/check '{"domain":"nosuch.svc.test"}'
+    expect_status 429 && expect_json .success false && expect_json .limit 30 && expect_header Retry-After &&
+        expect_jq '.reset_at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")' && expect_jq '.error | type == "string"'
+}
+t_case "domain check has its own limit of 30 a minute with the flat 429 body" t_domain_check_limit
+
+t_done
