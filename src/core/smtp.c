@@ -1032,6 +1032,7 @@ static int
 smtp_session_add_host(struct smtp_session *s, const char *host,
     const struct dns_addrs *a)
 {
+	struct smtp_target *t;
 	char **h;
 	size_t i, cap;
 
@@ -1044,8 +1045,14 @@ smtp_session_add_host(struct smtp_session *s, const char *host,
 	if ((h[s->nhosts] = strdup(host)) == NULL)
 		return -1;
 	s->nhosts++;
-	if (a == NULL || a->status != DNS_OK)
+	if (a == NULL || a->status != DNS_OK || a->n == 0)
 		return 0;
+	/* Sized to what is given: a worker keeps thousands of sessions. */
+	t = realloc(s->targets, (s->ntargets + (a->n < DNS_MAX_ADDRS ? a->n :
+	    DNS_MAX_ADDRS)) * sizeof(*t));
+	if (t == NULL)
+		return -1;
+	s->targets = t;
 	for (i = 0; i < a->n && i < DNS_MAX_ADDRS; i++) {
 		cap = s->opts->max_addrs;
 		if (!s->opts->allow_private_mx &&
@@ -1096,9 +1103,7 @@ smtp_session_alloc(const struct smtp_opts *o, const char *const *rcpts,
 	s->expect = calloc(s->expect_cap, sizeof(*s->expect));
 	s->expect_rcpt = calloc(s->expect_cap, sizeof(*s->expect_rcpt));
 	s->rcpt = calloc(n, sizeof(*s->rcpt));
-	s->targets = calloc(SMTP_TARGETS_MAX, sizeof(*s->targets));
-	if (s->expect == NULL || s->expect_rcpt == NULL || s->rcpt == NULL ||
-	    s->targets == NULL)
+	if (s->expect == NULL || s->expect_rcpt == NULL || s->rcpt == NULL)
 		goto fail;
 	s->nrcpt = n;
 	for (i = 0; i < n; i++) {

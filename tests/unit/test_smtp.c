@@ -767,6 +767,26 @@ test_reply_split_into_single_bytes(void **state)
 }
 
 static void
+test_tls_replies_in_one_byte_records(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "multi1@x.test", "unknown@x.test", "full@x.test" };
+
+	(void)state;
+	/* Each byte of each reply is a TLS record of its own. */
+	fake("starttls=offered split=1");
+	opts_for_test(&o);
+	s = probe_local(&o, rcpt, 3);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_int_equal(smtp_session_info(s)->tls, 1);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_rcpt(s, 2, 452, "4.2.2", SMTP_VERDICT_MAILBOX_FULL);
+	smtp_session_free(s);
+}
+
+static void
 test_multiline_replies_are_joined(void **state)
 {
 	struct smtp_opts o;
@@ -953,6 +973,25 @@ test_next_mx_tried_after_a_dead_address(void **state)
 	assert_int_equal(in->attempts, 2);
 	assert_string_equal(in->addr, "127.0.0.3");
 	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	smtp_session_free(s);
+}
+
+static void
+test_max_addrs_caps_the_attempts(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct dns_addrs a;
+	const char *rcpt[] = { "user1@x.test" };
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	o.max_addrs = 1;
+	addrs_of(&a, "127.0.0.2", "127.0.0.3", NULL);
+	s = probe(&o, "mx.fake.test", &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_UNREACHABLE);
+	assert_int_equal(smtp_session_info(s)->attempts, 1);
 	smtp_session_free(s);
 }
 
@@ -1145,6 +1184,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_slow_reply_beyond_the_timeout_times_out),
 		cmocka_unit_test(test_overall_deadline_ends_a_slow_session),
 		cmocka_unit_test(test_reply_split_into_single_bytes),
+		cmocka_unit_test(test_tls_replies_in_one_byte_records),
 		cmocka_unit_test(test_multiline_replies_are_joined),
 		cmocka_unit_test(test_line_too_long_is_a_protocol_error),
 		cmocka_unit_test(test_greylisted_first_then_accepted),
@@ -1154,6 +1194,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_disconnect_after_mail),
 		cmocka_unit_test(test_mail_refused_is_blocked_or_tempfail),
 		cmocka_unit_test(test_next_mx_tried_after_a_dead_address),
+		cmocka_unit_test(test_max_addrs_caps_the_attempts),
 		cmocka_unit_test(test_next_mx_host_in_preference_order),
 		cmocka_unit_test(test_loopback_mx_refused_with_allow_private_mx_no),
 		cmocka_unit_test(test_many_sessions_driven_from_one_poll_loop),
