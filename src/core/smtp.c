@@ -745,8 +745,10 @@ smtp_session_mail_refused(const struct smtp_session *s,
     const struct smtp_reply *r)
 {
 	if (r->code / 100 == 5 && !s->info.tls && (r->code == 530 ||
-	    smtp_text_has(r->text, "starttls") || smtp_text_has(r->text,
-	    "tls")))
+	    smtp_text_has(r->text, "starttls") ||
+	    smtp_text_has(r->text, "tls required") ||
+	    smtp_text_has(r->text, "requires tls") ||
+	    smtp_text_has(r->text, "encryption required")))
 		return s->tls_failed ? SMTP_OUTCOME_TLS_FAILED :
 		    SMTP_OUTCOME_TLS_REQUIRED;
 	/* A 4.7.x without greylisting words is a (temporary) block. */
