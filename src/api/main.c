@@ -68,7 +68,7 @@ main(int argc, char **argv)
 	struct buf err;
 	enum log_level level;
 	long workers = 0;
-	int ch, fd, explicit_conf;
+	int ch, fd, rc, explicit_conf;
 
 	while ((ch = getopt(argc, argv, "c:s:n:h")) != -1) {
 		switch (ch) {
@@ -121,7 +121,10 @@ main(int argc, char **argv)
 	/* One process needs no master (mod_fcgid runs "svc-api -n 1" and
 	 * manages the processes itself). */
 	if (workers == 1)
-		return serve_loop(&conf, fd, 0);
-	return prefork_run(&conf, conf.path[0] ? conf.path : NULL, fd,
-	    (int)workers);
+		rc = serve_loop(&conf, fd, 0);
+	else
+		rc = prefork_run(&conf, conf.path[0] ? conf.path : NULL, fd,
+		    (int)workers);
+	conf_free(&conf);
+	return rc;
 }

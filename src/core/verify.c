@@ -161,7 +161,7 @@ verify_mx_from_json(json_t *j, struct dns_mx_result *m)
 }
 
 /* MX lookup through the shared cache. Failures are never cached. */
-static enum dns_status
+enum dns_status
 verify_lookup_mx(struct verify_engine *e, struct db *db, const char *domain,
     struct dns_mx_result *m)
 {
@@ -287,23 +287,34 @@ verify_note_smtp(struct verify_result *r, const struct smtp_session_info *si,
 	}
 }
 
-/* Runs the SMTP part: sets r->accept_all and returns the mailbox kind. */
+/* The mailbox kind of a session's answer for one address. */
 static enum verdict_kind
+verify_mailbox_kind(const struct smtp_session_info *si,
+    const struct smtp_rcpt_result *rr)
+{
+	if (rr != NULL && rr->code)
+		return verify_kind_of_rcpt(rr->verdict);
+	return si ? verify_kind_of_outcome(si->outcome) :
+	    VERDICT_K_UNREACHABLE;
+}
+
+/* Single verification's SMTP part: one session with the address and a
+ * random address of the domain; a greylisted answer is tried again after
+ * greylist_retry_ms while the budget lasts. The last session is handed
+ * back (the caller concludes from it and frees it), NULL if none ran. */
+static struct smtp_session *
 verify_smtp(struct verify_engine *e, const struct dns_mx_result *mx,
-    struct verify_result *r, const struct addr *a, int64_t deadline)
+    const struct addr *a, int64_t deadline)
 {
 	char random_local[32], random_addr[VERIFY_EMAIL_MAX + 2];
 	const char *rcpts[2];
 	struct smtp_opts opts = e->smtp;
-	struct smtp_session *s;
-	const struct smtp_session_info *si;
-	const struct smtp_rcpt_result *r0, *r1;
-	enum verdict_kind k = VERDICT_K_UNREACHABLE;
+	struct smtp_session *s = NULL;
 	int64_t left;
 	int tries;
 
 	if (smtp_random_local(random_local, sizeof(random_local)) == -1)
-		return VERDICT_K_UNDETERMINED;
+		return NULL;
 	snprintf(random_addr, sizeof(random_addr), "%s@%s", random_local,
 	    a->ascii_domain);
 	rcpts[0] = a->address;
@@ -313,25 +324,19 @@ verify_smtp(struct verify_engine *e, const struct dns_mx_result *mx,
 		if (left < 200)
 			break;
 		opts.deadline_ms = (int)left;
+		smtp_session_free(s);
 		if ((s = smtp_session_new_mx(&opts, mx, rcpts, 2)) == NULL)
-			return VERDICT_K_UNDETERMINED;
+			break;
 		verify_drive(s);
-		si = smtp_session_info(s);
-		r0 = smtp_session_rcpt(s, 0);
-		r1 = smtp_session_rcpt(s, 1);
 		log_debug("event=smtp_probe domain=%s outcome=%s host=%s "
 		    "code=%d tls=%d", a->ascii_domain,
-		    smtp_outcome_names[si->outcome], si->host ? si->host : "-",
-		    r0 ? r0->code : 0, si->tls);
-		if (r0 != NULL && r0->code)
-			k = verify_kind_of_rcpt(r0->verdict);
-		else
-			k = verify_kind_of_outcome(si->outcome);
-		verify_note_smtp(r, si, r0);
-		if (k == VERDICT_K_ACCEPTED && r1 != NULL && r1->code)
-			r->accept_all = r1->verdict == SMTP_VERDICT_ACCEPTED;
-		smtp_session_free(s);
-		if (k != VERDICT_K_GREYLISTED || tries >= 2)
+		    smtp_outcome_names[smtp_session_info(s)->outcome],
+		    smtp_session_info(s)->host ? smtp_session_info(s)->host :
+		    "-", smtp_session_rcpt(s, 0) ? smtp_session_rcpt(s, 0)->code :
+		    0, smtp_session_info(s)->tls);
+		if (verify_mailbox_kind(smtp_session_info(s),
+		    smtp_session_rcpt(s, 0)) != VERDICT_K_GREYLISTED ||
+		    tries >= 2)
 			break;
 		/* Greylisting: try again once the server's delay may be
 		 * over, if the budget allows a wait and another session. */
@@ -341,7 +346,7 @@ verify_smtp(struct verify_engine *e, const struct dns_mx_result *mx,
 		usleep((useconds_t)conf_int(e->conf, CONF_GREYLIST_RETRY_MS) *
 		    1000);
 	}
-	return k;
+	return s;
 }
 
 /* ---------------------------------------------------------------- results */
@@ -503,90 +508,144 @@ verify_after_accept(struct verify_engine *e, struct db *db,
 
 static int verify_result_from_json(json_t *, struct verify_result *);
 
+static void
+verify_set_names(struct verify_result *r, const struct addr *a)
+{
+	verify_copy(r->email, sizeof(r->email), a->address);
+	verify_copy(r->normalised, sizeof(r->normalised), a->normalised);
+	verify_copy(r->domain, sizeof(r->domain), a->domain);
+	verify_copy(r->ascii_domain, sizeof(r->ascii_domain), a->ascii_domain);
+}
+
+enum verify_step
+verify_begin(struct verify_engine *e, struct db *db, const char *email,
+    int use_cache, struct verify_result *r, struct addr *a)
+{
+	json_t *cached = NULL;
+
+	memset(r, 0, sizeof(*r));
+	verify_copy(r->email, sizeof(r->email), email);
+	if (addr_parse(email, a) != ADDR_OK) {
+		verify_syntax_failed(e, r->email, r);
+		return VERIFY_STEP_DONE;
+	}
+	verify_set_names(r, a);
+	if (strcmp(a->ascii_domain, e->sandbox) == 0) {
+		verify_sandbox(r, a);
+		return VERIFY_STEP_DONE;
+	}
+	if (use_cache && db && vcache_get(db, VCACHE_VERDICT, a->normalised,
+	    &cached) == DB_OK && cached != NULL) {
+		int ok = verify_result_from_json(cached, r) == 0;
+		json_decref(cached);
+		if (ok) {
+			verify_set_names(r, a);
+			r->cached = 1;
+			return VERIFY_STEP_DONE;
+		}
+		memset(r, 0, sizeof(*r));
+		verify_set_names(r, a);
+	}
+	r->free_provider = lists_is_free(e->lists, a->ascii_domain);
+	r->disposable = lists_is_disposable(e->lists, a->ascii_domain);
+	r->role = lists_is_role(e->lists, a->local);
+	return VERIFY_STEP_NEXT;
+}
+
+enum verify_step
+verify_with_mx(struct verify_engine *e, struct verify_result *r,
+    const struct addr *a, const struct dns_mx_result *mx)
+{
+	int typo;
+
+	switch (mx->status) {
+	case DNS_OK:
+		break;
+	case DNS_NXDOMAIN:
+	case DNS_INVALID_NAME:
+		typo = verify_suggest(e, a->local, a->ascii_domain, r);
+		verify_finish(r, VERDICT_K_INVALID_DOMAIN, typo, a->local);
+		return VERIFY_STEP_DONE;
+	case DNS_NO_MX:
+	case DNS_NO_ADDR:
+		verify_suggest(e, a->local, a->ascii_domain, r);
+		verify_finish(r, VERDICT_K_NO_MX, 0, a->local);
+		return VERIFY_STEP_DONE;
+	default:
+		verify_finish(r, VERDICT_K_DNS_ERROR, 0, a->local);
+		return VERIFY_STEP_DONE;
+	}
+	verify_set_mx(r, mx);
+	if (r->disposable) {
+		verify_finish(r, VERDICT_K_DISPOSABLE, 0, a->local);
+		return VERIFY_STEP_DONE;
+	}
+	return VERIFY_STEP_NEXT;
+}
+
+enum verify_err
+verify_conclude(struct verify_engine *e, struct db *db,
+    struct verify_result *r, const struct addr *a,
+    const struct smtp_session_info *si, const struct smtp_rcpt_result *rr,
+    int accept_all)
+{
+	enum verdict_kind k = verify_mailbox_kind(si, rr);
+	enum verify_err rc;
+
+	if (si != NULL)
+		verify_note_smtp(r, si, rr);
+	if (k == VERDICT_K_ACCEPTED) {
+		r->accept_all = accept_all;
+		if ((rc = verify_after_accept(e, db, a, r, &k)) != VERIFY_OK)
+			return rc;
+	}
+	verify_finish(r, k, 0, a->local);
+	return VERIFY_OK;
+}
+
+void
+verify_store(struct db *db, const struct verify_result *r)
+{
+	json_t *j;
+
+	if (db == NULL || r->sandbox || r->cached || r->normalised[0] == '\0')
+		return;
+	j = verify_result_json(r);
+	json_object_set_new(j, "kind",
+	    json_string(verdict_kind_names[r->v.kind]));
+	json_object_set_new(j, "trap", json_integer(r->trap));
+	vcache_put(db, VCACHE_VERDICT, r->normalised, j,
+	    verdict_cache_seconds(&r->v));
+	json_decref(j);
+}
+
 enum verify_err
 verify_address(struct verify_engine *e, struct db *db, const char *email,
     struct verify_result *r)
 {
 	struct dns_mx_result mx;
+	struct smtp_session *s;
+	const struct smtp_rcpt_result *r1;
 	struct addr a;
-	enum verdict_kind k;
 	enum verify_err rc = VERIFY_OK;
 	int64_t deadline = timeutil_mono_ms() +
 	    conf_int(e->conf, CONF_VERIFY_TIME_BUDGET_MS);
-	json_t *cached = NULL;
-	int typo;
+	int accept_all = 0;
 
-	memset(r, 0, sizeof(*r));
-	verify_copy(r->email, sizeof(r->email), email);
-	if (addr_parse(email, &a) != ADDR_OK) {
-		verify_syntax_failed(e, r->email, r);
+	if (verify_begin(e, db, email, 1, r, &a) == VERIFY_STEP_DONE)
 		return VERIFY_OK;
+	verify_lookup_mx(e, db, a.ascii_domain, &mx);
+	if (verify_with_mx(e, r, &a, &mx) == VERIFY_STEP_NEXT) {
+		s = verify_smtp(e, &mx, &a, deadline);
+		if (s != NULL && (r1 = smtp_session_rcpt(s, 1)) != NULL &&
+		    r1->code)
+			accept_all = r1->verdict == SMTP_VERDICT_ACCEPTED;
+		rc = verify_conclude(e, db, r, &a, s ? smtp_session_info(s) :
+		    NULL, s ? smtp_session_rcpt(s, 0) : NULL, accept_all);
+		smtp_session_free(s);
 	}
-	verify_copy(r->email, sizeof(r->email), a.address);
-	verify_copy(r->normalised, sizeof(r->normalised), a.normalised);
-	verify_copy(r->domain, sizeof(r->domain), a.domain);
-	verify_copy(r->ascii_domain, sizeof(r->ascii_domain), a.ascii_domain);
-	if (strcmp(a.ascii_domain, e->sandbox) == 0) {
-		verify_sandbox(r, &a);
-		return VERIFY_OK;
-	}
-	if (db && vcache_get(db, VCACHE_VERDICT, a.normalised, &cached) ==
-	    DB_OK && cached != NULL) {
-		int ok = verify_result_from_json(cached, r) == 0;
-		json_decref(cached);
-		if (ok) {
-			r->cached = 1;
-			return VERIFY_OK;
-		}
-		memset(r, 0, sizeof(*r));
-		verify_copy(r->email, sizeof(r->email), a.address);
-		verify_copy(r->normalised, sizeof(r->normalised), a.normalised);
-		verify_copy(r->domain, sizeof(r->domain), a.domain);
-		verify_copy(r->ascii_domain, sizeof(r->ascii_domain),
-		    a.ascii_domain);
-	}
-	r->free_provider = lists_is_free(e->lists, a.ascii_domain);
-	r->disposable = lists_is_disposable(e->lists, a.ascii_domain);
-	r->role = lists_is_role(e->lists, a.local);
-	switch (verify_lookup_mx(e, db, a.ascii_domain, &mx)) {
-	case DNS_OK:
-		break;
-	case DNS_NXDOMAIN:
-	case DNS_INVALID_NAME:
-		typo = verify_suggest(e, a.local, a.ascii_domain, r);
-		verify_finish(r, VERDICT_K_INVALID_DOMAIN, typo, a.local);
-		goto store;
-	case DNS_NO_MX:
-	case DNS_NO_ADDR:
-		verify_suggest(e, a.local, a.ascii_domain, r);
-		verify_finish(r, VERDICT_K_NO_MX, 0, a.local);
-		goto store;
-	default:
-		verify_finish(r, VERDICT_K_DNS_ERROR, 0, a.local);
-		goto store;
-	}
-	verify_set_mx(r, &mx);
-	if (r->disposable) {
-		verify_finish(r, VERDICT_K_DISPOSABLE, 0, a.local);
-		goto store;
-	}
-	k = verify_smtp(e, &mx, r, &a, deadline);
-	if (k == VERDICT_K_ACCEPTED &&
-	    (rc = verify_after_accept(e, db, &a, r, &k)) != VERIFY_OK)
-		goto out;
-	verify_finish(r, k, 0, a.local);
-store:
-	if (db) {
-		json_t *j = verify_result_json(r);
-		json_object_set_new(j, "kind",
-		    json_string(verdict_kind_names[r->v.kind]));
-		json_object_set_new(j, "trap", json_integer(r->trap));
-		json_object_set_new(j, "normalised", json_string(r->normalised));
-		vcache_put(db, VCACHE_VERDICT, a.normalised, j,
-		    verdict_cache_seconds(&r->v));
-		json_decref(j);
-	}
-out:
+	if (rc == VERIFY_OK)
+		verify_store(db, r);
 	dns_mx_result_free(&mx);
 	return rc;
 }

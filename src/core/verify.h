@@ -4,9 +4,11 @@
  * credentials) and reuses it. */
 #ifndef SVC_VERIFY_H
 #define SVC_VERIFY_H
+#include "core/addr.h"
 #include "core/db.h"
 #include "core/dns.h"
 #include "core/lists.h"
+#include "core/smtp.h"
 #include "core/verdict.h"
 #include "util/conf.h"
 #include <jansson.h>
@@ -74,6 +76,37 @@ enum verify_err verify_address(struct verify_engine *, struct db *,
 enum verify_err verify_domain(struct verify_engine *, struct db *,
 	    const char *ascii_domain, const char *display,
 	    struct verify_domain_result *);
+/* The steps of verify_address, for a caller that batches the SMTP part
+ * by domain (the worker: one MX lookup and one catch-all probe per domain,
+ * many RCPTs per session, many sessions at once). */
+enum verify_step {
+	VERIFY_STEP_DONE,	/* r holds the result */
+	VERIFY_STEP_NEXT,	/* go on with the next step */
+	VERIFY_STEP__MAX
+};
+/* Syntax, sandbox, then (use_cache) the verdict cache. Fills *a. */
+enum verify_step verify_begin(struct verify_engine *, struct db *,
+	    const char *email, int use_cache, struct verify_result *,
+	    struct addr *a);
+/* The domain's MX lookup through the shared DNS cache (one per domain). */
+enum dns_status verify_lookup_mx(struct verify_engine *, struct db *,
+	    const char *ascii_domain, struct dns_mx_result *);
+/* Invalid domain, no MX, DNS failure, disposable: DONE; else NEXT (SMTP).
+ * Copies the MX hosts into r. */
+enum verify_step verify_with_mx(struct verify_engine *,
+	    struct verify_result *, const struct addr *,
+	    const struct dns_mx_result *);
+/* The mailbox verdict from the address's RCPT reply (rr with code 0 or
+ * NULL: from the session outcome), then spam trap, complainer, catch-all
+ * (accept_all: the domain took a random address) and role. Greylisted
+ * answers come out as unknown/greylisted: retrying is the caller's. */
+enum verify_err verify_conclude(struct verify_engine *, struct db *,
+	    struct verify_result *, const struct addr *,
+	    const struct smtp_session_info *, const struct smtp_rcpt_result *,
+	    int accept_all);
+/* Stores a result in the verdict cache for its lifetime. */
+void	 verify_store(struct db *, const struct verify_result *);
+
 /* API.md's result object (without the credits fields). */
 json_t	*verify_result_json(const struct verify_result *);
 /* The sandbox domain: "sandbox.<service_domain>". */

@@ -13,7 +13,8 @@ it_require unbound drill postfix python3
 # --- DNS, the MTA and the fake SMTP servers
 DNS=$("$top_srcdir/tests/dns/server.sh" start "$IT_DIR/dns") || { echo "Bail out! DNS server"; exit 1; }
 it_stop_dns() { "$top_srcdir/tests/dns/server.sh" stop "$IT_DIR/dns"; }
-SMTP_PORT=$(bash "$top_srcdir/tests/smtp/mta.sh" start "$IT_DIR/mta" | tail -n 1) || { echo "Bail out! MTA"; exit 1; }
+SMTP_PORT=$(bash "$top_srcdir/tests/smtp/mta.sh" start "$IT_DIR/mta" | tail -n 1)
+[ -n "$SMTP_PORT" ] || { echo "Bail out! the test MTA did not start"; exit 1; }
 it_stop_mta() { bash "$top_srcdir/tests/smtp/mta.sh" stop "$IT_DIR/mta"; }
 FAKE_PIDS=()
 fake() {	# fake ADDRESS SETTINGS...: one fake server on ADDRESS:SMTP_PORT
