@@ -31,6 +31,8 @@ struct api_call {
 	char		 params[API_MAX_PARAMS][256];
 	size_t		 body_max;	/* the route's body limit */
 	char		*account_for_log; /* IDS_MAX bytes, "" when none */
+	const char	*idem_key;	/* Idempotency-Key of this request */
+	int		 idem_done;	/* the handler stored the answer itself */
 };
 
 typedef void (*api_handler_fn)(struct api_call *);
@@ -57,5 +59,14 @@ void	 handler_keys_create(struct api_call *);
 void	 handler_keys_list(struct api_call *);
 void	 handler_keys_delete(struct api_call *);
 void	 handler_verify(struct api_call *);
+void	 handler_bulk_create(struct api_call *);
+void	 handler_batch_create(struct api_call *);
+void	 handler_batch_get(struct api_call *);
+void	 handler_jobs_list(struct api_call *);
+void	 handler_jobs_get(struct api_call *);
+void	 handler_jobs_progress(struct api_call *);
+void	 handler_jobs_results(struct api_call *);
+void	 handler_jobs_download(struct api_call *);
+void	 handler_jobs_cancel(struct api_call *);
 void	 handler_domain_check(struct api_call *);
 #endif

@@ -139,6 +139,11 @@ http_resp_free(struct http_resp *r)
 	}
 	r->nheaders = 0;
 	buf_free(&r->body);
+	if (r->stream_free)
+		r->stream_free(r->stream_arg);
+	r->stream = NULL;
+	r->stream_free = NULL;
+	r->stream_arg = NULL;
 }
 
 int
@@ -220,7 +225,7 @@ http_format_head(const struct http_resp *r, struct buf *out)
 	for (i = 0; i < r->nheaders; i++)
 		buf_printf(out, "%s: %s\r\n", r->headers[i].name,
 		    r->headers[i].value);
-	if (http_resp_header(r, "Content-Length") == NULL)
+	if (http_resp_header(r, "Content-Length") == NULL && r->stream == NULL)
 		buf_printf(out, "Content-Length: %zu\r\n", r->body.len);
 	buf_puts(out, "\r\n");
 }

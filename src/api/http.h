@@ -45,8 +45,16 @@ struct http_req {
 	void		*io;
 };
 
+/* Writes body bytes to the client; returns 0, or -1 when it went away. */
+typedef int (*http_write_fn)(void *io, const char *, size_t);
+
 struct http_resp {
 	int		 status;
+	/* A body too large to hold (CSV downloads): written by stream after
+	 * the head, without Content-Length. stream_free releases the arg. */
+	int		(*stream)(void *arg, http_write_fn, void *io);
+	void		(*stream_free)(void *arg);
+	void		*stream_arg;
 	struct http_header headers[24];
 	size_t		 nheaders;
 	struct buf	 body;

@@ -44,7 +44,7 @@ static const struct route routes[] = {
 	{ HTTP_POST, "/v1/verify", REQ, AUTH_SCOPE_VERIFY_SINGLE,
 	    API_JSON_MAX, 1, 0, handler_verify },
 	{ HTTP_POST, "/v1/verify/bulk", REQ, AUTH_SCOPE_VERIFY_BULK, 16 * MiB,
-	    1, 1, NULL },
+	    1, 1, handler_bulk_create },
 	{ HTTP_POST, "/v1/verify/bulk/upload", REQ, AUTH_SCOPE_VERIFY_BULK,
 	    51 * MiB, 1, 1, NULL },
 	{ HTTP_POST, "/v1/verify/bulk/{}/preview", REQ, AUTH_SCOPE_VERIFY_BULK,
@@ -52,20 +52,23 @@ static const struct route routes[] = {
 	{ HTTP_POST, "/v1/verify/bulk/{}/confirm", REQ, AUTH_SCOPE_VERIFY_BULK,
 	    API_JSON_MAX, 1, 1, NULL },
 	{ HTTP_POST, "/v1/verify/batch", REQ, AUTH_SCOPE_VERIFY_BULK,
-	    64 * MiB, 1, 1, NULL },
+	    64 * MiB, 1, 1, handler_batch_create },
 	{ HTTP_GET, "/v1/verify/batch/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,
-	    0, NULL },
+	    0, handler_batch_get },
 	{ HTTP_POST, "/v1/domain/check", REQ, AUTH_SCOPE_VERIFY_SINGLE,
 	    API_JSON_MAX, 1, 0, handler_domain_check },
-	{ HTTP_GET, "/v1/jobs", REQ, AUTH_SCOPE_JOBS_READ, 0, 1, 0, NULL },
-	{ HTTP_GET, "/v1/jobs/{}", REQ, AUTH_SCOPE_JOBS_READ, 0, 1, 0, NULL },
-	{ HTTP_DELETE, "/v1/jobs/{}", REQ, AUTH_SCOPE_JOBS_WRITE, 0, 1, 0, NULL },
+	{ HTTP_GET, "/v1/jobs", REQ, AUTH_SCOPE_JOBS_READ, 0, 1, 0,
+	    handler_jobs_list },
+	{ HTTP_GET, "/v1/jobs/{}", REQ, AUTH_SCOPE_JOBS_READ, 0, 1, 0,
+	    handler_jobs_get },
+	{ HTTP_DELETE, "/v1/jobs/{}", REQ, AUTH_SCOPE_JOBS_WRITE, 0, 1, 0,
+	    handler_jobs_cancel },
 	{ HTTP_GET, "/v1/jobs/{}/progress", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
-	    0, NULL },
+	    0, handler_jobs_progress },
 	{ HTTP_GET, "/v1/jobs/{}/results", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
-	    0, NULL },
+	    0, handler_jobs_results },
 	{ HTTP_GET, "/v1/jobs/{}/download", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
-	    0, NULL },
+	    0, handler_jobs_download },
 	{ HTTP_GET, "/v1/credits", REQ, AUTH_SCOPE_CREDITS_READ, 0, 1,
 	    0, handler_credits_get },
 	{ HTTP_POST, "/v1/keys", REQ, AUTH_SCOPE_ALL, API_JSON_MAX, 1,
@@ -512,6 +515,8 @@ router_idempotency_begin(struct api_call *c, const char *key)
 static void
 router_idempotency_end(struct api_call *c, const char *key)
 {
+	if (c->idem_done)
+		return;
 	if (c->resp->status >= 500)
 		idempotency_abandon(c->ctx->db, c->key.account_id, key);
 	else if (idempotency_finish(c->ctx->db, c->key.account_id, key,
@@ -585,6 +590,7 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 	idem = rt->idempotent ? http_header_in(req, "Idempotency-Key") : NULL;
 	if (idem != NULL && router_idempotency_begin(&c, idem) == -1)
 		goto out;
+	c.idem_key = idem;
 	rt->handler(&c);
 	if (idem != NULL)
 		router_idempotency_end(&c, idem);

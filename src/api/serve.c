@@ -42,6 +42,14 @@ serve_read(void *io, char *p, size_t n)
 	return got;
 }
 
+static int
+serve_write(void *io, const char *p, size_t n)
+{
+	FCGX_Request *fr = io;
+
+	return FCGX_PutStr(p, (int)n, fr->out) == (int)n ? 0 : -1;
+}
+
 static enum http_method
 serve_method(const char *m)
 {
@@ -128,7 +136,10 @@ serve_one(struct api_ctx *ctx, FCGX_Request *fr)
 	buf_init(&head, 64 * 1024);
 	http_format_head(&resp, &head);
 	FCGX_PutStr(head.data, (int)head.len, fr->out);
-	if (req.method != HTTP_HEAD && resp.body.len)
+	if (req.method != HTTP_HEAD && resp.stream != NULL &&
+	    resp.stream(resp.stream_arg, serve_write, fr) == -1)
+		log_warn("event=stream_failed req=%s", req.request_id);
+	else if (req.method != HTTP_HEAD && resp.body.len)
 		FCGX_PutStr(resp.body.data, (int)resp.body.len, fr->out);
 	buf_init(&line, 4096);
 	log_quote(&line, req.path, 200);

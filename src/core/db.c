@@ -224,7 +224,7 @@ static enum db_err
 db_run_once(struct db *db, const char *sql, const struct db_param *p,
     size_t n, MYSQL_STMT **out)
 {
-	MYSQL_BIND bind[32];
+	MYSQL_BIND small[32], *bind = small;
 	MYSQL_STMT *st;
 	enum db_err rc = DB_ERR_QUERY;
 	my_bool isnull = 1;
@@ -232,10 +232,6 @@ db_run_once(struct db *db, const char *sql, const struct db_param *p,
 
 	if (db->my == NULL && (rc = db_connect(db)) != DB_OK)
 		return rc;
-	if (n > sizeof(bind) / sizeof(bind[0])) {
-		snprintf(db->err, sizeof(db->err), "too many parameters");
-		return DB_ERR_QUERY;
-	}
 	if ((st = db_prepare(db, sql, &rc)) == NULL)
 		return rc;
 	if (mysql_stmt_param_count(st) != n) {
@@ -243,7 +239,14 @@ db_run_once(struct db *db, const char *sql, const struct db_param *p,
 		    "parameters, got %zu", mysql_stmt_param_count(st), n);
 		return DB_ERR_QUERY;
 	}
-	memset(bind, 0, sizeof(bind));
+	/* Multi-row inserts bind thousands of parameters. */
+	if (n > sizeof(small) / sizeof(small[0]) &&
+	    (bind = calloc(n, sizeof(*bind))) == NULL) {
+		snprintf(db->err, sizeof(db->err), "out of memory");
+		return DB_ERR_QUERY;
+	}
+	if (bind == small)
+		memset(small, 0, sizeof(small));
 	for (i = 0; i < n; i++) {
 		switch (p[i].type) {
 		case DB_PARAM_NULL:
@@ -262,11 +265,16 @@ db_run_once(struct db *db, const char *sql, const struct db_param *p,
 		}
 	}
 	if (n && mysql_stmt_bind_param(st, bind) != 0)
-		return db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
-	if (mysql_stmt_execute(st) != 0)
-		return db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
-	*out = st;
-	return DB_OK;
+		rc = db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+	else if (mysql_stmt_execute(st) != 0)
+		rc = db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+	else {
+		*out = st;
+		rc = DB_OK;
+	}
+	if (bind != small)
+		free(bind);
+	return rc;
 }
 
 /* Runs a statement; a lost connection outside a transaction is re-opened

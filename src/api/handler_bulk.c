@@ -1,0 +1,216 @@
+/* handler_bulk.c: job creation: POST /v1/verify/bulk (up to 100,000 unique
+ * addresses, 202) and POST /v1/verify/batch (up to 1,000,000, 201, with an
+ * optional webhook_url and callback_data). Both charge one credit per unique
+ * address at creation (none for a sandbox key's sandbox addresses), and
+ * store the Idempotency-Key answer in the same transaction as the job, so a
+ * retried request can never create or charge twice. */
+#include "api/api.h"
+#include "core/jobs.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bulk_req {
+	struct api_call		*c;
+	struct jobs_new		 spec;
+	struct jobs_input	 in;
+	const char		*name;
+	char			 secret[64];
+	time_t			 created;
+};
+
+static json_t *
+bulk_body(struct bulk_req *b, const char *id, long long left)
+{
+	char path[IDS_MAX + 32], prog[IDS_MAX + 48], when[TIMEUTIL_ISO_LEN],
+	    eta[TIMEUTIL_ISO_LEN];
+	json_t *o;
+
+	if (b->spec.type == JOBS_TYPE_BATCH) {
+		timeutil_iso8601(b->created, when);
+		timeutil_iso8601(b->created + 60 * (time_t)((b->in.n +
+		    JOBS_ESTIMATE_PER_MINUTE - 1) / JOBS_ESTIMATE_PER_MINUTE),
+		    eta);
+		o = json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:s,s:I,s:I,s:I}",
+		    "id", id, "name", b->name ? b->name : "",
+		    "status", "pending", "total_emails", (json_int_t)b->in.n,
+		    "processed_emails", 0, "created_at", when,
+		    "estimated_completion", eta,
+		    "duplicates_removed", (json_int_t)b->in.duplicates,
+		    "credits_charged", (json_int_t)b->spec.cost,
+		    "credits_remaining", (json_int_t)left);
+		if (b->secret[0])
+			json_object_set_new(o, "webhook_secret",
+			    json_string(b->secret));
+		return o;
+	}
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	snprintf(prog, sizeof(prog), "/v1/jobs/%s/progress", id);
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:s}",
+	    "job_id", id, "status", "pending", "name", b->name ? b->name : "",
+	    "total_emails", (json_int_t)b->in.n,
+	    "duplicates_removed", (json_int_t)b->in.duplicates,
+	    "credits_charged", (json_int_t)b->spec.cost,
+	    "credits_remaining", (json_int_t)left,
+	    "status_url", path, "progress_url", prog);
+}
+
+/* jobs_create's callback: the response, stored with the Idempotency-Key. */
+static char *
+bulk_response(void *arg, const char *id, long long left)
+{
+	json_t *o = bulk_body(arg, id, left);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	json_decref(o);
+	return s;
+}
+
+/* An https URL (http too with allow_private_urls) with a host. */
+static int
+bulk_url_ok(const struct conf *c, const char *u)
+{
+	const char *host;
+
+	if (strncmp(u, "https://", 8) == 0)
+		host = u + 8;
+	else if (strncmp(u, "http://", 7) == 0 &&
+	    conf_int(c, CONF_ALLOW_PRIVATE_URLS))
+		host = u + 7;
+	else
+		return 0;
+	return strlen(u) <= 2048 && *host != '\0' && *host != '/' &&
+	    strpbrk(u, " \t\r\n\"<>\\") == NULL;
+}
+
+static int
+bulk_parse(struct bulk_req *b, json_t *body, size_t max, char *sandbox)
+{
+	struct api_call *c = b->c;
+	json_t *v;
+	size_t bad = 0;
+
+	v = json_object_get(body, "name");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v) || json_string_length(v) > JOBS_NAME_MAX) {
+			api_bad_field(c, "name", "a string of at most %d "
+			    "characters", JOBS_NAME_MAX);
+			return -1;
+		}
+		b->name = json_string_value(v);
+	}
+	if (b->spec.type == JOBS_TYPE_BATCH) {
+		v = json_object_get(body, "webhook_url");
+		if (v && !json_is_null(v)) {
+			if (!json_is_string(v) || !bulk_url_ok(c->ctx->conf,
+			    json_string_value(v))) {
+				api_bad_field(c, "webhook_url", "a public "
+				    "https:// URL");
+				return -1;
+			}
+			b->spec.webhook_url = json_string_value(v);
+			if (ids_random_text("whsec_", 32, b->secret,
+			    sizeof(b->secret)) == -1)
+				return -1;
+			b->spec.webhook_secret = b->secret;
+		}
+		v = json_object_get(body, "callback_data");
+		if (v && !json_is_null(v) && !json_is_object(v)) {
+			api_bad_field(c, "callback_data", "a JSON object");
+			return -1;
+		}
+	}
+	v = json_object_get(body, "emails");
+	if (!json_is_array(v)) {
+		api_bad_field(c, "emails", "an array of addresses");
+		return -1;
+	}
+	if (json_array_size(v) > 4 * max) {
+		http_error(c->resp, 400, "too_many_emails", json_pack("{s:I}",
+		    "limit", (json_int_t)max), "at most %zu addresses", max);
+		return -1;
+	}
+	switch (jobs_input_from_json(v, max, sandbox, &b->in, &bad)) {
+	case JOBS_OK:
+		return 0;
+	case JOBS_EMPTY:
+		api_bad_field(c, "emails", "at least one address is needed");
+		return -1;
+	case JOBS_TOO_MANY:
+		http_error(c->resp, 400, "too_many_emails", json_pack("{s:I}",
+		    "limit", (json_int_t)max), "more than %zu unique "
+		    "addresses", max);
+		return -1;
+	case JOBS_BAD_ITEM:
+		api_bad_field(c, "emails", "element %zu is not a string", bad);
+		return -1;
+	default:
+		api_internal_error(c, "jobs_input");
+		return -1;
+	}
+}
+
+static void
+bulk_create(struct api_call *c, enum jobs_type type, size_t max)
+{
+	struct bulk_req b;
+	char id[IDS_MAX], sandbox[300], *cb = NULL;
+	long long left = 0, available = 0;
+	json_t *body;
+	enum jobs_err rc;
+
+	if ((body = api_json_body(c)) == NULL)
+		return;
+	memset(&b, 0, sizeof(b));
+	b.c = c;
+	b.created = time(NULL);
+	b.spec.type = type;
+	snprintf(sandbox, sizeof(sandbox), "sandbox.%s",
+	    conf_str(c->ctx->conf, CONF_SERVICE_DOMAIN));
+	if (bulk_parse(&b, body, max, sandbox) == -1)
+		goto out;
+	if (json_is_object(json_object_get(body, "callback_data")))
+		cb = json_dumps(json_object_get(body, "callback_data"),
+		    JSON_COMPACT);
+	b.spec.account_id = c->key.account_id;
+	b.spec.pool_id = auth_key_pool(&c->key);
+	b.spec.name = b.name;
+	b.spec.cost = (long long)b.in.n -
+	    (c->key.sandbox ? (long long)b.in.sandbox : 0);
+	b.spec.sandbox = c->key.sandbox && b.spec.cost == 0;
+	b.spec.callback_data = cb;
+	b.spec.idem_key = c->idem_key;
+	b.spec.response = bulk_response;
+	b.spec.arg = &b;
+	rc = jobs_create(c->ctx->db, &b.spec, &b.in, id, &left, &available);
+	if (rc == JOBS_INSUFFICIENT)
+		api_insufficient_credits(c, b.spec.cost, available);
+	else if (rc != JOBS_OK)
+		api_internal_error(c, "jobs_create");
+	else {
+		c->idem_done = c->idem_key != NULL;
+		log_info("event=job_created req=%s job=%s type=%s total=%zu "
+		    "duplicates=%zu charged=%lld", c->req->request_id, id,
+		    jobs_type_names[type], b.in.n, b.in.duplicates, b.spec.cost);
+		http_json(c->resp, type == JOBS_TYPE_BATCH ? 201 : 202,
+		    bulk_body(&b, id, left));
+	}
+out:
+	free(cb);
+	jobs_input_free(&b.in);
+	json_decref(body);
+}
+
+void
+handler_bulk_create(struct api_call *c)
+{
+	bulk_create(c, JOBS_TYPE_BULK, JOBS_BULK_MAX);
+}
+
+void
+handler_batch_create(struct api_call *c)
+{
+	bulk_create(c, JOBS_TYPE_BATCH, JOBS_BATCH_MAX);
+}

@@ -1,0 +1,468 @@
+/* handler_jobs.c: the job endpoints: GET /v1/jobs, GET /v1/jobs/{id},
+ * /progress, /results, /download (CSV, streamed), DELETE /v1/jobs/{id}
+ * (cancel), and GET /v1/verify/batch/{id}. Another account's job is 404. */
+#include "api/api.h"
+#include "core/jobs.h"
+#include "util/strparse.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESULTS_LIMIT_MAX 1000
+#define DOWNLOAD_PAGE 5000
+
+static json_t *
+jobs_opt(const char *s)
+{
+	return s && *s ? json_string(s) : json_null();
+}
+
+static json_t *
+jobs_download_url(struct api_call *c, const struct jobs_row *j)
+{
+	char url[1024];
+
+	if (j->status != JOBS_COMPLETED)
+		return json_null();
+	snprintf(url, sizeof(url), "%s/v1/jobs/%s/download",
+	    conf_str(c->ctx->conf, CONF_BASE_URL), j->id);
+	return json_string(url);
+}
+
+static json_t *
+jobs_record(struct api_call *c, const struct jobs_row *j)
+{
+	json_t *counts = json_object();
+	int i;
+
+	for (i = 0; i < 6; i++)
+		json_object_set_new(counts, jobs_count_names[i],
+		    json_integer(j->counts[i]));
+	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,"
+	    "s:o,s:o,s:n,s:o}",
+	    "job_id", j->id, "type", jobs_type_names[j->type], "name", j->name,
+	    "status", jobs_status_names[j->status],
+	    "total_emails", (json_int_t)j->total,
+	    "processed_emails", (json_int_t)j->processed,
+	    "duplicates_removed", (json_int_t)j->duplicates,
+	    "counts", counts, "credits_charged", (json_int_t)j->charged,
+	    "credits_refunded", (json_int_t)j->refunded,
+	    "created_at", j->created_at,
+	    "started_at", jobs_opt(j->started_at),
+	    "completed_at", jobs_opt(j->completed_at),
+	    "error", j->error_code[0] ? json_pack("{s:s,s:s}", "code",
+	    j->error_code, "message", j->error_message) : json_null(),
+	    "preview", "download_url", jobs_download_url(c, j));
+}
+
+/* Loads the caller's job named in the path; 404 or 500 answered. */
+static int
+jobs_load(struct api_call *c, struct jobs_row *j)
+{
+	switch (jobs_get(c->ctx->db, c->key.account_id, c->params[0], j)) {
+	case JOBS_OK:
+		return 0;
+	case JOBS_NOT_FOUND:
+		http_error(c->resp, 404, "not_found", NULL, "no job %s",
+		    c->params[0]);
+		return -1;
+	default:
+		api_internal_error(c, "jobs_get");
+		return -1;
+	}
+}
+
+/* An integer query parameter within [min, max], def when absent. */
+static int
+jobs_query_long(struct api_call *c, const char *name, long min, long max,
+    long def, long *out)
+{
+	struct buf v;
+	int rc = 0;
+
+	buf_init(&v, 64);
+	*out = def;
+	if (http_query_get(c->req->query, name, &v) == 0 &&
+	    strparse_long(buf_str(&v), min, max, out) == -1) {
+		api_bad_field(c, name, "an integer from %ld to %ld", min, max);
+		rc = -1;
+	}
+	buf_free(&v);
+	return rc;
+}
+
+/* A query parameter that must be one of names[] (NULL-terminated). */
+static int
+jobs_query_enum(struct api_call *c, const char *name,
+    const char *const *names, struct buf *out)
+{
+	size_t i;
+
+	if (http_query_get(c->req->query, name, out) == -1 || out->len == 0) {
+		buf_reset(out);
+		return 0;
+	}
+	for (i = 0; names[i]; i++)
+		if (strcmp(buf_str(out), names[i]) == 0)
+			return 0;
+	api_bad_field(c, name, "\"%s\" is not a valid value", buf_str(out));
+	return -1;
+}
+
+struct jobs_list_ctx {
+	struct api_call	*c;
+	json_t		*data;
+};
+
+static int
+jobs_list_one(void *arg, const struct jobs_row *j)
+{
+	struct jobs_list_ctx *l = arg;
+
+	json_array_append_new(l->data, jobs_record(l->c, j));
+	return 0;
+}
+
+void
+handler_jobs_list(struct api_call *c)
+{
+	static const char *const statuses[] = { "ingesting",
+	    "awaiting_confirmation", "pending", "processing", "completed",
+	    "failed", "cancelled", NULL };
+	static const char *const types[] = { "bulk", "upload", "batch", NULL };
+	struct jobs_list_ctx l = { c, NULL };
+	struct buf status, type;
+	long page, limit;
+	long long total = 0;
+
+	buf_init(&status, 64);
+	buf_init(&type, 64);
+	if (jobs_query_enum(c, "status", statuses, &status) == -1 ||
+	    jobs_query_enum(c, "type", types, &type) == -1 ||
+	    jobs_query_long(c, "page", 1, 1000000, 1, &page) == -1 ||
+	    jobs_query_long(c, "limit", 1, 100, 20, &limit) == -1)
+		goto out;
+	l.data = json_array();
+	if (jobs_list(c->ctx->db, c->key.account_id, status.len ?
+	    buf_str(&status) : NULL, type.len ? buf_str(&type) : NULL, page,
+	    limit, &total, jobs_list_one, &l) != JOBS_OK) {
+		json_decref(l.data);
+		api_internal_error(c, "jobs_list");
+		goto out;
+	}
+	http_json(c->resp, 200, json_pack("{s:o,s:i,s:i,s:I}", "data", l.data,
+	    "page", (int)page, "limit", (int)limit, "total", (json_int_t)total));
+out:
+	buf_free(&status);
+	buf_free(&type);
+}
+
+void
+handler_jobs_get(struct api_call *c)
+{
+	struct jobs_row j;
+
+	if (jobs_load(c, &j) == -1)
+		return;
+	http_json(c->resp, 200, jobs_record(c, &j));
+	jobs_row_free(&j);
+}
+
+void
+handler_jobs_progress(struct api_call *c)
+{
+	struct jobs_row j;
+	double rate = 0, minutes;
+	json_t *eta = json_null();
+
+	if (jobs_load(c, &j) == -1)
+		return;
+	minutes = j.seconds_running / 60.0;
+	if (j.processed > 0 && minutes > 0)
+		rate = (double)j.processed / minutes;
+	if (j.status == JOBS_COMPLETED)
+		eta = json_integer(0);
+	else if (rate > 0 && (j.status == JOBS_PROCESSING ||
+	    j.status == JOBS_PENDING))
+		eta = json_integer((json_int_t)((double)(j.total - j.processed)
+		    / rate * 60.0 + 0.5));
+	http_json(c->resp, 200, json_pack("{s:s,s:s,s:I,s:I,s:i,"
+	    "s:{s:I,s:I,s:I,s:I},s:i,s:o}",
+	    "job_id", j.id, "status", jobs_status_names[j.status],
+	    "total_emails", (json_int_t)j.total,
+	    "processed_emails", (json_int_t)j.processed,
+	    "percent", j.total ? (int)(j.processed * 100 / j.total) : 0,
+	    "counts_by_status",
+	    "deliverable", (json_int_t)j.counts[0],
+	    "undeliverable", (json_int_t)(j.counts[1] + j.counts[4]),
+	    "risky", (json_int_t)j.counts[2],
+	    "unknown", (json_int_t)(j.counts[3] + j.counts[5]),
+	    "rate_per_minute", (int)(rate + 0.5), "eta_seconds", eta));
+	jobs_row_free(&j);
+}
+
+#define RESULT_COLUMNS \
+	"email, classification, status, reason, sub_status, score, free, " \
+	"role, disposable, accept_all, catch_all_verdict, " \
+	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ')"
+
+static const char *
+jobs_yes_no(const struct db_res *r, unsigned col)
+{
+	return db_res_int(r, col) ? "yes" : "no";
+}
+
+void
+handler_jobs_results(struct api_call *c)
+{
+	static const char *const classes[] = { "valid", "invalid", "risky",
+	    "catch_all", "disposable", "unknown", NULL };
+	struct jobs_row j;
+	struct db_res *r;
+	struct buf cls;
+	long page, limit;
+	long long total = 0;
+	json_t *rows;
+	int found, row;
+
+	buf_init(&cls, 64);
+	if (jobs_query_enum(c, "classification", classes, &cls) == -1 ||
+	    jobs_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
+	    jobs_query_long(c, "limit", 1, RESULTS_LIMIT_MAX, 100, &limit) ==
+	    -1 || jobs_load(c, &j) == -1)
+		goto out;
+	jobs_row_free(&j);
+	if (db_query_int(c->ctx->db, "SELECT COUNT(*) FROM job_emails WHERE "
+	    "job_id = ? AND state = 'done' AND (? IS NULL OR classification = "
+	    "?)", DB_ARGS(DBP_STR(j.id), DBP_STR(cls.len ? buf_str(&cls) :
+	    NULL), DBP_STR(cls.len ? buf_str(&cls) : NULL)), &total, &found) !=
+	    DB_OK || db_query(c->ctx->db, "SELECT " RESULT_COLUMNS " FROM "
+	    "job_emails WHERE job_id = ? AND state = 'done' AND (? IS NULL OR "
+	    "classification = ?) ORDER BY seq LIMIT ? OFFSET ?",
+	    DB_ARGS(DBP_STR(j.id), DBP_STR(cls.len ? buf_str(&cls) : NULL),
+	    DBP_STR(cls.len ? buf_str(&cls) : NULL), DBP_INT(limit),
+	    DBP_INT((page - 1) * limit)), &r) != DB_OK) {
+		api_internal_error(c, "jobs_results");
+		goto out;
+	}
+	rows = json_array();
+	while ((row = db_res_next(r)) == 1)
+		json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:s,s:o,"
+		    "s:i,s:s,s:s,s:s,s:s,s:o,s:o}",
+		    "email", db_res_str(r, 0), "classification",
+		    db_res_str(r, 1), "status", db_res_str(r, 2),
+		    "reason", db_res_str(r, 3), "sub_status",
+		    jobs_opt(db_res_str(r, 4)), "score", (int)db_res_int(r, 5),
+		    "free", jobs_yes_no(r, 6), "role", jobs_yes_no(r, 7),
+		    "disposable", jobs_yes_no(r, 8),
+		    "accept_all", jobs_yes_no(r, 9),
+		    "catch_all_verdict", jobs_opt(db_res_str(r, 10)),
+		    "verified_at", jobs_opt(db_res_str(r, 11))));
+	db_res_free(r);
+	if (row == -1) {
+		json_decref(rows);
+		api_internal_error(c, "jobs_results");
+		goto out;
+	}
+	http_json(c->resp, 200, json_pack("{s:s,s:i,s:i,s:I,s:o}", "job_id",
+	    j.id, "page", (int)page, "limit", (int)limit, "total",
+	    (json_int_t)total, "results", rows));
+out:
+	buf_free(&cls);
+}
+
+/* ---------------------------------------------------------------- CSV */
+
+struct download {
+	struct db	*db;
+	char		 id[IDS_MAX];
+	char		 filter[32];
+};
+
+/* RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled. */
+static void
+csv_field(struct buf *b, const char *s, int last)
+{
+	const char *p;
+
+	if (s == NULL)
+		s = "";
+	if (strpbrk(s, ",\"\r\n") == NULL)
+		buf_puts(b, s);
+	else {
+		buf_putc(b, '"');
+		for (p = s; *p; p++) {
+			if (*p == '"')
+				buf_putc(b, '"');
+			buf_putc(b, *p);
+		}
+		buf_putc(b, '"');
+	}
+	buf_puts(b, last ? "\r\n" : ",");
+}
+
+static int
+download_stream(void *arg, http_write_fn w, void *io)
+{
+	struct download *d = arg;
+	const char *f = d->filter[0] ? d->filter : NULL;
+	struct db_res *r;
+	struct buf b;
+	long long after = -1, n;
+	int row, rc = 0;
+	char score[8];
+
+	buf_init(&b, BUF_NOMAX);
+	buf_puts(&b, "email,svc_status,svc_classification,svc_sub_status,"
+	    "svc_reason,svc_score,svc_free,svc_role,svc_disposable,"
+	    "svc_accept_all,svc_catch_all_verdict,svc_verified_at\r\n");
+	do {
+		/* Keyset pagination by seq: each page is one short query. */
+		if (db_query(d->db, "SELECT seq, " RESULT_COLUMNS " FROM "
+		    "job_emails WHERE job_id = ? AND seq > ? AND state = 'done' "
+		    "AND (? IS NULL OR (? = 'send_safe' AND (status = "
+		    "'deliverable' OR (classification = 'catch_all' AND "
+		    "catch_all_verdict = 'send_safe'))) OR status = ?) "
+		    "ORDER BY seq LIMIT ?", DB_ARGS(DBP_STR(d->id),
+		    DBP_INT(after), DBP_STR(f), DBP_STR(f), DBP_STR(f),
+		    DBP_INT(DOWNLOAD_PAGE)), &r) != DB_OK) {
+			rc = -1;
+			break;
+		}
+		n = 0;
+		while ((row = db_res_next(r)) == 1) {
+			after = db_res_int(r, 0);
+			n++;
+			csv_field(&b, db_res_str(r, 1), 0);
+			csv_field(&b, db_res_str(r, 3), 0);
+			csv_field(&b, db_res_str(r, 2), 0);
+			csv_field(&b, db_res_str(r, 5), 0);
+			csv_field(&b, db_res_str(r, 4), 0);
+			snprintf(score, sizeof(score), "%lld", db_res_int(r, 6));
+			csv_field(&b, score, 0);
+			csv_field(&b, jobs_yes_no(r, 7), 0);
+			csv_field(&b, jobs_yes_no(r, 8), 0);
+			csv_field(&b, jobs_yes_no(r, 9), 0);
+			csv_field(&b, jobs_yes_no(r, 10), 0);
+			csv_field(&b, db_res_str(r, 11), 0);
+			csv_field(&b, db_res_str(r, 12), 1);
+			if (b.len > 256 * 1024) {
+				if (w(io, b.data, b.len) == -1)
+					rc = -1;
+				buf_reset(&b);
+			}
+		}
+		db_res_free(r);
+		if (row == -1)
+			rc = -1;
+	} while (rc == 0 && n == DOWNLOAD_PAGE);
+	if (rc == 0 && b.len && w(io, b.data, b.len) == -1)
+		rc = -1;
+	buf_free(&b);
+	return rc;
+}
+
+void
+handler_jobs_download(struct api_call *c)
+{
+	static const char *const filters[] = { "deliverable", "undeliverable",
+	    "risky", "unknown", "send_safe", NULL };
+	static const char *const formats[] = { "csv", NULL };
+	struct download *d;
+	struct jobs_row j;
+	struct buf filter, format;
+	char disp[IDS_MAX + 64];
+
+	buf_init(&filter, 64);
+	buf_init(&format, 64);
+	if (jobs_query_enum(c, "filter", filters, &filter) == -1 ||
+	    jobs_query_enum(c, "format", formats, &format) == -1 ||
+	    jobs_load(c, &j) == -1)
+		goto out;
+	if (j.status != JOBS_COMPLETED) {
+		http_error(c->resp, 409, "job_not_completed", json_pack("{s:s}",
+		    "status", jobs_status_names[j.status]),
+		    "job %s is %s; its results can be downloaded once it is "
+		    "completed", j.id, jobs_status_names[j.status]);
+		jobs_row_free(&j);
+		goto out;
+	}
+	if ((d = calloc(1, sizeof(*d))) == NULL) {
+		jobs_row_free(&j);
+		api_internal_error(c, "download");
+		goto out;
+	}
+	d->db = c->ctx->db;
+	memcpy(d->id, j.id, sizeof(d->id));
+	snprintf(d->filter, sizeof(d->filter), "%s", buf_str(&filter));
+	jobs_row_free(&j);
+	c->resp->status = 200;
+	http_set_header(c->resp, "Content-Type", "text/csv; charset=utf-8");
+	snprintf(disp, sizeof(disp), "attachment; filename=\"%s%s%s.csv\"",
+	    d->id, d->filter[0] ? "-" : "", d->filter);
+	http_set_header(c->resp, "Content-Disposition", disp);
+	c->resp->stream = download_stream;
+	c->resp->stream_arg = d;
+	c->resp->stream_free = free;
+out:
+	buf_free(&filter);
+	buf_free(&format);
+}
+
+void
+handler_jobs_cancel(struct api_call *c)
+{
+	long long refunded = 0;
+
+	switch (jobs_cancel(c->ctx->db, c->key.account_id, c->params[0],
+	    &refunded)) {
+	case JOBS_OK:
+		http_json(c->resp, 200, json_pack("{s:s,s:s,s:I}", "job_id",
+		    c->params[0], "status", "cancelled", "credits_refunded",
+		    (json_int_t)refunded));
+		break;
+	case JOBS_NOT_FOUND:
+		http_error(c->resp, 404, "not_found", NULL, "no job %s",
+		    c->params[0]);
+		break;
+	case JOBS_NOT_CANCELLABLE:
+		http_error(c->resp, 409, "job_not_cancellable", NULL,
+		    "job %s is finished and cannot be cancelled", c->params[0]);
+		break;
+	default:
+		api_internal_error(c, "jobs_cancel");
+	}
+}
+
+void
+handler_batch_get(struct api_call *c)
+{
+	struct jobs_row j;
+	json_t *o;
+
+	if (jobs_load(c, &j) == -1)
+		return;
+	if (j.type != JOBS_TYPE_BATCH) {
+		http_error(c->resp, 404, "not_found", NULL, "no batch %s",
+		    c->params[0]);
+		jobs_row_free(&j);
+		return;
+	}
+	o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:s,s:o}",
+	    "id", j.id, "name", j.name,
+	    "status", jobs_status_names[j.status],
+	    "total_emails", (json_int_t)j.total,
+	    "processed_emails", (json_int_t)j.processed,
+	    "valid_count", (json_int_t)j.counts[0],
+	    "invalid_count", (json_int_t)(j.counts[1] + j.counts[4]),
+	    "risky_count", (json_int_t)j.counts[2],
+	    "created_at", j.created_at,
+	    "completed_at", jobs_opt(j.completed_at));
+	if (j.status == JOBS_COMPLETED)
+		json_object_set_new(o, "download_url", jobs_download_url(c, &j));
+	if (j.error_code[0])
+		json_object_set_new(o, "error", json_pack("{s:s,s:s}", "code",
+		    j.error_code, "message", j.error_message));
+	http_json(c->resp, 200, o);
+	jobs_row_free(&j);
+}

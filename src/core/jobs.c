@@ -1,0 +1,521 @@
+/* jobs.c: job creation, reading, listing and cancellation for the API.
+ *
+ * Creation writes, in one transaction: the charge (ledger ref
+ * job:<id>:charge), the job row, one job_emails row per unique address in
+ * input order, the job_chunks rows, and the Idempotency-Key record, so that
+ * a crash leaves either all of it or none. Addresses are grouped by domain
+ * into chunks of at most JOBS_CHUNK_SIZE, so a worker verifies a domain's
+ * addresses together (one MX lookup, several RCPTs per session). */
+#include "core/jobs.h"
+#include "core/addr.h"
+#include "core/idempotency.h"
+#include "core/ledger.h"
+#include "util/buf.h"
+#include "util/strset.h"
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JOBS_INSERT_ROWS 1000
+/* Longest entry kept of one input line; longer ones are cut (and are then
+ * not addresses: an address is at most 254 octets). */
+#define JOBS_LINE_MAX 1024
+
+const char *const jobs_type_names[JOBS_TYPE__MAX] = {
+	"bulk", "upload", "batch"
+};
+const char *const jobs_status_names[JOBS_STATUS__MAX] = {
+	"ingesting", "awaiting_confirmation", "pending", "processing",
+	"completed", "failed", "cancelled"
+};
+const char *const jobs_count_names[6] = {
+	"valid", "invalid", "risky", "catch_all", "disposable", "unknown"
+};
+
+void
+jobs_input_free(struct jobs_input *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->n; i++) {
+		free(in->emails[i]);
+		free(in->domains[i]);
+	}
+	free(in->emails);
+	free(in->domains);
+	memset(in, 0, sizeof(*in));
+}
+
+enum jobs_err
+jobs_input_from_json(const json_t *array, size_t max, const char *sandbox,
+    struct jobs_input *in, size_t *bad)
+{
+	struct strset *seen;
+	struct addr a;
+	const char *s;
+	char *low, *email;
+	size_t i, n, len, b, e;
+	enum jobs_err rc = JOBS_OK;
+	json_t *v;
+
+	memset(in, 0, sizeof(*in));
+	n = json_array_size(array);
+	if (n == 0)
+		return JOBS_EMPTY;
+	if ((seen = strset_new(n)) == NULL ||
+	    (in->emails = calloc(n, sizeof(char *))) == NULL ||
+	    (in->domains = calloc(n, sizeof(char *))) == NULL ||
+	    (low = malloc(JOBS_LINE_MAX)) == NULL) {
+		strset_free(seen);
+		free(in->emails);
+		free(in->domains);
+		return JOBS_NOMEM;
+	}
+	json_array_foreach(array, i, v) {
+		if (!json_is_string(v)) {
+			*bad = i;
+			rc = JOBS_BAD_ITEM;
+			break;
+		}
+		s = json_string_value(v);
+		len = json_string_length(v);
+		for (b = 0; b < len && isspace((unsigned char)s[b]); b++)
+			;
+		for (e = len; e > b && isspace((unsigned char)s[e - 1]); e--)
+			;
+		if (e == b)
+			continue;	/* blank entries are not addresses */
+		if (e - b >= JOBS_LINE_MAX)
+			e = b + JOBS_LINE_MAX - 1;
+		for (len = 0; b + len < e; len++)
+			low[len] = (char)tolower((unsigned char)s[b + len]);
+		low[len] = '\0';
+		switch (strset_add(seen, low, len)) {
+		case 0:
+			in->duplicates++;
+			continue;
+		case -1:
+			rc = JOBS_NOMEM;
+			goto out;
+		}
+		if (strset_count(seen) > max) {
+			rc = JOBS_TOO_MANY;
+			goto out;
+		}
+		if ((email = strndup(s + b, e - b)) == NULL) {
+			rc = JOBS_NOMEM;
+			goto out;
+		}
+		in->emails[in->n] = email;
+		if (addr_parse(email, &a) == ADDR_OK) {
+			in->domains[in->n] = strdup(a.ascii_domain);
+			if (strcmp(a.ascii_domain, sandbox) == 0)
+				in->sandbox++;
+		} else
+			in->domains[in->n] = strdup("");
+		if (in->domains[in->n++] == NULL) {
+			rc = JOBS_NOMEM;
+			goto out;
+		}
+	}
+	if (rc == JOBS_OK && in->n == 0)
+		rc = JOBS_EMPTY;
+out:
+	free(low);
+	strset_free(seen);
+	if (rc != JOBS_OK)
+		jobs_input_free(in);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- create */
+
+struct jobs_order {
+	const char	*domain;
+	size_t		 seq;
+};
+
+static int
+jobs_order_cmp(const void *x, const void *y)
+{
+	const struct jobs_order *a = x, *b = y;
+	int c = strcmp(a->domain, b->domain);
+
+	if (c)
+		return c;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* chunk[i] for every address: domains in order, chunks filled up to
+ * JOBS_CHUNK_SIZE; a domain starts a new chunk when it would not fit
+ * whole into the current one. Returns the number of chunks. */
+static long
+jobs_assign_chunks(const struct jobs_input *in, int *chunk)
+{
+	struct jobs_order *o;
+	size_t i, j, run, fill = 0;
+	long c = -1;
+
+	if ((o = calloc(in->n, sizeof(*o))) == NULL)
+		return -1;
+	for (i = 0; i < in->n; i++) {
+		o[i].domain = in->domains[i];
+		o[i].seq = i;
+	}
+	qsort(o, in->n, sizeof(*o), jobs_order_cmp);
+	for (i = 0; i < in->n; i = j) {
+		for (j = i; j < in->n && strcmp(o[j].domain, o[i].domain) == 0;
+		    j++)
+			;
+		run = j - i;
+		if (c < 0 || fill + run > JOBS_CHUNK_SIZE) {
+			if (c < 0 || fill > 0) {
+				c++;
+				fill = 0;
+			}
+		}
+		for (; i < j; i++) {
+			if (fill == JOBS_CHUNK_SIZE) {
+				c++;
+				fill = 0;
+			}
+			chunk[o[i].seq] = (int)c;
+			fill++;
+		}
+	}
+	free(o);
+	return c + 1;
+}
+
+static enum jobs_err
+jobs_from_db(enum db_err e)
+{
+	return e == DB_OK ? JOBS_OK : JOBS_DB;
+}
+
+/* INSERT of rows rows of cols placeholders each. */
+static void
+jobs_insert_sql(struct buf *b, const char *head, size_t rows, size_t cols)
+{
+	size_t i, j;
+
+	buf_reset(b);
+	buf_puts(b, head);
+	for (i = 0; i < rows; i++) {
+		buf_puts(b, i ? ",(" : "(");
+		for (j = 0; j < cols; j++)
+			buf_puts(b, j ? ",?" : "?");
+		buf_putc(b, ')');
+	}
+}
+
+static enum jobs_err
+jobs_insert_rows(struct db *db, const char *id, const struct jobs_input *in,
+    const int *chunk, long nchunks)
+{
+	struct db_param *p;
+	struct buf sql;
+	size_t i, k, rows;
+	enum db_err e = DB_OK;
+
+	if ((p = calloc(JOBS_INSERT_ROWS * 5, sizeof(*p))) == NULL)
+		return JOBS_NOMEM;
+	buf_init(&sql, BUF_NOMAX);
+	for (i = 0; e == DB_OK && i < in->n; i += rows) {
+		rows = in->n - i < JOBS_INSERT_ROWS ? in->n - i :
+		    JOBS_INSERT_ROWS;
+		for (k = 0; k < rows; k++) {
+			p[5 * k] = DBP_STR(id);
+			p[5 * k + 1] = DBP_INT((long long)(i + k));
+			p[5 * k + 2] = DBP_INT(chunk[i + k]);
+			p[5 * k + 3] = DBP_STR(in->emails[i + k]);
+			p[5 * k + 4] = DBP_STR(in->domains[i + k]);
+		}
+		jobs_insert_sql(&sql, "INSERT INTO job_emails (job_id, seq, "
+		    "chunk, email, domain) VALUES ", rows, 5);
+		e = db_exec(db, buf_str(&sql), p, rows * 5, NULL);
+	}
+	for (i = 0; e == DB_OK && i < (size_t)nchunks; i += rows) {
+		rows = (size_t)nchunks - i < JOBS_INSERT_ROWS ?
+		    (size_t)nchunks - i : JOBS_INSERT_ROWS;
+		for (k = 0; k < rows; k++) {
+			p[2 * k] = DBP_STR(id);
+			p[2 * k + 1] = DBP_INT((long long)(i + k));
+		}
+		jobs_insert_sql(&sql, "INSERT INTO job_chunks (job_id, chunk) "
+		    "VALUES ", rows, 2);
+		e = db_exec(db, buf_str(&sql), p, rows * 2, NULL);
+	}
+	buf_free(&sql);
+	free(p);
+	return jobs_from_db(e);
+}
+
+enum jobs_err
+jobs_create(struct db *db, const struct jobs_new *spec,
+    const struct jobs_input *in, char id[IDS_MAX], long long *remaining,
+    long long *available)
+{
+	char ref[IDS_MAX + 16];
+	enum ledger_err lr;
+	enum jobs_err rc;
+	long nchunks;
+	int *chunk;
+	char *body;
+
+	if (ids_new("job", id) == -1)
+		return JOBS_DB;
+	if ((chunk = calloc(in->n, sizeof(*chunk))) == NULL)
+		return JOBS_NOMEM;
+	if ((nchunks = jobs_assign_chunks(in, chunk)) < 0) {
+		free(chunk);
+		return JOBS_NOMEM;
+	}
+	if (db_begin(db) != DB_OK) {
+		free(chunk);
+		return JOBS_DB;
+	}
+	snprintf(ref, sizeof(ref), "job:%s:charge", id);
+	lr = ledger_charge(db, spec->pool_id, spec->account_id, spec->cost,
+	    spec->cost ? ref : NULL, available);
+	if (lr == LEDGER_INSUFFICIENT) {
+		rc = JOBS_INSUFFICIENT;
+		goto fail;
+	}
+	if (lr != LEDGER_OK) {
+		rc = JOBS_DB;
+		goto fail;
+	}
+	*remaining = *available;
+	rc = jobs_from_db(db_exec(db, "INSERT INTO jobs (id, account_id, "
+	    "pool_id, type, name, status, sandbox, total_emails, "
+	    "duplicates_removed, credits_charged, webhook_url, webhook_secret, "
+	    "callback_data, created_at, expires_at) VALUES (?, ?, ?, ?, ?, "
+	    "'pending', ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), "
+	    "IF(? = 'batch', UTC_TIMESTAMP(3) + INTERVAL 30 DAY, NULL))",
+	    DB_ARGS(DBP_STR(id), DBP_STR(spec->account_id),
+	    DBP_STR(spec->pool_id), DBP_STR(jobs_type_names[spec->type]),
+	    DBP_STR(spec->name ? spec->name : ""), DBP_INT(spec->sandbox),
+	    DBP_INT((long long)in->n), DBP_INT((long long)in->duplicates),
+	    DBP_INT(spec->cost), DBP_STR(spec->webhook_url),
+	    DBP_STR(spec->webhook_secret), DBP_STR(spec->callback_data),
+	    DBP_STR(jobs_type_names[spec->type])), NULL));
+	if (rc == JOBS_OK)
+		rc = jobs_insert_rows(db, id, in, chunk, nchunks);
+	if (rc == JOBS_OK && spec->idem_key && spec->response) {
+		if ((body = spec->response(spec->arg, id, *remaining)) == NULL)
+			rc = JOBS_NOMEM;
+		else {
+			if (idempotency_finish(db, spec->account_id,
+			    spec->idem_key, 202, body, strlen(body)) != DB_OK)
+				rc = JOBS_DB;
+			free(body);
+		}
+	}
+	if (rc != JOBS_OK)
+		goto fail;
+	free(chunk);
+	return db_commit(db) == DB_OK ? JOBS_OK : JOBS_DB;
+fail:
+	db_rollback(db);
+	free(chunk);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- read */
+
+#define JOBS_COLUMNS \
+	"id, account_id, pool_id, type, name, status, total_emails, " \
+	"duplicates_removed, processed_emails, count_valid, count_invalid, " \
+	"count_risky, count_catch_all, count_disposable, count_unknown, " \
+	"credits_charged, credits_refunded, " \
+	"DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ'), " \
+	"DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%sZ'), " \
+	"DATE_FORMAT(completed_at, '%Y-%m-%dT%H:%i:%sZ'), " \
+	"error_code, error_message, webhook_url, callback_data, " \
+	"TIMESTAMPDIFF(MICROSECOND, started_at, " \
+	"COALESCE(completed_at, UTC_TIMESTAMP(3))) / 1e6"
+
+static void
+jobs_copy(char *dst, size_t sz, const char *src)
+{
+	size_t n = src ? strlen(src) : 0;
+
+	if (n >= sz)
+		n = sz - 1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static int
+jobs_lookup(const char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return 0;
+}
+
+static void
+jobs_fill(const struct db_res *r, struct jobs_row *j)
+{
+	int i;
+
+	memset(j, 0, sizeof(*j));
+	jobs_copy(j->id, sizeof(j->id), db_res_str(r, 0));
+	jobs_copy(j->account_id, sizeof(j->account_id), db_res_str(r, 1));
+	jobs_copy(j->pool_id, sizeof(j->pool_id), db_res_str(r, 2));
+	j->type = (enum jobs_type)jobs_lookup(jobs_type_names, JOBS_TYPE__MAX,
+	    db_res_str(r, 3));
+	jobs_copy(j->name, sizeof(j->name), db_res_str(r, 4));
+	j->status = (enum jobs_status)jobs_lookup(jobs_status_names,
+	    JOBS_STATUS__MAX, db_res_str(r, 5));
+	j->total = db_res_int(r, 6);
+	j->duplicates = db_res_int(r, 7);
+	j->processed = db_res_int(r, 8);
+	for (i = 0; i < 6; i++)
+		j->counts[i] = db_res_int(r, 9 + (unsigned)i);
+	j->charged = db_res_int(r, 15);
+	j->refunded = db_res_int(r, 16);
+	jobs_copy(j->created_at, sizeof(j->created_at), db_res_str(r, 17));
+	jobs_copy(j->started_at, sizeof(j->started_at), db_res_str(r, 18));
+	jobs_copy(j->completed_at, sizeof(j->completed_at), db_res_str(r, 19));
+	jobs_copy(j->error_code, sizeof(j->error_code), db_res_str(r, 20));
+	jobs_copy(j->error_message, sizeof(j->error_message),
+	    db_res_str(r, 21));
+	j->webhook_url = db_res_str(r, 22) ? strdup(db_res_str(r, 22)) : NULL;
+	j->callback_data = db_res_str(r, 23) ? strdup(db_res_str(r, 23)) :
+	    NULL;
+	j->seconds_running = db_res_str(r, 24) ? strtod(db_res_str(r, 24),
+	    NULL) : 0;
+}
+
+void
+jobs_row_free(struct jobs_row *j)
+{
+	free(j->webhook_url);
+	free(j->callback_data);
+	j->webhook_url = j->callback_data = NULL;
+}
+
+enum jobs_err
+jobs_get(struct db *db, const char *account, const char *id,
+    struct jobs_row *j)
+{
+	struct db_res *r;
+	int row;
+
+	if (db_query(db, "SELECT " JOBS_COLUMNS " FROM jobs WHERE id = ? AND "
+	    "(? IS NULL OR account_id = ?)", DB_ARGS(DBP_STR(id),
+	    DBP_STR(account), DBP_STR(account)), &r) != DB_OK)
+		return JOBS_DB;
+	if ((row = db_res_next(r)) == 1)
+		jobs_fill(r, j);
+	db_res_free(r);
+	return row == 1 ? JOBS_OK : row == 0 ? JOBS_NOT_FOUND : JOBS_DB;
+}
+
+enum jobs_err
+jobs_list(struct db *db, const char *account, const char *status,
+    const char *type, long page, long limit, long long *total,
+    jobs_each_fn fn, void *arg)
+{
+	struct jobs_row j;
+	struct db_res *r;
+	int row, found;
+
+	if (db_query_int(db, "SELECT COUNT(*) FROM jobs WHERE account_id = ? "
+	    "AND (? IS NULL OR status = ?) AND (? IS NULL OR type = ?)",
+	    DB_ARGS(DBP_STR(account), DBP_STR(status), DBP_STR(status),
+	    DBP_STR(type), DBP_STR(type)), total, &found) != DB_OK)
+		return JOBS_DB;
+	if (db_query(db, "SELECT " JOBS_COLUMNS " FROM jobs WHERE account_id "
+	    "= ? AND (? IS NULL OR status = ?) AND (? IS NULL OR type = ?) "
+	    "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+	    DB_ARGS(DBP_STR(account), DBP_STR(status), DBP_STR(status),
+	    DBP_STR(type), DBP_STR(type), DBP_INT(limit),
+	    DBP_INT((page - 1) * limit)), &r) != DB_OK)
+		return JOBS_DB;
+	while ((row = db_res_next(r)) == 1) {
+		jobs_fill(r, &j);
+		found = fn(arg, &j);
+		jobs_row_free(&j);
+		if (found)
+			break;
+	}
+	db_res_free(r);
+	return row == -1 ? JOBS_DB : JOBS_OK;
+}
+
+/* ---------------------------------------------------------------- cancel */
+
+static enum jobs_err
+jobs_cancel_once(struct db *db, const char *account, const char *id,
+    long long *refunded)
+{
+	char ref[IDS_MAX + 16], pool[IDS_MAX], status[32];
+	long long total, processed, charged;
+	struct db_res *r;
+	enum ledger_err lr;
+	int row;
+
+	if (db_begin(db) != DB_OK)
+		return JOBS_DB;
+	if (db_query(db, "SELECT status, total_emails, processed_emails, "
+	    "credits_charged, pool_id FROM jobs WHERE id = ? AND account_id = ?"
+	    " FOR UPDATE", DB_ARGS(DBP_STR(id), DBP_STR(account)), &r) != DB_OK)
+		goto dberr;
+	if ((row = db_res_next(r)) != 1) {
+		db_res_free(r);
+		db_rollback(db);
+		return row == 0 ? JOBS_NOT_FOUND : JOBS_DB;
+	}
+	jobs_copy(status, sizeof(status), db_res_str(r, 0));
+	total = db_res_int(r, 1);
+	processed = db_res_int(r, 2);
+	charged = db_res_int(r, 3);
+	jobs_copy(pool, sizeof(pool), db_res_str(r, 4));
+	db_res_free(r);
+	if (strcmp(status, "pending") != 0 && strcmp(status, "processing") !=
+	    0 && strcmp(status, "awaiting_confirmation") != 0) {
+		db_rollback(db);
+		return JOBS_NOT_CANCELLABLE;
+	}
+	/* Unprocessed addresses come back, never more than was charged; a
+	 * job awaiting confirmation was never charged (spec rule 4). */
+	*refunded = total - processed;
+	if (*refunded > charged)
+		*refunded = charged;
+	if (*refunded < 0)
+		*refunded = 0;
+	snprintf(ref, sizeof(ref), "job:%s:refund", id);
+	lr = ledger_refund(db, pool, account, *refunded, ref);
+	if (lr != LEDGER_OK && lr != LEDGER_ALREADY)
+		goto dberr;
+	if (db_exec(db, "UPDATE jobs SET status = 'cancelled', "
+	    "credits_refunded = ?, completed_at = UTC_TIMESTAMP(3) WHERE id = ?",
+	    DB_ARGS(DBP_INT(*refunded), DBP_STR(id)), NULL) != DB_OK ||
+	    db_exec(db, "UPDATE job_chunks SET state = 'done', lease_owner = "
+	    "NULL, lease_expires = NULL WHERE job_id = ? AND state <> 'done'",
+	    DB_ARGS(DBP_STR(id)), NULL) != DB_OK)
+		goto dberr;
+	return db_commit(db) == DB_OK ? JOBS_OK : JOBS_DB;
+dberr:
+	db_rollback(db);
+	return JOBS_DB;
+}
+
+enum jobs_err
+jobs_cancel(struct db *db, const char *account, const char *id,
+    long long *refunded)
+{
+	enum jobs_err rc = JOBS_DB;
+	int tries;
+
+	for (tries = 0; tries < 3 && rc == JOBS_DB; tries++)
+		rc = jobs_cancel_once(db, account, id, refunded);
+	return rc;
+}

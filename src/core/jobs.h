@@ -1,0 +1,113 @@
+/* jobs.h: bulk and batch jobs as the API sees them: cleaning and
+ * de-duplicating the input, creating a job (rows, chunks, charge and the
+ * Idempotency-Key record in one transaction), reading, listing and
+ * cancelling. The worker's side is jobqueue.h. */
+#ifndef SVC_JOBS_H
+#define SVC_JOBS_H
+#include "core/db.h"
+#include "util/ids.h"
+#include <jansson.h>
+
+#define JOBS_BULK_MAX 100000
+#define JOBS_BATCH_MAX 1000000
+#define JOBS_CHUNK_SIZE 200
+#define JOBS_NAME_MAX 200
+/* The spec's anchor for batch speed, used for estimated_completion. */
+#define JOBS_ESTIMATE_PER_MINUTE 500
+
+enum jobs_type {
+	JOBS_TYPE_BULK,
+	JOBS_TYPE_UPLOAD,
+	JOBS_TYPE_BATCH,
+	JOBS_TYPE__MAX
+};
+extern const char *const jobs_type_names[JOBS_TYPE__MAX];
+
+enum jobs_status {
+	JOBS_INGESTING,
+	JOBS_AWAITING_CONFIRMATION,
+	JOBS_PENDING,
+	JOBS_PROCESSING,
+	JOBS_COMPLETED,
+	JOBS_FAILED,
+	JOBS_CANCELLED,
+	JOBS_STATUS__MAX
+};
+extern const char *const jobs_status_names[JOBS_STATUS__MAX];
+
+enum jobs_err {
+	JOBS_OK,
+	JOBS_EMPTY,		/* no address at all */
+	JOBS_TOO_MANY,		/* more unique addresses than allowed */
+	JOBS_BAD_ITEM,		/* an element is not a string (index given) */
+	JOBS_INSUFFICIENT,	/* credits short: nothing written */
+	JOBS_NOT_FOUND,
+	JOBS_NOT_CANCELLABLE,
+	JOBS_NOMEM,
+	JOBS_DB,
+	JOBS_ERR__MAX
+};
+
+/* Trimmed, de-duplicated (case-insensitively) addresses in input order. */
+struct jobs_input {
+	char		**emails;
+	char		**domains;	/* A-label domain, "" when not an address */
+	size_t		 n;
+	size_t		 duplicates;
+	size_t		 sandbox;	/* addresses at the sandbox domain */
+};
+
+enum jobs_err jobs_input_from_json(const json_t *array, size_t max,
+	    const char *sandbox_domain, struct jobs_input *, size_t *bad_index);
+void	 jobs_input_free(struct jobs_input *);
+
+struct jobs_new {
+	const char	*account_id;
+	const char	*pool_id;
+	enum jobs_type	 type;
+	const char	*name;
+	int		 sandbox;	/* no address is charged */
+	long long	 cost;
+	const char	*webhook_url;	/* NULL: none */
+	const char	*webhook_secret;
+	const char	*callback_data;	/* JSON text or NULL */
+	/* Called inside the transaction with the new id and the balance left,
+	 * to make the response stored with idem_key (when idem_key is set). */
+	const char	*idem_key;
+	char		*(*response)(void *arg, const char *id, long long left);
+	void		*arg;
+};
+
+enum jobs_err jobs_create(struct db *, const struct jobs_new *,
+	    const struct jobs_input *, char id[IDS_MAX], long long *remaining,
+	    long long *available);
+
+/* One job as stored. */
+struct jobs_row {
+	char		 id[IDS_MAX], account_id[IDS_MAX], pool_id[IDS_MAX];
+	enum jobs_type	 type;
+	enum jobs_status status;
+	char		 name[JOBS_NAME_MAX * 4 + 1];
+	long long	 total, duplicates, processed;
+	long long	 counts[6];	/* valid, invalid, risky, catch_all, disposable, unknown */
+	long long	 charged, refunded;
+	char		 created_at[32], started_at[32], completed_at[32];
+	char		 error_code[65], error_message[501];
+	char		*webhook_url, *callback_data;	/* NULL when none */
+	double		 seconds_running;	/* since started_at */
+};
+extern const char *const jobs_count_names[6];
+
+/* account NULL: any. JOBS_NOT_FOUND for another account's job. */
+enum jobs_err jobs_get(struct db *, const char *account, const char *id,
+	    struct jobs_row *);
+void	 jobs_row_free(struct jobs_row *);
+typedef int (*jobs_each_fn)(void *, const struct jobs_row *);
+enum jobs_err jobs_list(struct db *, const char *account, const char *status,
+	    const char *type, long page, long limit, long long *total,
+	    jobs_each_fn, void *);
+/* Cancels a pending or processing job and refunds its unprocessed
+ * addresses (ref job:<id>:refund). */
+enum jobs_err jobs_cancel(struct db *, const char *account, const char *id,
+	    long long *refunded);
+#endif
