@@ -43,15 +43,15 @@ it_log "MTA on port $MTA_PORT at $MTA_ADDR_MX $MTA_ADDR_CATCHALL $MTA_ADDR_TLS $
 # One session at a time: SMTP_RD/SMTP_WR are the descriptors to read and
 # write (the same socket in plain text; gnutls-cli's pipes with TLS).
 
-SMTP_RD= SMTP_WR= SMTP_TLS_PID=
-SMTP_CODE= SMTP_ENH= SMTP_LAST= SMTP_REPLY= SMTP_CMD=
+SMTP_RD='' SMTP_WR='' SMTP_TLS_PID=''
+SMTP_CODE='' SMTP_ENH='' SMTP_LAST='' SMTP_REPLY='' SMTP_CMD=''
 
 # smtp_read: one reply (all its lines); sets SMTP_CODE, SMTP_ENH (the enhanced
 # status code of the last line, or empty), SMTP_LAST and SMTP_REPLY (lines
 # joined with " | "). Returns 1 on timeout or end of stream.
 smtp_read() {
     local line
-    SMTP_CODE= SMTP_ENH= SMTP_LAST= SMTP_REPLY=
+    SMTP_CODE='' SMTP_ENH='' SMTP_LAST='' SMTP_REPLY=''
     while IFS= read -r -t 10 -u "$SMTP_RD" line; do
         line=${line%$'\r'}
         SMTP_REPLY="${SMTP_REPLY:+$SMTP_REPLY | }$line"
@@ -118,7 +118,7 @@ smtp_close() {
         kill "$SMTP_TLS_PID" 2>/dev/null || true
         wait "$SMTP_TLS_PID" 2>/dev/null || true
     fi
-    SMTP_RD= SMTP_WR= SMTP_TLS_PID=
+    SMTP_RD='' SMTP_WR='' SMTP_TLS_PID=''
 }
 
 # expect_reply CODE [ENHANCED [TEXT]]: the last reply has CODE, the enhanced

@@ -25,10 +25,11 @@
 #   catchall.svc.test  127.0.0.21    catch-all: every local part 250 2.1.5
 #   tls.svc.test       127.0.0.22    STARTTLS required: MAIL before STARTTLS 530 5.7.0;
 #                                    after it alice@ 250, others 550 5.1.1
-#   grey.svc.test      127.0.0.23    greylisting (postgrey): a new (client /24, sender,
+#   grey.svc.test      127.0.0.23    greylisting (postgrey): a new (client, sender,
 #                                    recipient) triplet 450 4.7.1 Greylisted, the same
-#                                    triplet retried MTA_GREY_DELAY s later 250;
-#                                    alice@ exists, others 550 5.1.1
+#                                    triplet retried MTA_GREY_DELAY s later: alice@ 250,
+#                                    others 550 5.1.1 (unknown ones are greylisted first
+#                                    too: postgrey answers before the mailbox lookup)
 #
 # Every listener offers STARTTLS (self-signed certificate made at start,
 # DIR/conf/cert.pem) and PIPELINING; only 127.0.0.22 requires TLS. HELO,
@@ -153,6 +154,8 @@ local_recipient_maps =
 alias_maps =
 alias_database =
 inet_protocols = ipv4
+# the listeners' addresses are in master.cf; inet_interfaces must name
+# interface addresses (127.0.0.20 is routed to lo but not one of them)
 inet_interfaces = loopback-only
 mynetworks = 127.0.0.0/8
 smtpd_banner = \$myhostname ESMTP Postfix (svc test MTA)
@@ -227,24 +230,37 @@ scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 EOF
 
-    # a self-signed certificate for STARTTLS (ECDSA P-256: made in milliseconds)
-    if [ ! -s "$c/cert.pem" ] || [ ! -s "$c/key.pem" ]; then
-        if command -v openssl >/dev/null 2>&1; then
-            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-                -days 30 -subj /CN=mta.svc.test \
-                -addext "subjectAltName=DNS:mta.svc.test,DNS:tls.svc.test" \
-                -keyout "$c/key.pem" -out "$c/cert.pem" > "$dir/openssl.log" 2>&1 ||
-                { mta_err "openssl could not make a certificate"; cat "$dir/openssl.log" >&2; return 1; }
-        elif command -v certtool >/dev/null 2>&1; then
-            printf 'cn = mta.svc.test\ndns_name = mta.svc.test\ndns_name = tls.svc.test\nexpiration_days = 30\ntls_www_server\nsigning_key\nencryption_key\n' > "$c/cert.tmpl"
-            certtool --generate-privkey --key-type=ecdsa --curve=secp256r1 --outfile "$c/key.pem" > "$dir/certtool.log" 2>&1 &&
-            certtool --generate-self-signed --load-privkey "$c/key.pem" --template "$c/cert.tmpl" \
-                --outfile "$c/cert.pem" >> "$dir/certtool.log" 2>&1 ||
-                { mta_err "certtool could not make a certificate"; cat "$dir/certtool.log" >&2; return 1; }
-        else
-            mta_err "neither openssl nor certtool is installed"
+    [ -s "$c/cert.pem" ] && [ -s "$c/key.pem" ] || mta_make_cert "$c" "$dir" || return 1
+}
+
+# mta_make_cert CONFDIR LOGDIR: a self-signed certificate for STARTTLS
+# (ECDSA P-256: made in milliseconds) with certtool (gnutls-bin, in
+# contrib/install-deps) or else openssl.
+mta_make_cert() {
+    local c=$1 log=$2/cert.log
+    if command -v certtool >/dev/null 2>&1; then
+        printf '%s\n' "cn = mta.svc.test" "dns_name = mta.svc.test" "dns_name = tls.svc.test" \
+            "expiration_days = 30" tls_www_server signing_key encryption_key > "$c/cert.tmpl"
+        if ! { certtool --generate-privkey --key-type=ecdsa --curve=secp256r1 \
+                    --outfile "$c/key.pem" &&
+               certtool --generate-self-signed --load-privkey "$c/key.pem" \
+                    --template "$c/cert.tmpl" --outfile "$c/cert.pem"; } > "$log" 2>&1; then
+            mta_err "certtool could not make a certificate"
+            cat "$log" >&2
             return 1
         fi
+    elif command -v openssl >/dev/null 2>&1; then
+        if ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+                -days 30 -subj /CN=mta.svc.test \
+                -addext "subjectAltName=DNS:mta.svc.test,DNS:tls.svc.test" \
+                -keyout "$c/key.pem" -out "$c/cert.pem" > "$log" 2>&1; then
+            mta_err "openssl could not make a certificate"
+            cat "$log" >&2
+            return 1
+        fi
+    else
+        mta_err "neither certtool nor openssl is installed"
+        return 1
     fi
     chmod 0600 "$c/key.pem"
 }
@@ -358,6 +374,11 @@ mta_start() {
     for tries in 1 2 3; do
         if [ -n "${MTA_PORT:-}" ]; then
             port=$MTA_PORT
+            mta_port_free "$port" || {
+                mta_err "MTA_PORT=$port is in use:"
+                ss -Htlnp "sport = :$port" >&2 2>/dev/null
+                return 1
+            }
         else
             port=$(mta_free_port) || return 1
         fi
@@ -388,10 +409,12 @@ mta_start() {
             return 0
         fi
         mta_err "Postfix did not start on port $port (attempt $tries)"
+        # master's fatal errors before its log service runs go to syslog
+        # only; "postfix check" names configuration errors, ss a taken port
         cat "$dir/master.out" >&2
-        # master's own fatal errors go to syslog only: "postfix check" shows them
-        postfix -c "$dir/conf" check >&2 2>&1
         tail -n 20 "$dir/maillog" >&2
+        postfix -c "$dir/conf" check >&2 2>&1
+        ss -Htlnp "sport = :$port" >&2 2>/dev/null
         mta_stop "$dir" > /dev/null 2>&1
         [ -n "${MTA_PORT:-}" ] && return 1
     done
@@ -421,7 +444,7 @@ mta_status() {
 mta_stop_pids() {
     local p i left
     [ $# -gt 0 ] || return 0
-    kill -TERM "$@" 2>/dev/null
+    kill -TERM "$@" 2>/dev/null || true
     for i in $(seq 1 100); do
         left=
         for p in "$@"; do mta_alive "$p" && left="$left $p"; done
@@ -430,7 +453,7 @@ mta_stop_pids() {
     done
     mta_err "processes$left did not stop on TERM; killing them"
     # shellcheck disable=SC2086
-    kill -KILL $left 2>/dev/null
+    kill -KILL $left 2>/dev/null || true
     sleep 0.2
     return 0
 }
