@@ -231,6 +231,8 @@ postlog   unix-dgram n  -       n       -       1       postlogd
 EOF
 
     [ -s "$c/cert.pem" ] && [ -s "$c/key.pem" ] || mta_make_cert "$c" "$dir" || return 1
+    # readable by Postfix's and postgrey's users whatever the caller's umask
+    chmod 0755 "$c" && chmod 0644 "$c"/* && chmod 0600 "$c/key.pem"
 }
 
 # mta_make_cert CONFDIR LOGDIR: a self-signed certificate for STARTTLS
