@@ -20,6 +20,10 @@ STACK_LIBDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STACK_SRCDIR=${STACK_SRCDIR:-$(dirname "$STACK_LIBDIR")}
 STACK_STARTED=${STACK_STARTED:-}
 STACK_TIMEOUT=${STACK_TIMEOUT:-60}
+# MariaDB's InnoDB buffer pool and redo log: small for tests (fast start,
+# little memory), larger for the quickstart and the benchmarks.
+STACK_DB_BUFFER_POOL=$STACK_DB_BUFFER_POOL
+STACK_DB_LOG_FILE=$STACK_DB_LOG_FILE
 # STACK_DETACH=yes starts each server in a session of its own (setsid), so that
 # it outlives the terminal of the shell that started it (quickstart --background).
 STACK_DETACH=${STACK_DETACH:-no}
@@ -224,8 +228,8 @@ character-set-server = utf8mb4
 collation-server = utf8mb4_unicode_ci
 max_connections = 300
 key_buffer_size = 1M
-innodb_buffer_pool_size = 32M
-innodb_log_file_size = 16M
+innodb_buffer_pool_size = $STACK_DB_BUFFER_POOL
+innodb_log_file_size = $STACK_DB_LOG_FILE
 innodb_log_buffer_size = 4M
 innodb_flush_log_at_trx_commit = 2
 innodb_use_native_aio = 0
