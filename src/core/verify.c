@@ -413,11 +413,7 @@ verify_sandbox(struct verify_result *r, const struct addr *a)
 		r->catch_all = VERDICT_CA_SEND_WITH_CAUTION;
 	if (k == VERDICT_K_SPAM_TRAP)
 		r->trap = VERDICT_TRAP_LOCAL_PATTERN;
-	if (k == VERDICT_K_INVALID_DOMAIN) {
-		snprintf(r->did_you_mean, sizeof(r->did_you_mean),
-		    "%s@%s", a->local, "gmail.com");
-	}
-	verify_finish(r, k, k == VERDICT_K_INVALID_DOMAIN, a->local);
+	verify_finish(r, k, 0, a->local);
 }
 
 /* A suggestion for an address whose domain does not receive mail. */
