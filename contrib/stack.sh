@@ -22,8 +22,8 @@ STACK_STARTED=${STACK_STARTED:-}
 STACK_TIMEOUT=${STACK_TIMEOUT:-60}
 # MariaDB's InnoDB buffer pool and redo log: small for tests (fast start,
 # little memory), larger for the quickstart and the benchmarks.
-STACK_DB_BUFFER_POOL=$STACK_DB_BUFFER_POOL
-STACK_DB_LOG_FILE=$STACK_DB_LOG_FILE
+STACK_DB_BUFFER_POOL=${STACK_DB_BUFFER_POOL:-32M}
+STACK_DB_LOG_FILE=${STACK_DB_LOG_FILE:-16M}
 # STACK_DETACH=yes starts each server in a session of its own (setsid), so that
 # it outlives the terminal of the shell that started it (quickstart --background).
 STACK_DETACH=${STACK_DETACH:-no}
