@@ -1,0 +1,137 @@
+#!/bin/bash
+# test_prefork.sh: svc-api as its own prefork master on a TCP socket
+# (-s tcp:HOST:PORT -n 2), driven with cgi-fcgi as the FastCGI client: the
+# master replaces a child that is killed, replaces all children on SIGHUP
+# (re-reading svc.conf), stops them all on SIGTERM, and children do not
+# outlive a master killed outright. Also svcadm's operator commands.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+it_require cgi-fcgi
+it_stack_start --db-only
+
+API=$top_builddir/src/api/svc-api
+PORT=$(stack_free_port)
+MASTER=
+
+start_master() {
+    "$API" -c "$SVC_CONF" -s "tcp:127.0.0.1:$PORT" -n 2 2>> "$IT_DIR/api.err" &
+    MASTER=$!
+    for _ in $(seq 1 50); do [ "$(children | wc -w)" = 2 ] && return 0; sleep 0.1; done
+    it_fail "the master did not fork 2 children"
+}
+children() { pgrep -P "$MASTER" | sort | tr '\n' ' '; }
+fcgi_get() {	# fcgi_get PATH: the response body of a GET through FastCGI
+    REQUEST_METHOD=GET REQUEST_URI=$1 REMOTE_ADDR=127.0.0.9 SCRIPT_FILENAME=/svc \
+        cgi-fcgi -bind -connect "127.0.0.1:$PORT" | tr -d '\r' | sed '1,/^$/d'
+}
+# alive PID: running (a zombie waiting for its reaper has exited already)
+alive() { [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+stop_master() {
+    if [ -n "$MASTER" ]; then
+        kill "$MASTER" 2>/dev/null || true
+        wait "$MASTER" 2>/dev/null || true
+    fi
+    MASTER=
+}
+trap 'rc=$?; stop_master; (exit $rc); it_cleanup' EXIT
+
+t_serves() {
+    start_master || return 1
+    HTTP_BODY=$(fcgi_get /rate-limit); HTTP_REQUEST="FastCGI GET /rate-limit"
+    expect_json .tier anonymous && expect_json .limit 5
+}
+t_case "svc-api -s tcp:HOST:PORT -n 2 forks two children that answer FastCGI requests" t_serves
+
+t_restart() {
+    local before after victim
+    before=$(children); victim=${before%% *}
+    kill -9 "$victim"
+    for _ in $(seq 1 40); do
+        after=$(children)
+        [ "$(echo "$after" | wc -w)" = 2 ] && ! echo " $after" | grep -q " $victim " && break
+        sleep 0.1
+    done
+    [ "$(echo "$after" | wc -w)" = 2 ] || it_fail "children after a kill: '$after'" || return 1
+    echo " $after" | grep -q " $victim " && it_fail "the killed child is still listed" && return 1
+    grep -q "event=child_died pid=$victim" "$IT_DIR/log/svc.log" || it_fail "no child_died log line"
+    HTTP_BODY=$(fcgi_get /rate-limit); expect_json .success true
+}
+t_case "a child killed with SIGKILL is replaced and the socket keeps answering" t_restart
+
+t_reload() {
+    local before after
+    before=$(children)
+    echo "log_level = info" >> "$IT_DIR/reload.marker"
+    kill -HUP "$MASTER"
+    for _ in $(seq 1 50); do
+        after=$(children)
+        [ "$(echo "$after" | wc -w)" = 2 ] && [ -z "$(comm -12 <(echo $before | tr ' ' '\n' | sort) <(echo $after | tr ' ' '\n' | sort))" ] && break
+        sleep 0.1
+    done
+    [ -z "$(comm -12 <(echo $before | tr ' ' '\n' | sort) <(echo $after | tr ' ' '\n' | sort))" ] ||
+        it_fail "children before ($before) and after SIGHUP ($after) overlap" || return 1
+    grep -q "event=reload" "$IT_DIR/log/svc.log" || it_fail "no reload log line" || return 1
+    HTTP_BODY=$(fcgi_get /rate-limit); expect_json .success true
+}
+t_case "SIGHUP re-reads svc.conf and replaces every child" t_reload
+
+t_bad_reload() {
+    local before
+    before=$(children)
+    cp "$SVC_CONF" "$IT_DIR/svc.conf.good"
+    echo "no_such_setting = 1" >> "$SVC_CONF"
+    kill -HUP "$MASTER"; sleep 1
+    cp "$IT_DIR/svc.conf.good" "$SVC_CONF"
+    expect_eq "children after a bad reload" "$before" "$(children)" || return 1
+    grep -q 'event=reload_failed' "$IT_DIR/log/svc.log" || it_fail "no reload_failed log line"
+}
+t_case "a reload with a broken svc.conf keeps the running children" t_bad_reload
+
+t_term() {
+    local kids=$(children)
+    kill -TERM "$MASTER"; wait "$MASTER"; MASTER=
+    for k in $kids; do alive "$k" && it_fail "child $k outlived SIGTERM"; done
+    grep -q 'event=stopped' "$IT_DIR/log/svc.log" || it_fail "no stopped log line"
+}
+t_case "SIGTERM stops the master and all children" t_term
+
+t_orphans() {
+    local kids
+    start_master || return 1
+    kids=$(children)
+    kill -9 "$MASTER"; wait "$MASTER" 2>/dev/null; MASTER=
+    sleep 1
+    for k in $kids; do alive "$k" && it_fail "child $k outlived its master"; done
+    return 0
+}
+t_case "children exit when their master is killed outright" t_orphans
+
+t_usage() {
+    "$API" -c "$SVC_CONF" -n 0 2>/dev/null; expect_eq "exit status for -n 0" 2 $? || return 1
+    "$API" -c "$SVC_CONF" -s bogus 2>/dev/null; expect_eq "exit status for -s bogus" 2 $? || return 1
+    "$API" -c "$SVC_CONF" < /dev/null 2>/dev/null; expect_eq "exit status without a socket" 2 $?
+}
+t_case "svc-api refuses bad options and a standard input that is not a socket" t_usage
+
+t_svcadm() {
+    local acc org key id out
+    out=$(svcadm config)
+    echo "$out" | grep -q "^db_password = (hidden)$" || it_fail "svcadm config shows the password" || return 1
+    echo "$out" | grep -q "^db_socket = $DB_SOCKET$" || it_fail "svcadm config lacks db_socket" || return 1
+    acc=$(svcadm account create --email ops@example.com --tier trial --credits 5)
+    svcadm account create --email ops@example.com --tier trial 2>/dev/null && it_fail "a second account for one email" && return 1
+    org=$(svcadm org create --name Ops --rate-limit 7 --credits 3)
+    svcadm org add "$org" "$acc"
+    expect_eq "credits grant prints the balance" 15 "$(svcadm credits grant "$acc" 10)" || return 1
+    expect_eq "credits check" ok "$(svcadm credits check "$org")" || return 1
+    key=$(svcadm key create --account "$acc" --scopes 'jobs:read,credits:read' --org "$org" --name ops 2>/dev/null)
+    [[ $key == svc_live_* ]] || it_fail "key $key" || return 1
+    id=$(svcadm key list --account "$acc" | cut -f1)
+    svcadm key revoke "$id"
+    svcadm key list --account "$acc" | grep -q revoked || it_fail "key not listed as revoked" || return 1
+    svcadm key create --account "$acc" --scopes root 2>/dev/null && it_fail "a key with an unknown scope" && return 1
+    svcadm account tier "$acc" pro && svcadm account subscription "$acc" inactive || return 1
+    expect_eq "tier and subscription" "pro 0" "$(it_sql "SELECT CONCAT(tier, ' ', subscription_active) FROM accounts WHERE id = '$acc'")"
+}
+t_case "svcadm: config hides the password; accounts, organizations, credits and keys" t_svcadm
+
+t_done
