@@ -289,6 +289,22 @@ dns_wire_name(const ldns_rdf *rdf, char *out, size_t outsz)
 	return dns_name_valid(out) ? 1 : -1;
 }
 
+int
+dns_wire_name_for_test(const uint8_t *wire, size_t len, char *out,
+    size_t outsz)
+{
+	ldns_rdf *rdf;
+	int rc;
+
+	/* The rdf borrows wire; ldns_rdf_free leaves the data alone. */
+	if ((rdf = ldns_rdf_new(LDNS_RDF_TYPE_DNAME, len, (void *)wire)) ==
+	    NULL)
+		return -1;
+	rc = dns_wire_name(rdf, out, outsz);
+	ldns_rdf_free(rdf);
+	return rc;
+}
+
 static uint32_t
 dns_ttl_min(uint32_t a, uint32_t b)
 {
