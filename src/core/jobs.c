@@ -17,9 +17,11 @@
 #include <string.h>
 
 #define JOBS_INSERT_ROWS 1000
-/* Longest entry kept of one input line; longer ones are cut (and are then
- * not addresses: an address is at most 254 octets). */
-#define JOBS_LINE_MAX 1024
+/* Longest entry kept of one input line, NUL included: job_emails.email is
+ * VARCHAR(320), and a longer value fails the whole INSERT in strict mode.
+ * Longer entries are cut at a character boundary and trimmed again (they
+ * are then not addresses: an address is at most 254 octets). */
+#define JOBS_LINE_MAX 321
 
 const char *const jobs_type_names[JOBS_TYPE__MAX] = {
 	"bulk", "upload", "batch"
@@ -85,8 +87,16 @@ jobs_input_from_json(const json_t *array, size_t max, const char *sandbox,
 			;
 		if (e == b)
 			continue;	/* blank entries are not addresses */
-		if (e - b >= JOBS_LINE_MAX)
+		if (e - b >= JOBS_LINE_MAX) {
+			/* Not inside a UTF-8 sequence, no space at the end
+			 * (s[b] is neither a continuation byte nor a space). */
 			e = b + JOBS_LINE_MAX - 1;
+			while (e > b + 1 &&
+			    ((unsigned char)s[e] & 0xC0) == 0x80)
+				e--;
+			while (e > b + 1 && isspace((unsigned char)s[e - 1]))
+				e--;
+		}
 		for (len = 0; b + len < e; len++)
 			low[len] = (char)tolower((unsigned char)s[b + len]);
 		low[len] = '\0';
