@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -996,6 +997,14 @@ smtp_session_next_target(struct smtp_session *s, int64_t now)
 			smtp_session_finish(s, SMTP_OUTCOME_ERROR, NULL,
 			    "socket() failed", now);
 			return;
+		}
+		/* SMTP is a conversation of short writes: without NODELAY the
+		 * end of the TLS handshake and the EHLO that follows wait for
+		 * a delayed ACK (about 40 ms each, measured in bench-verify). */
+		{
+			int one = 1;
+			(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+			    sizeof(one));
 		}
 		s->fd = fd;
 		s->expect_head = s->expect_tail = 0;
