@@ -1,0 +1,356 @@
+#!/bin/bash
+# bench.sh: the foundation benchmark (make bench). On 127.0.0.1 it starts a
+# private MariaDB and two lighttpd instances from the same configuration
+# (contrib/stack.sh, fcgi-conf/lighttpd-svc.conf): one spawns svc-api, the
+# other tests/bench/fcgi_hello, a bare libfcgi responder with the same
+# process model (a master forking api_workers children on the socket
+# lighttpd gives it on fd 0). Then:
+#
+#  1. memory: BENCH_WARMUP_REQUESTS (10,000) "GET /rate-limit" with a valid
+#     key to svc-api (ab: a fixed count), VmRSS of every svc-api process from /proc, then
+#     BENCH_MEM_REQUESTS (100,000) more, VmRSS again; growth printed; fails
+#     if any process was replaced or the total grew by more than
+#     BENCH_MEM_SLACK_KB (default 1024 KiB, about 10 bytes per request);
+#  2. throughput: BENCH_ROUNDS (3) rounds of wrk for BENCH_DURATION seconds
+#     (15) against hello, then against svc-api, the identical request
+#     (GET /rate-limit, Authorization: Bearer <key>) with BENCH_CONNECTIONS
+#     (16) connections and BENCH_THREADS (2) threads; prints requests/s,
+#     the CPU time per request of each party, and the ratio svc/hello:
+#     the median of the rounds' ratios (each round's two runs are close in
+#     time, so they share the machine's background load). Goal: >= 0.5.
+#
+# BENCH_SVC_API=PATH benches another svc-api binary (a patched build) with
+# the same svcadm and schema.
+#
+# Every response must be 200 (wrk's own count, and lighttpd's access log
+# for each run); svc-api's answer must be authenticated (tier admin).
+# Exit status: 0 goal met, 1 a check or the goal failed, 77 missing tools.
+# Nothing is left running: stack_stop_all on exit; the work directory is
+# removed unless BENCH_KEEP=yes.
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+API=${BENCH_SVC_API:-$top_builddir/src/api/svc-api}
+SVCADM=$top_builddir/src/admin/svcadm
+HELLO=$top_builddir/tests/bench/fcgi_hello
+
+WORKERS=${BENCH_WORKERS:-4}
+DURATION=${BENCH_DURATION:-15}
+CONNS=${BENCH_CONNECTIONS:-16}
+THREADS=${BENCH_THREADS:-2}
+ROUNDS=${BENCH_ROUNDS:-3}
+WARMUP=${BENCH_WARMUP_REQUESTS:-10000}
+MEMREQ=${BENCH_MEM_REQUESTS:-100000}
+MEM_SLACK_KB=${BENCH_MEM_SLACK_KB:-1024}
+GOAL=0.5
+HZ=$(getconf CLK_TCK)
+
+say() { echo "bench: $*"; }
+die() { echo "bench: FAIL: $*" >&2; exit 1; }
+
+for t in wrk ab lighttpd curl mariadb mariadb-install-db awk; do
+    command -v "$t" >/dev/null 2>&1 || { say "SKIP: $t is not installed"; exit 77; }
+done
+for b in "$API" "$SVCADM" "$HELLO"; do
+    [ -x "$b" ] || { say "SKIP: $b is not built (run make bench)"; exit 77; }
+done
+if grep -q __asan_init "$API" 2>/dev/null; then
+    say "WARNING: $API is built with AddressSanitizer; the figures are not representative"
+fi
+
+# shellcheck source=../../contrib/stack.sh
+STACK_SRCDIR=$top_srcdir
+. "$top_srcdir/contrib/stack.sh"
+
+D=$(mktemp -d /tmp/svc-bench.XXXXXX) || die "mktemp"
+cleanup() {
+    local rc=$?
+    stack_stop_all
+    if [ "${BENCH_KEEP:-no}" = yes ]; then
+        say "kept $D"
+    else
+        rm -rf "$D"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ------------------------------------------------------------ the machine
+say "machine: $(nproc) CPUs, $(grep -m1 '^model name' /proc/cpuinfo | sed 's/.*: //'), Debian $(cat /etc/debian_version 2>/dev/null), kernel $(uname -r)"
+say "load average before start: $(cut -d' ' -f1-3 /proc/loadavg)"
+say "settings: api_workers=$WORKERS wrk -t$THREADS -c$CONNS -d${DURATION}s x $ROUNDS rounds; memory: $WARMUP warm-up + $MEMREQ requests"
+
+# ------------------------------------------------------------ the stack
+stack_mariadb_init "$D/mariadb" || die "mariadb init"
+stack_mariadb_start "$D/mariadb" || die "mariadb start"
+stack_mariadb_create_db "$D/mariadb" || die "mariadb create db"
+SVC_PORT=$(stack_free_port) || die "no port"
+HELLO_PORT=$(stack_free_port) || die "no port"
+mkdir -p "$D/log"
+(umask 077; cat > "$D/svc.conf" <<EOF
+# svc.conf for tests/bench/bench.sh
+db_host = localhost
+db_socket = $STACK_DB_SOCKET
+db_name = svc
+db_user = svc
+db_password_file = $D/mariadb/db-password
+base_url = http://127.0.0.1:$SVC_PORT
+log_level = warn
+log_file = $D/log/svc.log
+api_workers = $WORKERS
+EOF
+)
+svcadm() { "$SVCADM" -c "$D/svc.conf" "$@"; }
+svcadm db migrate --sql-dir "$top_srcdir/sql" > "$D/migrate.log" 2>&1 ||
+    { cat "$D/migrate.log" >&2; die "svcadm db migrate"; }
+ACCOUNT=$(svcadm account create --email bench@example.com --tier admin 2>"$D/svcadm.err") ||
+    { cat "$D/svcadm.err" >&2; die "svcadm account create"; }
+KEY=$(svcadm key create --account "$ACCOUNT" --scopes '*' --rate-limit 100000 2>"$D/svcadm.err") ||
+    { cat "$D/svcadm.err" >&2; die "svcadm key create"; }
+[ -n "$KEY" ] || die "svcadm key create printed no key"
+
+stack_lighttpd_start "$D/lighttpd-svc" "$SVC_PORT" "$API" "$D/svc.conf" ||
+    die "lighttpd with svc-api did not start"
+stack_lighttpd_start "$D/lighttpd-hello" "$HELLO_PORT" "$HELLO" "$D/svc.conf" ||
+    die "lighttpd with fcgi_hello did not start"
+SVC_LIGHTTPD=$(stack_pidfile_pid "$D/lighttpd-svc/lighttpd.pid")
+HELLO_LIGHTTPD=$(stack_pidfile_pid "$D/lighttpd-hello/lighttpd.pid")
+DB_PID=$(stack_pidfile_pid "$D/mariadb/mariadbd.pid")
+
+# backend_pids LIGHTTPD_PID: the responder processes (master and children).
+backend_pids() { stack_descendants "$1" | sort -n; }
+
+# wait until the responders answer and all of them have been forked
+for u in "$SVC_PORT" "$HELLO_PORT"; do
+    for i in $(seq 1 100); do
+        c=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$u/rate-limit") && [ "$c" = 200 ] && break
+        sleep 0.1
+    done
+done
+svc_n=$(backend_pids "$SVC_LIGHTTPD" | wc -l)
+hello_n=$(backend_pids "$HELLO_LIGHTTPD" | wc -l)
+say "processes: svc-api $svc_n (1 master + $((svc_n - 1)) children), fcgi_hello $hello_n (1 master + $((hello_n - 1)) children)"
+[ "$svc_n" = $((WORKERS + 1)) ] && [ "$hello_n" = $((WORKERS + 1)) ] ||
+    die "expected $((WORKERS + 1)) processes behind each lighttpd"
+
+URL_PATH=/rate-limit
+AUTH="Authorization: Bearer $KEY"
+code=$(curl -s -o "$D/smoke.json" -w '%{http_code}' -H "$AUTH" "http://127.0.0.1:$SVC_PORT$URL_PATH")
+[ "$code" = 200 ] || die "svc-api answered $code to GET $URL_PATH: $(cat "$D/smoke.json")"
+grep -q '"tier": *"admin"' "$D/smoke.json" && grep -q '"limit": *100000' "$D/smoke.json" ||
+    die "GET $URL_PATH is not authenticated with the bench key: $(cat "$D/smoke.json")"
+say "svc-api answers: $(cat "$D/smoke.json")"
+code=$(curl -s -o "$D/smoke-hello.json" -w '%{http_code}' -H "$AUTH" "http://127.0.0.1:$HELLO_PORT$URL_PATH")
+[ "$code" = 200 ] || die "fcgi_hello answered $code"
+
+# ------------------------------------------------------------ helpers
+
+# access_lines DIR [AT_LEAST]: lines in that lighttpd's access log once
+# lighttpd has flushed it (it buffers the log): the count must stay the same
+# for a second (and reach AT_LEAST, if given; at most 20 s).
+access_lines() {
+    local n m i
+    n=$(wc -l < "$1/access.log")
+    for i in $(seq 1 20); do
+        sleep 1
+        m=$(wc -l < "$1/access.log")
+        [ "$m" = "$n" ] && [ "$m" -ge "${2:-0}" ] && break
+        n=$m
+    done
+    echo "$m"
+}
+
+# check_access DIR FROM: every request logged after line FROM answered 200.
+check_access() {
+    local bad
+    bad=$(tail -n +"$(( $2 + 1 ))" "$1/access.log" |
+        awk -F'"' '{ split($3, a, " "); if (a[1] != "200") n[a[1]]++ }
+            END { for (s in n) printf "%s:%d ", s, n[s] }')
+    [ -z "$bad" ] || die "non-200 responses in $1/access.log: $bad"
+}
+
+# cpu_ticks PID...: utime+stime of the processes (all threads), in ticks.
+cpu_ticks() {
+    local p t=0 v
+    for p in "$@"; do
+        v=$(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$p/stat" 2>/dev/null) || v=0
+        t=$(( t + ${v:-0} ))
+    done
+    echo "$t"
+}
+
+# db_queries: statements mariadbd has run so far (Questions counts each
+# COM_STMT_EXECUTE and COM_QUERY, not prepares).
+db_queries() {
+    stack_mariadb_sql "$D/mariadb" -N -B -e "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }'
+}
+
+# wrk_check OUT: wrk's own error report must be clean.
+wrk_check() {
+    if grep -q 'Non-2xx or 3xx responses' "$1"; then
+        die "wrk saw non-2xx/3xx responses: $(grep 'Non-2xx' "$1")"
+    fi
+    if grep -q 'Socket errors' "$1"; then
+        die "wrk saw socket errors: $(grep 'Socket errors' "$1")"
+    fi
+}
+
+# busy_ticks: CPU ticks spent by anything on the machine (/proc/stat).
+busy_ticks() {
+    awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+
+# per_req TICKS REQUESTS: microseconds of CPU per request.
+per_req() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }'; }
+
+# run_wrk NAME LIGHTTPD_DIR LIGHTTPD_PID PORT SECONDS: one timed run; sets
+# RPS and prints the rate, latency and the CPU time per request of lighttpd,
+# the responder processes, mariadbd, wrk itself, and "other" (everything
+# else on the machine: other users' work disturbs the figures), plus the
+# SQL statements per request.
+run_wrk() {
+    local name=$1 dir=$2 lpid=$3 port=$4 secs=$5 out before q0 q1 bpids reqs
+    local t0l t0b t0d t0a t1l t1b t1d t1a wt
+    out=$D/wrk-$name-$RANDOM.txt
+    before=$(access_lines "$dir")
+    bpids=$(backend_pids "$lpid")
+    q0=$(db_queries)
+    t0l=$(cpu_ticks "$lpid"); t0b=$(cpu_ticks $bpids); t0d=$(cpu_ticks "$DB_PID"); t0a=$(busy_ticks)
+    # the subshell's "times" (second line) is wrk's user and system time
+    ( wrk -t"$THREADS" -c"$CONNS" -d"${secs}s" --latency -H "$AUTH" \
+        "http://127.0.0.1:$port$URL_PATH" > "$out" 2>&1 || exit 1
+      times > "$out.times" ) || { cat "$out" >&2; die "wrk failed"; }
+    t1l=$(cpu_ticks "$lpid"); t1b=$(cpu_ticks $bpids); t1d=$(cpu_ticks "$DB_PID"); t1a=$(busy_ticks)
+    q1=$(db_queries)
+    wt=$(awk -v hz="$HZ" 'NR == 2 { n = split($0, f, /[ ms]+/); s = 0
+        for (i = 1; i < n; i += 2) s += f[i] * 60 + f[i + 1]; printf "%.0f", s * hz }' "$out.times")
+    wrk_check "$out"
+    check_access "$dir" "$before"
+    RPS=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$out")
+    reqs=$(awk '/requests in/ { print $1 }' "$out")
+    [ -n "$RPS" ] && [ "$reqs" -gt 0 ] || { cat "$out" >&2; die "no rate in wrk's output"; }
+    printf 'bench: %-5s %6s req/s %7s reqs  p50 %-7s p99 %-7s  CPU us/req: lighttpd %3s responders %3s mariadbd %3s wrk %3s other %3s  SQL/req %.2f\n' \
+        "$name" "$RPS" "$reqs" \
+        "$(awk '$1 == "50%" { print $2 }' "$out")" "$(awk '$1 == "99%" { print $2 }' "$out")" \
+        "$(per_req $((t1l - t0l)) "$reqs")" "$(per_req $((t1b - t0b)) "$reqs")" \
+        "$(per_req $((t1d - t0d)) "$reqs")" "$(per_req "$wt" "$reqs")" \
+        "$(per_req $(( (t1a - t0a) - (t1l - t0l) - (t1b - t0b) - (t1d - t0d) - wt )) "$reqs")" \
+        "$(awk -v q=$((q1 - q0 - 1)) -v n="$reqs" 'BEGIN { print q / n }')"
+}
+
+# run_count N: exactly N requests to svc-api with ab (wrk cannot stop after
+# a number of requests), keep-alive, BENCH_CONNECTIONS at a time; all must
+# be 200. Prints how many requests lighttpd logged meanwhile.
+run_count() {
+    local n=$1 out before after
+    out=$D/ab-count-$RANDOM.txt
+    before=$(access_lines "$D/lighttpd-svc")
+    ab -q -k -n "$n" -c "$CONNS" -H "$AUTH" "http://127.0.0.1:$SVC_PORT$URL_PATH" > "$out" 2>&1 ||
+        { cat "$out" >&2; die "ab failed"; }
+    grep -q "^Complete requests: *$n\$" "$out" && grep -q '^Failed requests: *0$' "$out" ||
+        { cat "$out" >&2; die "ab: not all $n requests completed"; }
+    ! grep -q '^Non-2xx responses' "$out" || die "ab: $(grep '^Non-2xx' "$out")"
+    after=$(access_lines "$D/lighttpd-svc" $(( before + n )))
+    check_access "$D/lighttpd-svc" "$before"
+    echo $(( after - before ))
+}
+
+# rss_sample: "pid rss_kib" for every svc-api process.
+rss_sample() {
+    local p
+    for p in $(backend_pids "$SVC_LIGHTTPD"); do
+        echo "$p $(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status")"
+    done
+}
+
+# ------------------------------------------------------------ 1. memory
+say "memory: $WARMUP warm-up requests to svc-api ..."
+served=$(run_count "$WARMUP") || exit 1
+say "memory: warm-up served $served requests"
+rss_sample > "$D/rss-before"
+say "memory: $MEMREQ requests to svc-api ..."
+served=$(run_count "$MEMREQ") || exit 1
+rss_sample > "$D/rss-after"
+say "memory: served $served requests between the samples (lighttpd access log)"
+[ "$(cut -d' ' -f1 "$D/rss-before")" = "$(cut -d' ' -f1 "$D/rss-after")" ] ||
+    die "svc-api processes changed between the samples: $(tr '\n' ' ' < "$D/rss-before") / $(tr '\n' ' ' < "$D/rss-after")"
+master=$(head -n 1 "$D/rss-before" | cut -d' ' -f1)
+paste -d' ' "$D/rss-before" "$D/rss-after" | while read -r p b _ a; do
+    role=child; [ "$p" = "$master" ] && role=master
+    printf 'bench: memory: svc-api pid %-7s %-6s VmRSS before %6d KiB  after %6d KiB  growth %+d KiB\n' "$p" "$role" "$b" "$a" $(( a - b ))
+done
+tb=$(awk '{ s += $2 } END { print s }' "$D/rss-before")
+ta=$(awk '{ s += $2 } END { print s }' "$D/rss-after")
+say "memory: total VmRSS before $tb KiB, after $ta KiB, growth $(( ta - tb )) KiB over $served requests ($(awk -v g=$(( (ta - tb) * 1024 )) -v n="$served" 'BEGIN { printf "%.2f", g / n }') bytes/request)"
+mem_ok=yes
+[ $(( ta - tb )) -le "$MEM_SLACK_KB" ] || mem_ok=no
+
+# ------------------------------------------------------------ 2. throughput
+say "throughput: warming up both for 3 s"
+wrk -t"$THREADS" -c"$CONNS" -d3s -H "$AUTH" "http://127.0.0.1:$HELLO_PORT$URL_PATH" > /dev/null 2>&1
+wrk -t"$THREADS" -c"$CONNS" -d3s -H "$AUTH" "http://127.0.0.1:$SVC_PORT$URL_PATH" > /dev/null 2>&1
+say "throughput: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency -H 'Authorization: Bearer <key>' http://127.0.0.1:PORT$URL_PATH"
+hello_rates=
+svc_rates=
+ratios=
+for r in $(seq 1 "$ROUNDS"); do
+    run_wrk hello "$D/lighttpd-hello" "$HELLO_LIGHTTPD" "$HELLO_PORT" "$DURATION"
+    hello_rates="$hello_rates $RPS"
+    run_wrk svc "$D/lighttpd-svc" "$SVC_LIGHTTPD" "$SVC_PORT" "$DURATION"
+    svc_rates="$svc_rates $RPS"
+    ratios="$ratios $(awk -v s="$RPS" -v h="${hello_rates##* }" 'BEGIN { printf "%.3f", s / h }')"
+    say "round $r: ratio svc/hello ${ratios##* }"
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# shellcheck disable=SC2086
+hm=$(median $hello_rates)
+# shellcheck disable=SC2086
+sm=$(median $svc_rates)
+# shellcheck disable=SC2086
+ratio=$(median $ratios)
+say "throughput: median hello $hm req/s, median svc-api $sm req/s; ratios per round:$ratios"
+say "RATIO svc-api/hello = $ratio (median of the rounds' ratios; goal >= $GOAL)"
+# BENCH_PERF=yes: one more svc-api run under "perf record -a" (cpu-clock,
+# all processes), then where the time went by program, by shared object
+# and by symbol; the report is kept in the work directory.
+if [ "${BENCH_PERF:-no}" = yes ] && command -v perf >/dev/null 2>&1; then
+    say "perf: recording ${DURATION}s of svc-api under load (perf record -e cpu-clock -F 999 -a -g)"
+    wrk -t"$THREADS" -c"$CONNS" -d"$(( DURATION + 2 ))s" -H "$AUTH" "http://127.0.0.1:$SVC_PORT$URL_PATH" > "$D/wrk-perf.txt" 2>&1 &
+    wpid=$!
+    sleep 1
+    perf record -q -e cpu-clock -F 999 -a -g -o "$D/perf.data" -- sleep "$DURATION" > "$D/perf-record.log" 2>&1
+    wait "$wpid"
+    perf report -i "$D/perf.data" --no-children --sort comm --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 8 | sed 's/^/bench: perf comm   /'
+    perf report -i "$D/perf.data" --no-children --sort comm,dso --stdio 2>/dev/null | grep -v '^#' | grep '%' | head -n 15 | sed 's/^/bench: perf dso    /'
+    perf report -i "$D/perf.data" --no-children --sort comm,sym -g none --stdio 2>/dev/null | grep -v '^#' | grep '%' | head -n 40 | sed 's/^/bench: perf sym    /'
+    perf report -i "$D/perf.data" --no-children --sort comm,dso,sym --stdio > "$D/perf-report.txt" 2>&1
+    say "perf: full report in $D/perf-report.txt (BENCH_KEEP=yes keeps it)"
+fi
+
+# late-flushed log lines of the last runs: every line of both logs is 200
+for dir in "$D/lighttpd-svc" "$D/lighttpd-hello"; do
+    n=$(access_lines "$dir")
+    check_access "$dir" 0
+    say "$(basename "$dir")/access.log: all $n requests answered 200"
+done
+say "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ -s "$D/log/svc.log" ]; then
+    say "svc.log (warn and above) has $(wc -l < "$D/log/svc.log") lines:"
+    tail -n 5 "$D/log/svc.log" | sed 's/^/bench:   /'
+fi
+
+rc=0
+if [ "$mem_ok" != yes ]; then
+    echo "bench: FAIL: svc-api grew by $(( ta - tb )) KiB (> $MEM_SLACK_KB KiB) over $served requests" >&2
+    rc=1
+fi
+if awk -v r="$ratio" -v g="$GOAL" 'BEGIN { exit !(r < g) }'; then
+    echo "bench: FAIL: ratio $ratio is below the goal $GOAL" >&2
+    rc=1
+fi
+[ "$rc" = 0 ] && say "PASS: ratio $ratio >= $GOAL; memory growth $(( ta - tb )) KiB <= $MEM_SLACK_KB KiB"
+exit "$rc"
