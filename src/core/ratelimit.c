@@ -1,6 +1,8 @@
-/* ratelimit.c: sliding-window rate limiting. Every counted request is a row
- * in rate_hits; a request is allowed when fewer than `limit` rows of its
- * bucket are younger than 60 s. Counting happens under the bucket row's lock
+/* ratelimit.c: sliding-window rate limiting. Counted requests are kept as
+ * per-second counters (rate_counts); a request is allowed when the counters
+ * of its bucket for the last 60 seconds add up to less than `limit`, so the
+ * window slides by the second and counting reads at most 60 rows whatever
+ * the limit. Counting happens under the bucket row's lock
  * (INSERT ... ON DUPLICATE KEY UPDATE takes it), so concurrent responders
  * never let the limit+1st request through. Refused requests are not counted,
  * so a client that keeps retrying gets in again as soon as the window moves. */
@@ -15,9 +17,9 @@ ratelimit_window(struct db *db, const char *bucket, int64_t since,
 	enum db_err e;
 	int row;
 
-	e = db_query(db, "SELECT COUNT(*), MIN(at_ms) FROM rate_hits "
-	    "WHERE bucket = ? AND at_ms > ?",
-	    DB_ARGS(DBP_STR(bucket), DBP_INT(since)), &r);
+	e = db_query(db, "SELECT COALESCE(SUM(n), 0), MIN(sec) * 1000 FROM "
+	    "rate_counts WHERE bucket = ? AND sec > ?",
+	    DB_ARGS(DBP_STR(bucket), DBP_INT(since / 1000)), &r);
 	if (e != DB_OK)
 		return e;
 	*used = 0;
@@ -60,11 +62,11 @@ ratelimit_count_once(struct db *db, const char *bucket, long limit,
 		e = ratelimit_window(db, bucket, now_ms - RATELIMIT_WINDOW_MS,
 		    &used, &oldest);
 	if (e == DB_OK && used < limit) {
-		e = db_exec(db, "INSERT INTO rate_hits (bucket, at_ms) "
-		    "VALUES (?, ?)", DB_ARGS(DBP_STR(bucket), DBP_INT(now_ms)),
-		    NULL);
+		e = db_exec(db, "INSERT INTO rate_counts (bucket, sec, n) "
+		    "VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE n = n + 1",
+		    DB_ARGS(DBP_STR(bucket), DBP_INT(now_ms / 1000)), NULL);
 		if (used == 0)
-			oldest = now_ms;
+			oldest = now_ms / 1000 * 1000;
 		used++;
 	} else if (e == DB_OK)
 		st->exceeded = 1;
@@ -108,8 +110,9 @@ ratelimit_purge(struct db *db, int64_t now_ms)
 {
 	unsigned long long n = 0;
 
-	if (db_exec(db, "DELETE FROM rate_hits WHERE at_ms <= ?",
-	    DB_ARGS(DBP_INT(now_ms - RATELIMIT_WINDOW_MS)), &n) != DB_OK)
+	if (db_exec(db, "DELETE FROM rate_counts WHERE sec <= ?",
+	    DB_ARGS(DBP_INT((now_ms - RATELIMIT_WINDOW_MS) / 1000)), &n) !=
+	    DB_OK)
 		return -1;
 	return (long long)n;
 }

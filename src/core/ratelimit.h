@@ -19,6 +19,6 @@ struct ratelimit_status {
  * exceeded = 1); count = 0: only reports. Returns a db_err. */
 enum db_err ratelimit_check(struct db *, const char *bucket, long limit,
 	    int count, int64_t now_ms, struct ratelimit_status *);
-/* Deletes hits older than the window; returns rows removed or -1. */
+/* Deletes counters older than the window; returns rows removed or -1. */
 long long ratelimit_purge(struct db *, int64_t now_ms);
 #endif
