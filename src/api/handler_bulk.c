@@ -182,6 +182,7 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 	b.spec.sandbox = c->key.sandbox && b.spec.cost == 0;
 	b.spec.callback_data = cb;
 	b.spec.idem_key = c->idem_key;
+	b.spec.status = type == JOBS_TYPE_BATCH ? 201 : 202;
 	b.spec.response = bulk_response;
 	b.spec.arg = &b;
 	rc = jobs_create(c->ctx->db, &b.spec, &b.in, id, &left, &available);
@@ -194,8 +195,7 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 		log_info("event=job_created req=%s job=%s type=%s total=%zu "
 		    "duplicates=%zu charged=%lld", c->req->request_id, id,
 		    jobs_type_names[type], b.in.n, b.in.duplicates, b.spec.cost);
-		http_json(c->resp, type == JOBS_TYPE_BATCH ? 201 : 202,
-		    bulk_body(&b, id, left));
+		http_json(c->resp, b.spec.status, bulk_body(&b, id, left));
 	}
 out:
 	free(cb);

@@ -317,7 +317,8 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 			rc = JOBS_NOMEM;
 		else {
 			if (idempotency_finish(db, spec->account_id,
-			    spec->idem_key, 202, body, strlen(body)) != DB_OK)
+			    spec->idem_key, spec->status, body, strlen(body)) !=
+			    DB_OK)
 				rc = JOBS_DB;
 			free(body);
 		}

@@ -74,6 +74,7 @@ struct jobs_new {
 	/* Called inside the transaction with the new id and the balance left,
 	 * to make the response stored with idem_key (when idem_key is set). */
 	const char	*idem_key;
+	int		 status;	/* HTTP status of that response */
 	char		*(*response)(void *arg, const char *id, long long left);
 	void		*arg;
 };

@@ -117,6 +117,14 @@ t_batch() {
     http POST /v1/verify/batch '{"emails":["a@x.example"],"callback_data":[1]}'
     expect_status 400 && expect_json .error.details.field callback_data || return 1
     http POST /v1/verify/batch '{"emails":["a@x.example"]}'; expect_status 201 && expect_jq 'has("webhook_secret") | not' || return 1
+    # a retried batch request replays the same 201
+    http POST /v1/verify/batch '{"emails":["r@x.example"]}' -H 'Idempotency-Key: batch-1'; expect_status 201 || return 1
+    id=$(json .id)
+    http POST /v1/verify/batch '{"emails":["r@x.example"]}' -H 'Idempotency-Key: batch-1'
+    expect_status 201 && expect_json .id "$id" && expect_header Idempotent-Replayed true || return 1
+    # an over-long entry is cut, not a failure of the whole request
+    http POST /v1/verify/batch "{\"emails\":[\"a@x.example\",\"$(head -c 400 /dev/zero | tr '\0' x)@x.example\"]}"
+    expect_status 201 && expect_json .total_emails 2 || return 1
     # a bulk job is not a batch
     http POST /v1/verify/bulk '{"emails":["a@x.example"]}'
     http GET "/v1/verify/batch/$(json .job_id)"; expect_status 404
