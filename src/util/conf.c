@@ -81,6 +81,22 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "CA bundle for outbound TLS (empty: system)" },
 	[CONF_LISTS_DIR] = { "lists_dir", CONF_TYPE_STRING, PKGDATADIR "/lists", 0, 0,
 	    0, "folder of the domain and local-part lists" },
+	[CONF_WORKER_CONCURRENCY] = { "worker_concurrency", CONF_TYPE_INT,
+	    "50", 1, 1000, 0,
+	    "SMTP sessions one svc-worker runs at once" },
+	[CONF_WORKER_DOMAIN_CONCURRENCY] = { "worker_domain_concurrency",
+	    CONF_TYPE_INT, "5", 1, 100, 0,
+	    "SMTP sessions one svc-worker runs at once to one MX host" },
+	[CONF_WORKER_RCPTS_PER_SESSION] = { "worker_rcpts_per_session",
+	    CONF_TYPE_INT, "50", 1, 100, 0,
+	    "recipients checked in one SMTP session of a job" },
+	[CONF_WORKER_GREYLIST_DELAY] = { "worker_greylist_delay",
+	    CONF_TYPE_INT, "300", 1, 86400, 0,
+	    "seconds before a greylisted address of a job is tried again" },
+	[CONF_WORKER_GREYLIST_RETRIES] = { "worker_greylist_retries",
+	    CONF_TYPE_INT, "3", 0, 20, 0,
+	    "times a greylisted address of a job is tried again before it "
+	    "is given the greylisted result" },
 };
 
 const char *

@@ -1,12 +1,16 @@
 /* main.c: svc-worker, the cron-style daemon that does the service's
- * background work against MariaDB. Without --once it runs until SIGTERM,
- * polling every worker_poll_interval seconds and running housekeeping every
- * housekeeping_interval seconds; with --once it runs one pass and exits
- * (for hosts where only cron is allowed). A lost database is retried. */
+ * background work against MariaDB: it verifies the addresses of bulk and
+ * batch jobs (process.c) and runs housekeeping every housekeeping_interval
+ * seconds. Without --once it runs until SIGTERM (leases of unfinished
+ * chunks are given back), polling every worker_poll_interval seconds when
+ * there is nothing to claim; with --once it works until nothing is left to
+ * claim and exits (for hosts where only cron is allowed). A lost database
+ * is retried. */
 #include "core/db.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "worker/housekeeping.h"
+#include "worker/process.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,18 +34,31 @@ usage(void)
 	exit(2);
 }
 
-/* One pass; returns 0 or -1 when the database failed. */
+/* One pass: housekeeping when due, then job chunks until nothing is left
+ * to claim; returns 0 or -1 when the database failed. */
 static int
-worker_pass(struct db *db, time_t *last_housekeeping, long interval)
+worker_pass(const struct conf *conf, struct db *db, struct process **proc,
+    time_t *last_housekeeping)
 {
 	time_t now = time(NULL);
+	struct buf err;
 
-	if (now - *last_housekeeping >= interval) {
+	if (now - *last_housekeeping >= conf_int(conf,
+	    CONF_HOUSEKEEPING_INTERVAL)) {
 		if (housekeeping_run(db) == -1)
 			return -1;
 		*last_housekeeping = now;
 	}
-	return 0;
+	if (*proc == NULL) {
+		buf_init(&err, 4096);
+		if ((*proc = process_new(conf, &err)) == NULL)
+			log_error("event=engine_unavailable error=\"%s\"",
+			    buf_str(&err));
+		buf_free(&err);
+		if (*proc == NULL)
+			return 0;	/* housekeeping still runs */
+	}
+	return process_run(*proc, db, &stopping, last_housekeeping);
 }
 
 int
@@ -52,9 +69,10 @@ main(int argc, char **argv)
 	struct buf err;
 	struct sigaction sa;
 	struct db *db = NULL;
+	struct process *proc = NULL;
 	enum log_level level;
 	time_t last = 0;
-	int i, once = 0, explicit_conf;
+	int i, once = 0, explicit_conf, rc = 0;
 	unsigned slept;
 
 	for (i = 1; i < argc; i++) {
@@ -71,11 +89,15 @@ main(int argc, char **argv)
 	buf_init(&err, 1024);
 	if (conf_load(&conf, path, explicit_conf, &err) == -1) {
 		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
+		conf_free(&conf);
+		buf_free(&err);
 		return 1;
 	}
 	if (log_level_parse(conf_str(&conf, CONF_LOG_LEVEL), &level) == -1) {
 		fprintf(stderr, "svc-worker: log_level: error, warn, info or "
 		    "debug\n");
+		conf_free(&conf);
+		buf_free(&err);
 		return 1;
 	}
 	log_init("svc-worker", level, conf_str(&conf, CONF_LOG_FILE));
@@ -92,16 +114,19 @@ main(int argc, char **argv)
 			if (db_open(&conf, 1, &db, &err) != DB_OK) {
 				log_error("event=db_unavailable error=\"%s\"",
 				    buf_str(&err));
-				if (once)
-					return 1;
+				if (once) {
+					rc = 1;
+					break;
+				}
 			}
 		}
-		if (db != NULL && worker_pass(db, &last,
-		    conf_int(&conf, CONF_HOUSEKEEPING_INTERVAL)) == -1) {
+		if (db != NULL && worker_pass(&conf, db, &proc, &last) == -1) {
 			db_close(db);
 			db = NULL;
-			if (once)
-				return 1;
+			if (once) {
+				rc = 1;
+				break;
+			}
 		}
 		if (once)
 			break;
@@ -109,9 +134,10 @@ main(int argc, char **argv)
 		    (unsigned)conf_int(&conf, CONF_WORKER_POLL_INTERVAL); slept++)
 			sleep(1);
 	}
+	process_free(proc);
 	db_close(db);
 	buf_free(&err);
 	conf_free(&conf);
 	log_info("event=stopped");
-	return 0;
+	return rc;
 }

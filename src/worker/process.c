@@ -1,0 +1,1005 @@
+/* process.c: the job verification loop of svc-worker. Claimed chunks are
+ * read and every address goes through the engine's steps: verify_begin
+ * (syntax, sandbox, verdict cache), one verify_lookup_mx per domain (the
+ * shared MariaDB DNS cache), verify_with_mx (no MX, DNS error, disposable),
+ * then SMTP: addresses wait in their domain's queue and leave it in
+ * sessions of up to worker_rcpts_per_session recipients; a domain's first
+ * session also carries a random address (the catch-all probe, stored in
+ * domain_facts so no other chunk or worker probes again) and the domain's
+ * other sessions wait for its answer. Every session runs from one poll loop,
+ * at most worker_concurrency at once and worker_domain_concurrency per MX
+ * host; a host that defers (4xx greeting or MAIL, 421) is left alone for an
+ * exponential back-off from 1 s and the unanswered addresses go back in the
+ * queue. Greylisted addresses are written as "retry" and verified again in a
+ * later claim of their chunk. Results are written per chunk as they come
+ * (at least every second), leases are renewed, and the last chunk of a job
+ * completes it (jobqueue.c). */
+#include "worker/process.h"
+#include "core/addr.h"
+#include "core/dns.h"
+#include "core/jobqueue.h"
+#include "core/smtp.h"
+#include "core/vcache.h"
+#include "core/verify.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include "worker/housekeeping.h"
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROCESS_CHUNK_SIZE	200	/* addresses per chunk (jobs.c) */
+#define PROCESS_CHUNKS_MAX	64	/* chunks held at once */
+#define PROCESS_FLUSH_MS	1000	/* results written at least this often */
+#define PROCESS_FLUSH_ROWS	500
+#define PROCESS_CLAIM_MS	1000	/* claim again at most this often */
+#define PROCESS_DNS_SLICE_MS	200	/* DNS lookups per loop turn at most */
+#define PROCESS_POLL_MS		200
+#define PROCESS_BACKOFF_MIN_MS	1000
+#define PROCESS_BACKOFF_MAX_MS	60000
+#define PROCESS_THROTTLE_TRIES	4	/* sessions an address may lose to a
+					 * deferring host before it is concluded
+					 * from the session outcome */
+#define PROCESS_HASH		1024
+#define PROCESS_FACTS_SECONDS	86400
+
+enum process_probe {
+	PROCESS_PROBE_UNKNOWN,		/* the next session carries a probe */
+	PROCESS_PROBE_RUNNING,		/* a session with the probe is out */
+	PROCESS_PROBE_KNOWN,
+	PROCESS_PROBE__MAX
+};
+
+struct process_chunk {
+	struct jobqueue_chunk	 c;
+	struct jobqueue_result	*res;		/* waiting to be written */
+	size_t			 nres, capres;
+	size_t			 outstanding;	/* addresses not concluded */
+	size_t			 rows;
+	int			 gone;		/* the job ended: drop all */
+	int			 failed;	/* a write failed: leave it */
+	int64_t			 last_flush, last_renew;
+	struct process_chunk	*next;
+};
+
+struct process_host {
+	char			 name[DNS_NAME_MAX + 1];
+	int			 refs;		/* domains using it */
+	int			 active;	/* sessions now */
+	int64_t			 backoff_until;
+	int			 backoff_ms;
+	int			 rcpt_limit;	/* learned from early 421s */
+	struct process_host	*next;
+};
+
+struct process_addr {
+	struct process_chunk	*chunk;
+	int			 seq;
+	int			 attempts;	/* greylisted attempts (job) */
+	int			 tries;		/* sessions lost to deferrals */
+	struct verify_result	 r;
+	struct addr		 a;
+	struct process_addr	*next;
+};
+
+struct process_domain {
+	char			 name[ADDR_ASCII_DOMAIN_MAX + 1];
+	struct dns_mx_result	 mx;
+	int			 resolved;
+	int			 in_dns_queue;
+	struct process_host	*host;
+	enum process_probe	 probe;
+	int			 accept_all;
+	int			 active;	/* sessions now */
+	struct process_addr	*head, *tail;	/* waiting (for DNS or SMTP) */
+	size_t			 queued;
+	struct process_domain	*hnext;		/* hash chain */
+	struct process_domain	*dnext;		/* DNS queue */
+};
+
+struct process_session {
+	struct smtp_session	*s;
+	struct process_domain	*d;
+	struct process_addr	**addrs;
+	size_t			 n;
+	int			 probe;		/* rcpt 0 is the probe */
+	char			 probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
+};
+
+struct process {
+	const struct conf	*conf;
+	struct verify_engine	*engine;
+	struct smtp_tls		*tls;
+	struct smtp_opts	 opts;
+	char			 owner[JOBQUEUE_OWNER_MAX + 1];
+	long			 lease;
+	int			 concurrency, domain_concurrency, rcpts;
+	int			 grey_retries;
+	long			 grey_delay;
+	size_t			 max_chunks;
+
+	struct db		*db;
+	struct process_chunk	*chunks;
+	size_t			 nchunks;
+	struct process_domain	*hash[PROCESS_HASH];
+	struct process_domain	*dns_head, *dns_tail;
+	struct process_host	*hosts;
+	struct process_session	*sessions;
+	size_t			 nsessions;
+	struct pollfd		*pfd;
+	int64_t			 last_claim;
+	int			 claim_empty;	/* the last claim found nothing */
+	int			 db_failed;
+};
+
+/* ---------------------------------------------------------------- set-up */
+
+struct process *
+process_new(const struct conf *c, struct buf *err)
+{
+	struct process *p;
+	char host[64];
+	long conc;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		buf_puts(err, "out of memory");
+		return NULL;
+	}
+	p->conf = c;
+	if ((p->engine = verify_engine_new(c, err)) == NULL ||
+	    (p->tls = smtp_tls_new(conf_str(c, CONF_CA_FILE), err)) == NULL) {
+		process_free(p);
+		return NULL;
+	}
+	smtp_opts_from_conf(&p->opts, c);
+	p->opts.tls = p->tls;
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(p->owner, sizeof(p->owner), "%s:%ld", host, (long)getpid());
+	p->lease = conf_int(c, CONF_WORKER_LEASE_SECONDS);
+	p->concurrency = (int)conf_int(c, CONF_WORKER_CONCURRENCY);
+	p->domain_concurrency = (int)conf_int(c, CONF_WORKER_DOMAIN_CONCURRENCY);
+	p->rcpts = (int)conf_int(c, CONF_WORKER_RCPTS_PER_SESSION);
+	p->grey_retries = (int)conf_int(c, CONF_WORKER_GREYLIST_RETRIES);
+	p->grey_delay = conf_int(c, CONF_WORKER_GREYLIST_DELAY);
+	/* Enough chunks to keep every session slot busy, and one more. */
+	conc = (long)p->concurrency * p->rcpts;
+	p->max_chunks = (size_t)((conc + PROCESS_CHUNK_SIZE - 1) /
+	    PROCESS_CHUNK_SIZE) + 1;
+	if (p->max_chunks > PROCESS_CHUNKS_MAX)
+		p->max_chunks = PROCESS_CHUNKS_MAX;
+	if ((p->sessions = calloc((size_t)p->concurrency,
+	    sizeof(*p->sessions))) == NULL || (p->pfd = calloc((size_t)
+	    p->concurrency, sizeof(*p->pfd))) == NULL) {
+		buf_puts(err, "out of memory");
+		process_free(p);
+		return NULL;
+	}
+	log_info("event=worker_ready owner=%s concurrency=%d "
+	    "domain_concurrency=%d rcpts_per_session=%d chunks=%zu",
+	    p->owner, p->concurrency, p->domain_concurrency, p->rcpts,
+	    p->max_chunks);
+	return p;
+}
+
+void
+process_free(struct process *p)
+{
+	if (p == NULL)
+		return;
+	verify_engine_free(p->engine);
+	smtp_tls_free(p->tls);
+	free(p->sessions);
+	free(p->pfd);
+	free(p);
+}
+
+/* ---------------------------------------------------------------- tables */
+
+static unsigned
+process_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % PROCESS_HASH;
+}
+
+static struct process_domain *
+process_domain_get(struct process *p, const char *name)
+{
+	unsigned h = process_hash(name);
+	struct process_domain *d;
+
+	for (d = p->hash[h]; d != NULL; d = d->hnext)
+		if (strcmp(d->name, name) == 0)
+			return d;
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return NULL;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->hnext = p->hash[h];
+	p->hash[h] = d;
+	return d;
+}
+
+static struct process_host *
+process_host_get(struct process *p, const char *name)
+{
+	struct process_host *h;
+
+	for (h = p->hosts; h != NULL; h = h->next)
+		if (strcmp(h->name, name) == 0)
+			return h;
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return NULL;
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->rcpt_limit = SMTP_RCPT_MAX;
+	h->next = p->hosts;
+	p->hosts = h;
+	return h;
+}
+
+/* Drops domains with nothing queued and nothing running, and hosts no
+ * domain uses whose back-off is over. */
+static void
+process_sweep(struct process *p, int64_t now)
+{
+	struct process_domain **dp, *d;
+	struct process_host **hp, *h;
+	unsigned i;
+
+	for (i = 0; i < PROCESS_HASH; i++) {
+		for (dp = &p->hash[i]; (d = *dp) != NULL; ) {
+			if (d->queued || d->active || d->in_dns_queue) {
+				dp = &d->hnext;
+				continue;
+			}
+			*dp = d->hnext;
+			if (d->host)
+				d->host->refs--;
+			if (d->resolved)
+				dns_mx_result_free(&d->mx);
+			free(d);
+		}
+	}
+	for (hp = &p->hosts; (h = *hp) != NULL; ) {
+		if (h->refs || h->active || now < h->backoff_until) {
+			hp = &h->next;
+			continue;
+		}
+		*hp = h->next;
+		free(h);
+	}
+}
+
+/* ---------------------------------------------------------------- results */
+
+static void
+process_chunk_add(struct process_chunk *ch, const struct jobqueue_result *r)
+{
+	struct jobqueue_result *nv;
+	size_t cap;
+
+	if (ch->nres == ch->capres) {
+		cap = ch->capres ? ch->capres * 2 : 64;
+		if ((nv = realloc(ch->res, cap * sizeof(*nv))) == NULL) {
+			/* Not written: the row stays pending for a later
+			 * claim of the chunk. */
+			log_error("event=result_dropped job=%s chunk=%d "
+			    "error=\"out of memory\"", ch->c.job_id,
+			    ch->c.chunk);
+			return;
+		}
+		ch->res = nv;
+		ch->capres = cap;
+	}
+	ch->res[ch->nres++] = *r;
+}
+
+/* One address is concluded: a result, or "greylisted, retry later". */
+static void
+process_result(struct process *p, struct process_addr *pa, int store)
+{
+	struct process_chunk *ch = pa->chunk;
+	struct jobqueue_result jr;
+
+	if (ch->outstanding > 0)
+		ch->outstanding--;
+	if (ch->gone)
+		return;
+	jobqueue_result_set(&jr, pa->seq, &pa->r);
+	if (pa->r.v.kind == VERDICT_K_GREYLISTED &&
+	    pa->attempts < p->grey_retries && !pa->r.cached &&
+	    !pa->r.sandbox) {
+		jr.retry = 1;
+		store = 0;
+	}
+	if (store)
+		verify_store(p->db, &pa->r);
+	process_chunk_add(ch, &jr);
+}
+
+/* An address given up for this pass without a result (the row stays
+ * pending and its chunk is claimed again). */
+static void
+process_abandon(struct process_addr *pa)
+{
+	if (pa->chunk->outstanding > 0)
+		pa->chunk->outstanding--;
+	free(pa);
+}
+
+/* The job ended (cancelled): every chunk of it held here is dropped and
+ * marked done (a write of nothing does that for an ended job). */
+static void
+process_mark_gone(struct process *p, const char *job_id)
+{
+	struct process_chunk *ch;
+	size_t done;
+
+	for (ch = p->chunks; ch != NULL; ch = ch->next)
+		if (strcmp(ch->c.job_id, job_id) == 0 && !ch->gone) {
+			ch->gone = 1;
+			ch->nres = 0;
+			(void)jobqueue_write(p->db, &ch->c, NULL, 0, 0, &done);
+			log_info("event=chunk_dropped job=%s chunk=%d "
+			    "reason=job_ended", ch->c.job_id, ch->c.chunk);
+		}
+}
+
+static void
+process_flush(struct process *p, struct process_chunk *ch, int64_t now)
+{
+	enum jobqueue_err rc;
+	size_t done = 0;
+
+	ch->last_flush = now;
+	if (ch->gone || ch->failed)
+		return;
+	/* With no results this only looks at the job under its lock: a
+	 * cancelled job is noticed within a second (GONE). */
+	rc = jobqueue_write(p->db, &ch->c, ch->res, ch->nres, p->grey_delay,
+	    &done);
+	if (rc == JOBQUEUE_GONE) {
+		process_mark_gone(p, ch->c.job_id);
+		return;
+	}
+	if (rc != JOBQUEUE_OK) {
+		log_error("event=results_write_failed job=%s chunk=%d rows=%zu "
+		    "error=%s", ch->c.job_id, ch->c.chunk, ch->nres,
+		    jobqueue_err_names[rc]);
+		ch->failed = 1;
+		p->db_failed = 1;
+		return;
+	}
+	if (ch->nres)
+		log_debug("event=results_written job=%s chunk=%d rows=%zu "
+		    "done=%zu", ch->c.job_id, ch->c.chunk, ch->nres, done);
+	ch->nres = 0;
+}
+
+static void
+process_chunk_free(struct process_chunk *ch)
+{
+	free(ch->res);
+	free(ch);
+}
+
+/* Writes due results, renews leases, finishes chunks with nothing left. */
+static void
+process_chunks_tick(struct process *p, int64_t now, int force)
+{
+	struct process_chunk **cp, *ch;
+	enum jobqueue_err rc;
+	int completed;
+
+	for (cp = &p->chunks; (ch = *cp) != NULL; ) {
+		if ((ch->nres && (force || ch->outstanding == 0 ||
+		    ch->nres >= PROCESS_FLUSH_ROWS)) ||
+		    now - ch->last_flush >= PROCESS_FLUSH_MS)
+			process_flush(p, ch, now);
+		if (ch->outstanding > 0) {
+			if (!ch->gone && now - ch->last_renew >=
+			    p->lease * 1000 / 3) {
+				ch->last_renew = now;
+				if (jobqueue_renew(p->db, &ch->c, p->owner,
+				    p->lease) == JOBQUEUE_LOST)
+					log_warn("event=lease_lost job=%s "
+					    "chunk=%d", ch->c.job_id,
+					    ch->c.chunk);
+			}
+			cp = &ch->next;
+			continue;
+		}
+		if (!ch->gone && !ch->failed) {
+			completed = 0;
+			rc = jobqueue_finish(p->db, &ch->c, p->owner,
+			    &completed);
+			if (rc == JOBQUEUE_GONE)
+				process_mark_gone(p, ch->c.job_id);
+			else if (rc == JOBQUEUE_LOST)
+				log_warn("event=lease_lost job=%s chunk=%d "
+				    "at=finish", ch->c.job_id, ch->c.chunk);
+			else if (rc != JOBQUEUE_OK)
+				p->db_failed = 1;
+		}
+		*cp = ch->next;
+		p->nchunks--;
+		process_chunk_free(ch);
+	}
+}
+
+/* ---------------------------------------------------------------- DNS */
+
+static void
+process_enqueue(struct process_domain *d, struct process_addr *pa, int front)
+{
+	if (front) {
+		pa->next = d->head;
+		d->head = pa;
+		if (d->tail == NULL)
+			d->tail = pa;
+	} else {
+		pa->next = NULL;
+		if (d->tail)
+			d->tail->next = pa;
+		else
+			d->head = pa;
+		d->tail = pa;
+	}
+	d->queued++;
+}
+
+static struct process_addr *
+process_dequeue(struct process_domain *d)
+{
+	struct process_addr *pa = d->head;
+
+	if (pa == NULL)
+		return NULL;
+	d->head = pa->next;
+	if (d->head == NULL)
+		d->tail = NULL;
+	d->queued--;
+	pa->next = NULL;
+	return pa;
+}
+
+/* The MX answer is known: addresses it concludes are done, the rest wait
+ * for SMTP. */
+static void
+process_after_mx(struct process *p, struct process_domain *d)
+{
+	struct process_addr *pa, *keep = NULL, *tail = NULL;
+
+	while ((pa = process_dequeue(d)) != NULL) {
+		if (pa->chunk->gone) {
+			process_abandon(pa);
+			continue;
+		}
+		if (verify_with_mx(p->engine, &pa->r, &pa->a, &d->mx) ==
+		    VERIFY_STEP_DONE) {
+			process_result(p, pa, 1);
+			free(pa);
+			continue;
+		}
+		pa->next = NULL;
+		if (tail)
+			tail->next = pa;
+		else
+			keep = pa;
+		tail = pa;
+	}
+	for (pa = keep; pa != NULL; pa = keep) {
+		keep = pa->next;
+		process_enqueue(d, pa, 0);
+	}
+}
+
+static void
+process_resolve(struct process *p, struct process_domain *d)
+{
+	struct vcache_facts f;
+	struct process_host *h;
+	int found = 0;
+
+	verify_lookup_mx(p->engine, p->db, d->name, &d->mx);
+	d->resolved = 1;
+	if (d->mx.status == DNS_OK) {
+		h = process_host_get(p, d->mx.nhosts ? d->mx.hosts[0].name :
+		    d->name);
+		if (h != NULL) {
+			h->refs++;
+			d->host = h;
+		}
+		if (vcache_facts_get(p->db, d->name, &f, &found) == DB_OK &&
+		    found && f.accept_all >= 0) {
+			d->probe = PROCESS_PROBE_KNOWN;
+			d->accept_all = f.accept_all;
+		}
+	}
+	log_debug("event=domain_resolved domain=%s dns=%s hosts=%zu "
+	    "accept_all=%s", d->name, dns_status_names[d->mx.status],
+	    d->mx.nhosts, d->probe == PROCESS_PROBE_KNOWN ? (d->accept_all ?
+	    "yes" : "no") : "unknown");
+	process_after_mx(p, d);
+}
+
+/* Lookups waiting in the DNS queue, for at most a slice of time. */
+static void
+process_dns(struct process *p)
+{
+	int64_t start = timeutil_mono_ms();
+	struct process_domain *d;
+
+	while ((d = p->dns_head) != NULL) {
+		p->dns_head = d->dnext;
+		if (p->dns_head == NULL)
+			p->dns_tail = NULL;
+		d->dnext = NULL;
+		d->in_dns_queue = 0;
+		process_resolve(p, d);
+		if (timeutil_mono_ms() - start >= PROCESS_DNS_SLICE_MS)
+			break;
+	}
+}
+
+/* ---------------------------------------------------------------- chunks */
+
+static void
+process_address(struct process *p, struct process_chunk *ch,
+    const struct jobqueue_row *row)
+{
+	struct process_addr *pa;
+	struct process_domain *d;
+
+	if ((pa = calloc(1, sizeof(*pa))) == NULL) {
+		log_error("event=address_skipped job=%s seq=%d "
+		    "error=\"out of memory\"", ch->c.job_id, row->seq);
+		return;
+	}
+	pa->chunk = ch;
+	pa->seq = row->seq;
+	pa->attempts = row->attempts;
+	ch->outstanding++;
+	if (verify_begin(p->engine, p->db, row->email, 1, &pa->r, &pa->a) ==
+	    VERIFY_STEP_DONE) {
+		process_result(p, pa, 1);
+		free(pa);
+		return;
+	}
+	if ((d = process_domain_get(p, pa->a.ascii_domain)) == NULL) {
+		process_abandon(pa);
+		return;
+	}
+	if (d->resolved) {
+		/* The domain's MX answer is known already. */
+		if (verify_with_mx(p->engine, &pa->r, &pa->a, &d->mx) ==
+		    VERIFY_STEP_DONE) {
+			process_result(p, pa, 1);
+			free(pa);
+		} else
+			process_enqueue(d, pa, 0);
+		return;
+	}
+	process_enqueue(d, pa, 0);
+	if (!d->in_dns_queue) {
+		d->in_dns_queue = 1;
+		if (p->dns_tail)
+			p->dns_tail->dnext = d;
+		else
+			p->dns_head = d;
+		p->dns_tail = d;
+	}
+}
+
+/* Reads a claimed chunk's rows and starts them on their way. */
+static void
+process_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
+{
+	struct jobqueue_row *rows = NULL;
+	struct process_chunk *ch;
+	size_t n = 0, total = 0, i;
+
+	if (jobqueue_rows(p->db, c, &rows, &n, &total) != JOBQUEUE_OK) {
+		p->db_failed = 1;
+		return;
+	}
+	if (total == 0) {
+		/* A chunk without addresses: the job cannot be processed. */
+		log_error("event=chunk_empty job=%s chunk=%d", c->job_id,
+		    c->chunk);
+		if (jobqueue_fail(p->db, c->job_id, "job_rows_missing",
+		    "the job's addresses are missing") == JOBQUEUE_DB)
+			p->db_failed = 1;
+		jobqueue_rows_free(rows, n);
+		return;
+	}
+	if ((ch = calloc(1, sizeof(*ch))) == NULL) {
+		jobqueue_rows_free(rows, n);
+		jobqueue_release(p->db, c, p->owner);
+		return;
+	}
+	ch->c = *c;
+	ch->rows = n;
+	ch->last_flush = ch->last_renew = now;
+	ch->next = p->chunks;
+	p->chunks = ch;
+	p->nchunks++;
+	log_info("event=chunk_claimed job=%s chunk=%d rows=%zu total=%zu "
+	    "attempt=%d", c->job_id, c->chunk, n, total, c->attempts);
+	for (i = 0; i < n && !ch->gone; i++)
+		process_address(p, ch, &rows[i]);
+	jobqueue_rows_free(rows, n);
+}
+
+static void
+process_claim(struct process *p, int64_t now)
+{
+	struct jobqueue_chunk got[PROCESS_CHUNKS_MAX];
+	size_t n = 0, i, want;
+
+	if (p->nchunks >= p->max_chunks)
+		return;
+	p->last_claim = now;
+	want = p->max_chunks - p->nchunks;
+	if (jobqueue_claim(p->db, p->owner, p->lease, got, want, &n) !=
+	    JOBQUEUE_OK) {
+		p->db_failed = 1;
+		return;
+	}
+	p->claim_empty = n == 0;
+	for (i = 0; i < n; i++)
+		process_load(p, &got[i], now);
+}
+
+/* ---------------------------------------------------------------- SMTP */
+
+static void
+process_session_start(struct process *p, struct process_domain *d)
+{
+	struct process_session *ss = &p->sessions[p->nsessions];
+	const char **rcpts;
+	char local[32];
+	struct process_addr *pa;
+	size_t limit, n = 0, i;
+
+	limit = (size_t)p->rcpts;
+	if (d->host && (size_t)d->host->rcpt_limit < limit)
+		limit = (size_t)d->host->rcpt_limit;
+	memset(ss, 0, sizeof(*ss));
+	if ((rcpts = calloc(limit + 1, sizeof(*rcpts))) == NULL ||
+	    (ss->addrs = calloc(limit + 1, sizeof(*ss->addrs))) == NULL) {
+		free(rcpts);
+		return;
+	}
+	if (d->probe == PROCESS_PROBE_UNKNOWN &&
+	    smtp_random_local(local, sizeof(local)) == 0) {
+		snprintf(ss->probe_addr, sizeof(ss->probe_addr), "%s@%s", local,
+		    d->name);
+		rcpts[n++] = ss->probe_addr;
+		ss->probe = 1;
+	}
+	while (n < limit + (size_t)ss->probe && n < SMTP_RCPT_MAX &&
+	    (pa = process_dequeue(d)) != NULL) {
+		if (pa->chunk->gone) {
+			process_abandon(pa);
+			continue;
+		}
+		ss->addrs[ss->n++] = pa;
+		rcpts[n++] = pa->a.address;
+	}
+	if (ss->n == 0) {
+		free(rcpts);
+		free(ss->addrs);
+		ss->addrs = NULL;
+		return;
+	}
+	ss->d = d;
+	ss->s = smtp_session_new_mx(&p->opts, &d->mx, rcpts, n);
+	free(rcpts);
+	if (ss->s == NULL) {
+		/* Cannot even start (memory): conclude as unreachable. */
+		for (i = 0; i < ss->n; i++) {
+			verify_conclude(p->engine, p->db, &ss->addrs[i]->r,
+			    &ss->addrs[i]->a, NULL, NULL, 0);
+			process_result(p, ss->addrs[i], 0);
+			free(ss->addrs[i]);
+		}
+		free(ss->addrs);
+		ss->addrs = NULL;
+		return;
+	}
+	if (ss->probe)
+		d->probe = PROCESS_PROBE_RUNNING;
+	d->active++;
+	if (d->host)
+		d->host->active++;
+	p->nsessions++;
+	log_debug("event=smtp_session_start domain=%s host=%s rcpts=%zu "
+	    "probe=%d", d->name, d->host ? d->host->name : "-", ss->n,
+	    ss->probe);
+}
+
+/* Starts sessions while there are free slots and addresses that may go. */
+static void
+process_schedule(struct process *p, int64_t now)
+{
+	struct process_domain *d;
+	unsigned i;
+	int started;
+
+	do {
+		started = 0;
+		for (i = 0; i < PROCESS_HASH; i++) {
+			for (d = p->hash[i]; d != NULL; d = d->hnext) {
+				if ((int)p->nsessions >= p->concurrency)
+					return;
+				if (!d->resolved || d->queued == 0 ||
+				    d->probe == PROCESS_PROBE_RUNNING)
+					continue;
+				if (d->host && (d->host->active >=
+				    p->domain_concurrency ||
+				    now < d->host->backoff_until))
+					continue;
+				process_session_start(p, d);
+				started = 1;
+			}
+		}
+	} while (started);
+}
+
+static int
+process_throttled(const struct smtp_session_info *si)
+{
+	return si->outcome == SMTP_OUTCOME_TEMPFAIL ||
+	    (si->outcome == SMTP_OUTCOME_REFUSED_AT_BANNER &&
+	    si->code / 100 == 4);
+}
+
+/* A session ended: conclude what was answered, requeue what a deferring
+ * host left unanswered, learn the catch-all answer and the back-off. */
+static void
+process_session_end(struct process *p, struct process_session *ss,
+    int64_t now)
+{
+	const struct smtp_session_info *si = smtp_session_info(ss->s);
+	const struct smtp_rcpt_result *rr;
+	struct process_domain *d = ss->d;
+	struct process_host *h = d->host;
+	struct vcache_facts f;
+	size_t i, answered = 0, base = (size_t)ss->probe;
+	int throttled = process_throttled(si), accept_all = 0, found = 0;
+	struct process_addr *pa;
+
+	d->active--;
+	if (h)
+		h->active--;
+	if (ss->probe) {
+		rr = smtp_session_rcpt(ss->s, 0);
+		if (rr != NULL && rr->code / 100 == 2)
+			accept_all = 1;
+		if (rr != NULL && (rr->code / 100 == 2 ||
+		    rr->code / 100 == 5)) {
+			d->probe = PROCESS_PROBE_KNOWN;
+			d->accept_all = accept_all;
+			if (vcache_facts_get(p->db, d->name, &f, &found) !=
+			    DB_OK || !found)
+				f.web_presence = -1;
+			f.accept_all = accept_all;
+			vcache_facts_put(p->db, d->name, &f,
+			    PROCESS_FACTS_SECONDS);
+		} else
+			d->probe = PROCESS_PROBE_UNKNOWN;
+		if (rr != NULL && rr->code)
+			answered++;
+	} else if (d->probe == PROCESS_PROBE_KNOWN)
+		accept_all = d->accept_all;
+	for (i = ss->n; i-- > 0; ) {
+		pa = ss->addrs[i];
+		rr = smtp_session_rcpt(ss->s, base + i);
+		if (rr != NULL && rr->code)
+			answered++;
+		if (pa->chunk->gone) {
+			process_abandon(pa);
+			continue;
+		}
+		if ((rr == NULL || rr->code == 0) && throttled &&
+		    ++pa->tries < PROCESS_THROTTLE_TRIES) {
+			process_enqueue(d, pa, 1);	/* keeps the order */
+			continue;
+		}
+		if (verify_conclude(p->engine, p->db, &pa->r, &pa->a, si,
+		    rr, accept_all) != VERIFY_OK) {
+			process_abandon(pa);
+			continue;
+		}
+		process_result(p, pa, 1);
+		free(pa);
+	}
+	log_info("event=smtp_session domain=%s host=%s addr=%s rcpts=%zu "
+	    "answered=%zu outcome=%s code=%d tls=%d", d->name,
+	    si->host ? si->host : "-", si->addr[0] ? si->addr : "-",
+	    ss->n + base, answered, smtp_outcome_names[si->outcome], si->code,
+	    si->tls);
+	if (h != NULL) {
+		if (!throttled)
+			h->backoff_ms = 0;
+		else if (answered > 0) {
+			/* Closed after some replies (a per-session limit):
+			 * fewer recipients per session from now on. */
+			h->rcpt_limit = answered > 1 ? (int)answered - 1 : 1;
+			log_info("event=smtp_rcpt_limit host=%s limit=%d",
+			    h->name, h->rcpt_limit);
+		} else {
+			h->backoff_ms = h->backoff_ms ? h->backoff_ms * 2 :
+			    PROCESS_BACKOFF_MIN_MS;
+			if (h->backoff_ms > PROCESS_BACKOFF_MAX_MS)
+				h->backoff_ms = PROCESS_BACKOFF_MAX_MS;
+			h->backoff_until = now + h->backoff_ms;
+			log_info("event=smtp_backoff host=%s ms=%d code=%d",
+			    h->name, h->backoff_ms, si->code);
+		}
+	}
+	smtp_session_free(ss->s);
+	free(ss->addrs);
+	ss->s = NULL;
+	ss->addrs = NULL;
+}
+
+/* One poll over every running session, then their steps. */
+static void
+process_poll(struct process *p, int timeout_ms)
+{
+	int64_t now = smtp_now_ms(), deadline, next = now + timeout_ms;
+	int64_t *dl;
+	size_t i, j;
+	short events;
+	int fd, wait;
+
+	if ((dl = calloc(p->nsessions + 1, sizeof(*dl))) == NULL)
+		return;
+	for (i = 0; i < p->nsessions; i++) {
+		p->pfd[i].fd = -1;
+		p->pfd[i].events = 0;
+		p->pfd[i].revents = 0;
+		dl[i] = now;
+		if (smtp_session_poll(p->sessions[i].s, &fd, &events,
+		    &deadline)) {
+			p->pfd[i].fd = fd;
+			p->pfd[i].events = events;
+			dl[i] = deadline;
+			if (deadline < next)
+				next = deadline;
+		}
+	}
+	wait = next > now ? (int)(next - now) : 0;
+	if (poll(p->pfd, (nfds_t)p->nsessions, wait) == -1)
+		for (i = 0; i < p->nsessions; i++)
+			p->pfd[i].revents = 0;
+	now = smtp_now_ms();
+	for (i = 0; i < p->nsessions; i++) {
+		if (!smtp_session_done(p->sessions[i].s) &&
+		    (p->pfd[i].revents || now >= dl[i]))
+			smtp_session_step(p->sessions[i].s, p->pfd[i].revents,
+			    now);
+	}
+	free(dl);
+	/* Finished sessions leave the array (the last one moves in). */
+	for (i = 0; i < p->nsessions; ) {
+		if (!smtp_session_done(p->sessions[i].s)) {
+			i++;
+			continue;
+		}
+		process_session_end(p, &p->sessions[i], now);
+		j = --p->nsessions;
+		if (i != j)
+			p->sessions[i] = p->sessions[j];
+	}
+}
+
+/* ---------------------------------------------------------------- stop */
+
+/* Drops everything held: sessions, queues, chunks (their leases given
+ * back when release is set, after writing what is concluded). */
+static void
+process_drop_all(struct process *p, int release)
+{
+	struct process_domain *d;
+	struct process_addr *pa;
+	struct process_chunk *ch;
+	size_t i, k;
+	unsigned h;
+
+	for (i = 0; i < p->nsessions; i++) {
+		smtp_session_free(p->sessions[i].s);
+		for (k = 0; k < p->sessions[i].n; k++)
+			process_abandon(p->sessions[i].addrs[k]);
+		free(p->sessions[i].addrs);
+		p->sessions[i].d->active--;
+		if (p->sessions[i].d->host)
+			p->sessions[i].d->host->active--;
+	}
+	p->nsessions = 0;
+	for (h = 0; h < PROCESS_HASH; h++)
+		for (d = p->hash[h]; d != NULL; d = d->hnext) {
+			while ((pa = process_dequeue(d)) != NULL)
+				process_abandon(pa);
+			d->in_dns_queue = 0;
+		}
+	p->dns_head = p->dns_tail = NULL;
+	while ((ch = p->chunks) != NULL) {
+		p->chunks = ch->next;
+		if (release && !ch->gone) {
+			if (!p->db_failed)
+				process_flush(p, ch, smtp_now_ms());
+			if (!p->db_failed && !ch->gone &&
+			    jobqueue_release(p->db, &ch->c, p->owner) ==
+			    JOBQUEUE_OK)
+				log_info("event=chunk_released job=%s "
+				    "chunk=%d", ch->c.job_id, ch->c.chunk);
+		}
+		process_chunk_free(ch);
+	}
+	p->nchunks = 0;
+	process_sweep(p, INT64_MAX);
+}
+
+/* ---------------------------------------------------------------- run */
+
+int
+process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
+    time_t *last_hk)
+{
+	int64_t now;
+	time_t t;
+	int timeout;
+
+	p->db = db;
+	p->db_failed = 0;
+	p->claim_empty = 0;
+	p->last_claim = 0;
+	for (;;) {
+		now = smtp_now_ms();
+		if (*stop) {
+			process_drop_all(p, 1);
+			return 0;
+		}
+		if (p->nchunks < p->max_chunks && (p->nchunks == 0 ||
+		    now - p->last_claim >= PROCESS_CLAIM_MS))
+			process_claim(p, now);
+		if (p->db_failed)
+			break;
+		if (p->nchunks == 0 && p->claim_empty)
+			return 0;
+		process_dns(p);
+		process_schedule(p, smtp_now_ms());
+		timeout = p->dns_head ? 0 : PROCESS_POLL_MS;
+		if (p->nsessions > 0)
+			process_poll(p, timeout);
+		else if (timeout > 0 && p->nchunks > 0)
+			/* waiting for a host's back-off */
+			poll(NULL, 0, 50);
+		now = smtp_now_ms();
+		process_chunks_tick(p, now, 0);
+		if (p->db_failed)
+			break;
+		process_sweep(p, now);
+		t = time(NULL);
+		if (t - *last_hk >= conf_int(p->conf,
+		    CONF_HOUSEKEEPING_INTERVAL)) {
+			*last_hk = t;
+			if (housekeeping_run(db) == -1) {
+				p->db_failed = 1;
+				break;
+			}
+		}
+	}
+	log_error("event=process_stopped reason=db_failed error=\"%s\"",
+	    db_error(db));
+	process_drop_all(p, 0);
+	return -1;
+}

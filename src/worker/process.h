@@ -1,0 +1,26 @@
+/* process.h: svc-worker's verification of job chunks: claims chunks, checks
+ * their addresses by domain (one MX lookup and one catch-all probe per
+ * domain, many recipients per SMTP session, many sessions at once from one
+ * poll loop), writes results as it goes and completes jobs. */
+#ifndef SVC_WORKER_PROCESS_H
+#define SVC_WORKER_PROCESS_H
+#include "core/db.h"
+#include "util/buf.h"
+#include "util/conf.h"
+#include <signal.h>
+#include <time.h>
+
+struct process;
+
+/* NULL with a message in err when the engine (DNS, lists, TLS) cannot
+ * start. conf must outlive the processor. */
+struct process *process_new(const struct conf *, struct buf *err);
+void	 process_free(struct process *);
+
+/* Works on job chunks until nothing is left to claim (0), *stop is set (the
+ * leases of unfinished chunks are given back; 0), or the database fails
+ * (-1, leases left to expire). Runs housekeeping every
+ * housekeeping_interval seconds meanwhile (*last_hk: the last run). */
+int	 process_run(struct process *, struct db *,
+	    volatile sig_atomic_t *stop, time_t *last_hk);
+#endif

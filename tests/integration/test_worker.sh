@@ -1,0 +1,374 @@
+#!/bin/bash
+# test_worker.sh: svc-worker verifies jobs. Jobs are made with SQL in the
+# shape jobs.c creates them (a pending job, one job_emails row per address,
+# chunks of at most 200 addresses grouped by domain, a charge in the ledger),
+# then svc-worker runs (--once, or as a daemon) against real servers on
+# loopback: unbound with the test zones (tests/dns), Postfix with postgrey
+# (tests/smtp/mta.sh) and the fake SMTP server (tests/smtp/fake_smtp.py).
+# It proves per-address verdicts and counts, the refund of unknown results
+# (once), greylisted addresses retried later in the job, that a cancelled
+# job stops counting, and that a worker killed again and again mid-job still
+# gives every address exactly one result and the job one charge and at most
+# one refund.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+it_require unbound drill postfix python3 timeout
+
+WORKER=$top_builddir/src/worker/svc-worker
+[ -x "$WORKER" ] || it_skip "$WORKER is not built"
+
+# --- DNS, the MTA and the fake SMTP servers (as in test_verify.sh)
+DNS=$("$top_srcdir/tests/dns/server.sh" start "$IT_DIR/dns") || { echo "Bail out! DNS server"; exit 1; }
+it_stop_dns() { "$top_srcdir/tests/dns/server.sh" stop "$IT_DIR/dns"; }
+SMTP_PORT=$(bash "$top_srcdir/tests/smtp/mta.sh" start "$IT_DIR/mta" | tail -n 1)
+[ -n "$SMTP_PORT" ] || { echo "Bail out! the test MTA did not start"; exit 1; }
+it_stop_mta() { bash "$top_srcdir/tests/smtp/mta.sh" stop "$IT_DIR/mta"; }
+FAKE_PIDS=()
+fake() {	# fake ADDRESS SETTINGS...: one fake server on ADDRESS:SMTP_PORT
+    local host=$1; shift
+    python3 "$top_srcdir/tests/smtp/fake_smtp.py" --ready "$IT_DIR/fake-$host" \
+        --host "$host" --port "$SMTP_PORT" "$@" > "$IT_DIR/fake-$host.log" 2>&1 &
+    FAKE_PIDS+=($!)
+    for _ in $(seq 1 100); do [ -s "$IT_DIR/fake-$host" ] && return 0; sleep 0.1; done
+    echo "Bail out! fake SMTP on $host"; cat "$IT_DIR/fake-$host.log"; exit 1
+}
+it_stop_fakes() { local p; for p in "${FAKE_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; return 0; }
+# fake_set ADDRESS k=v...: change a running fake server's settings
+fake_set() {
+    local host=$1 ctl; shift
+    ctl=$(cut -d' ' -f2 "$IT_DIR/fake-$host")
+    python3 - "$host" "$ctl" "$@" <<'EOF'
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+s.sendall(("set " + " ".join(sys.argv[3:]) + "\n").encode())
+s.recv(200)
+s.close()
+EOF
+}
+trap 'rc=$?; it_stop_fakes; it_stop_mta; it_stop_dns; (exit $rc); it_cleanup' EXIT
+fake 127.0.0.30 catchall=1
+fake 127.0.0.31
+
+mkdir -p "$IT_DIR/lists/local"
+cp "$top_srcdir"/contrib/lists/*.txt "$IT_DIR/lists/"
+cp "$top_builddir"/contrib/lists/fetched/*.txt "$IT_DIR/lists/" 2>/dev/null || true
+echo throwaway.svc.test > "$IT_DIR/lists/local/disposable_domains.txt"
+
+it_conf_add "dns_resolver = $DNS
+dns_timeout_ms = 500
+smtp_port = $SMTP_PORT
+allow_private_mx = yes
+lists_dir = $IT_DIR/lists
+service_domain = svc.example
+smtp_connect_timeout_ms = 1000
+smtp_reply_timeout_ms = 3000
+verify_time_budget_ms = 20000
+worker_poll_interval = 1
+worker_lease_seconds = 5
+worker_greylist_delay = 3
+worker_greylist_retries = 2
+worker_concurrency = 20
+worker_domain_concurrency = 4
+worker_rcpts_per_session = 20"
+it_stack_start --db-only
+
+ACC=$(it_account pro 100000)
+
+# mkjob ID TYPE < ADDRESSES: a pending job of the addresses (one a line, as
+# given: already unique) charged 1 credit each (ledger ref job:ID:charge).
+cat > "$IT_DIR/mkjob.py" <<'EOF'
+import sys
+job, jtype, acc = sys.argv[1:4]
+emails = [l.rstrip("\n") for l in sys.stdin if l.strip()]
+def dom(e):
+    if e.count("@") != 1 or " " in e: return ""
+    return e.split("@")[1].lower()
+q = lambda s: "'" + s.replace("\\", "\\\\").replace("'", "''") + "'"
+order = sorted(range(len(emails)), key=lambda i: (dom(emails[i]), i))
+chunk_of = {}
+for k, i in enumerate(order):
+    chunk_of[i] = k // 200
+n = len(emails)
+print("START TRANSACTION;")
+print("INSERT INTO jobs (id, account_id, pool_id, type, name, status, total_emails, credits_charged, created_at) "
+      "VALUES (%s, %s, %s, %s, 'worker test', 'pending', %d, %d, UTC_TIMESTAMP(3));" % (q(job), q(acc), q(acc), q(jtype), n, n))
+for i, e in enumerate(emails):
+    print("INSERT INTO job_emails (job_id, seq, chunk, email, domain) VALUES (%s, %d, %d, %s, %s);"
+          % (q(job), i, chunk_of[i], q(e), q(dom(e))))
+for c in range((n + 199) // 200):
+    print("INSERT INTO job_chunks (job_id, chunk) VALUES (%s, %d);" % (q(job), c))
+print("INSERT INTO credit_ledger (pool_id, account_id, kind, amount, ref, created_at) VALUES "
+      "(%s, %s, 'charge', %d, %s, UTC_TIMESTAMP(3));" % (q(acc), q(acc), n, q("job:%s:charge" % job)))
+print("UPDATE credit_pools SET balance = balance - %d, used = used + %d WHERE owner_id = %s;" % (n, n, q(acc)))
+print("COMMIT;")
+EOF
+mkjob() {
+    python3 "$IT_DIR/mkjob.py" "$1" "$2" "$ACC" > "$IT_DIR/$1.sql" &&
+        stack_mariadb_sql "$IT_DIR/mariadb" svc < "$IT_DIR/$1.sql"
+}
+
+# once: one svc-worker --once run (bounded), its standard error kept
+once() {
+    timeout 300 "$WORKER" --once -c "$SVC_CONF" 2>> "$IT_DIR/log/worker-stderr.log"
+}
+
+job_field() { it_sql "SELECT $2 FROM jobs WHERE id = '$1'"; }
+
+# check_counts ID: the count_* columns and processed_emails equal the rows
+check_counts() {
+    local id=$1 c want got
+    for c in valid invalid risky catch_all disposable unknown; do
+        want=$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state = 'done' AND classification = '$c'")
+        got=$(job_field "$id" "count_$c")
+        expect_eq "$id count_$c" "$want" "$got" || return 1
+    done
+    expect_eq "$id processed_emails" "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state = 'done'")" \
+        "$(job_field "$id" processed_emails)"
+}
+
+# check_ledger ID: exactly one charge and at most one refund, the pool's
+# running totals equal to its ledger rows
+check_ledger() {
+    local id=$1
+    expect_eq "$id charges" 1 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref LIKE 'job:$id:charge%'")" || return 1
+    [ "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE kind = 'refund' AND ref LIKE 'job:$id:%'")" -le 1 ] ||
+        it_fail "$id has more than one refund" || return 1
+    svcadm credits check "$ACC" > "$IT_DIR/credits-check.out" 2>&1 || it_fail "svcadm credits check: $(cat "$IT_DIR/credits-check.out")"
+}
+
+# ---------------------------------------------------------------- verdicts
+# EMAIL CLASSIFICATION REASON SUB_STATUS, in input order
+{
+    printf '%s\n' "alice@mx.svc.test valid accepted_email null" "bob@mx.svc.test valid accepted_email null" \
+        "info@mx.svc.test risky role_based role_based" "sales@mx.svc.test risky role_based role_based"
+    for i in $(seq -w 1 150); do echo "nobody$i@mx.svc.test invalid rejected_email mailbox_not_found"; done
+    printf '%s\n' "disabled@mx.svc.test invalid account_disabled account_disabled" \
+        "full@mx.svc.test risky mailbox_full mailbox_full" "blocked@mx.svc.test unknown unknown smtp_blocked"
+    for i in $(seq -w 1 80); do echo "user$i@catchall.svc.test catch_all catch_all catch_all"; done
+    for i in $(seq -w 1 20); do echo "x$i@nosuch.svc.test invalid invalid_domain null"; done
+    for i in $(seq -w 1 10); do echo "x$i@throwaway.svc.test disposable disposable_email disposable"; done
+    printf '%s\n' "x@unreachable.svc.test unknown unknown smtp_unreachable" "x@timeout.test unknown unknown dns_error" \
+        "x@nullmx.svc.test invalid no_mx_record null" "rejected_email@sandbox.svc.example invalid rejected_email mailbox_not_found" \
+        "accepted_email@sandbox.svc.example valid accepted_email null" "unknown@sandbox.svc.example unknown unknown null" \
+        "jane@pristine.svc.test risky spam_trap spam_trap"
+} > "$IT_DIR/expected.txt"
+# addresses not shaped like an email (spaces: one field each, kept apart)
+for i in 1 2 3 4 5; do echo "not-an-email-$i"; done > "$IT_DIR/syntax.txt"
+
+t_verdicts() {
+    local id=job_verdicts total unknown
+    { cut -d' ' -f1 "$IT_DIR/expected.txt"; cat "$IT_DIR/syntax.txt"; } | mkjob $id bulk
+    total=$(( $(wc -l < "$IT_DIR/expected.txt") + 5 ))
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(job_field $id status)" || return 1
+    expect_eq "total_emails" "$total" "$(job_field $id total_emails)"
+    expect_eq "processed_emails" "$total" "$(job_field $id processed_emails)"
+    { cat "$IT_DIR/expected.txt"; sed 's/$/ invalid invalid_syntax null/' "$IT_DIR/syntax.txt"; } > "$IT_DIR/want.txt"
+    it_sql "SELECT email, classification, reason, IFNULL(sub_status, 'null') FROM job_emails
+            WHERE job_id = '$id' ORDER BY seq" | tr '\t' ' ' > "$IT_DIR/got.txt"
+    diff "$IT_DIR/want.txt" "$IT_DIR/got.txt" > "$IT_DIR/verdicts.diff" ||
+        it_fail "per-address verdicts differ: $(head -n 20 "$IT_DIR/verdicts.diff" | tr '\n' '|')"
+    expect_eq "rows not done" 0 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state <> 'done'")"
+    expect_eq "chunks not done" 0 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state <> 'done'")"
+    expect_eq "rows without score or verified_at" 0 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id'
+        AND (score IS NULL OR verified_at IS NULL OR status IS NULL)")"
+    expect_eq "catch-all rows have a send verdict" 80 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id'
+        AND classification = 'catch_all' AND catch_all_verdict IS NOT NULL AND accept_all = 1")"
+    check_counts $id || return 1
+    unknown=$(grep -c ' unknown [a-z_]* [a-z_]*$' "$IT_DIR/want.txt")
+    expect_eq "count_unknown" "$unknown" "$(job_field $id count_unknown)"
+    expect_eq "credits_refunded" "$unknown" "$(job_field $id credits_refunded)"
+    expect_eq "refund row" "$unknown" "$(it_sql "SELECT amount FROM credit_ledger WHERE ref = 'job:$id:refund'")"
+    expect_eq "started_at and completed_at set" 1 "$(job_field $id "started_at IS NOT NULL AND completed_at >= started_at")"
+    check_ledger $id
+}
+t_case "a job of 279 addresses over 10 domains completes with the right verdict per address and counts equal to its rows" t_verdicts
+
+t_event_once() {
+    local id=job_verdicts payload
+    once || it_fail "second svc-worker --once failed"
+    expect_eq "job.completed events" 1 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$id' AND event = 'job.completed'")"
+    expect_eq "refunds after a second run" 1 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$id:refund'")"
+    payload=$(it_sql "SELECT payload FROM event_outbox WHERE job_id = '$id'")
+    HTTP_REQUEST="event_outbox payload"; HTTP_BODY=$payload
+    expect_json .event job.completed && expect_jq '.event_id | startswith("evt_")' &&
+        expect_jq '.timestamp | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")' &&
+        expect_json .data.job_id $id && expect_json .data.type bulk && expect_json .data.status completed &&
+        expect_json .data.total_emails 279 && expect_json .data.counts.catch_all 80 &&
+        expect_json .data.counts.unknown "$(job_field $id count_unknown)" &&
+        expect_json .data.counts.invalid "$(job_field $id count_invalid)" &&
+        expect_json .data.credits_charged 279 && expect_json .data.credits_refunded "$(job_field $id credits_refunded)" &&
+        expect_json .data.download_url "/v1/jobs/$id/download"
+}
+t_case "job.completed is in the outbox once with the API.md envelope; a second run refunds nothing more" t_event_once
+
+t_batch() {
+    local id=job_batch
+    printf '%s\n' alice@mx.svc.test x@unreachable.svc.test unknown@sandbox.svc.example | mkjob $id batch
+    it_sql "UPDATE jobs SET callback_data = '{\"ref\":42}' WHERE id = '$id'"
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(job_field $id status)" || return 1
+    expect_eq "count_unknown" 2 "$(job_field $id count_unknown)"
+    expect_eq "batch refunds" 0 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref LIKE 'job:$id:refund%'")"
+    HTTP_REQUEST="batch event"; HTTP_BODY=$(it_sql "SELECT payload FROM event_outbox WHERE job_id = '$id' AND event = 'job.completed'")
+    expect_json .data.type batch && expect_json .data.callback_data.ref 42 && expect_json .data.credits_refunded 0 &&
+        expect_json .data.valid_count 1 && expect_json .data.processed_emails 3
+}
+t_case "a batch job: unknown results are not refunded; the event carries callback_data and the batch fields" t_batch
+
+t_sandbox_job() {
+    local id=job_sandbox
+    printf '%s\n' unknown@sandbox.svc.example catch_all@sandbox.svc.example | mkjob $id bulk
+    it_sql "UPDATE jobs SET sandbox = 1, credits_charged = 0 WHERE id = '$id'; DELETE FROM credit_ledger WHERE ref = 'job:$id:charge';
+        UPDATE credit_pools SET balance = balance + 2, used = used - 2 WHERE owner_id = '$ACC'"
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(job_field $id status)" && expect_eq "count_unknown" 1 "$(job_field $id count_unknown)" &&
+        expect_eq "credits_refunded" 0 "$(job_field $id credits_refunded)" &&
+        expect_eq "ledger rows" 0 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref LIKE 'job:$id:%'")"
+}
+t_case "a sandbox job (nothing charged) refunds nothing" t_sandbox_job
+
+t_missing_rows() {
+    local id=job_broken
+    echo alice@mx.svc.test | mkjob $id bulk
+    it_sql "DELETE FROM job_emails WHERE job_id = '$id'"
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" failed "$(job_field $id status)" && expect_eq "error_code" job_rows_missing "$(job_field $id error_code)" &&
+        expect_eq "job.failed events" 1 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$id' AND event = 'job.failed'")" &&
+        expect_eq "refund of the unprocessed address" 1 "$(it_sql "SELECT amount FROM credit_ledger WHERE ref = 'job:$id:refund'")"
+    HTTP_REQUEST="job.failed event"; HTTP_BODY=$(it_sql "SELECT payload FROM event_outbox WHERE job_id = '$id'")
+    expect_json .data.error.code job_rows_missing && expect_json .data.job_id $id
+}
+t_case "a job whose addresses are missing fails with job_rows_missing, a refund and one job.failed event" t_missing_rows
+
+# ---------------------------------------------------------------- greylisting
+t_greylist() {
+    local id=job_grey
+    printf '%s\n' alice@grey.svc.test nobody@grey.svc.test greyforever@greyforever.svc.test | mkjob $id bulk
+    once || it_fail "svc-worker --once failed"
+    expect_eq "after the first pass: status" processing "$(job_field $id status)" || return 1
+    expect_eq "retry rows after the first pass" 3 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state = 'retry' AND attempts = 1")"
+    expect_eq "processed after the first pass" 0 "$(job_field $id processed_emails)"
+    expect_eq "the chunk waits for retry_at" 1 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state = 'pending' AND not_before > UTC_TIMESTAMP(3)")"
+    once
+    expect_eq "a pass before retry_at changes nothing" 0 "$(job_field $id processed_emails)"
+    sleep 3.5
+    once || it_fail "svc-worker --once failed"
+    expect_eq "alice after the retry" "done valid accepted_email" "$(it_sql "SELECT state, classification, reason FROM job_emails WHERE job_id = '$id' AND seq = 0" | tr '\t' ' ')"
+    expect_eq "nobody after the retry" "done invalid rejected_email" "$(it_sql "SELECT state, classification, reason FROM job_emails WHERE job_id = '$id' AND seq = 1" | tr '\t' ' ')"
+    expect_eq "greyforever after the second attempt" "retry 2" "$(it_sql "SELECT state, attempts FROM job_emails WHERE job_id = '$id' AND seq = 2" | tr '\t' ' ')"
+    sleep 3.5
+    once || it_fail "svc-worker --once failed"
+    expect_eq "greyforever after the retries" "done unknown greylisted" "$(it_sql "SELECT state, classification, sub_status FROM job_emails WHERE job_id = '$id' AND seq = 2" | tr '\t' ' ')"
+    expect_eq "status" completed "$(job_field $id status)"
+    check_counts $id && expect_eq "refund" 1 "$(job_field $id credits_refunded)" && check_ledger $id
+}
+t_case "greylisted addresses are retried later in the job: accepted on retry, greylisted result after worker_greylist_retries" t_greylist
+
+# ---------------------------------------------------------------- cancellation and SIGTERM
+start_worker() { stack_proc_start "$IT_DIR/log" worker "$WORKER" -c "$SVC_CONF"; }
+worker_pid() { stack_pidfile_pid "$IT_DIR/log/worker.pid"; }
+
+t_cancel() {
+    local id=job_cancel i processed after refund
+    fake_set 127.0.0.31 flight_delay_ms=300
+    for i in $(seq -w 1 800); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk
+    start_worker || return 1
+    for i in $(seq 1 100); do
+        [ "$(job_field $id processed_emails)" -gt 0 ] && break
+        sleep 0.2
+    done
+    # what DELETE /v1/jobs/{id} does: lock, cancel, refund the unprocessed
+    processed=$(it_sql "START TRANSACTION; SELECT processed_emails FROM jobs WHERE id = '$id' FOR UPDATE;
+        UPDATE jobs SET status = 'cancelled', credits_refunded = total_emails - processed_emails WHERE id = '$id';
+        INSERT INTO credit_ledger (pool_id, account_id, kind, amount, ref, created_at)
+          SELECT pool_id, account_id, 'refund', total_emails - processed_emails, CONCAT('job:', id, ':refund'), UTC_TIMESTAMP(3) FROM jobs WHERE id = '$id';
+        UPDATE credit_pools p JOIN jobs j ON j.id = '$id' SET p.balance = p.balance + j.credits_refunded, p.refunded = p.refunded + j.credits_refunded
+          WHERE p.owner_id = j.pool_id;
+        COMMIT;")
+    [ "$processed" -gt 0 ] && [ "$processed" -lt 800 ] || it_fail "cancelled at processed=$processed, not mid-way" || return 1
+    sleep 4
+    after=$(job_field $id processed_emails)
+    expect_eq "processed after the cancellation" "$processed" "$after"
+    expect_eq "rows done after the cancellation" "$processed" "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state = 'done'")"
+    expect_eq "status" cancelled "$(job_field $id status)"
+    expect_eq "leased chunks" 0 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state = 'leased'")"
+    expect_eq "job.completed events" 0 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$id'")"
+    refund=$(it_sql "SELECT amount FROM credit_ledger WHERE ref = 'job:$id:refund'")
+    expect_eq "refund of the unprocessed" $((800 - processed)) "$refund"
+    check_counts $id && check_ledger $id
+}
+t_case "a cancelled job stops: nothing is counted after the cancellation and no chunk stays leased" t_cancel
+
+t_sigterm() {
+    local id=job_term i pid
+    for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk
+    for i in $(seq 1 100); do
+        [ "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state = 'leased'")" -gt 0 ] && break
+        sleep 0.1
+    done
+    pid=$(worker_pid) || return 1
+    stack_proc_stop "$IT_DIR/log" worker
+    stack_alive "$pid" && it_fail "svc-worker still runs after SIGTERM"
+    expect_eq "chunks leased after SIGTERM" 0 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state = 'leased'")"
+    grep -q "event=chunk_released job=$id" "$IT_DIR/log/svc.log" || it_fail "no chunk_released in the log"
+    check_counts $id
+}
+t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
+
+# ---------------------------------------------------------------- crash
+t_crash() {
+    local id=job_crash i k
+    fake_set 127.0.0.31 flight_delay_ms=300
+    it_sql "UPDATE jobs SET status = 'cancelled' WHERE id = 'job_term'"
+    {
+        for i in $(seq -w 1 2400); do echo "user$i@greyforever.svc.test"; done
+        for i in $(seq -w 1 300); do echo "unknown$i@greyforever.svc.test"; done
+        for i in $(seq -w 1 300); do echo "crash$i@catchall.svc.test"; done
+    } | shuf --random-source=<(yes) | mkjob $id bulk
+    # killed each time another 500 results are in, so always mid-job
+    for k in 1 2 3 4; do
+        start_worker || return 1
+        for i in $(seq 1 300); do
+            [ "$(job_field $id processed_emails)" -ge $((k * 500)) ] && break
+            sleep 0.2
+        done
+        kill -KILL "$(worker_pid)"
+        it_log "killed svc-worker ($k): processed $(job_field $id processed_emails) of 3000"
+        sleep 0.3
+    done
+    [ "$(job_field $id status)" != completed ] || it_fail "the job completed before the last kill: not a crash test" || return 1
+    start_worker || return 1
+    for i in $(seq 1 900); do
+        [ "$(job_field $id status)" = completed ] && break
+        sleep 0.2
+    done
+    stack_proc_stop "$IT_DIR/log" worker
+    expect_eq "status" completed "$(job_field $id status)" || return 1
+    expect_eq "rows not done" 0 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state <> 'done'")"
+    expect_eq "processed_emails" 3000 "$(job_field $id processed_emails)"
+    expect_eq "valid" 2400 "$(job_field $id count_valid)"
+    expect_eq "invalid" 300 "$(job_field $id count_invalid)"
+    expect_eq "catch_all" 300 "$(job_field $id count_catch_all)"
+    check_counts $id && check_ledger $id
+    expect_eq "job.completed events" 1 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$id' AND event = 'job.completed'")"
+    expect_eq "chunks claimed more than once" 1 "$(it_sql "SELECT MAX(attempts) > 1 FROM job_chunks WHERE job_id = '$id'")"
+}
+t_case "svc-worker killed 4 times mid-job (3000 addresses): one result per address, exact counts, one charge, at most one refund" t_crash
+
+t_purge() {
+    local id=job_batch
+    it_sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = '$id'"
+    it_sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = 'job_grey'"
+    once || it_fail "svc-worker --once failed"
+    expect_eq "expired batch job rows" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$id'),
+        (SELECT COUNT(*) FROM job_emails WHERE job_id = '$id'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id')" | tr '\t' ' ')"
+    expect_eq "an expired bulk job is kept" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = 'job_grey'")"
+}
+t_case "housekeeping deletes batch jobs past expires_at (addresses, chunks, job), not bulk jobs" t_purge
+
+t_no_worker_left() {
+    expect_eq "svc-worker processes left" 0 "$(pgrep -fc -- "$WORKER -c $SVC_CONF" || true)"
+}
+t_case "no svc-worker is left running" t_no_worker_left
+
+t_done
