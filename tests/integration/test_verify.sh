@@ -8,47 +8,14 @@
 # Every row of API.md's classification table has a case here, plus
 # POST /v1/domain/check, the sandbox, caching and charging.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-it_require unbound drill postfix python3
-
-# --- DNS, the MTA and the fake SMTP servers
-DNS=$("$top_srcdir/tests/dns/server.sh" start "$IT_DIR/dns") || { echo "Bail out! DNS server"; exit 1; }
-it_stop_dns() { "$top_srcdir/tests/dns/server.sh" stop "$IT_DIR/dns"; }
-SMTP_PORT=$(bash "$top_srcdir/tests/smtp/mta.sh" start "$IT_DIR/mta" | tail -n 1)
-[ -n "$SMTP_PORT" ] || { echo "Bail out! the test MTA did not start"; exit 1; }
-it_stop_mta() { bash "$top_srcdir/tests/smtp/mta.sh" stop "$IT_DIR/mta"; }
-FAKE_PIDS=()
-fake() {	# fake ADDRESS SETTINGS...: one fake server on ADDRESS:SMTP_PORT
-    local host=$1; shift
-    python3 "$top_srcdir/tests/smtp/fake_smtp.py" --ready "$IT_DIR/fake-$host" \
-        --host "$host" --port "$SMTP_PORT" "$@" > "$IT_DIR/fake-$host.log" 2>&1 &
-    FAKE_PIDS+=($!)
-    for _ in $(seq 1 100); do [ -s "$IT_DIR/fake-$host" ] && return 0; sleep 0.1; done
-    echo "Bail out! fake SMTP on $host"; cat "$IT_DIR/fake-$host.log"; exit 1
-}
-it_stop_fakes() { local p; for p in "${FAKE_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; return 0; }
-# it_cleanup takes the exit status from $?: hand it the script's own
-trap 'rc=$?; it_stop_fakes; it_stop_mta; it_stop_dns; (exit $rc); it_cleanup' EXIT
+. "$top_srcdir/tests/integration/mail_env.sh"
+mail_env_start
 fake 127.0.0.30 catchall=1
 fake 127.0.0.31
 fake 127.0.0.32 banner=silent
-
-# --- lists: the build's lists plus this test's local additions
-mkdir -p "$IT_DIR/lists/local"
-cp "$top_srcdir"/contrib/lists/*.txt "$IT_DIR/lists/"
-cp "$top_builddir"/contrib/lists/fetched/*.txt "$IT_DIR/lists/" 2>/dev/null || true
-echo throwaway.svc.test > "$IT_DIR/lists/local/disposable_domains.txt"
-echo typotrap.svc.test > "$IT_DIR/lists/local/typo_trap_domains.txt"
-echo mailbox.svc.test > "$IT_DIR/lists/local/provider_domains.txt"
-
-it_conf_add "dns_resolver = $DNS
-dns_timeout_ms = 500
-smtp_port = $SMTP_PORT
-allow_private_mx = yes
-lists_dir = $IT_DIR/lists
-service_domain = svc.example
-smtp_connect_timeout_ms = 1000
-smtp_reply_timeout_ms = 3000
-verify_time_budget_ms = 12000
+mail_env_lists
+mail_env_conf
+it_conf_add "verify_time_budget_ms = 12000
 greylist_retry_ms = 2500"
 it_stack_start
 
