@@ -18,7 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#define WORKER_ENGINE_RETRY 60	/* seconds between engine start attempts */
+
 static volatile sig_atomic_t stopping;
+static time_t engine_tried;
 
 static void
 on_term(int sig)
@@ -50,6 +53,10 @@ worker_pass(const struct conf *conf, struct db *db, struct process **proc,
 		*last_housekeeping = now;
 	}
 	if (*proc == NULL) {
+		/* An engine that cannot start is tried again a minute later. */
+		if (now - engine_tried < WORKER_ENGINE_RETRY)
+			return 0;
+		engine_tried = now;
 		buf_init(&err, 4096);
 		if ((*proc = process_new(conf, &err)) == NULL)
 			log_error("event=engine_unavailable error=\"%s\"",

@@ -130,6 +130,7 @@ struct process {
 	struct pollfd		*pfd;
 	int64_t			 last_claim;
 	int			 claim_empty;	/* the last claim found nothing */
+	unsigned		 rr;		/* first hash bucket scheduled */
 	int			 db_failed;
 };
 
@@ -658,7 +659,8 @@ process_claim(struct process *p, int64_t now)
 
 /* ---------------------------------------------------------------- SMTP */
 
-static void
+/* Starts one session for the domain's queue; 1 if one started. */
+static int
 process_session_start(struct process *p, struct process_domain *d)
 {
 	struct process_session *ss = &p->sessions[p->nsessions];
@@ -674,7 +676,7 @@ process_session_start(struct process *p, struct process_domain *d)
 	if ((rcpts = calloc(limit + 1, sizeof(*rcpts))) == NULL ||
 	    (ss->addrs = calloc(limit + 1, sizeof(*ss->addrs))) == NULL) {
 		free(rcpts);
-		return;
+		return 0;
 	}
 	if (d->probe == PROCESS_PROBE_UNKNOWN &&
 	    smtp_random_local(local, sizeof(local)) == 0) {
@@ -696,7 +698,7 @@ process_session_start(struct process *p, struct process_domain *d)
 		free(rcpts);
 		free(ss->addrs);
 		ss->addrs = NULL;
-		return;
+		return 0;
 	}
 	ss->d = d;
 	ss->s = smtp_session_new_mx(&p->opts, &d->mx, rcpts, n);
@@ -711,7 +713,7 @@ process_session_start(struct process *p, struct process_domain *d)
 		}
 		free(ss->addrs);
 		ss->addrs = NULL;
-		return;
+		return 0;
 	}
 	if (ss->probe)
 		d->probe = PROCESS_PROBE_RUNNING;
@@ -722,20 +724,25 @@ process_session_start(struct process *p, struct process_domain *d)
 	log_debug("event=smtp_session_start domain=%s host=%s rcpts=%zu "
 	    "probe=%d", d->name, d->host ? d->host->name : "-", ss->n,
 	    ss->probe);
+	return 1;
 }
 
-/* Starts sessions while there are free slots and addresses that may go. */
+/* Starts sessions while there are free slots and addresses that may go;
+ * the scan starts one bucket further each time, so that no domain waits
+ * behind the others for ever. */
 static void
 process_schedule(struct process *p, int64_t now)
 {
 	struct process_domain *d;
-	unsigned i;
+	unsigned i, b;
 	int started;
 
+	p->rr = (p->rr + 1) % PROCESS_HASH;
 	do {
 		started = 0;
 		for (i = 0; i < PROCESS_HASH; i++) {
-			for (d = p->hash[i]; d != NULL; d = d->hnext) {
+			b = (p->rr + i) % PROCESS_HASH;
+			for (d = p->hash[b]; d != NULL; d = d->hnext) {
 				if ((int)p->nsessions >= p->concurrency)
 					return;
 				if (!d->resolved || d->queued == 0 ||
@@ -745,8 +752,8 @@ process_schedule(struct process *p, int64_t now)
 				    p->domain_concurrency ||
 				    now < d->host->backoff_until))
 					continue;
-				process_session_start(p, d);
-				started = 1;
+				if (process_session_start(p, d))
+					started = 1;
 			}
 		}
 	} while (started);
