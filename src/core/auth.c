@@ -2,6 +2,7 @@
  * Keys are stored as SHA-256 hashes only: a presented key is hashed and
  * looked up by its hash, so no secret is ever compared byte by byte. */
 #include "core/auth.h"
+#include "util/strparse.h"
 #include <gnutls/crypto.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,18 +117,6 @@ auth_key_generate(int sandbox, char out[AUTH_KEY_MAX])
 	    AUTH_KEY_RANDOM_LEN, out, AUTH_KEY_MAX);
 }
 
-static void
-auth_copy(char *dst, size_t sz, const char *src)
-{
-	size_t n = src ? strlen(src) : 0;
-
-	if (n >= sz)
-		n = sz - 1;
-	if (n)
-		memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 enum auth_result
 auth_lookup(struct db *db, const char *authz, struct auth_key *k)
 {
@@ -171,20 +160,20 @@ auth_lookup(struct db *db, const char *authz, struct auth_key *k)
 		rc = AUTH_EXPIRED;
 	else {
 		rc = AUTH_OK;
-		auth_copy(k->key_id, sizeof(k->key_id), db_res_str(r, 0));
-		auth_copy(k->account_id, sizeof(k->account_id),
+		strparse_copy(k->key_id, sizeof(k->key_id), db_res_str(r, 0));
+		strparse_copy(k->account_id, sizeof(k->account_id),
 		    db_res_str(r, 1));
-		auth_copy(k->org_id, sizeof(k->org_id), db_res_str(r, 2));
+		strparse_copy(k->org_id, sizeof(k->org_id), db_res_str(r, 2));
 		if (auth_scope_parse_list(db_res_str(r, 3), &k->scopes) == -1)
 			k->scopes = 0;
 		k->sandbox = (int)db_res_int(r, 4);
 		k->key_rate_limit = db_res_isnull(r, 5) ? -1 :
 		    (long)db_res_int(r, 5);
-		auth_copy(k->ip_allowlist, sizeof(k->ip_allowlist),
+		strparse_copy(k->ip_allowlist, sizeof(k->ip_allowlist),
 		    db_res_str(r, 6));
 		if (auth_tier_parse(db_res_str(r, 9), &k->tier) == -1)
 			k->tier = AUTH_TIER_FREE;
-		auth_copy(k->subscription_type, sizeof(k->subscription_type),
+		strparse_copy(k->subscription_type, sizeof(k->subscription_type),
 		    db_res_str(r, 10));
 		k->subscription_active = (int)db_res_int(r, 11);
 		k->org_rate_limit = (k->org_id[0] && !db_res_isnull(r, 12)) ?

@@ -12,6 +12,7 @@
 #include "core/ledger.h"
 #include "util/buf.h"
 #include "util/strset.h"
+#include "util/strparse.h"
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,18 +348,6 @@ fail:
 	"TIMESTAMPDIFF(MICROSECOND, started_at, " \
 	"COALESCE(completed_at, UTC_TIMESTAMP(3))) / 1e6"
 
-static void
-jobs_copy(char *dst, size_t sz, const char *src)
-{
-	size_t n = src ? strlen(src) : 0;
-
-	if (n >= sz)
-		n = sz - 1;
-	if (n)
-		memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 static int
 jobs_lookup(const char *const *names, int n, const char *s)
 {
@@ -376,12 +365,12 @@ jobs_fill(const struct db_res *r, struct jobs_row *j)
 	int i;
 
 	memset(j, 0, sizeof(*j));
-	jobs_copy(j->id, sizeof(j->id), db_res_str(r, 0));
-	jobs_copy(j->account_id, sizeof(j->account_id), db_res_str(r, 1));
-	jobs_copy(j->pool_id, sizeof(j->pool_id), db_res_str(r, 2));
+	strparse_copy(j->id, sizeof(j->id), db_res_str(r, 0));
+	strparse_copy(j->account_id, sizeof(j->account_id), db_res_str(r, 1));
+	strparse_copy(j->pool_id, sizeof(j->pool_id), db_res_str(r, 2));
 	j->type = (enum jobs_type)jobs_lookup(jobs_type_names, JOBS_TYPE__MAX,
 	    db_res_str(r, 3));
-	jobs_copy(j->name, sizeof(j->name), db_res_str(r, 4));
+	strparse_copy(j->name, sizeof(j->name), db_res_str(r, 4));
 	j->status = (enum jobs_status)jobs_lookup(jobs_status_names,
 	    JOBS_STATUS__MAX, db_res_str(r, 5));
 	j->total = db_res_int(r, 6);
@@ -391,11 +380,11 @@ jobs_fill(const struct db_res *r, struct jobs_row *j)
 		j->counts[i] = db_res_int(r, 9 + (unsigned)i);
 	j->charged = db_res_int(r, 15);
 	j->refunded = db_res_int(r, 16);
-	jobs_copy(j->created_at, sizeof(j->created_at), db_res_str(r, 17));
-	jobs_copy(j->started_at, sizeof(j->started_at), db_res_str(r, 18));
-	jobs_copy(j->completed_at, sizeof(j->completed_at), db_res_str(r, 19));
-	jobs_copy(j->error_code, sizeof(j->error_code), db_res_str(r, 20));
-	jobs_copy(j->error_message, sizeof(j->error_message),
+	strparse_copy(j->created_at, sizeof(j->created_at), db_res_str(r, 17));
+	strparse_copy(j->started_at, sizeof(j->started_at), db_res_str(r, 18));
+	strparse_copy(j->completed_at, sizeof(j->completed_at), db_res_str(r, 19));
+	strparse_copy(j->error_code, sizeof(j->error_code), db_res_str(r, 20));
+	strparse_copy(j->error_message, sizeof(j->error_message),
 	    db_res_str(r, 21));
 	j->webhook_url = db_res_str(r, 22) ? strdup(db_res_str(r, 22)) : NULL;
 	j->callback_data = db_res_str(r, 23) ? strdup(db_res_str(r, 23)) :
@@ -484,11 +473,11 @@ jobs_cancel_once(struct db *db, const char *account, const char *id,
 		db_rollback(db);
 		return row == 0 ? JOBS_NOT_FOUND : JOBS_DB;
 	}
-	jobs_copy(status, sizeof(status), db_res_str(r, 0));
+	strparse_copy(status, sizeof(status), db_res_str(r, 0));
 	total = db_res_int(r, 1);
 	processed = db_res_int(r, 2);
 	charged = db_res_int(r, 3);
-	jobs_copy(pool, sizeof(pool), db_res_str(r, 4));
+	strparse_copy(pool, sizeof(pool), db_res_str(r, 4));
 	db_res_free(r);
 	if (strcmp(status, "pending") != 0 && strcmp(status, "processing") !=
 	    0 && strcmp(status, "awaiting_confirmation") != 0) {

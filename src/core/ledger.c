@@ -79,10 +79,15 @@ ledger_charge(struct db *db, const char *pool, const char *account,
 	    DB_ARGS(DBP_INT(amount), DBP_INT(amount), DBP_STR(pool)), NULL));
 }
 
-enum ledger_err
-ledger_refund(struct db *db, const char *pool, const char *account,
-    long long amount, const char *ref)
+/* Adds credits to a pool: a refund (with a ref) or a grant (with a note). */
+static enum ledger_err
+ledger_credit(struct db *db, const char *pool, const char *account,
+    const char *kind, long long amount, const char *ref, const char *note)
 {
+	static const char refund_sql[] = "UPDATE credit_pools SET balance = "
+	    "balance + ?, refunded = refunded + ? WHERE owner_id = ?";
+	static const char grant_sql[] = "UPDATE credit_pools SET balance = "
+	    "balance + ?, granted = granted + ? WHERE owner_id = ?";
 	long long balance;
 	int found;
 	enum ledger_err rc;
@@ -92,35 +97,26 @@ ledger_refund(struct db *db, const char *pool, const char *account,
 	if ((rc = ledger_pool_ensure(db, pool)) != LEDGER_OK ||
 	    (rc = ledger_lock_balance(db, pool, &balance, &found)) != LEDGER_OK)
 		return rc;
-	if ((rc = ledger_insert(db, pool, account, "refund", amount, ref,
-	    NULL)) != LEDGER_OK)
+	if ((rc = ledger_insert(db, pool, account, kind, amount, ref, note)) !=
+	    LEDGER_OK)
 		return rc;
-	return ledger_from_db(db_exec(db,
-	    "UPDATE credit_pools SET balance = balance + ?, "
-	    "refunded = refunded + ? WHERE owner_id = ?",
-	    DB_ARGS(DBP_INT(amount), DBP_INT(amount), DBP_STR(pool)), NULL));
+	return ledger_from_db(db_exec(db, strcmp(kind, "refund") == 0 ?
+	    refund_sql : grant_sql, DB_ARGS(DBP_INT(amount), DBP_INT(amount),
+	    DBP_STR(pool)), NULL));
+}
+
+enum ledger_err
+ledger_refund(struct db *db, const char *pool, const char *account,
+    long long amount, const char *ref)
+{
+	return ledger_credit(db, pool, account, "refund", amount, ref, NULL);
 }
 
 enum ledger_err
 ledger_grant(struct db *db, const char *pool, const char *account,
     long long amount, const char *note)
 {
-	long long balance;
-	int found;
-	enum ledger_err rc;
-
-	if (amount <= 0)
-		return LEDGER_OK;
-	if ((rc = ledger_pool_ensure(db, pool)) != LEDGER_OK ||
-	    (rc = ledger_lock_balance(db, pool, &balance, &found)) != LEDGER_OK)
-		return rc;
-	if ((rc = ledger_insert(db, pool, account, "grant", amount, NULL,
-	    note)) != LEDGER_OK)
-		return rc;
-	return ledger_from_db(db_exec(db,
-	    "UPDATE credit_pools SET balance = balance + ?, "
-	    "granted = granted + ? WHERE owner_id = ?",
-	    DB_ARGS(DBP_INT(amount), DBP_INT(amount), DBP_STR(pool)), NULL));
+	return ledger_credit(db, pool, account, "grant", amount, NULL, note);
 }
 
 enum ledger_err

@@ -12,6 +12,7 @@
 #include "core/vcache.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/strparse.h"
 #include <ctype.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -82,17 +83,6 @@ verify_sandbox_domain(const struct verify_engine *e)
 	return e->sandbox;
 }
 
-static void
-verify_copy(char *dst, size_t sz, const char *src)
-{
-	size_t n = strlen(src);
-
-	if (n >= sz)
-		n = sz - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 /* ---------------------------------------------------------------- DNS */
 
 static json_t *
@@ -141,7 +131,7 @@ verify_mx_from_json(json_t *j, struct dns_mx_result *m)
 		if (name == NULL || strlen(name) > DNS_NAME_MAX ||
 		    !json_is_array(addrs))
 			return -1;
-		verify_copy(mh->name, sizeof(mh->name), name);
+		strparse_copy(mh->name, sizeof(mh->name), name);
 		mh->preference = (unsigned)json_integer_value(json_object_get(h,
 		    "pref"));
 		mh->addrs.status = DNS_OK;
@@ -150,7 +140,7 @@ verify_mx_from_json(json_t *j, struct dns_mx_result *m)
 			if (k >= DNS_MAX_ADDRS || t == NULL ||
 			    ipnet_parse_addr(t, &mh->addrs.addr[k].ip) == -1)
 				return -1;
-			verify_copy(mh->addrs.addr[k].text, DNS_ADDR_TEXT, t);
+			strparse_copy(mh->addrs.addr[k].text, DNS_ADDR_TEXT, t);
 			mh->addrs.n++;
 		}
 		if (mh->addrs.n == 0)
@@ -274,15 +264,15 @@ verify_note_smtp(struct verify_result *r, const struct smtp_session_info *si,
 	r->smtp_tls = si->tls;
 	if (rr != NULL && rr->code) {
 		r->smtp_code = rr->code;
-		verify_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
+		strparse_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
 		    rr->enhanced);
-		verify_copy(r->smtp_message, sizeof(r->smtp_message),
+		strparse_copy(r->smtp_message, sizeof(r->smtp_message),
 		    rr->text ? rr->text : "");
 	} else {
 		r->smtp_code = si->code;
-		verify_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
+		strparse_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
 		    si->enhanced);
-		verify_copy(r->smtp_message, sizeof(r->smtp_message),
+		strparse_copy(r->smtp_message, sizeof(r->smtp_message),
 		    si->text ? si->text : "");
 	}
 }
@@ -460,7 +450,7 @@ verify_set_mx(struct verify_result *r, const struct dns_mx_result *m)
 
 	for (i = 0; i < m->nhosts && i < DNS_MAX_MX; i++) {
 		r->mx[i].priority = m->hosts[i].preference;
-		verify_copy(r->mx[i].host, sizeof(r->mx[i].host),
+		strparse_copy(r->mx[i].host, sizeof(r->mx[i].host),
 		    m->hosts[i].name);
 	}
 	r->nmx = i;
@@ -507,10 +497,10 @@ static int verify_result_from_json(json_t *, struct verify_result *);
 static void
 verify_set_names(struct verify_result *r, const struct addr *a)
 {
-	verify_copy(r->email, sizeof(r->email), a->address);
-	verify_copy(r->normalised, sizeof(r->normalised), a->normalised);
-	verify_copy(r->domain, sizeof(r->domain), a->domain);
-	verify_copy(r->ascii_domain, sizeof(r->ascii_domain), a->ascii_domain);
+	strparse_copy(r->email, sizeof(r->email), a->address);
+	strparse_copy(r->normalised, sizeof(r->normalised), a->normalised);
+	strparse_copy(r->domain, sizeof(r->domain), a->domain);
+	strparse_copy(r->ascii_domain, sizeof(r->ascii_domain), a->ascii_domain);
 }
 
 enum verify_step
@@ -520,7 +510,7 @@ verify_begin(struct verify_engine *e, struct db *db, const char *email,
 	json_t *cached = NULL;
 
 	memset(r, 0, sizeof(*r));
-	verify_copy(r->email, sizeof(r->email), email);
+	strparse_copy(r->email, sizeof(r->email), email);
 	if (addr_parse(email, a) != ADDR_OK) {
 		verify_syntax_failed(e, r->email, r);
 		return VERIFY_STEP_DONE;
@@ -718,7 +708,7 @@ verify_result_from_json(json_t *j, struct verify_result *r)
 	r->v = verdict_of(k, s && strcmp(s, "possible_typo") == 0);
 	r->score = (int)json_integer_value(json_object_get(j, "score"));
 	if ((s = json_string_value(json_object_get(j, "did_you_mean"))))
-		verify_copy(r->did_you_mean, sizeof(r->did_you_mean), s);
+		strparse_copy(r->did_you_mean, sizeof(r->did_you_mean), s);
 	n = (int)json_integer_value(json_object_get(j, "trap"));
 	r->trap = n > 0 && n < VERDICT_TRAP__MAX ? (enum verdict_trap)n :
 	    VERDICT_TRAP_NONE;
@@ -737,7 +727,7 @@ verify_result_from_json(json_t *j, struct verify_result *r)
 			break;
 		r->mx[i].priority = (unsigned)json_integer_value(
 		    json_object_get(h, "priority"));
-		verify_copy(r->mx[i].host, sizeof(r->mx[i].host), s);
+		strparse_copy(r->mx[i].host, sizeof(r->mx[i].host), s);
 		r->nmx = i + 1;
 	}
 	smtp = json_object_get(j, "smtp");
@@ -747,10 +737,10 @@ verify_result_from_json(json_t *j, struct verify_result *r)
 		    "code"));
 		if ((s = json_string_value(json_object_get(smtp,
 		    "enhanced_code"))))
-			verify_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
+			strparse_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
 			    s);
 		if ((s = json_string_value(json_object_get(smtp, "message"))))
-			verify_copy(r->smtp_message, sizeof(r->smtp_message),
+			strparse_copy(r->smtp_message, sizeof(r->smtp_message),
 			    s);
 		r->smtp_tls = json_is_true(json_object_get(smtp, "tls"));
 	}
@@ -789,14 +779,14 @@ verify_provider(const char *mx, char *out, size_t sz)
 		l = strlen(known[i].suffix);
 		if (n >= l && strcmp(mx + n - l, known[i].suffix) == 0 &&
 		    (n == l || mx[n - l - 1] == '.')) {
-			verify_copy(out, sz, known[i].name);
+			strparse_copy(out, sz, known[i].name);
 			return;
 		}
 	}
 	for (p = mx + n; p > mx; p--)
 		if (p[-1] == '.' && ++dots == 2)
 			break;
-	verify_copy(out, sz, p);
+	strparse_copy(out, sz, p);
 }
 
 enum verify_err
@@ -814,13 +804,13 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 	size_t i;
 
 	memset(d, 0, sizeof(*d));
-	verify_copy(d->domain, sizeof(d->domain), display);
+	strparse_copy(d->domain, sizeof(d->domain), display);
 	d->accept_all = -1;
 	d->disposable = lists_is_disposable(e->lists, ascii);
 	d->dns = verify_lookup_mx(e, db, ascii, &mx);
 	for (i = 0; i < mx.nhosts && i < DNS_MAX_MX; i++) {
 		d->mx[i].priority = mx.hosts[i].preference;
-		verify_copy(d->mx[i].host, sizeof(d->mx[i].host),
+		strparse_copy(d->mx[i].host, sizeof(d->mx[i].host),
 		    mx.hosts[i].name);
 		if (mx.hosts[i].addrs.n > 0)
 			d->has_valid_mx = 1;

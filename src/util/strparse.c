@@ -70,3 +70,17 @@ strparse_consttime_eq(const void *a, const void *b, size_t n)
 		d |= x[i] ^ y[i];
 	return d == 0;
 }
+
+void
+strparse_copy(char *dst, size_t sz, const char *src)
+{
+	size_t n = src ? strlen(src) : 0;
+
+	if (sz == 0)
+		return;
+	if (n >= sz)
+		n = sz - 1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
+}

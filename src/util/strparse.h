@@ -8,4 +8,6 @@ int	 strparse_bool(const char *, int *out);
 char	*strparse_trim(char *);
 int	 strparse_ieq(const char *, const char *);
 int	 strparse_consttime_eq(const void *, const void *, size_t);
+/* Copies src (NULL: "") into dst of sz bytes, cut to fit, NUL-terminated. */
+void	 strparse_copy(char *dst, size_t sz, const char *src);
 #endif
