@@ -186,6 +186,22 @@ test_strparse_consttime_eq_compares_exactly_n_bytes(void **state)
 	assert_true(strparse_consttime_eq("a\0b", "a\0b", 3));
 }
 
+static void
+test_strparse_copy_cuts_to_fit_and_always_terminates(void **state)
+{
+	char d[5];
+
+	(void)state;
+	strparse_copy(d, sizeof(d), "abc");
+	assert_string_equal(d, "abc");
+	strparse_copy(d, sizeof(d), "abcdefgh");
+	assert_string_equal(d, "abcd");
+	strparse_copy(d, sizeof(d), NULL);
+	assert_string_equal(d, "");
+	strparse_copy(d, 1, "xyz");
+	assert_string_equal(d, "");
+}
+
 int
 main(void)
 {
@@ -196,6 +212,7 @@ main(void)
 		cmocka_unit_test(test_strparse_trim_removes_outer_white_space_only),
 		cmocka_unit_test(test_strparse_ieq_folds_ascii_case_only),
 		cmocka_unit_test(test_strparse_consttime_eq_compares_exactly_n_bytes),
+		cmocka_unit_test(test_strparse_copy_cuts_to_fit_and_always_terminates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
