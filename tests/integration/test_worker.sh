@@ -312,14 +312,34 @@ t_sigterm() {
     expect_eq "chunks leased after SIGTERM" 0 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state = 'leased'")"
     grep -q "event=chunk_released job=$id" "$IT_DIR/log/svc.log" || it_fail "no chunk_released in the log"
     check_counts $id
+    # out of the way of the next cases
+    it_sql "UPDATE jobs SET status = 'cancelled' WHERE id = '$id'"
 }
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
+
+# ---------------------------------------------------------------- deferrals
+t_backoff() {
+    local id=job_defer i start end
+    fake_set 127.0.0.31 mail=451 flight_delay_ms=0
+    for i in $(seq -w 1 10); do echo "defer$i@greyforever.svc.test"; done | mkjob $id bulk
+    start=$(date +%s%N)
+    once || it_fail "svc-worker --once failed"
+    end=$(date +%s%N)
+    fake_set 127.0.0.31 mail=ok
+    expect_eq "status" completed "$(job_field $id status)" || return 1
+    expect_eq "results" "10 unknown smtp_unreachable" "$(it_sql "SELECT COUNT(*), classification, sub_status FROM job_emails
+        WHERE job_id = '$id' GROUP BY classification, sub_status" | tr '\t' ' ')"
+    expect_eq "back-offs" "1000 2000 4000" "$(grep -o 'event=smtp_backoff host=fake31.svc.test ms=[0-9]*' "$IT_DIR/log/svc.log" |
+        head -n 3 | sed 's/.*ms=//' | tr '\n' ' ' | sed 's/ $//')"
+    [ $(( (end - start) / 1000000 )) -ge 7000 ] || it_fail "4 sessions to a deferring host took less than the back-offs (7 s)"
+    check_counts $id && check_ledger $id && expect_eq "refund" 10 "$(job_field $id credits_refunded)"
+}
+t_case "a host that defers MAIL (451) gets sessions after a back-off of 1, 2, 4 s; then the addresses are unknown" t_backoff
 
 # ---------------------------------------------------------------- crash
 t_crash() {
     local id=job_crash i k
     fake_set 127.0.0.31 flight_delay_ms=300
-    it_sql "UPDATE jobs SET status = 'cancelled' WHERE id = 'job_term'"
     {
         for i in $(seq -w 1 2400); do echo "user$i@greyforever.svc.test"; done
         for i in $(seq -w 1 300); do echo "unknown$i@greyforever.svc.test"; done
