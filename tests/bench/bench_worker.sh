@@ -1,0 +1,518 @@
+#!/bin/bash
+# bench_worker.sh: job throughput of svc-worker (make bench-worker). A bulk
+# job of BENCH_WORKER_DOMAINS (200) domains x BENCH_WORKER_PER_DOMAIN (100)
+# addresses (for each domain half user<N>@, which exist, and half
+# unknown<N>@; every BENCH_WORKER_CATCHALL_EVERY-th (10th) domain is a
+# catch-all, whose other half is nobody<N>@: fake_smtp.py rejects unknown*
+# even with catchall=1, where a real catch-all accepts everything) is created through the API (POST /v1/verify/bulk) and verified
+# by svc-worker (daemon) against loopback SMTP peers that offer STARTTLS and
+# PIPELINING and answer each flight of commands BENCH_WORKER_FLIGHT_MS (20)
+# after it arrives (tests/smtp/fake_smtp.py flight_delay_ms: this kernel has
+# no netem; commands pipelined in one flight cost one delay, as over a real
+# network).
+#
+# Servers, all on loopback, all stopped at the end:
+#  - unbound serving a generated zone bench.test: r<run>-d<NNN>.bench.test
+#    with an A record (web presence: a catch-all domain without one would be
+#    a "pristine catch-all" spam trap) and an MX; with BENCH_WORKER_MX =
+#    per-domain (default) each domain has an MX host of its own
+#    (mx.r<run>-d<NNN>.bench.test), with "shared" all the domains of one
+#    fake server share one MX host name (svc-worker limits sessions per MX
+#    host name: worker_domain_concurrency);
+#  - fake_smtp.py, BENCH_WORKER_FAKES (1) instances per kind on one port:
+#    normal ones (catchall=0) on 127.0.0.40, .42, ..., catch-all ones
+#    (catchall=1) on 127.0.0.41, .43, ...; domains spread round-robin;
+#    STARTTLS with a throw-away certificate made by certtool (its CA is the
+#    worker's ca_file);
+#  - MariaDB + lighttpd + svc-api (tests/integration/lib.sh, log_level = warn;
+#    InnoDB pool STACK_DB_BUFFER_POOL, 256M here by default).
+#
+# Each of BENCH_WORKER_RUNS (1) runs uses domains of its own (no warm cache)
+# and BENCH_WORKER_PROCS (1) fresh svc-worker daemons (each with its own
+# MariaDB connection, sharing the job's chunks) with worker_concurrency =
+# BENCH_WORKER_CONCURRENCY, worker_domain_concurrency =
+# BENCH_WORKER_DOMAIN_CONCURRENCY, worker_rcpts_per_session =
+# BENCH_WORKER_RCPTS (unset: the configuration's defaults). Measured: the
+# job's completed_at - started_at (set by the worker), every verdict (all
+# pages of GET /v1/jobs/{id}/results?limit=1000: user@ of normal domains
+# valid/accepted_email, unknown@ of normal domains invalid/rejected_email,
+# everything at catch-all domains catch_all), the job's counts, the worker's
+# peak RSS (VmHWM), CPU time of the worker, mariadbd, the fake servers and
+# unbound over the run (also as a timeline per 0.5 s), what the first
+# worker is doing (sampled every 2 ms from /proc: running or blocked in which
+# system call; poll with one fd is its MariaDB round trips), SQL statements
+# per address (BENCH_WORKER_SQL_LOG=yes: which ones, from MariaDB's general
+# log, which slows the run), addresses concluded per second, and from the
+# fake servers the SMTP sessions and the flights of the last session. Printed: addresses/minute beside
+# the latency-bound limit for the settings used,
+#   C x R / (k x flight) x 60 addresses/min,
+# C = min(worker_concurrency, MX hosts x worker_domain_concurrency), R =
+# recipients per session, k = delayed flights per session (measured).
+#
+# Goal (exit status 1 when missed or a check fails): at least
+# BENCH_WORKER_GOAL (300000) addresses/minute, every verdict right, worker
+# peak RSS under 256 MB. 77: a tool is missing. top_builddir names the
+# build benched (use an -O2 build without sanitizers for figures, see
+# tests/bench/README); BENCH_WORKER_BIN=PATH benches another svc-worker.
+# SVC_TEST_KEEP=1 keeps the work directory.
+export STACK_DB_BUFFER_POOL=${STACK_DB_BUFFER_POOL:-256M} STACK_DB_LOG_FILE=${STACK_DB_LOG_FILE:-128M}
+. "${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/integration/lib.sh"
+it_require unbound drill python3 certtool awk
+
+NDOM=${BENCH_WORKER_DOMAINS:-200}
+PERDOM=${BENCH_WORKER_PER_DOMAIN:-100}
+CA_EVERY=${BENCH_WORKER_CATCHALL_EVERY:-10}
+FLIGHT_MS=${BENCH_WORKER_FLIGHT_MS:-20}
+NFAKES=${BENCH_WORKER_FAKES:-1}
+MXMODE=${BENCH_WORKER_MX:-per-domain}
+RUNS=${BENCH_WORKER_RUNS:-1}
+NPROCS=${BENCH_WORKER_PROCS:-1}
+GOAL=${BENCH_WORKER_GOAL:-300000}
+RSS_LIMIT_KB=$(( 256 * 1024 ))
+TIMEOUT=${BENCH_WORKER_TIMEOUT:-600}
+WORKER=${BENCH_WORKER_BIN:-$top_builddir/src/worker/svc-worker}
+PYTHON=/usr/bin/python3
+[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
+HZ=$(getconf CLK_TCK)
+FAILED=0
+
+say() { echo "bench-worker: $*"; }
+bad() { echo "bench-worker: FAIL: $*"; FAILED=1; }
+
+[ -x "$WORKER" ] || it_skip "$WORKER is not built"
+case $MXMODE in per-domain|shared) ;; *) it_skip "BENCH_WORKER_MX must be per-domain or shared" ;; esac
+[ $(( PERDOM % 2 )) = 0 ] && [ "$PERDOM" -ge 2 ] || it_skip "BENCH_WORKER_PER_DOMAIN must be even"
+[ "$NFAKES" -ge 1 ] && [ "$NFAKES" -le 50 ] || it_skip "BENCH_WORKER_FAKES must be 1-50"
+if grep -q __asan_init "$WORKER" 2>/dev/null; then
+    say "WARNING: $WORKER is built with AddressSanitizer; the figures are not representative"
+fi
+
+# ------------------------------------------------------------- certificates
+mkdir -p "$IT_DIR/tls"
+cat > "$IT_DIR/tls/ca.tmpl" <<EOF
+cn = "svc bench CA"
+ca
+cert_signing_key
+expiration_days = 2
+EOF
+cat > "$IT_DIR/tls/server.tmpl" <<EOF
+cn = "mx.bench.test"
+dns_name = "*.bench.test"
+dns_name = "bench.test"
+tls_www_server
+signing_key
+encryption_key
+expiration_days = 2
+EOF
+{ certtool --generate-privkey --key-type=ecdsa --outfile "$IT_DIR/tls/ca.key" &&
+  certtool --generate-self-signed --load-privkey "$IT_DIR/tls/ca.key" \
+      --template "$IT_DIR/tls/ca.tmpl" --outfile "$IT_DIR/tls/ca.pem" &&
+  certtool --generate-privkey --key-type=ecdsa --outfile "$IT_DIR/tls/server.key" &&
+  certtool --generate-certificate --load-privkey "$IT_DIR/tls/server.key" \
+      --load-ca-certificate "$IT_DIR/tls/ca.pem" --load-ca-privkey "$IT_DIR/tls/ca.key" \
+      --template "$IT_DIR/tls/server.tmpl" --outfile "$IT_DIR/tls/server.pem"
+} > "$IT_DIR/tls/certtool.log" 2>&1 || { cat "$IT_DIR/tls/certtool.log"; echo "Bail out! certtool"; exit 1; }
+
+# ------------------------------------------------------------- fake SMTP peers
+# fake_host KIND I: the address of the I-th fake server of KIND (n or c)
+fake_host() { if [ "$1" = n ]; then echo "127.0.0.$(( 40 + 2 * $2 ))"; else echo "127.0.0.$(( 41 + 2 * $2 ))"; fi; }
+SMTP_PORT=$(stack_free_port)
+FAKE_HOSTS=()
+for i in $(seq 0 $(( NFAKES - 1 ))); do
+    for kind in n c; do
+        h=$(fake_host "$kind" "$i")
+        ca=0; [ "$kind" = c ] && ca=1
+        stack_proc_start "$IT_DIR/smtp" "fake-$h" "$PYTHON" "$top_srcdir/tests/smtp/fake_smtp.py" \
+            --ready "$IT_DIR/smtp/ready-$h" --host "$h" --port "$SMTP_PORT" \
+            --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" \
+            starttls=offered pipelining=1 "flight_delay_ms=$FLIGHT_MS" "catchall=$ca" ||
+            { echo "Bail out! fake SMTP server on $h"; exit 1; }
+        FAKE_HOSTS+=("$h")
+    done
+done
+for h in "${FAKE_HOSTS[@]}"; do
+    for _ in $(seq 1 100); do [ -s "$IT_DIR/smtp/ready-$h" ] && break; sleep 0.1; done
+    [ -s "$IT_DIR/smtp/ready-$h" ] || { cat "$IT_DIR/smtp/fake-$h.log"; echo "Bail out! fake SMTP on $h not ready"; exit 1; }
+done
+fake_pid() { stack_pidfile_pid "$IT_DIR/smtp/fake-$1.pid"; }
+# fake_log HOST: the fake server's "log" line (sessions=N flights=F ... of the last session)
+fake_log() {
+    "$PYTHON" - "$1" "$(cut -d' ' -f2 "$IT_DIR/smtp/ready-$1")" <<'EOF'
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+s.sendall(b"log\n")
+d = b""
+while not d.endswith(b"\n"):
+    c = s.recv(65536)
+    if not c:
+        break
+    d += c
+print(d.decode().strip())
+EOF
+}
+
+# ------------------------------------------------------------- DNS
+# domain R I: the name of domain I of run R; is_ca I: a catch-all domain
+domain() { printf 'r%d-d%03d.bench.test' "$1" "$2"; }
+mkdir -p "$IT_DIR/dns"
+{
+    echo '$ORIGIN bench.test.'
+    echo '$TTL 3600'
+    echo '@ 3600 IN SOA ns.bench.test. hostmaster.bench.test. 1 3600 600 86400 3600'
+    echo '@ 3600 IN NS ns.bench.test.'
+    echo 'ns 3600 IN A 127.0.0.1'
+    for i in $(seq 0 $(( NFAKES - 1 ))); do
+        echo "mx-n$i 3600 IN A $(fake_host n "$i")"
+        echo "mx-c$i 3600 IN A $(fake_host c "$i")"
+    done
+    for r in $(seq 1 "$RUNS"); do
+        awk -v r="$r" -v n="$NDOM" -v every="$CA_EVERY" -v nf="$NFAKES" -v mode="$MXMODE" 'BEGIN {
+            nn = 0; nc = 0
+            for (i = 0; i < n; i++) {
+                d = sprintf("r%d-d%03d", r, i)
+                if (i % every == every - 1) { k = "c"; f = nc++ % nf } else { k = "n"; f = nn++ % nf }
+                printf "%s 3600 IN A 192.0.2.1\n", d
+                if (mode == "shared")
+                    printf "%s 3600 IN MX 10 mx-%s%d.bench.test.\n", d, k, f
+                else {
+                    printf "%s 3600 IN MX 10 mx.%s.bench.test.\n", d, d
+                    printf "mx.%s 3600 IN A 127.0.0.%d\n", d, (k == "n" ? 40 : 41) + 2 * f
+                }
+            } }'
+    done
+} > "$IT_DIR/dns/bench.test.zone"
+DNS_PORT=$(stack_free_port)
+cat > "$IT_DIR/dns/unbound.conf" <<EOF
+server:
+	interface: 127.0.0.1@$DNS_PORT
+	do-daemonize: no
+	username: ""
+	chroot: ""
+	directory: "$IT_DIR/dns"
+	pidfile: "$IT_DIR/dns/unbound.pid"
+	use-syslog: no
+	logfile: "$IT_DIR/dns/unbound.log"
+	verbosity: 1
+	num-threads: 1
+	so-reuseport: no
+	module-config: "iterator"
+	access-control: 127.0.0.0/8 allow
+	do-not-query-localhost: no
+	local-zone: "test." nodefault
+auth-zone:
+	name: "bench.test."
+	zonefile: "$IT_DIR/dns/bench.test.zone"
+	for-downstream: no
+	for-upstream: yes
+	fallback-enabled: no
+remote-control:
+	control-enable: no
+EOF
+stack_proc_start "$IT_DIR/dns" unbound unbound -d -c "$IT_DIR/dns/unbound.conf" ||
+    { echo "Bail out! unbound"; exit 1; }
+for _ in $(seq 1 100); do
+    drill -Q -p "$DNS_PORT" @127.0.0.1 "$(domain 1 0)" MX 2>/dev/null | grep -q . && break
+    sleep 0.1
+done
+drill -Q -p "$DNS_PORT" @127.0.0.1 "$(domain 1 0)" MX 2>/dev/null | grep -q bench.test ||
+    { cat "$IT_DIR/dns/unbound.log"; echo "Bail out! unbound does not answer for $(domain 1 0)"; exit 1; }
+UNBOUND_PID=$(stack_pidfile_pid "$IT_DIR/dns/unbound.pid")
+
+# ------------------------------------------------------------- the stack
+mkdir -p "$IT_DIR/lists"
+cp "$top_srcdir"/contrib/lists/*.txt "$IT_DIR/lists/"
+cp "$top_builddir"/contrib/lists/fetched/*.txt "$IT_DIR/lists/" 2>/dev/null || true
+it_conf_add "dns_resolver = 127.0.0.1:$DNS_PORT
+dns_timeout_ms = 2000
+smtp_port = $SMTP_PORT
+allow_private_mx = yes
+ca_file = $IT_DIR/tls/ca.pem
+lists_dir = $IT_DIR/lists
+service_domain = svc.example
+smtp_connect_timeout_ms = 5000
+smtp_reply_timeout_ms = 10000
+worker_poll_interval = 1"
+[ -n "${BENCH_WORKER_CONCURRENCY:-}" ] && it_conf_add "worker_concurrency = $BENCH_WORKER_CONCURRENCY"
+[ -n "${BENCH_WORKER_DOMAIN_CONCURRENCY:-}" ] && it_conf_add "worker_domain_concurrency = $BENCH_WORKER_DOMAIN_CONCURRENCY"
+[ -n "${BENCH_WORKER_RCPTS:-}" ] && it_conf_add "worker_rcpts_per_session = $BENCH_WORKER_RCPTS"
+# lib.sh writes "log_level = debug" and a setting may not appear twice:
+# start the database only, edit that line, then start lighttpd with svc-api
+it_stack_start --db-only
+LOG_LEVEL=${BENCH_WORKER_LOG_LEVEL:-warn}
+sed -i -e "s/^log_level = debug\$/log_level = $LOG_LEVEL/" "$SVC_CONF"
+grep -qx "log_level = $LOG_LEVEL" "$SVC_CONF" ||
+    { echo "Bail out! lib.sh's svc.conf no longer has the line this script edits"; exit 1; }
+stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$top_builddir/src/api/svc-api" "$SVC_CONF" ||
+    { echo "Bail out! lighttpd with svc-api did not start"; it_show_logs; exit 1; }
+MARIADB_PID=$(stack_pidfile_pid "$IT_DIR/mariadb/mariadbd.pid")
+# the effective worker settings (defaults included)
+setting() { svcadm config 2>/dev/null | awk -v k="$1" '$1 == k { print $3; exit }'; }
+CONC=$(setting worker_concurrency)
+DCONC=$(setting worker_domain_concurrency)
+RCPTS=$(setting worker_rcpts_per_session)
+[ -n "$CONC" ] && [ -n "$DCONC" ] && [ -n "$RCPTS" ] ||
+    { svcadm config; echo "Bail out! svcadm config does not name the worker settings"; exit 1; }
+
+ACC=$(svcadm account create --email bench-worker@bench.example --tier admin --credits 100000000)
+API_KEY=$(svcadm key create --account "$ACC" --scopes '*' --rate-limit 100000)
+
+# ------------------------------------------------------------- CPU accounting
+ticks() {	# ticks PID...: utime + stime of the processes (their own threads)
+    local p t=0
+    for p in "$@"; do
+        [ -n "$p" ] && [ -r "/proc/$p/stat" ] || continue
+        t=$(( t + $(sed 's/.*) //' "/proc/$p/stat" | awk '{ print $12 + $13 }') ))
+    done
+    echo "$t"
+}
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
+FAKE_PIDS=()
+for h in "${FAKE_HOSTS[@]}"; do FAKE_PIDS+=("$(fake_pid "$h")"); done
+snapshot() {	# snapshot WORKER_PID...: workers mariadbd fakes unbound machine_busy machine_all
+    echo "$(ticks "$@") $(ticks "$MARIADB_PID") $(ticks "${FAKE_PIDS[@]}") $(ticks "$UNBOUND_PID") $(machine_ticks)"
+}
+elapsed() { echo "$1 $(date +%s.%N)" | awk '{ printf "%.3f", $2 - $1 }'; }
+sql_status() {
+    it_sql "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_update', 'Com_insert', 'Com_commit')"
+}
+status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status" 2>/dev/null; }
+
+say "svc-worker: $WORKER; $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+say "job: $NDOM domains x $PERDOM addresses, every ${CA_EVERY}th domain a catch-all; $NFAKES fake server(s) per kind, flight delay ${FLIGHT_MS} ms, MX hosts $MXMODE"
+say "settings: $NPROCS svc-worker process(es), each worker_concurrency=$CONC worker_domain_concurrency=$DCONC worker_rcpts_per_session=$RCPTS"
+
+# ------------------------------------------------------------- runs
+SUMMARY=
+for run in $(seq 1 "$RUNS"); do
+    # sessions so far (the fake servers count from their start)
+    declare -A S0=()
+    for h in "${FAKE_HOSTS[@]}"; do S0[$h]=$(fake_log "$h" | sed -n 's/^sessions=\([0-9]*\).*/\1/p'); done
+    # the job: for each domain PERDOM/2 user<N>@ and PERDOM/2 unknown<N>@
+    # (nobody<N>@ at catch-all domains: fake_smtp.py rejects unknown* even
+    # with catchall=1, a real catch-all accepts every local part)
+    awk -v r="$run" -v n="$NDOM" -v per="$PERDOM" -v every="$CA_EVERY" 'BEGIN {
+        printf "{\"emails\":["
+        s = ""
+        for (i = 0; i < n; i++) {
+            no = (i % every == every - 1) ? "nobody" : "unknown"
+            for (j = 0; j < per / 2; j++) {
+                printf "%s\"user%d@r%d-d%03d.bench.test\",\"%s%d@r%d-d%03d.bench.test\"", s, j, r, i, no, j, r, i
+                s = ","
+            }
+        }
+        print "]}" }' > "$IT_DIR/job-$run.json"
+    TOTAL=$(( NDOM * PERDOM ))
+    http POST /v1/verify/bulk "@$IT_DIR/job-$run.json" || { bad "run $run: job creation failed"; break; }
+    [ "$HTTP_STATUS" = 202 ] && [ "$(json .total_emails)" = "$TOTAL" ] ||
+        { bad "run $run: POST /v1/verify/bulk: $HTTP_STATUS $(it_body_excerpt)"; break; }
+    JOB=$(json .job_id)
+    [ -n "$JOB" ] && [ "$JOB" != null ] || { bad "run $run: no job_id in $(it_body_excerpt)"; break; }
+    say "run $run: job $JOB, $TOTAL addresses, $(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$JOB'") chunks, status $(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")"
+
+    sql_before=$(sql_status)
+    # BENCH_WORKER_SQL_LOG=yes: MariaDB's general log during the run (it
+    # slows the run: for finding out which statements run, not for figures)
+    [ "${BENCH_WORKER_SQL_LOG:-no}" = yes ] &&
+        it_sql "SET GLOBAL general_log_file = '$IT_DIR/mariadb/general-$run.log', general_log = 1"
+    before=$(snapshot "")	# the worker's CPU counts from 0: it starts now
+    t0=$(date +%s.%N)
+    WPIDS=()
+    for w in $(seq 1 "$NPROCS"); do
+        stack_proc_start "$IT_DIR/worker-$run" "svc-worker-$w" "$WORKER" -c "$SVC_CONF" ||
+            { bad "run $run: svc-worker did not start"; break 2; }
+        WPIDS+=("$(stack_pidfile_pid "$IT_DIR/worker-$run/svc-worker-$w.pid")")
+    done
+    WPID=${WPIDS[0]}
+    # CPU of each party every 0.1 s, until the stop file appears
+    rm -f "$IT_DIR/sampler.stop"
+    "$PYTHON" - "$IT_DIR/sampler.stop" "$HZ" "$WPID" "$MARIADB_PID" "${FAKE_PIDS[*]}" \
+        > "$IT_DIR/cpu-$run.tsv" 2>/dev/null <<'EOF' &
+import os, sys, time
+stop, hz, wpid, mpid, fpids = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].split()
+def ticks(pids):
+    t = 0
+    for p in pids:
+        try:
+            f = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()
+            t += int(f[11]) + int(f[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return t
+def machine():
+    f = open("/proc/stat").readline().split()[1:]
+    v = [int(x) for x in f[:8]]
+    return v[0] + v[1] + v[2] + v[5] + v[6] + v[7], sum(v)
+# and what the worker is doing, every 2 ms: running, or blocked in which
+# system call (the first two arguments: fd or poll's nfds)
+names = {"0": "read", "1": "write", "7": "poll", "44": "sendto", "45": "recvfrom",
+         "46": "sendmsg", "47": "recvmsg", "232": "epoll_wait", "271": "ppoll"}
+states = {}
+def worker_state():
+    try:
+        st = open("/proc/%s/stat" % wpid).read().rsplit(")", 1)[1].split()[0]
+        if st == "R":
+            return "running"
+        sc = open("/proc/%s/syscall" % wpid).read().split()
+    except (OSError, IndexError):
+        return None
+    if not sc or sc[0] in ("running", "-1"):
+        return "running"
+    n = names.get(sc[0], "syscall " + sc[0])
+    if sc[0] in ("7", "271"):
+        return "%s nfds=%s" % (n, "1" if int(sc[2], 16) == 1 else ">1")
+    if len(sc) > 1:
+        return "%s fd %d" % (n, int(sc[1], 16))
+    return n
+t0 = time.monotonic()
+last = -1
+while not os.path.exists(stop):
+    now = time.monotonic()
+    if now - last >= 0.1:
+        last = now
+        b, a = machine()
+        print("%.2f %d %d %d %d %d" % (now - t0, ticks([wpid]), ticks([mpid]), ticks(fpids), b, a), flush=True)
+    w = worker_state()
+    if w:
+        states[w] = states.get(w, 0) + 1
+    time.sleep(0.002)
+total = sum(states.values()) or 1
+print("STATES " + "; ".join("%s %.1f%%" % (k, 100.0 * v / total) for k, v in
+      sorted(states.items(), key=lambda kv: -kv[1])[:8]) + " (%d samples)" % total, flush=True)
+EOF
+    SAMPLER=$!
+    state=; conn_max=0; conn_sum=0; conn_n=0
+    while :; do
+        # SMTP connections open now (established to the fake servers' port)
+        c=$(ss -Htn state established "( dport = :$SMTP_PORT )" 2>/dev/null | wc -l)
+        conn_n=$(( conn_n + 1 )); conn_sum=$(( conn_sum + c ))
+        [ "$c" -gt "$conn_max" ] && conn_max=$c
+        state=$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")
+        case $state in completed|failed|cancelled) break ;; esac
+        for w in "${WPIDS[@]}"; do stack_alive "$w" || { bad "run $run: svc-worker $w exited"; break 2; }; done
+        elapsed "$t0" | awk -v t="$TIMEOUT" '{ exit !($1 > t) }'  && { bad "run $run: not completed after ${TIMEOUT}s ($state)"; break; }
+        sleep 0.2
+    done
+    after=$(snapshot "${WPIDS[@]}")
+    wall=$(elapsed "$t0")
+    HWM=0; RSS=0	# the largest of the workers
+    for w in "${WPIDS[@]}"; do
+        v=$(status_kb "$w" VmHWM); [ "${v:-0}" -gt "$HWM" ] && HWM=$v
+        v=$(status_kb "$w" VmRSS); [ "${v:-0}" -gt "$RSS" ] && RSS=$v
+    done
+    sql_after=$(sql_status)
+    [ "${BENCH_WORKER_SQL_LOG:-no}" = yes ] && it_sql "SET GLOBAL general_log = 0"
+    touch "$IT_DIR/sampler.stop"; wait "$SAMPLER" 2>/dev/null || true
+    for w in $(seq 1 "$NPROCS"); do stack_proc_stop "$IT_DIR/worker-$run" "svc-worker-$w"; done
+    [ "$state" = completed ] || { bad "run $run: job ended $state"; it_show_logs; break; }
+
+    secs=$(it_sql "SELECT TIMESTAMPDIFF(MICROSECOND, started_at, completed_at) / 1e6 FROM jobs WHERE id = '$JOB'")
+    rate=$(echo "$TOTAL $secs" | awk '{ printf "%d", $1 / $2 * 60 }')
+
+    # every verdict, from the API's result pages
+    : > "$IT_DIR/results-$run.tsv"
+    pages=$(( (TOTAL + 999) / 1000 ))
+    for p in $(seq 1 "$pages"); do
+        http GET "/v1/jobs/$JOB/results?page=$p&limit=1000" || break
+        [ "$HTTP_STATUS" = 200 ] || { bad "results page $p: $HTTP_STATUS $(it_body_excerpt)"; break; }
+        json '.results[] | [.email, .classification, .status, .reason] | @tsv' >> "$IT_DIR/results-$run.tsv"
+    done
+    TALLY=$(awk -F'\t' -v every="$CA_EVERY" '{
+            split($1, at, "@"); d = at[2]; sub(/^r[0-9]+-d/, "", d); sub(/\..*/, "", d); i = d + 0
+            local = at[1]; sub(/[0-9]+$/, "", local)
+            ca = (i % every == every - 1)
+            kind = (ca ? "catchall-domain" : "normal-domain") " " local
+            if (ca) want = ($2 == "catch_all")
+            else if (local == "user") want = ($2 == "valid" && $4 == "accepted_email")
+            else want = ($2 == "invalid" && $4 == "rejected_email")
+            n[kind " -> " $2 "/" $3 "/" $4]++
+            if (want) ok++; else wrong++
+            seen[$1]++
+        } END {
+            for (k in n) printf "  %6d  %s\n", n[k], k
+            u = 0; for (e in seen) u++
+            printf "RIGHT %d WRONG %d UNIQUE %d\n", ok, wrong, u
+        }' "$IT_DIR/results-$run.tsv" | sort -k2)
+    right=$(printf '%s\n' "$TALLY" | awk '/^RIGHT/ { print $2 }')
+    wrong=$(printf '%s\n' "$TALLY" | awk '/^RIGHT/ { print $4 }')
+    uniq=$(printf '%s\n' "$TALLY" | awk '/^RIGHT/ { print $6 }')
+    printf '%s\n' "$TALLY" | grep -v '^RIGHT' | sed 's/^/# /'
+    [ "$right" = "$TOTAL" ] && [ "$wrong" = 0 ] && [ "$uniq" = "$TOTAL" ] ||
+        bad "run $run: $right of $TOTAL verdicts right, $wrong wrong, $uniq distinct addresses in the results"
+    counts=$(it_sql "SELECT processed_emails, count_valid, count_invalid, count_catch_all, count_risky + count_disposable + count_unknown FROM jobs WHERE id = '$JOB'")
+    nca=$(awk -v n="$NDOM" -v e="$CA_EVERY" 'BEGIN { c = 0; for (i = 0; i < n; i++) if (i % e == e - 1) c++; print c }')
+    want_counts=$(printf '%s\t%s\t%s\t%s\t%s' "$TOTAL" $(( (NDOM - nca) * PERDOM / 2 )) $(( (NDOM - nca) * PERDOM / 2 )) $(( nca * PERDOM )) 0)
+    [ "$counts" = "$want_counts" ] || bad "run $run: job counts (processed valid invalid catch_all other) $counts, expected $want_counts"
+
+    # SMTP sessions and flights, from the fake servers
+    sessions=0; flights=; cmds=
+    for h in "${FAKE_HOSTS[@]}"; do
+        l=$(fake_log "$h")
+        s=$(printf '%s\n' "$l" | sed -n 's/.*sessions=\([0-9]*\).*/\1/p')
+        sessions=$(( sessions + ${s:-0} - ${S0[$h]:-0} ))
+        if [ -z "$flights" ]; then
+            flights=$(printf '%s\n' "$l" | sed -n 's/.* flights=\([0-9]*\).*/\1/p')
+            # EHLO,MAIL,RCPT,RCPT,RCPT -> EHLO,MAIL,RCPTx3
+            cmds=$(printf '%s\n' "$l" | sed -n 's/.* commands=\(.*\)/\1/p' | awk -F, '{
+                o = ""; for (i = 1; i <= NF; i++) { n = 1; while (i < NF && $(i + 1) == $i) { n++; i++ }
+                o = o (o == "" ? "" : ",") $i (n > 1 ? "x" n : "") } print o }')
+        fi
+        say "fake $h: $(printf '%s\n' "$l" | sed 's/ commands=.*//'), $(( ${s:-0} - ${S0[$h]:-0} )) in this run"
+    done
+    K=${flights:-5}
+    case $MXMODE in
+    shared) hosts=$(( 2 * NFAKES )) ;;
+    *) hosts=$NDOM ;;
+    esac
+    CEFF=$(( NPROCS * (hosts * DCONC < CONC ? hosts * DCONC : CONC) ))
+    limit=$(awk -v c="$CEFF" -v r="$RCPTS" -v k="$K" -v f="$FLIGHT_MS" 'BEGIN { printf "%d", c * r / (k * f / 1000) * 60 }')
+    cpu=$(echo "$before $after $secs $TOTAL $wall" | awk -v hz="$HZ" -v nc="$(nproc)" '{
+        w = $7 - $1; m = $8 - $2; f = $9 - $3; u = $10 - $4
+        printf "CPU s (per 1000 addresses, ms): worker %.2f (%.1f), mariadbd %.2f (%.1f), fake SMTP %.2f (%.1f), unbound %.2f; machine busy %.0f%% of %d cores over %.2f s",
+            w / hz, w / hz * 1e6 / $14, m / hz, m / hz * 1e6 / $14, f / hz, f / hz * 1e6 / $14, u / hz,
+            100 * ($11 - $5) / ($12 - $6), nc, $15 }')
+    line=$(printf 'run %d: %d addresses in %.3f s (started_at -> completed_at): %d addresses/min (goal %d); latency-bound limit %d/min for C=%d (%d process(es) x min(worker_concurrency %d, %d MX hosts x worker_domain_concurrency %d)), R=%d, k=%d flights x %d ms; %d SMTP sessions (%.1f addresses each); verdicts right %d/%d; worker peak RSS %d KiB (VmHWM; VmRSS at the end %d KiB)' \
+        "$run" "$TOTAL" "$secs" "$rate" "$GOAL" "$limit" "$CEFF" "$NPROCS" "$CONC" "$hosts" "$DCONC" "$RCPTS" "$K" "$FLIGHT_MS" \
+        "$sessions" "$(echo "$TOTAL $sessions" | awk '{ print ($2 ? $1 / $2 : 0) }')" "${right:-0}" "$TOTAL" "${HWM:-0}" "${RSS:-0}")
+    say "$line"
+    say "  last session's commands ($K flights): $cmds"
+    say "  $cpu"
+    say "  SMTP connections open (sampled every ~0.2 s): max $conn_max, mean $(( conn_sum / (conn_n ? conn_n : 1) ))"
+    sqls=$(printf '%s\n%s\n' "$sql_before" "$sql_after" | awk -v t="$TOTAL" '
+        { if ($1 in a) d[$1] = $2 - a[$1]; else a[$1] = $2 }
+        END { printf "SQL per address (whole server, this script'"'"'s polling included): statements %.2f (select %.2f, update %.2f, insert %.2f, commit %.3f)",
+            d["Questions"] / t, d["Com_select"] / t, d["Com_update"] / t, d["Com_insert"] / t, d["Com_commit"] / t }')
+    say "  $sqls"
+    # CPU over time, per 0.5 s (percent of one core; other = the rest of
+    # the machine: lighttpd, this script, other users' work)
+    say "  CPU timeline (% of one core per 0.5 s from the worker's start: worker/mariadbd/fake SMTP/other):"
+    grep -v '^STATES' "$IT_DIR/cpu-$run.tsv" | awk -v hz="$HZ" 'NR == 1 { t0 = $1; p1 = $2; p2 = $3; p3 = $4; p4 = $5; p5 = $6; next }
+        $1 - t0 >= 0.5 {
+            dt = $1 - t0; ours = ($2 - p1) + ($3 - p2) + ($4 - p3); all = $5 - p4
+            o = o sprintf(" %.1fs:%d/%d/%d/%d", t0, 100 * ($2 - p1) / hz / dt, 100 * ($3 - p2) / hz / dt,
+                100 * ($4 - p3) / hz / dt, (all - ours) > 0 ? 100 * (all - ours) / hz / dt : 0)
+            t0 = $1; p1 = $2; p2 = $3; p3 = $4; p4 = $5; p5 = $6
+        } END { print o }' | fold -s -w 96 | sed 's/^/bench-worker:    /'
+    say "  worker sampled every 2 ms: $(sed -n 's/^STATES //p' "$IT_DIR/cpu-$run.tsv")"
+    if [ "${BENCH_WORKER_SQL_LOG:-no}" = yes ]; then
+        say "  statements executed during the run (general log; count, per address, text):"
+        awk -v t="$TOTAL" '$0 ~ /[0-9]+ (Query|Execute)\t/ {
+                sub(/^.*[0-9]+ (Query|Execute)\t/, ""); gsub(/'"'"'[^'"'"']*'"'"'/, "?"); gsub(/[0-9]+/, "N")
+                c[substr($0, 1, 90)]++ }
+            END { for (k in c) printf "%7d %6.3f  %s\n", c[k], c[k] / t, k }' "$IT_DIR/mariadb/general-$run.log" |
+            sort -rn | head -n 15 | sed 's/^/bench-worker:    /'
+    fi
+    # addresses concluded per second of the run (verified_at, whole seconds)
+    say "  verified per second from started_at: $(it_sql "SELECT CONCAT('+', t, 's:', COUNT(*)) FROM (SELECT TIMESTAMPDIFF(SECOND, DATE_FORMAT(j.started_at, '%Y-%m-%d %H:%i:%s'), e.verified_at) AS t FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE e.job_id = '$JOB') x GROUP BY t ORDER BY t" | tr '\n' ' ')"
+    SUMMARY="$SUMMARY$line
+  $cpu
+"
+    [ "$rate" -ge "$GOAL" ] || bad "run $run: $rate addresses/min is below the goal of $GOAL"
+    [ "${HWM:-0}" -gt 0 ] && [ "$HWM" -lt "$RSS_LIMIT_KB" ] || bad "run $run: worker peak RSS ${HWM:-?} KiB is not under 256 MB"
+done
+
+echo
+say "summary:"
+printf '%s' "$SUMMARY" | sed 's/^/  /'
+grep -h -E ' (error|crit)[ :]' "$IT_DIR/log/svc.log" 2>/dev/null | head -n 5 | sed 's/^/# svc.log: /' || true
+[ "$FAILED" = 0 ] && say "goal met and all checks held" || say "goal missed or a check failed"
+exit "$FAILED"
