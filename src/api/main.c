@@ -102,6 +102,7 @@ main(int argc, char **argv)
 	if (log_level_parse(conf_str(&conf, CONF_LOG_LEVEL), &level) == -1) {
 		fprintf(stderr, "svc-api: log_level: error, warn, info or "
 		    "debug\n");
+		conf_free(&conf);
 		return 1;
 	}
 	log_init("svc-api", level, conf_str(&conf, CONF_LOG_FILE));
@@ -114,6 +115,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "svc-api: standard input is not a "
 			    "listening socket; use -s, or start it from a "
 			    "FastCGI web server\n");
+			conf_free(&conf);
 			return 2;
 		}
 		fd = 0;
