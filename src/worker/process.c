@@ -188,8 +188,15 @@ process_new(const struct conf *c, struct buf *err)
 void
 process_free(struct process *p)
 {
+	struct process_host *h;
+
 	if (p == NULL)
 		return;
+	/* Hosts still in back-off outlive every sweep: free them here. */
+	while ((h = p->hosts) != NULL) {
+		p->hosts = h->next;
+		free(h);
+	}
 	verify_engine_free(p->engine);
 	smtp_tls_free(p->tls);
 	free(p->sessions);
