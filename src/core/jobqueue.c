@@ -11,6 +11,7 @@
 #include "util/ids.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/strparse.h"
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +29,6 @@ enum jobqueue_tx {
 	JOBQUEUE_TX_RETRY,
 	JOBQUEUE_TX__MAX
 };
-
-static void
-jobqueue_copy(char *dst, size_t sz, const char *src)
-{
-	size_t n = src ? strlen(src) : 0;
-
-	if (n >= sz)
-		n = sz - 1;
-	if (n)
-		memcpy(dst, src, n);
-	dst[n] = '\0';
-}
 
 /* DB_ERR_RETRY asks for the transaction again; anything else fails it. */
 static enum jobqueue_tx
@@ -114,7 +103,7 @@ jobqueue_claim_tx(struct db *db, const char *owner, long lease,
 	if (e != DB_OK)
 		return jobqueue_dberr(db, e, rc);
 	while (*n < max && db_res_next(res) == 1) {
-		jobqueue_copy(out[*n].job_id, sizeof(out[*n].job_id),
+		strparse_copy(out[*n].job_id, sizeof(out[*n].job_id),
 		    db_res_str(res, 0));
 		out[*n].chunk = (int)db_res_int(res, 1);
 		out[*n].attempts = (int)db_res_int(res, 2) + 1;
@@ -478,9 +467,9 @@ jobqueue_job_read(struct db *db, const char *job_id, struct jobqueue_job *j)
 		db_res_free(res);
 		return DB_ERR_QUERY;
 	}
-	jobqueue_copy(j->account, sizeof(j->account), db_res_str(res, 0));
-	jobqueue_copy(j->pool, sizeof(j->pool), db_res_str(res, 1));
-	jobqueue_copy(j->type, sizeof(j->type), db_res_str(res, 2));
+	strparse_copy(j->account, sizeof(j->account), db_res_str(res, 0));
+	strparse_copy(j->pool, sizeof(j->pool), db_res_str(res, 1));
+	strparse_copy(j->type, sizeof(j->type), db_res_str(res, 2));
 	j->name = strdup(db_res_str(res, 3) ? db_res_str(res, 3) : "");
 	j->total = db_res_int(res, 4);
 	j->processed = db_res_int(res, 5);
@@ -490,7 +479,7 @@ jobqueue_job_read(struct db *db, const char *job_id, struct jobqueue_job *j)
 	j->refunded = db_res_int(res, 13);
 	if (!db_res_isnull(res, 14))
 		j->callback_data = strdup(db_res_str(res, 14));
-	jobqueue_copy(j->created_at, sizeof(j->created_at),
+	strparse_copy(j->created_at, sizeof(j->created_at),
 	    db_res_str(res, 15));
 	db_res_free(res);
 	if (j->name == NULL) {
@@ -827,7 +816,7 @@ jobqueue_purge_expired(struct db *db, long limit)
 		return -1;
 	}
 	while (n < (size_t)limit && db_res_next(res) == 1)
-		jobqueue_copy(ids[n++], sizeof(ids[0]), db_res_str(res, 0));
+		strparse_copy(ids[n++], sizeof(ids[0]), db_res_str(res, 0));
 	db_res_free(res);
 	/* Addresses, then chunks, then the job: an interrupted purge leaves
 	 * the job row, so the next pass finishes it. */
