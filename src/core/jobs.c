@@ -8,6 +8,7 @@
  * addresses together (one MX lookup, several RCPTs per session). */
 #include "core/jobs.h"
 #include "core/addr.h"
+#include "core/dbsql.h"
 #include "core/idempotency.h"
 #include "core/ledger.h"
 #include "util/buf.h"
@@ -204,22 +205,6 @@ jobs_from_db(enum db_err e)
 	return e == DB_OK ? JOBS_OK : JOBS_DB;
 }
 
-/* INSERT of rows rows of cols placeholders each. */
-static void
-jobs_insert_sql(struct buf *b, const char *head, size_t rows, size_t cols)
-{
-	size_t i, j;
-
-	buf_reset(b);
-	buf_puts(b, head);
-	for (i = 0; i < rows; i++) {
-		buf_puts(b, i ? ",(" : "(");
-		for (j = 0; j < cols; j++)
-			buf_puts(b, j ? ",?" : "?");
-		buf_putc(b, ')');
-	}
-}
-
 static enum jobs_err
 jobs_insert_rows(struct db *db, const char *id, const struct jobs_input *in,
     const int *chunk, long nchunks)
@@ -242,8 +227,9 @@ jobs_insert_rows(struct db *db, const char *id, const struct jobs_input *in,
 			p[5 * k + 3] = DBP_STR(in->emails[i + k]);
 			p[5 * k + 4] = DBP_STR(in->domains[i + k]);
 		}
-		jobs_insert_sql(&sql, "INSERT INTO job_emails (job_id, seq, "
-		    "chunk, email, domain) VALUES ", rows, 5);
+		dbsql_repeat(&sql, "INSERT INTO job_emails (job_id, seq, "
+		    "chunk, email, domain) VALUES ", "(?,?,?,?,?)", ",", rows,
+		    "");
 		e = db_exec(db, buf_str(&sql), p, rows * 5, NULL);
 	}
 	for (i = 0; e == DB_OK && i < (size_t)nchunks; i += rows) {
@@ -253,8 +239,8 @@ jobs_insert_rows(struct db *db, const char *id, const struct jobs_input *in,
 			p[2 * k] = DBP_STR(id);
 			p[2 * k + 1] = DBP_INT((long long)(i + k));
 		}
-		jobs_insert_sql(&sql, "INSERT INTO job_chunks (job_id, chunk) "
-		    "VALUES ", rows, 2);
+		dbsql_repeat(&sql, "INSERT INTO job_chunks (job_id, chunk) "
+		    "VALUES ", "(?,?)", ",", rows, "");
 		e = db_exec(db, buf_str(&sql), p, rows * 2, NULL);
 	}
 	buf_free(&sql);

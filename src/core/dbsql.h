@@ -1,0 +1,28 @@
+/* dbsql.h: statement text for multi-row statements (INSERT ... VALUES of
+ * many rows, IN lists, UNION ALL derived tables). db.c prepares statements
+ * once per distinct text, so callers write in groups of a few fixed sizes
+ * (dbsql_group) instead of one statement text per row count. */
+#ifndef SVC_DBSQL_H
+#define SVC_DBSQL_H
+#include "core/db.h"
+#include "util/buf.h"
+#include <stddef.h>
+
+/* Keys per IN (...) list at most (a power of two). */
+#define DBSQL_IN_MAX 128
+
+/* b = head, then item n times separated by sep, then tail. */
+void	 dbsql_repeat(struct buf *b, const char *head, const char *item,
+	    const char *sep, size_t n, const char *tail);
+/* How many of left items the next statement takes: the largest power of
+ * two not above left or max (max a power of two), so that any count is
+ * written with statements of at most log2(max) + 1 distinct texts. */
+size_t	 dbsql_group(size_t left, size_t max);
+/* Runs head followed by "?,?,...)" over keys, in groups of at most
+ * DBSQL_IN_MAX (head ends with "IN ("; the first column selected is the
+ * key). fn is called with the row for every i whose keys[i] equals it (a
+ * key may be given more than once). */
+typedef void (*dbsql_row_fn)(void *arg, struct db_res *, size_t i);
+enum db_err dbsql_select_in(struct db *, const char *head,
+	    const char *const *keys, size_t n, dbsql_row_fn, void *arg);
+#endif
