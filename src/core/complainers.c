@@ -2,6 +2,7 @@
  * normalised form so that case and quoting do not hide a match. */
 #include "core/complainers.h"
 #include "core/addr.h"
+#include "core/dbsql.h"
 #include "util/strparse.h"
 #include <string.h>
 
@@ -12,6 +13,24 @@ complainers_contains(struct db *db, const char *normalised, int *found)
 
 	return db_query_int(db, "SELECT 1 FROM complainers WHERE address = ?",
 	    DB_ARGS(DBP_STR(normalised)), &v, found);
+}
+
+static void
+complainers_hit(void *arg, struct db_res *r, size_t i)
+{
+	unsigned char *found = arg;
+
+	(void)r;
+	found[i] = 1;
+}
+
+enum db_err
+complainers_contains_many(struct db *db, const char *const *normalised,
+    size_t n, unsigned char *found)
+{
+	memset(found, 0, n);
+	return dbsql_select_in(db, "SELECT address FROM complainers WHERE "
+	    "address IN (", normalised, n, complainers_hit, found);
 }
 
 enum db_err

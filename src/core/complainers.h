@@ -8,6 +8,9 @@
 /* normalised: the addr_parse de-duplication key. */
 enum db_err complainers_contains(struct db *, const char *normalised,
 	    int *found);
+/* Many at once, in a few statements: found[i] is set to 1 or 0. */
+enum db_err complainers_contains_many(struct db *,
+	    const char *const *normalised, size_t n, unsigned char *found);
 /* One address per line ('#' comments, blank lines skipped). Counts what
  * was added, what was there already and what was not an address. */
 struct complainers_counts {

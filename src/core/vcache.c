@@ -2,8 +2,23 @@
  * responder and worker shares them. Values are JSON text; a row past its
  * expires_at is a miss and is removed by housekeeping. */
 #include "core/vcache.h"
+#include "core/dbsql.h"
 #include <stdlib.h>
 #include <string.h>
+
+/* Entries per REPLACE at most (a power of two, see dbsql.h). */
+#define VCACHE_GROUP_MAX 128
+
+static const char *const vcache_get_many_sql[VCACHE_TABLE__MAX] = {
+	"SELECT address, result FROM verdict_cache WHERE expires_at > "
+	    "UTC_TIMESTAMP(3) AND address IN (",
+	"SELECT domain, result FROM dns_cache WHERE expires_at > "
+	    "UTC_TIMESTAMP(3) AND domain IN (",
+};
+static const char *const vcache_put_many_sql[VCACHE_TABLE__MAX] = {
+	"REPLACE INTO verdict_cache (address, result, expires_at) VALUES ",
+	"REPLACE INTO dns_cache (domain, result, expires_at) VALUES ",
+};
 
 static const char *const vcache_get_sql[VCACHE_TABLE__MAX] = {
 	"SELECT result FROM verdict_cache WHERE address = ? AND "
@@ -49,6 +64,67 @@ vcache_put(struct db *db, enum vcache_table t, const char *key,
 	e = db_exec(db, vcache_put_sql[t], DB_ARGS(DBP_STR(key), DBP_STR(text),
 	    DBP_INT(seconds)), NULL);
 	free(text);
+	return e;
+}
+
+static void
+vcache_hit(void *arg, struct db_res *r, size_t i)
+{
+	json_t **out = arg;
+
+	if (out[i] == NULL)
+		out[i] = json_loadb(db_res_str(r, 1), db_res_len(r, 1), 0,
+		    NULL);
+}
+
+enum db_err
+vcache_get_many(struct db *db, enum vcache_table t, const char *const *keys,
+    size_t n, json_t **out)
+{
+	enum db_err e;
+	size_t i;
+
+	memset(out, 0, n * sizeof(*out));
+	e = dbsql_select_in(db, vcache_get_many_sql[t], keys, n, vcache_hit,
+	    out);
+	if (e != DB_OK)
+		for (i = 0; i < n; i++) {
+			json_decref(out[i]);
+			out[i] = NULL;
+		}
+	return e;
+}
+
+enum db_err
+vcache_put_many(struct db *db, enum vcache_table t,
+    const struct vcache_entry *v, size_t n)
+{
+	struct db_param p[VCACHE_GROUP_MAX * 3];
+	const struct vcache_entry *w[VCACHE_GROUP_MAX];
+	struct buf sql;
+	enum db_err e = DB_OK;
+	size_t i = 0, g, k, j;
+
+	buf_init(&sql, BUF_NOMAX);
+	while (e == DB_OK && i < n) {
+		/* The next group of entries worth writing. */
+		for (g = 0; i < n && g < VCACHE_GROUP_MAX; i++)
+			if (v[i].seconds > 0 && v[i].key && v[i].value)
+				w[g++] = &v[i];
+		while (e == DB_OK && g > 0) {
+			k = dbsql_group(g, VCACHE_GROUP_MAX);
+			g -= k;
+			dbsql_repeat(&sql, vcache_put_many_sql[t], "(?, ?, "
+			    "UTC_TIMESTAMP(3) + INTERVAL ? SECOND)", ",", k, "");
+			for (j = 0; j < k; j++) {
+				p[3 * j] = DBP_STR(w[g + j]->key);
+				p[3 * j + 1] = DBP_STR(w[g + j]->value);
+				p[3 * j + 2] = DBP_INT(w[g + j]->seconds);
+			}
+			e = db_exec(db, buf_str(&sql), p, 3 * k, NULL);
+		}
+	}
+	buf_free(&sql);
 	return e;
 }
 

@@ -17,6 +17,19 @@ enum db_err vcache_get(struct db *, enum vcache_table, const char *key,
 	    json_t **out);
 enum db_err vcache_put(struct db *, enum vcache_table, const char *key,
 	    const json_t *value, long seconds);
+/* Many keys in a few statements: out[i] gets a new reference for a hit on
+ * keys[i], NULL on a miss; on an error every out[i] is NULL. */
+enum db_err vcache_get_many(struct db *, enum vcache_table,
+	    const char *const *keys, size_t n, json_t **out);
+/* One entry to write with vcache_put_many: value is JSON text. */
+struct vcache_entry {
+	char	*key;
+	char	*value;
+	long	 seconds;
+};
+/* Writes entries (those with seconds > 0) in a few statements. */
+enum db_err vcache_put_many(struct db *, enum vcache_table,
+	    const struct vcache_entry *, size_t n);
 
 struct vcache_facts {
 	int	 accept_all;	/* -1 unknown */

@@ -464,7 +464,9 @@ verify_after_accept(struct verify_engine *e, struct db *db,
 	int web, found = 0;
 
 	if (r->accept_all) {
-		web = verify_web_presence(e, db, a->ascii_domain);
+		web = r->web_presence >= 0 ? r->web_presence :
+		    verify_web_presence(e, db, a->ascii_domain);
+		r->web_presence = web;
 		struct verdict_facts f = { .web_presence = web,
 		    .role = r->role, .local = a->local };
 		r->catch_all = verdict_catch_all_of(&f);
@@ -479,7 +481,10 @@ verify_after_accept(struct verify_engine *e, struct db *db,
 		*k = VERDICT_K_SPAM_TRAP;
 		return VERIFY_OK;
 	}
-	if (db && complainers_contains(db, a->normalised, &found) != DB_OK)
+	if (r->complainer >= 0)
+		found = r->complainer;
+	else if (db && complainers_contains(db, a->normalised, &found) !=
+	    DB_OK)
 		return VERIFY_ERR_DB;
 	if (found)
 		*k = VERDICT_K_COMPLAINER;
@@ -503,11 +508,27 @@ verify_set_names(struct verify_result *r, const struct addr *a)
 	strparse_copy(r->ascii_domain, sizeof(r->ascii_domain), a->ascii_domain);
 }
 
+int
+verify_from_cache(struct verify_result *r, const struct addr *a,
+    json_t *cached)
+{
+	struct verify_result c;
+
+	memset(&c, 0, sizeof(c));
+	if (verify_result_from_json(cached, &c) == -1)
+		return -1;
+	*r = c;
+	verify_set_names(r, a);
+	r->cached = 1;
+	return 0;
+}
+
 enum verify_step
 verify_begin(struct verify_engine *e, struct db *db, const char *email,
     int use_cache, struct verify_result *r, struct addr *a)
 {
 	json_t *cached = NULL;
+	int hit;
 
 	memset(r, 0, sizeof(*r));
 	strparse_copy(r->email, sizeof(r->email), email);
@@ -522,19 +543,16 @@ verify_begin(struct verify_engine *e, struct db *db, const char *email,
 	}
 	if (use_cache && db && vcache_get(db, VCACHE_VERDICT, a->normalised,
 	    &cached) == DB_OK && cached != NULL) {
-		int ok = verify_result_from_json(cached, r) == 0;
+		hit = verify_from_cache(r, a, cached) == 0;
 		json_decref(cached);
-		if (ok) {
-			verify_set_names(r, a);
-			r->cached = 1;
+		if (hit)
 			return VERIFY_STEP_DONE;
-		}
-		memset(r, 0, sizeof(*r));
-		verify_set_names(r, a);
 	}
 	r->free_provider = lists_is_free(e->lists, a->ascii_domain);
 	r->disposable = lists_is_disposable(e->lists, a->ascii_domain);
 	r->role = lists_is_role(e->lists, a->local);
+	r->complainer = -1;
+	r->web_presence = -1;
 	return VERIFY_STEP_NEXT;
 }
 
@@ -589,20 +607,42 @@ verify_conclude(struct verify_engine *e, struct db *db,
 	return VERIFY_OK;
 }
 
-void
-verify_store(struct db *db, const struct verify_result *r)
+int
+verify_cache_entry(const struct verify_result *r, struct vcache_entry *out)
 {
 	json_t *j;
 
-	if (db == NULL || r->sandbox || r->cached || r->normalised[0] == '\0')
-		return;
-	j = verify_result_json(r);
+	memset(out, 0, sizeof(*out));
+	if (r->sandbox || r->cached || r->normalised[0] == '\0')
+		return -1;
+	if ((j = verify_result_json(r)) == NULL)
+		return -1;
 	json_object_set_new(j, "kind",
 	    json_string(verdict_kind_names[r->v.kind]));
 	json_object_set_new(j, "trap", json_integer(r->trap));
-	vcache_put(db, VCACHE_VERDICT, r->normalised, j,
-	    verdict_cache_seconds(&r->v));
+	out->value = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
+	out->key = strdup(r->normalised);
+	out->seconds = verdict_cache_seconds(&r->v);
+	if (out->value == NULL || out->key == NULL) {
+		free(out->value);
+		free(out->key);
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	return 0;
+}
+
+void
+verify_store(struct db *db, const struct verify_result *r)
+{
+	struct vcache_entry ce;
+
+	if (db == NULL || verify_cache_entry(r, &ce) == -1)
+		return;
+	(void)vcache_put_many(db, VCACHE_VERDICT, &ce, 1);
+	free(ce.key);
+	free(ce.value);
 }
 
 enum verify_err

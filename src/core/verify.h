@@ -9,6 +9,7 @@
 #include "core/dns.h"
 #include "core/lists.h"
 #include "core/smtp.h"
+#include "core/vcache.h"
 #include "core/verdict.h"
 #include "util/conf.h"
 #include <jansson.h>
@@ -45,6 +46,11 @@ struct verify_result {
 	time_t		 verified_at;
 	int		 cached;
 	int		 sandbox;		/* a sandbox-domain address */
+	/* Facts a caller may know already (the worker looks them up for
+	 * many addresses at once): 1 or 0, or -1 (verify_begin's value)
+	 * when verify_conclude is to look them up. */
+	int		 complainer;		/* on the complainer list */
+	int		 web_presence;		/* the domain has a web site */
 };
 
 struct verify_domain_result {
@@ -106,6 +112,16 @@ enum verify_err verify_conclude(struct verify_engine *, struct db *,
 	    int accept_all);
 /* Stores a result in the verdict cache for its lifetime. */
 void	 verify_store(struct db *, const struct verify_result *);
+/* The verdict cache entry of a result (key and JSON text, to free), for a
+ * caller that writes many with vcache_put_many; -1 if it is not cached
+ * (sandbox, from the cache, not an address) or out of memory. */
+int	 verify_cache_entry(const struct verify_result *,
+	    struct vcache_entry *);
+/* A result from a verdict cache hit (as vcache_get_many gives them) for
+ * the address verify_begin parsed: 0, or -1 if the entry is unusable (r
+ * is then as verify_begin left it). */
+int	 verify_from_cache(struct verify_result *, const struct addr *,
+	    json_t *cached);
 
 /* API.md's result object (without the credits fields). */
 json_t	*verify_result_json(const struct verify_result *);
