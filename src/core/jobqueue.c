@@ -6,6 +6,7 @@
  * over after a crash never counts twice. A deadlock retries the whole
  * transaction a few times. */
 #include "core/jobqueue.h"
+#include "core/dbsql.h"
 #include "core/ledger.h"
 #include "util/buf.h"
 #include "util/ids.h"
@@ -287,17 +288,190 @@ jobqueue_result_set(struct jobqueue_result *o, int seq,
 	o->verified_at = r->verified_at ? r->verified_at : time(NULL);
 }
 
+/* Results per multi-row UPDATE at most (a power of two, see dbsql.h). */
+#define JOBQUEUE_WRITE_GROUP 64
+#define JOBQUEUE_WRITE_COLS 12
+
+static int
+jobqueue_int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+jobqueue_result_cmp(const void *a, const void *b)
+{
+	const struct jobqueue_result *x = *(const struct jobqueue_result *
+	    const *)a, *y = *(const struct jobqueue_result *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The seqs of the chunk's rows that are done already, sorted. */
+static enum db_err
+jobqueue_done_seqs(struct db *db, const struct jobqueue_chunk *c,
+    int **seqs, size_t *n)
+{
+	struct db_res *res = NULL;
+	enum db_err e;
+	size_t cap;
+	int *v, row = 0;
+
+	*seqs = NULL;
+	*n = 0;
+	e = db_query(db, "SELECT seq FROM job_emails WHERE job_id = ? AND "
+	    "chunk = ? AND state = 'done'", DB_ARGS(DBP_STR(c->job_id),
+	    DBP_INT(c->chunk)), &res);
+	if (e != DB_OK)
+		return e;
+	cap = (size_t)db_res_rows(res);
+	if ((v = calloc(cap + 1, sizeof(*v))) == NULL) {
+		db_res_free(res);
+		return DB_ERR_QUERY;
+	}
+	while (*n < cap && (row = db_res_next(res)) == 1)
+		v[(*n)++] = (int)db_res_int(res, 0);
+	db_res_free(res);
+	if (row == -1) {
+		free(v);
+		*n = 0;
+		return DB_ERR_QUERY;
+	}
+	qsort(v, *n, sizeof(*v), jobqueue_int_cmp);
+	*seqs = v;
+	return DB_OK;
+}
+
+/* One UPDATE over a derived table of results: rows not done yet become
+ * done with their result. */
+static enum db_err
+jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
+    const char *job_id, const struct jobqueue_result *const *v, size_t n,
+    unsigned long long *changed)
+{
+	const struct jobqueue_result *r;
+	struct db_param *q;
+	size_t i;
+
+	dbsql_repeat(sql, "UPDATE job_emails e JOIN (",
+	    "SELECT ? AS seq, ? AS classification, ? AS status, ? AS reason, "
+	    "? AS sub_status, ? AS score, ? AS free, ? AS role, "
+	    "? AS disposable, ? AS accept_all, ? AS catch_all_verdict, "
+	    "? AS verified_at", " UNION ALL ", n, ") v ON e.seq = v.seq "
+	    "SET e.state = 'done', e.retry_at = NULL, e.classification = "
+	    "v.classification, e.status = v.status, e.reason = v.reason, "
+	    "e.sub_status = v.sub_status, e.score = v.score, e.free = v.free, "
+	    "e.role = v.role, e.disposable = v.disposable, e.accept_all = "
+	    "v.accept_all, e.catch_all_verdict = v.catch_all_verdict, "
+	    "e.verified_at = FROM_UNIXTIME(v.verified_at) "
+	    "WHERE e.job_id = ? AND e.state <> 'done'");
+	for (i = 0; i < n; i++) {
+		r = v[i];
+		q = p + i * JOBQUEUE_WRITE_COLS;
+		q[0] = DBP_INT(r->seq);
+		q[1] = DBP_STR(verdict_class_names[r->classification]);
+		q[2] = DBP_STR(verdict_status_names[r->status]);
+		q[3] = DBP_STR(verdict_reason_names[r->reason]);
+		q[4] = DBP_STR(verdict_sub_names[r->sub]);
+		q[5] = DBP_INT(r->score);
+		q[6] = DBP_INT(r->free_provider);
+		q[7] = DBP_INT(r->role);
+		q[8] = DBP_INT(r->disposable);
+		q[9] = DBP_INT(r->accept_all);
+		q[10] = DBP_STR(verdict_catch_all_names[r->catch_all]);
+		q[11] = DBP_INT((long long)r->verified_at);
+	}
+	p[n * JOBQUEUE_WRITE_COLS] = DBP_STR(job_id);
+	return db_exec(db, buf_str(sql), p, n * JOBQUEUE_WRITE_COLS + 1,
+	    changed);
+}
+
+/* Writes the results (retry ones one by one, as they are rare; the rest
+ * in groups) and adds to the job's counters what became done. The caller
+ * holds the job row lock, which every writer of the job's rows takes
+ * first: the rows found done before the update are exactly the ones it
+ * leaves alone, so the counts are exact. */
+static enum db_err
+jobqueue_write_rows(struct db *db, const struct jobqueue_chunk *c,
+    const struct jobqueue_result *v, size_t n, long retry_seconds,
+    long long counts[VERDICT_CLASS__MAX], size_t *done)
+{
+	const struct jobqueue_result **todo = NULL;
+	struct db_param *p = NULL;
+	unsigned long long changed, total = 0;
+	struct buf sql;
+	enum db_err e = DB_OK;
+	size_t ndone = 0, ntodo = 0, i, j = 0, g;
+	int *seqs = NULL;
+
+	buf_init(&sql, BUF_NOMAX);
+	if ((e = jobqueue_done_seqs(db, c, &seqs, &ndone)) != DB_OK)
+		goto out;
+	if ((todo = calloc(n + 1, sizeof(*todo))) == NULL ||
+	    (p = calloc(JOBQUEUE_WRITE_GROUP * JOBQUEUE_WRITE_COLS + 1,
+	    sizeof(*p))) == NULL) {
+		e = DB_ERR_QUERY;
+		goto out;
+	}
+	for (i = 0; e == DB_OK && i < n; i++) {
+		if (!v[i].retry) {
+			todo[ntodo++] = &v[i];
+			continue;
+		}
+		e = db_exec(db, "UPDATE job_emails SET state = 'retry', "
+		    "retry_at = UTC_TIMESTAMP(3) + INTERVAL ? SECOND, "
+		    "attempts = LEAST(attempts + 1, 127) "
+		    "WHERE job_id = ? AND seq = ? AND state <> 'done'",
+		    DB_ARGS(DBP_INT(retry_seconds), DBP_STR(c->job_id),
+		    DBP_INT(v[i].seq)), NULL);
+	}
+	/* Sorted by seq: a seq given twice is written once, and the rows
+	 * done already are skipped in one merge with seqs. */
+	qsort(todo, ntodo, sizeof(*todo), jobqueue_result_cmp);
+	for (i = 0, g = 0; i < ntodo; i++) {
+		if (g > 0 && todo[g - 1]->seq == todo[i]->seq)
+			continue;
+		while (j < ndone && seqs[j] < todo[i]->seq)
+			j++;
+		if (j < ndone && seqs[j] == todo[i]->seq)
+			continue;
+		todo[g++] = todo[i];
+		counts[todo[i]->classification]++;
+	}
+	ntodo = g;
+	for (i = 0; e == DB_OK && i < ntodo; i += g) {
+		g = dbsql_group(ntodo - i, JOBQUEUE_WRITE_GROUP);
+		changed = 0;
+		e = jobqueue_write_group(db, &sql, p, c->job_id, todo + i, g,
+		    &changed);
+		total += changed;
+	}
+	if (e == DB_OK && total != ntodo) {
+		/* Cannot happen under the job lock; do not count wrongly. */
+		log_error("event=results_count_mismatch job=%s chunk=%d "
+		    "expected=%zu changed=%llu", c->job_id, c->chunk, ntodo,
+		    total);
+		e = DB_ERR_RETRY;
+	}
+	*done = ntodo;
+out:
+	buf_free(&sql);
+	free(seqs);
+	free(todo);
+	free(p);
+	return e;
+}
+
 static enum jobqueue_tx
 jobqueue_write_tx(struct db *db, const struct jobqueue_chunk *c,
     const struct jobqueue_result *v, size_t n, long retry_seconds,
     size_t *done, enum jobqueue_err *rc)
 {
 	long long counts[VERDICT_CLASS__MAX];
-	unsigned long long changed;
-	const struct jobqueue_result *r;
 	enum db_err e;
 	int active, found;
-	size_t i;
 
 	*done = 0;
 	memset(counts, 0, sizeof(counts));
@@ -313,40 +487,10 @@ jobqueue_write_tx(struct db *db, const struct jobqueue_chunk *c,
 		*rc = JOBQUEUE_GONE;
 		return JOBQUEUE_TX_DONE;
 	}
-	for (i = 0; i < n; i++) {
-		r = &v[i];
-		changed = 0;
-		if (r->retry)
-			e = db_exec(db, "UPDATE job_emails SET state = 'retry', "
-			    "retry_at = UTC_TIMESTAMP(3) + INTERVAL ? SECOND, "
-			    "attempts = LEAST(attempts + 1, 127) "
-			    "WHERE job_id = ? AND seq = ? AND state <> 'done'",
-			    DB_ARGS(DBP_INT(retry_seconds), DBP_STR(c->job_id),
-			    DBP_INT(r->seq)), NULL);
-		else
-			e = db_exec(db, "UPDATE job_emails SET state = 'done', "
-			    "retry_at = NULL, classification = ?, status = ?, "
-			    "reason = ?, sub_status = ?, score = ?, free = ?, "
-			    "role = ?, disposable = ?, accept_all = ?, "
-			    "catch_all_verdict = ?, verified_at = "
-			    "FROM_UNIXTIME(?) WHERE job_id = ? AND seq = ? AND "
-			    "state <> 'done'", DB_ARGS(
-			    DBP_STR(verdict_class_names[r->classification]),
-			    DBP_STR(verdict_status_names[r->status]),
-			    DBP_STR(verdict_reason_names[r->reason]),
-			    DBP_STR(verdict_sub_names[r->sub]),
-			    DBP_INT(r->score), DBP_INT(r->free_provider),
-			    DBP_INT(r->role), DBP_INT(r->disposable),
-			    DBP_INT(r->accept_all),
-			    DBP_STR(verdict_catch_all_names[r->catch_all]),
-			    DBP_INT((long long)r->verified_at),
-			    DBP_STR(c->job_id), DBP_INT(r->seq)), &changed);
-		if (e != DB_OK)
-			return jobqueue_dberr(db, e, rc);
-		if (changed) {
-			counts[r->classification]++;
-			(*done)++;
-		}
+	if (n > 0 && (e = jobqueue_write_rows(db, c, v, n, retry_seconds,
+	    counts, done)) != DB_OK) {
+		*done = 0;
+		return jobqueue_dberr(db, e, rc);
 	}
 	if (*done > 0 && (e = db_exec(db, "UPDATE jobs SET processed_emails = "
 	    "processed_emails + ?, count_valid = count_valid + ?, "
