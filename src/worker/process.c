@@ -1,21 +1,26 @@
 /* process.c: the job verification loop of svc-worker. Claimed chunks are
  * read and every address goes through the engine's steps: verify_begin
- * (syntax, sandbox, verdict cache), one verify_lookup_mx per domain (the
- * shared MariaDB DNS cache), verify_with_mx (no MX, DNS error, disposable),
- * then SMTP: addresses wait in their domain's queue and leave it in
- * sessions of up to worker_rcpts_per_session recipients; a domain's first
- * session also carries a random address (the catch-all probe, stored in
- * domain_facts so no other chunk or worker probes again) and the domain's
- * other sessions wait for its answer. Every session runs from one poll loop,
- * at most worker_concurrency at once and worker_domain_concurrency per MX
- * host; a host that defers (4xx greeting or MAIL, 421) is left alone for an
- * exponential back-off from 1 s and the unanswered addresses go back in the
- * queue. Greylisted addresses are written as "retry" and verified again in a
- * later claim of their chunk. Results are written per chunk as they come
- * (at least every second), leases are renewed, and the last chunk of a job
- * completes it (jobqueue.c). */
+ * (syntax, sandbox), the verdict cache and the complainer list (looked up
+ * for the whole chunk in a few statements), one verify_lookup_mx per domain
+ * (the shared MariaDB DNS cache), verify_with_mx (no MX, DNS error,
+ * disposable), then SMTP: addresses wait in their domain's queue and leave
+ * it in sessions of up to worker_rcpts_per_session recipients; a domain's
+ * first session also carries a random address (the catch-all probe, stored
+ * in domain_facts so no other chunk or worker probes again) and the
+ * domain's other sessions wait for its answer. Every session runs from one
+ * poll loop, at most worker_concurrency at once and
+ * worker_domain_concurrency per MX host; a host that defers (4xx greeting
+ * or MAIL, 421) is left alone for an exponential back-off from 1 s and the
+ * unanswered addresses go back in the queue. Greylisted addresses are
+ * written as "retry" and verified again in a later claim of their chunk.
+ * Results (and their verdict cache entries) are written per chunk in
+ * multi-row statements as they come (at least every second), leases are
+ * renewed, and the last chunk of a job completes it (jobqueue.c). The
+ * loop's database round trips are per chunk or per domain, not per
+ * address: they run between SMTP steps, so each one delays every session. */
 #include "worker/process.h"
 #include "core/addr.h"
+#include "core/complainers.h"
 #include "core/dns.h"
 #include "core/jobqueue.h"
 #include "core/smtp.h"
@@ -33,7 +38,8 @@
 #define PROCESS_CHUNKS_MAX	64	/* chunks held at once */
 #define PROCESS_FLUSH_MS	1000	/* results written at least this often */
 #define PROCESS_FLUSH_ROWS	500
-#define PROCESS_CLAIM_MS	1000	/* claim again at most this often */
+#define PROCESS_CLAIM_MS	1000	/* after a short claim, claim again at
+					 * most this often */
 #define PROCESS_DNS_SLICE_MS	200	/* DNS lookups per loop turn at most */
 #define PROCESS_POLL_MS		200
 #define PROCESS_BACKOFF_MIN_MS	1000
@@ -55,6 +61,8 @@ struct process_chunk {
 	struct jobqueue_chunk	 c;
 	struct jobqueue_result	*res;		/* waiting to be written */
 	size_t			 nres, capres;
+	struct vcache_entry	*cache;		/* verdicts to cache */
+	size_t			 ncache, capcache;
 	size_t			 outstanding;	/* addresses not concluded */
 	size_t			 rows;
 	int			 gone;		/* the job ended: drop all */
@@ -88,6 +96,7 @@ struct process_domain {
 	struct dns_mx_result	 mx;
 	int			 resolved;
 	int			 in_dns_queue;
+	int			 web_presence;	/* -1 not known yet */
 	struct process_host	*host;
 	enum process_probe	 probe;
 	int			 accept_all;
@@ -130,6 +139,7 @@ struct process {
 	struct pollfd		*pfd;
 	int64_t			 last_claim;
 	int			 claim_empty;	/* the last claim found nothing */
+	int			 claim_short;	/* it found fewer than asked */
 	unsigned		 rr;		/* first hash bucket scheduled */
 	int			 db_failed;
 };
@@ -228,6 +238,7 @@ process_domain_get(struct process *p, const char *name)
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
 	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->web_presence = -1;
 	d->hnext = p->hash[h];
 	p->hash[h] = d;
 	return d;
@@ -285,6 +296,36 @@ process_sweep(struct process *p, int64_t now)
 
 /* ---------------------------------------------------------------- results */
 
+/* Keeps a verdict to write to the cache with the chunk's next results. */
+static void
+process_chunk_cache(struct process_chunk *ch, const struct verify_result *r)
+{
+	struct vcache_entry *nv;
+	size_t cap;
+
+	if (ch->ncache == ch->capcache) {
+		cap = ch->capcache ? ch->capcache * 2 : 64;
+		if ((nv = realloc(ch->cache, cap * sizeof(*nv))) == NULL)
+			return;		/* only a cache entry lost */
+		ch->cache = nv;
+		ch->capcache = cap;
+	}
+	if (verify_cache_entry(r, &ch->cache[ch->ncache]) == 0)
+		ch->ncache++;
+}
+
+static void
+process_cache_clear(struct process_chunk *ch)
+{
+	size_t i;
+
+	for (i = 0; i < ch->ncache; i++) {
+		free(ch->cache[i].key);
+		free(ch->cache[i].value);
+	}
+	ch->ncache = 0;
+}
+
 static void
 process_chunk_add(struct process_chunk *ch, const struct jobqueue_result *r)
 {
@@ -326,7 +367,7 @@ process_result(struct process *p, struct process_addr *pa, int store)
 		store = 0;
 	}
 	if (store)
-		verify_store(p->db, &pa->r);
+		process_chunk_cache(ch, &pa->r);
 	process_chunk_add(ch, &jr);
 }
 
@@ -365,6 +406,12 @@ process_flush(struct process *p, struct process_chunk *ch, int64_t now)
 	size_t done = 0;
 
 	ch->last_flush = now;
+	if (ch->ncache && !ch->gone && vcache_put_many(p->db, VCACHE_VERDICT,
+	    ch->cache, ch->ncache) != DB_OK)
+		log_warn("event=verdict_cache_write_failed job=%s chunk=%d "
+		    "rows=%zu error=\"%s\"", ch->c.job_id, ch->c.chunk,
+		    ch->ncache, db_error(p->db));
+	process_cache_clear(ch);
 	if (ch->gone || ch->failed)
 		return;
 	/* With no results this only looks at the job under its lock: a
@@ -392,6 +439,8 @@ process_flush(struct process *p, struct process_chunk *ch, int64_t now)
 static void
 process_chunk_free(struct process_chunk *ch)
 {
+	process_cache_clear(ch);
+	free(ch->cache);
 	free(ch->res);
 	free(ch);
 }
@@ -524,9 +573,12 @@ process_resolve(struct process *p, struct process_domain *d)
 			d->host = h;
 		}
 		if (vcache_facts_get(p->db, d->name, &f, &found) == DB_OK &&
-		    found && f.accept_all >= 0) {
-			d->probe = PROCESS_PROBE_KNOWN;
-			d->accept_all = f.accept_all;
+		    found) {
+			d->web_presence = f.web_presence;
+			if (f.accept_all >= 0) {
+				d->probe = PROCESS_PROBE_KNOWN;
+				d->accept_all = f.accept_all;
+			}
 		}
 	}
 	log_debug("event=domain_resolved domain=%s dns=%s hosts=%zu "
@@ -557,25 +609,81 @@ process_dns(struct process *p)
 
 /* ---------------------------------------------------------------- chunks */
 
-static void
-process_address(struct process *p, struct process_chunk *ch,
+/* Syntax and sandbox: a new address in flight, or NULL when that already
+ * concluded it (or memory ran out). */
+static struct process_addr *
+process_begin(struct process *p, struct process_chunk *ch,
     const struct jobqueue_row *row)
 {
 	struct process_addr *pa;
-	struct process_domain *d;
 
 	if ((pa = calloc(1, sizeof(*pa))) == NULL) {
 		log_error("event=address_skipped job=%s seq=%d "
 		    "error=\"out of memory\"", ch->c.job_id, row->seq);
-		return;
+		return NULL;
 	}
 	pa->chunk = ch;
 	pa->seq = row->seq;
 	pa->attempts = row->attempts;
 	ch->outstanding++;
-	if (verify_begin(p->engine, p->db, row->email, 1, &pa->r, &pa->a) ==
+	if (verify_begin(p->engine, NULL, row->email, 0, &pa->r, &pa->a) ==
 	    VERIFY_STEP_DONE) {
 		process_result(p, pa, 1);
+		free(pa);
+		return NULL;
+	}
+	return pa;
+}
+
+/* The verdict cache and the complainer list for a chunk's addresses, in a
+ * few statements rather than one or two per address. A failing lookup is
+ * no verdict: the cache misses, and verify_conclude looks complainers up
+ * one by one (failing there if the database is down). */
+static void
+process_lookup(struct process *p, struct process_addr **v, size_t n)
+{
+	const char **keys;
+	unsigned char *found;
+	json_t **hits;
+	size_t i, k;
+
+	keys = calloc(n + 1, sizeof(*keys));
+	hits = calloc(n + 1, sizeof(*hits));
+	found = calloc(n + 1, 1);
+	if (keys == NULL || hits == NULL || found == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		keys[i] = v[i]->a.normalised;
+	if (vcache_get_many(p->db, VCACHE_VERDICT, keys, n, hits) == DB_OK)
+		for (i = 0; i < n; i++)
+			if (hits[i] != NULL)
+				(void)verify_from_cache(&v[i]->r, &v[i]->a,
+				    hits[i]);
+	for (i = k = 0; i < n; i++)
+		if (!v[i]->r.cached)
+			keys[k++] = v[i]->a.normalised;
+	if (k > 0 && complainers_contains_many(p->db, keys, k, found) ==
+	    DB_OK)
+		for (i = k = 0; i < n; i++)
+			if (!v[i]->r.cached)
+				v[i]->r.complainer = found[k++];
+out:
+	for (i = 0; hits != NULL && i < n; i++)
+		json_decref(hits[i]);
+	free(keys);
+	free(hits);
+	free(found);
+}
+
+/* A cached verdict concludes the address; the rest wait for their domain's
+ * MX answer (looked up once per domain) or go on with it. */
+static void
+process_route(struct process *p, struct process_addr *pa)
+{
+	struct process_domain *d;
+
+	if (pa->r.cached) {
+		process_result(p, pa, 0);
 		free(pa);
 		return;
 	}
@@ -584,7 +692,6 @@ process_address(struct process *p, struct process_chunk *ch,
 		return;
 	}
 	if (d->resolved) {
-		/* The domain's MX answer is known already. */
 		if (verify_with_mx(p->engine, &pa->r, &pa->a, &d->mx) ==
 		    VERIFY_STEP_DONE) {
 			process_result(p, pa, 1);
@@ -609,8 +716,9 @@ static void
 process_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 {
 	struct jobqueue_row *rows = NULL;
+	struct process_addr **todo;
 	struct process_chunk *ch;
-	size_t n = 0, total = 0, i;
+	size_t n = 0, total = 0, i, m = 0;
 
 	if (jobqueue_rows(p->db, c, &rows, &n, &total) != JOBQUEUE_OK) {
 		p->db_failed = 1;
@@ -639,9 +747,19 @@ process_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 	p->nchunks++;
 	log_info("event=chunk_claimed job=%s chunk=%d rows=%zu total=%zu "
 	    "attempt=%d", c->job_id, c->chunk, n, total, c->attempts);
-	for (i = 0; i < n && !ch->gone; i++)
-		process_address(p, ch, &rows[i]);
+	if ((todo = calloc(n + 1, sizeof(*todo))) == NULL) {
+		/* Nothing started: the rows stay pending for a later claim. */
+		jobqueue_rows_free(rows, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if ((todo[m] = process_begin(p, ch, &rows[i])) != NULL)
+			m++;
 	jobqueue_rows_free(rows, n);
+	process_lookup(p, todo, m);
+	for (i = 0; i < m; i++)
+		process_route(p, todo[i]);
+	free(todo);
 }
 
 static void
@@ -660,6 +778,7 @@ process_claim(struct process *p, int64_t now)
 		return;
 	}
 	p->claim_empty = n == 0;
+	p->claim_short = n < want;
 	for (i = 0; i < n; i++)
 		process_load(p, &got[i], now);
 }
@@ -826,11 +945,14 @@ process_session_end(struct process *p, struct process_session *ss,
 			process_enqueue(d, pa, 1);	/* keeps the order */
 			continue;
 		}
+		/* One web presence lookup per domain (catch-all verdicts). */
+		pa->r.web_presence = d->web_presence;
 		if (verify_conclude(p->engine, p->db, &pa->r, &pa->a, si,
 		    rr, accept_all) != VERIFY_OK) {
 			process_abandon(pa);
 			continue;
 		}
+		d->web_presence = pa->r.web_presence;
 		process_result(p, pa, 1);
 		free(pa);
 	}
@@ -975,6 +1097,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 	p->db = db;
 	p->db_failed = 0;
 	p->claim_empty = 0;
+	p->claim_short = 0;
 	p->last_claim = 0;
 	for (;;) {
 		now = smtp_now_ms();
@@ -982,8 +1105,11 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			process_drop_all(p, 1);
 			return 0;
 		}
+		/* A chunk that finishes makes room for the next at once while
+		 * the queue has work; once a claim comes back short, the next
+		 * waits PROCESS_CLAIM_MS. */
 		if (p->nchunks < p->max_chunks && (p->nchunks == 0 ||
-		    now - p->last_claim >= PROCESS_CLAIM_MS))
+		    !p->claim_short || now - p->last_claim >= PROCESS_CLAIM_MS))
 			process_claim(p, now);
 		if (p->db_failed)
 			break;

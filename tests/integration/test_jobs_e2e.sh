@@ -151,4 +151,33 @@ t_batch() {
 }
 t_case "a batch job completes with its status fields and no refund of unknown" t_batch
 
+# The worker reads the verdict cache and the complainer list for a chunk at
+# once and writes results and cache entries in multi-row statements: 150
+# addresses (more than one group of 128) on the catch-all domain, two of
+# them on the complainer list in different groups, and alice, whose cached
+# verdict (from the first job) is changed to "full" to show it is used.
+t_cache_and_complainers() {
+    local body id got
+    printf 'u005@catchall.svc.test\nu140@catchall.svc.test\n' |
+        svcadm complainers import - --source e2e > /dev/null || return 1
+    it_sql "UPDATE verdict_cache SET result = JSON_SET(result, '\$.kind', 'full')
+        WHERE address = 'alice@mx.svc.test'" > /dev/null
+    body=$({ echo alice@mx.svc.test; for i in $(seq -w 1 150); do echo "u$i@catchall.svc.test"; done; } |
+        jq -R . | jq -sc '{emails: .}')
+    http POST /v1/verify/bulk "$body"; expect_status 202 || return 1
+    id=$(json .job_id)
+    run_worker "$id" || return 1
+    http GET "/v1/jobs/$id"
+    expect_json .status completed && expect_json .processed_emails 151 && expect_json .counts.catch_all 148 &&
+        expect_json .counts.risky 3 || return 1
+    http GET "/v1/jobs/$id/results?classification=risky"
+    got=$(json '.results[] | "\(.email):\(.sub_status)"' | tr '\n' ' ')
+    expect_eq "risky results" "alice@mx.svc.test:mailbox_full u005@catchall.svc.test:known_complainer u140@catchall.svc.test:known_complainer " "$got" || return 1
+    expect_eq "verdicts cached for the job's fresh addresses" 150 \
+        "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address LIKE 'u%@catchall.svc.test'")" || return 1
+    expect_eq "alice's cache entry was not rewritten" full \
+        "$(it_sql "SELECT JSON_VALUE(result, '\$.kind') FROM verdict_cache WHERE address = 'alice@mx.svc.test'")"
+}
+t_case "a job takes cached verdicts and marks known complainers, with more addresses than one statement group" t_cache_and_complainers
+
 t_done
