@@ -27,14 +27,16 @@ the session log):
   delay_ms=N                       delay before every reply (slow server)
   flight_delay_ms=N                delay once per flight of commands
   split=1|0                        send replies one byte per send()
-Per-recipient verdicts by local part:
-  user*, ok*  250 2.1.5         unknown*   550 5.1.1 user unknown
-  disabled*   550 5.2.1         full*      452 4.2.2 mailbox full
-  blocked*    554 5.7.1 Spamhaus text
-  grey*       450 4.7.1 greylisted the first time, 250 afterwards
-  greyforever* 450 4.7.1 greylisted every time
-  close421*   421 4.3.2 and the connection is closed
-  multi*      a multi-line 250
+Per-recipient verdicts by local part (a keyword, then digits or nothing:
+"user", "user12"; not "userx", so that a verifier's random catch-all probe
+never falls on a keyword by chance):
+  user, ok    250 2.1.5         unknown    550 5.1.1 user unknown
+  disabled    550 5.2.1         full       452 4.2.2 mailbox full
+  blocked     554 5.7.1 Spamhaus text
+  grey        450 4.7.1 greylisted the first time, 250 afterwards
+  greyforever 450 4.7.1 greylisted every time
+  close421    421 4.3.2 and the connection is closed
+  multi       a multi-line 250
   anything else: 250 with catchall=1, else 550 5.1.1
 
 Control commands (one line each, answered with one line):
@@ -43,6 +45,7 @@ Control commands (one line each, answered with one line):
                 pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
 """
 import os
+import re
 import signal
 import socket
 import socketserver
@@ -159,28 +162,30 @@ class Session:
             addr = addr[3:].strip()
         addr = addr.strip("<>")
         local = addr.split("@")[0].lower()
-        if local.startswith(("user", "ok")):
+        m = re.fullmatch(r"([a-z]+(?:421)?)[0-9]*", local)
+        local = m.group(1) if m else ""
+        if local in ("user", "ok"):
             return self.reply(250, ["2.1.5 <%s> recipient ok" % addr]), None
-        if local.startswith("unknown"):
+        if local == "unknown":
             return self.reply(550, ["5.1.1 <%s>: Recipient address rejected: User unknown in local recipient table" % addr]), None
-        if local.startswith("disabled"):
+        if local == "disabled":
             return self.reply(550, ["5.2.1 <%s>: mailbox disabled" % addr]), None
-        if local.startswith("full"):
+        if local == "full":
             return self.reply(452, ["4.2.2 <%s>: mailbox full, over quota" % addr]), None
-        if local.startswith("blocked"):
+        if local == "blocked":
             return self.reply(554, ["5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/127.0.0.1"]), None
-        if local.startswith("greyforever"):
+        if local == "greyforever":
             return self.reply(450, ["4.7.1 <%s>: Recipient address rejected: Greylisted, try again later" % addr]), None
-        if local.startswith("grey"):
+        if local == "grey":
             with lock:
                 seen = addr in greylist
                 greylist.add(addr)
             if not seen:
                 return self.reply(450, ["4.7.1 <%s>: Recipient address rejected: Greylisted, try again later" % addr]), None
             return self.reply(250, ["2.1.5 <%s> ok (greylisting passed)" % addr]), None
-        if local.startswith("close421"):
+        if local == "close421":
             return self.reply(421, ["4.3.2 fake.test shutting down, closing connection"]), "close"
-        if local.startswith("multi"):
+        if local == "multi":
             return self.reply(250, ["<%s> accepted" % addr, "second line", "third line"], "2.1.5"), None
         if setting("catchall") == "1":
             return self.reply(250, ["2.1.5 <%s> ok" % addr]), None
