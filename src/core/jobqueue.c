@@ -215,6 +215,14 @@ jobqueue_rows_free(struct jobqueue_row *rows, size_t n)
 	free(rows);
 }
 
+static int
+jobqueue_row_cmp(const void *a, const void *b)
+{
+	const struct jobqueue_row *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 enum jobqueue_err
 jobqueue_rows(struct db *db, const struct jobqueue_chunk *c,
     struct jobqueue_row **rows, size_t *n, size_t *total)
@@ -233,9 +241,12 @@ jobqueue_rows(struct db *db, const struct jobqueue_chunk *c,
 	    DBP_INT(c->chunk)), &count, &found) != DB_OK)
 		return JOBQUEUE_DB;
 	*total = (size_t)count;
+	/* No ORDER BY: with one, MariaDB walks the job's primary key (job_id,
+	 * seq) through every row of the job instead of the chunk index (5 ms
+	 * a chunk of a 20,000-address job, measured); sorted below. */
 	if (db_query(db, "SELECT seq, attempts, email, domain FROM job_emails "
 	    "WHERE job_id = ? AND chunk = ? AND (state = 'pending' OR "
-	    "(state = 'retry' AND retry_at <= UTC_TIMESTAMP(3))) ORDER BY seq",
+	    "(state = 'retry' AND retry_at <= UTC_TIMESTAMP(3)))",
 	    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)), &res) != DB_OK)
 		return JOBQUEUE_DB;
 	while (db_res_next(res) == 1) {
@@ -256,6 +267,8 @@ jobqueue_rows(struct db *db, const struct jobqueue_chunk *c,
 			goto nomem;
 	}
 	db_res_free(res);
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), jobqueue_row_cmp);
 	*rows = v;
 	return JOBQUEUE_OK;
 nomem:

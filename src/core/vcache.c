@@ -95,6 +95,18 @@ vcache_get_many(struct db *db, enum vcache_table t, const char *const *keys,
 	return e;
 }
 
+void
+vcache_entries_clear(struct vcache_entry *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].key);
+		free(v[i].value);
+		v[i].key = v[i].value = NULL;
+	}
+}
+
 enum db_err
 vcache_put_many(struct db *db, enum vcache_table t,
     const struct vcache_entry *v, size_t n)

@@ -27,6 +27,8 @@ struct vcache_entry {
 	char	*value;
 	long	 seconds;
 };
+/* Frees the keys and values of n entries (not the array). */
+void	 vcache_entries_clear(struct vcache_entry *, size_t n);
 /* Writes entries (those with seconds > 0) in a few statements. */
 enum db_err vcache_put_many(struct db *, enum vcache_table,
 	    const struct vcache_entry *, size_t n);

@@ -29,6 +29,7 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "worker/housekeeping.h"
+#include "worker/writer.h"
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 #define PROCESS_CHUNKS_MAX	64	/* chunks held at once */
 #define PROCESS_FLUSH_MS	1000	/* results written at least this often */
 #define PROCESS_FLUSH_ROWS	500
+#define PROCESS_BACKLOG_MAX	64	/* writer tasks waiting: claim no more */
 #define PROCESS_CLAIM_MS	1000	/* after a short claim, claim again at
 					 * most this often */
 #define PROCESS_DNS_SLICE_MS	200	/* DNS lookups per loop turn at most */
@@ -66,7 +68,6 @@ struct process_chunk {
 	size_t			 outstanding;	/* addresses not concluded */
 	size_t			 rows;
 	int			 gone;		/* the job ended: drop all */
-	int			 failed;	/* a write failed: leave it */
 	int64_t			 last_flush, last_renew;
 	struct process_chunk	*next;
 };
@@ -129,6 +130,7 @@ struct process {
 	size_t			 max_chunks;
 
 	struct db		*db;
+	struct writer		*writer;	/* results, chunk ends */
 	struct process_chunk	*chunks;
 	size_t			 nchunks;
 	struct process_domain	*hash[PROCESS_HASH];
@@ -175,8 +177,10 @@ process_new(const struct conf *c, struct buf *err)
 	p->rcpts = (int)conf_int(c, CONF_WORKER_RCPTS_PER_SESSION);
 	p->grey_retries = (int)conf_int(c, CONF_WORKER_GREYLIST_RETRIES);
 	p->grey_delay = conf_int(c, CONF_WORKER_GREYLIST_DELAY);
-	/* Enough chunks to keep every session slot busy, and one more. */
-	conc = (long)p->concurrency * p->rcpts;
+	/* Enough chunks to keep every session slot busy twice over (a
+	 * domain's later sessions wait for its catch-all probe, so half the
+	 * addresses held are waiting), and one more. */
+	conc = (long)p->concurrency * p->rcpts * 2;
 	p->max_chunks = (size_t)((conc + PROCESS_CHUNK_SIZE - 1) /
 	    PROCESS_CHUNK_SIZE) + 1;
 	if (p->max_chunks > PROCESS_CHUNKS_MAX)
@@ -315,18 +319,6 @@ process_chunk_cache(struct process_chunk *ch, const struct verify_result *r)
 }
 
 static void
-process_cache_clear(struct process_chunk *ch)
-{
-	size_t i;
-
-	for (i = 0; i < ch->ncache; i++) {
-		free(ch->cache[i].key);
-		free(ch->cache[i].value);
-	}
-	ch->ncache = 0;
-}
-
-static void
 process_chunk_add(struct process_chunk *ch, const struct jobqueue_result *r)
 {
 	struct jobqueue_result *nv;
@@ -381,80 +373,82 @@ process_abandon(struct process_addr *pa)
 	free(pa);
 }
 
+/* Hands the chunk's results and cache entries to the writer. With none,
+ * the writer still looks at the job under its lock: a cancelled job comes
+ * back as GONE within a second. */
+static void
+process_flush(struct process *p, struct process_chunk *ch, int64_t now)
+{
+	ch->last_flush = now;
+	if (ch->gone) {
+		ch->nres = 0;
+		vcache_entries_clear(ch->cache, ch->ncache);
+		ch->ncache = 0;
+		return;
+	}
+	if (writer_results(p->writer, &ch->c, ch->res, ch->nres, ch->cache,
+	    ch->ncache) == -1) {
+		log_error("event=results_dropped job=%s chunk=%d rows=%zu "
+		    "error=\"out of memory\"", ch->c.job_id, ch->c.chunk,
+		    ch->nres);
+		p->db_failed = 1;	/* stop: the rows would stay pending */
+	}
+	ch->res = NULL;
+	ch->cache = NULL;
+	ch->nres = ch->capres = ch->ncache = ch->capcache = 0;
+}
+
 /* The job ended (cancelled): every chunk of it held here is dropped and
  * marked done (a write of nothing does that for an ended job). */
 static void
 process_mark_gone(struct process *p, const char *job_id)
 {
 	struct process_chunk *ch;
-	size_t done;
 
 	for (ch = p->chunks; ch != NULL; ch = ch->next)
 		if (strcmp(ch->c.job_id, job_id) == 0 && !ch->gone) {
+			process_flush(p, ch, ch->last_flush);
 			ch->gone = 1;
-			ch->nres = 0;
-			(void)jobqueue_write(p->db, &ch->c, NULL, 0, 0, &done);
 			log_info("event=chunk_dropped job=%s chunk=%d "
 			    "reason=job_ended", ch->c.job_id, ch->c.chunk);
 		}
 }
 
+/* What came back from the writer: an ended job's chunks are dropped, a
+ * database failure stops the loop. */
 static void
-process_flush(struct process *p, struct process_chunk *ch, int64_t now)
+process_outcomes(struct process *p)
 {
-	enum jobqueue_err rc;
-	size_t done = 0;
+	struct writer_outcome o[16];
+	size_t n, i;
 
-	ch->last_flush = now;
-	if (ch->ncache && !ch->gone && vcache_put_many(p->db, VCACHE_VERDICT,
-	    ch->cache, ch->ncache) != DB_OK)
-		log_warn("event=verdict_cache_write_failed job=%s chunk=%d "
-		    "rows=%zu error=\"%s\"", ch->c.job_id, ch->c.chunk,
-		    ch->ncache, db_error(p->db));
-	process_cache_clear(ch);
-	if (ch->gone || ch->failed)
-		return;
-	/* With no results this only looks at the job under its lock: a
-	 * cancelled job is noticed within a second (GONE). */
-	rc = jobqueue_write(p->db, &ch->c, ch->res, ch->nres, p->grey_delay,
-	    &done);
-	if (rc == JOBQUEUE_GONE) {
-		process_mark_gone(p, ch->c.job_id);
-		return;
-	}
-	if (rc != JOBQUEUE_OK) {
-		log_error("event=results_write_failed job=%s chunk=%d rows=%zu "
-		    "error=%s", ch->c.job_id, ch->c.chunk, ch->nres,
-		    jobqueue_err_names[rc]);
-		ch->failed = 1;
-		p->db_failed = 1;
-		return;
-	}
-	if (ch->nres)
-		log_debug("event=results_written job=%s chunk=%d rows=%zu "
-		    "done=%zu", ch->c.job_id, ch->c.chunk, ch->nres, done);
-	ch->nres = 0;
+	while ((n = writer_outcomes(p->writer, o, 16)) > 0)
+		for (i = 0; i < n; i++) {
+			if (o[i].rc == JOBQUEUE_GONE)
+				process_mark_gone(p, o[i].c.job_id);
+			else if (o[i].rc == JOBQUEUE_DB)
+				p->db_failed = 1;
+		}
 }
 
 static void
 process_chunk_free(struct process_chunk *ch)
 {
-	process_cache_clear(ch);
+	vcache_entries_clear(ch->cache, ch->ncache);
 	free(ch->cache);
 	free(ch->res);
 	free(ch);
 }
 
-/* Writes due results, renews leases, finishes chunks with nothing left. */
+/* Hands over due results, renews leases, ends chunks with nothing left. */
 static void
-process_chunks_tick(struct process *p, int64_t now, int force)
+process_chunks_tick(struct process *p, int64_t now)
 {
 	struct process_chunk **cp, *ch;
-	enum jobqueue_err rc;
-	int completed;
 
+	process_outcomes(p);
 	for (cp = &p->chunks; (ch = *cp) != NULL; ) {
-		if ((ch->nres && (force || ch->outstanding == 0 ||
+		if ((ch->nres && (ch->outstanding == 0 ||
 		    ch->nres >= PROCESS_FLUSH_ROWS)) ||
 		    now - ch->last_flush >= PROCESS_FLUSH_MS)
 			process_flush(p, ch, now);
@@ -471,18 +465,8 @@ process_chunks_tick(struct process *p, int64_t now, int force)
 			cp = &ch->next;
 			continue;
 		}
-		if (!ch->gone && !ch->failed) {
-			completed = 0;
-			rc = jobqueue_finish(p->db, &ch->c, p->owner,
-			    &completed);
-			if (rc == JOBQUEUE_GONE)
-				process_mark_gone(p, ch->c.job_id);
-			else if (rc == JOBQUEUE_LOST)
-				log_warn("event=lease_lost job=%s chunk=%d "
-				    "at=finish", ch->c.job_id, ch->c.chunk);
-			else if (rc != JOBQUEUE_OK)
-				p->db_failed = 1;
-		}
+		if (!ch->gone && writer_finish(p->writer, &ch->c) == -1)
+			p->db_failed = 1;
 		*cp = ch->next;
 		p->nchunks--;
 		process_chunk_free(ch);
@@ -1067,17 +1051,19 @@ process_drop_all(struct process *p, int release)
 			d->in_dns_queue = 0;
 		}
 	p->dns_head = p->dns_tail = NULL;
+	/* What is concluded goes to the writer; leases are given back once
+	 * it is written. */
+	for (ch = p->chunks; release && !p->db_failed && ch != NULL;
+	    ch = ch->next)
+		process_flush(p, ch, smtp_now_ms());
+	writer_drain(p->writer);
+	process_outcomes(p);
 	while ((ch = p->chunks) != NULL) {
 		p->chunks = ch->next;
-		if (release && !ch->gone) {
-			if (!p->db_failed)
-				process_flush(p, ch, smtp_now_ms());
-			if (!p->db_failed && !ch->gone &&
-			    jobqueue_release(p->db, &ch->c, p->owner) ==
-			    JOBQUEUE_OK)
-				log_info("event=chunk_released job=%s "
-				    "chunk=%d", ch->c.job_id, ch->c.chunk);
-		}
+		if (release && !ch->gone && !p->db_failed &&
+		    jobqueue_release(p->db, &ch->c, p->owner) == JOBQUEUE_OK)
+			log_info("event=chunk_released job=%s chunk=%d",
+			    ch->c.job_id, ch->c.chunk);
 		process_chunk_free(ch);
 	}
 	p->nchunks = 0;
@@ -1086,14 +1072,31 @@ process_drop_all(struct process *p, int release)
 
 /* ---------------------------------------------------------------- run */
 
+static void
+process_writer_stop(struct process *p)
+{
+	writer_stop(p->writer);
+	p->writer = NULL;
+}
+
 int
 process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
     time_t *last_hk)
 {
+	struct buf err;
 	int64_t now;
 	time_t t;
 	int timeout;
 
+	buf_init(&err, 1024);
+	p->writer = writer_start(p->conf, p->owner, p->grey_delay, &err);
+	if (p->writer == NULL) {
+		log_error("event=process_stopped reason=writer error=\"%s\"",
+		    buf_str(&err));
+		buf_free(&err);
+		return -1;
+	}
+	buf_free(&err);
 	p->db = db;
 	p->db_failed = 0;
 	p->claim_empty = 0;
@@ -1103,18 +1106,31 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		now = smtp_now_ms();
 		if (*stop) {
 			process_drop_all(p, 1);
+			process_writer_stop(p);
 			return 0;
 		}
 		/* A chunk that finishes makes room for the next at once while
-		 * the queue has work; once a claim comes back short, the next
-		 * waits PROCESS_CLAIM_MS. */
+		 * the queue has work (and the writer keeps up); once a claim
+		 * comes back short, the next waits PROCESS_CLAIM_MS. */
 		if (p->nchunks < p->max_chunks && (p->nchunks == 0 ||
-		    !p->claim_short || now - p->last_claim >= PROCESS_CLAIM_MS))
+		    !p->claim_short || now - p->last_claim >= PROCESS_CLAIM_MS) &&
+		    writer_backlog(p->writer) < PROCESS_BACKLOG_MAX)
 			process_claim(p, now);
 		if (p->db_failed)
 			break;
-		if (p->nchunks == 0 && p->claim_empty)
-			return 0;
+		if (p->nchunks == 0 && p->claim_empty) {
+			if (writer_backlog(p->writer) == 0) {
+				process_writer_stop(p);
+				return 0;
+			}
+			/* Chunks ended but not yet written may be pending
+			 * again: look once more when they are. */
+			writer_drain(p->writer);
+			process_outcomes(p);
+			if (p->db_failed)
+				break;
+			continue;
+		}
 		process_dns(p);
 		process_schedule(p, smtp_now_ms());
 		timeout = p->dns_head ? 0 : PROCESS_POLL_MS;
@@ -1124,7 +1140,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			/* waiting for a host's back-off */
 			poll(NULL, 0, 50);
 		now = smtp_now_ms();
-		process_chunks_tick(p, now, 0);
+		process_chunks_tick(p, now);
 		if (p->db_failed)
 			break;
 		process_sweep(p, now);
@@ -1141,5 +1157,6 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 	log_error("event=process_stopped reason=db_failed error=\"%s\"",
 	    db_error(db));
 	process_drop_all(p, 0);
+	process_writer_stop(p);
 	return -1;
 }
