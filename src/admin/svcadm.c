@@ -144,6 +144,39 @@ grant(struct db *db, const char *pool, long long n, const char *note)
 	die("granting credits failed: %s", db_error(db));
 }
 
+/*
+ * The start of a sub-command "NOUN VERB [ARG]... [--option ...]": argv[0]
+ * is the verb; its options go into o[], its arguments into pos[] (at most
+ * maxpos, at least minpos, else usage()); then the database is opened.
+ */
+static struct db *
+subcommand(int argc, char **argv, struct opt *o, size_t n, char **pos,
+    int minpos, int maxpos, int *np)
+{
+	if (argc < 1)
+		usage();
+	*np = parse_opts(argc - 1, argv + 1, o, n, pos, maxpos);
+	if (*np < minpos)
+		usage();
+	return open_db(1);
+}
+
+/*
+ * The end of "account create" and "org create": dies when the create
+ * failed, else grants the --credits given (if any) and prints the new id.
+ */
+static void
+created(struct db *db, enum accounts_err rc, const struct buf *why,
+    const char *id, const char *credits)
+{
+	if (rc != ACCOUNTS_OK)
+		die("%s", rc == ACCOUNTS_DB ? db_error(db) : buf_str(why));
+	if (credits)
+		grant(db, id, number(credits, "--credits", 0, 1000000000000L),
+		    "initial credits");
+	puts(id);
+}
+
 static int
 pool_exists(struct db *db, const char *id)
 {
@@ -197,24 +230,15 @@ cmd_account(int argc, char **argv)
 	enum accounts_err rc;
 	int np;
 
-	if (argc < 1)
-		usage();
-	np = parse_opts(argc - 1, argv + 1, o, 4, pos, 3);
-	db = open_db(1);
+	db = subcommand(argc, argv, o, 4, pos, 0, 3, &np);
 	buf_init(&why, 512);
 	if (strcmp(argv[0], "create") == 0) {
 		if (!o[0].val || !o[1].val)
 			usage();
 		if (auth_tier_parse(o[1].val, &tier) == -1)
 			die("--tier %s: free, trial, pro or admin", o[1].val);
-		if ((rc = accounts_create(db, o[0].val, tier, id, &why)) !=
-		    ACCOUNTS_OK)
-			die("%s", rc == ACCOUNTS_DB ? db_error(db) :
-			    buf_str(&why));
-		if (o[2].val)
-			grant(db, id, number(o[2].val, "--credits", 0,
-			    1000000000000L), "initial credits");
-		puts(id);
+		rc = accounts_create(db, o[0].val, tier, id, &why);
+		created(db, rc, &why, id, o[2].val);
 	} else if (strcmp(argv[0], "tier") == 0 && np == 2) {
 		if (auth_tier_parse(pos[1], &tier) == -1)
 			die("%s: free, trial, pro or admin", pos[1]);
@@ -249,23 +273,14 @@ cmd_org(int argc, char **argv)
 	enum accounts_err rc;
 	int np;
 
-	if (argc < 1)
-		usage();
-	np = parse_opts(argc - 1, argv + 1, o, 3, pos, 2);
-	db = open_db(1);
+	db = subcommand(argc, argv, o, 3, pos, 0, 2, &np);
 	buf_init(&why, 512);
 	if (strcmp(argv[0], "create") == 0) {
 		if (!o[0].val)
 			usage();
 		rc = accounts_org_create(db, o[0].val, o[1].val ?
 		    number(o[1].val, "--rate-limit", 1, 100000) : -1, id, &why);
-		if (rc != ACCOUNTS_OK)
-			die("%s", rc == ACCOUNTS_DB ? db_error(db) :
-			    buf_str(&why));
-		if (o[2].val)
-			grant(db, id, number(o[2].val, "--credits", 0,
-			    1000000000000L), "initial credits");
-		puts(id);
+		created(db, rc, &why, id, o[2].val);
 	} else if (strcmp(argv[0], "add") == 0 && np == 2) {
 		if ((rc = accounts_join_org(db, pos[1], pos[0])) != ACCOUNTS_OK)
 			die("%s", rc == ACCOUNTS_NOT_FOUND ?
@@ -286,12 +301,7 @@ cmd_credits(int argc, char **argv)
 	struct db *db;
 	int np, equal;
 
-	if (argc < 1)
-		usage();
-	np = parse_opts(argc - 1, argv + 1, o, 1, pos, 2);
-	if (np < 1)
-		usage();
-	db = open_db(1);
+	db = subcommand(argc, argv, o, 1, pos, 1, 2, &np);
 	if (!pool_exists(db, pos[0]))
 		die("no account or organization %s", pos[0]);
 	if (strcmp(argv[0], "grant") == 0 && np == 2) {
@@ -341,8 +351,6 @@ cmd_key(int argc, char **argv)
 	enum keys_err rc;
 	int i, np;
 
-	if (argc < 1)
-		usage();
 	buf_init(&allow, 4000);
 	/* --ip-allow may repeat: collect every value before parsing. */
 	for (i = 1; i < argc - 1; i++)
@@ -351,8 +359,7 @@ cmd_key(int argc, char **argv)
 				buf_putc(&allow, ',');
 			buf_puts(&allow, argv[i + 1]);
 		}
-	np = parse_opts(argc - 1, argv + 1, o, 8, pos, 1);
-	db = open_db(1);
+	db = subcommand(argc, argv, o, 8, pos, 0, 1, &np);
 	buf_init(&why, 512);
 	if (strcmp(argv[0], "create") == 0) {
 		if (!o[0].val || !o[1].val)

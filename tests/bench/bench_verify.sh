@@ -16,7 +16,7 @@
 #     rejected RCPT per answered request.
 #
 # The servers are the ones the integration tests use, set up the same way
-# (tests/integration/lib.sh, test_verify.sh): unbound with the test zones
+# (tests/integration/lib.sh, mail_env.sh): unbound with the test zones
 # (tests/dns/server.sh), the private Postfix (tests/smtp/mta.sh), MariaDB +
 # lighttpd + svc-api on 127.0.0.1, but with log_level = warn and
 # api_workers = BENCH_VERIFY_WORKERS (4, svc.conf's default). Each case uses
@@ -37,6 +37,7 @@
 # held, 1 a check failed, 77 missing tools or programs. Nothing is left
 # running; the work directory is removed unless SVC_TEST_KEEP=1.
 . "${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
 it_require wrk unbound drill postfix awk
 
 WORKERS=${BENCH_VERIFY_WORKERS:-4}
@@ -57,26 +58,10 @@ if grep -q __asan_init "$API" 2>/dev/null; then
     say "WARNING: $API is built with AddressSanitizer; the figures are not representative"
 fi
 
-# --- DNS and the MTA, as in tests/integration/test_verify.sh
-DNS=$("$top_srcdir/tests/dns/server.sh" start "$IT_DIR/dns") || { echo "Bail out! DNS server"; exit 1; }
-bv_stop_dns() { "$top_srcdir/tests/dns/server.sh" stop "$IT_DIR/dns"; }
-SMTP_PORT=$(bash "$top_srcdir/tests/smtp/mta.sh" start "$IT_DIR/mta" | tail -n 1) || { echo "Bail out! MTA"; exit 1; }
-bv_stop_mta() { bash "$top_srcdir/tests/smtp/mta.sh" stop "$IT_DIR/mta"; }
-# it_cleanup takes the exit status from $?: hand it the script's own
-trap 'rc=$?; bv_stop_mta; bv_stop_dns; (exit $rc); it_cleanup' EXIT
-
-mkdir -p "$IT_DIR/lists"
-cp "$top_srcdir"/contrib/lists/*.txt "$IT_DIR/lists/"
-cp "$top_builddir"/contrib/lists/fetched/*.txt "$IT_DIR/lists/" 2>/dev/null || true
-
-it_conf_add "dns_resolver = $DNS
-dns_timeout_ms = 500
-smtp_port = $SMTP_PORT
-allow_private_mx = yes
-lists_dir = $IT_DIR/lists
-service_domain = svc.example
-smtp_connect_timeout_ms = 1000
-smtp_reply_timeout_ms = 3000"
+# --- DNS and the MTA (tests/integration/mail_env.sh, as in test_verify.sh)
+mail_env_start
+mail_env_lists
+mail_env_conf
 
 # lib.sh writes "log_level = debug" and "api_workers = 2" and a setting may
 # not appear twice: start the database only, edit those two lines of the

@@ -11,8 +11,10 @@
 # no netem; commands pipelined in one flight cost one delay, as over a real
 # network).
 #
-# Servers, all on loopback, all stopped at the end:
-#  - unbound serving a generated zone bench.test: r<run>-d<NNN>.bench.test
+# Servers, all on loopback, all stopped at the end (DNS, certificates and
+# fake servers through tests/integration/mail_env.sh):
+#  - unbound (tests/dns/server.sh) serving, besides the test zones, a
+#    generated zone bench.test: r<run>-d<NNN>.bench.test
 #    with an A record (web presence: a catch-all domain without one would be
 #    a "pristine catch-all" spam trap) and an MX; with BENCH_WORKER_MX =
 #    per-domain (default) each domain has an MX host of its own
@@ -22,8 +24,8 @@
 #  - fake_smtp.py, BENCH_WORKER_FAKES (1) instances per kind on one port:
 #    normal ones (catchall=0) on 127.0.0.40, .42, ..., catch-all ones
 #    (catchall=1) on 127.0.0.41, .43, ...; domains spread round-robin;
-#    STARTTLS with a throw-away certificate made by certtool (its CA is the
-#    worker's ca_file);
+#    STARTTLS with a throw-away certificate made by certtool
+#    (tests/smtp/certs.sh; its CA is the worker's ca_file);
 #  - MariaDB + lighttpd + svc-api (tests/integration/lib.sh, log_level = warn;
 #    InnoDB pool STACK_DB_BUFFER_POOL, 256M here by default).
 #
@@ -57,6 +59,7 @@
 # SVC_TEST_KEEP=1 keeps the work directory.
 export STACK_DB_BUFFER_POOL=${STACK_DB_BUFFER_POOL:-256M} STACK_DB_LOG_FILE=${STACK_DB_LOG_FILE:-128M}
 . "${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
 it_require unbound drill python3 certtool awk
 
 NDOM=${BENCH_WORKER_DOMAINS:-200}
@@ -88,30 +91,7 @@ if grep -q __asan_init "$WORKER" 2>/dev/null; then
 fi
 
 # ------------------------------------------------------------- certificates
-mkdir -p "$IT_DIR/tls"
-cat > "$IT_DIR/tls/ca.tmpl" <<EOF
-cn = "svc bench CA"
-ca
-cert_signing_key
-expiration_days = 2
-EOF
-cat > "$IT_DIR/tls/server.tmpl" <<EOF
-cn = "mx.bench.test"
-dns_name = "*.bench.test"
-dns_name = "bench.test"
-tls_www_server
-signing_key
-encryption_key
-expiration_days = 2
-EOF
-{ certtool --generate-privkey --key-type=ecdsa --outfile "$IT_DIR/tls/ca.key" &&
-  certtool --generate-self-signed --load-privkey "$IT_DIR/tls/ca.key" \
-      --template "$IT_DIR/tls/ca.tmpl" --outfile "$IT_DIR/tls/ca.pem" &&
-  certtool --generate-privkey --key-type=ecdsa --outfile "$IT_DIR/tls/server.key" &&
-  certtool --generate-certificate --load-privkey "$IT_DIR/tls/server.key" \
-      --load-ca-certificate "$IT_DIR/tls/ca.pem" --load-ca-privkey "$IT_DIR/tls/ca.key" \
-      --template "$IT_DIR/tls/server.tmpl" --outfile "$IT_DIR/tls/server.pem"
-} > "$IT_DIR/tls/certtool.log" 2>&1 || { cat "$IT_DIR/tls/certtool.log"; echo "Bail out! certtool"; exit 1; }
+mail_env_certs mx.bench.test "*.bench.test" bench.test
 
 # ------------------------------------------------------------- fake SMTP peers
 # fake_host KIND I: the address of the I-th fake server of KIND (n or c)
@@ -122,34 +102,11 @@ for i in $(seq 0 $(( NFAKES - 1 ))); do
     for kind in n c; do
         h=$(fake_host "$kind" "$i")
         ca=0; [ "$kind" = c ] && ca=1
-        stack_proc_start "$IT_DIR/smtp" "fake-$h" "$PYTHON" "$top_srcdir/tests/smtp/fake_smtp.py" \
-            --ready "$IT_DIR/smtp/ready-$h" --host "$h" --port "$SMTP_PORT" \
-            --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" \
-            starttls=offered pipelining=1 "flight_delay_ms=$FLIGHT_MS" "catchall=$ca" ||
-            { echo "Bail out! fake SMTP server on $h"; exit 1; }
+        fake "$h" --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" \
+            starttls=offered pipelining=1 "flight_delay_ms=$FLIGHT_MS" "catchall=$ca"
         FAKE_HOSTS+=("$h")
     done
 done
-for h in "${FAKE_HOSTS[@]}"; do
-    for _ in $(seq 1 100); do [ -s "$IT_DIR/smtp/ready-$h" ] && break; sleep 0.1; done
-    [ -s "$IT_DIR/smtp/ready-$h" ] || { cat "$IT_DIR/smtp/fake-$h.log"; echo "Bail out! fake SMTP on $h not ready"; exit 1; }
-done
-fake_pid() { stack_pidfile_pid "$IT_DIR/smtp/fake-$1.pid"; }
-# fake_log HOST: the fake server's "log" line (sessions=N flights=F ... of the last session)
-fake_log() {
-    "$PYTHON" - "$1" "$(cut -d' ' -f2 "$IT_DIR/smtp/ready-$1")" <<'EOF'
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
-s.sendall(b"log\n")
-d = b""
-while not d.endswith(b"\n"):
-    c = s.recv(65536)
-    if not c:
-        break
-    d += c
-print(d.decode().strip())
-EOF
-}
 
 # ------------------------------------------------------------- DNS
 # domain R I: the name of domain I of run R; is_ca I: a catch-all domain
@@ -181,56 +138,15 @@ mkdir -p "$IT_DIR/dns"
             } }'
     done
 } > "$IT_DIR/dns/bench.test.zone"
-DNS_PORT=$(stack_free_port)
-cat > "$IT_DIR/dns/unbound.conf" <<EOF
-server:
-	interface: 127.0.0.1@$DNS_PORT
-	do-daemonize: no
-	username: ""
-	chroot: ""
-	directory: "$IT_DIR/dns"
-	pidfile: "$IT_DIR/dns/unbound.pid"
-	use-syslog: no
-	logfile: "$IT_DIR/dns/unbound.log"
-	verbosity: 1
-	num-threads: 1
-	so-reuseport: no
-	module-config: "iterator"
-	access-control: 127.0.0.0/8 allow
-	do-not-query-localhost: no
-	local-zone: "test." nodefault
-auth-zone:
-	name: "bench.test."
-	zonefile: "$IT_DIR/dns/bench.test.zone"
-	for-downstream: no
-	for-upstream: yes
-	fallback-enabled: no
-remote-control:
-	control-enable: no
-EOF
-stack_proc_start "$IT_DIR/dns" unbound unbound -d -c "$IT_DIR/dns/unbound.conf" ||
-    { echo "Bail out! unbound"; exit 1; }
-for _ in $(seq 1 100); do
-    drill -Q -p "$DNS_PORT" @127.0.0.1 "$(domain 1 0)" MX 2>/dev/null | grep -q . && break
-    sleep 0.1
-done
-drill -Q -p "$DNS_PORT" @127.0.0.1 "$(domain 1 0)" MX 2>/dev/null | grep -q bench.test ||
+mail_env_dns "$IT_DIR/dns/bench.test.zone"
+drill -Q -p "${DNS##*:}" @127.0.0.1 "$(domain 1 0)" MX 2>/dev/null | grep -q bench.test ||
     { cat "$IT_DIR/dns/unbound.log"; echo "Bail out! unbound does not answer for $(domain 1 0)"; exit 1; }
-UNBOUND_PID=$(stack_pidfile_pid "$IT_DIR/dns/unbound.pid")
+UNBOUND_PID=$(stack_pidfile_pid "$IT_DIR/dns/server.pid")
 
 # ------------------------------------------------------------- the stack
-mkdir -p "$IT_DIR/lists"
-cp "$top_srcdir"/contrib/lists/*.txt "$IT_DIR/lists/"
-cp "$top_builddir"/contrib/lists/fetched/*.txt "$IT_DIR/lists/" 2>/dev/null || true
-it_conf_add "dns_resolver = 127.0.0.1:$DNS_PORT
-dns_timeout_ms = 2000
-smtp_port = $SMTP_PORT
-allow_private_mx = yes
-ca_file = $IT_DIR/tls/ca.pem
-lists_dir = $IT_DIR/lists
-service_domain = svc.example
-smtp_connect_timeout_ms = 5000
-smtp_reply_timeout_ms = 10000
+mail_env_lists
+mail_env_conf dns_timeout_ms=2000 smtp_connect_timeout_ms=5000 smtp_reply_timeout_ms=10000
+it_conf_add "ca_file = $IT_DIR/tls/ca.pem
 worker_poll_interval = 1"
 [ -n "${BENCH_WORKER_CONCURRENCY:-}" ] && it_conf_add "worker_concurrency = $BENCH_WORKER_CONCURRENCY"
 [ -n "${BENCH_WORKER_DOMAIN_CONCURRENCY:-}" ] && it_conf_add "worker_domain_concurrency = $BENCH_WORKER_DOMAIN_CONCURRENCY"
@@ -266,8 +182,6 @@ ticks() {	# ticks PID...: utime + stime of the processes (their own threads)
     echo "$t"
 }
 machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
-FAKE_PIDS=()
-for h in "${FAKE_HOSTS[@]}"; do FAKE_PIDS+=("$(fake_pid "$h")"); done
 snapshot() {	# snapshot WORKER_PID...: workers mariadbd fakes unbound machine_busy machine_all
     echo "$(ticks "$@") $(ticks "$MARIADB_PID") $(ticks "${FAKE_PIDS[@]}") $(ticks "$UNBOUND_PID") $(machine_ticks)"
 }
@@ -286,7 +200,7 @@ SUMMARY=
 for run in $(seq 1 "$RUNS"); do
     # sessions so far (the fake servers count from their start)
     declare -A S0=()
-    for h in "${FAKE_HOSTS[@]}"; do S0[$h]=$(fake_log "$h" | sed -n 's/^sessions=\([0-9]*\).*/\1/p'); done
+    for h in "${FAKE_HOSTS[@]}"; do S0[$h]=$(fake_ctl "$h" log | sed -n 's/^sessions=\([0-9]*\).*/\1/p'); done
     # the job: for each domain PERDOM/2 user<N>@ and PERDOM/2 unknown<N>@
     # (nobody<N>@ at catch-all domains: fake_smtp.py rejects unknown* even
     # with catchall=1, a real catch-all accepts every local part)
@@ -446,7 +360,7 @@ EOF
     # SMTP sessions and flights, from the fake servers
     sessions=0; flights=; cmds=
     for h in "${FAKE_HOSTS[@]}"; do
-        l=$(fake_log "$h")
+        l=$(fake_ctl "$h" log)
         s=$(printf '%s\n' "$l" | sed -n 's/.*sessions=\([0-9]*\).*/\1/p')
         sessions=$(( sessions + ${s:-0} - ${S0[$h]:-0} ))
         if [ -z "$flights" ]; then

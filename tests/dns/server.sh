@@ -4,7 +4,10 @@
 # (svc.test, other.test) plus two fault zones: refused.test answers REFUSED,
 # timeout.test drops every query. A CNAME loop in svc.test gives SERVFAIL.
 #
-#   server.sh start DIR   prints "127.0.0.1:PORT"; DIR keeps conf, log, pid
+#   server.sh start DIR [ZONEFILE...]
+#                         prints "127.0.0.1:PORT"; DIR keeps conf, log, pid;
+#                         each ZONEFILE (NAME.zone, an absolute path) is
+#                         served as one more zone NAME (a test's own zone)
 #   server.sh stop DIR    stops the server started with DIR (waits for it)
 #
 # Used by tests/integration/test_dns.sh and by any test that needs DNS.
@@ -19,8 +22,11 @@ port_free() {
 	[ -z "$(ss -Hlntu "( sport = :$1 )" 2>/dev/null)" ]
 }
 
+# write_conf DIR PORT [ZONEFILE...]: the test zones of this folder and the
+# ZONEFILEs, each NAME.zone served as NAME
 write_conf() {
-	cat > "$1/unbound.conf" <<EOF
+	conf=$1/unbound.conf
+	cat > "$conf" <<EOF
 server:
 	interface: 127.0.0.1@$2
 	interface: ::1@$2
@@ -42,18 +48,19 @@ server:
 	local-zone: "test." nodefault
 	local-zone: "refused.test." refuse
 	local-zone: "timeout.test." deny
+EOF
+	shift 2
+	for zf in "$here/svc.test.zone" "$here/other.test.zone" "$@"; do
+		cat >> "$conf" <<EOF
 auth-zone:
-	name: "svc.test."
-	zonefile: "$here/svc.test.zone"
+	name: "$(basename "$zf" .zone)."
+	zonefile: "$zf"
 	for-downstream: no
 	for-upstream: yes
 	fallback-enabled: no
-auth-zone:
-	name: "other.test."
-	zonefile: "$here/other.test.zone"
-	for-downstream: no
-	for-upstream: yes
-	fallback-enabled: no
+EOF
+	done
+	cat >> "$conf" <<EOF
 remote-control:
 	control-enable: no
 EOF
@@ -61,6 +68,13 @@ EOF
 
 start() {
 	dir=$1
+	shift
+	for zf in "$@"; do
+		case $zf in
+		/*.zone) [ -r "$zf" ] || die "cannot read $zf" ;;
+		*) die "$zf: not an absolute path of a NAME.zone file" ;;
+		esac
+	done
 	command -v unbound >/dev/null 2>&1 || die "unbound not installed"
 	command -v drill >/dev/null 2>&1 || die "drill (ldnsutils) not installed"
 	mkdir -p "$dir" || die "cannot create $dir"
@@ -69,7 +83,7 @@ start() {
 		tries=$((tries + 1))
 		port=$(( ($(od -An -N2 -tu2 /dev/urandom) % 30000) + 20000 ))
 		port_free "$port" || continue
-		write_conf "$dir" "$port"
+		write_conf "$dir" "$port" "$@"
 		: > "$dir/unbound.log"
 		unbound -d -c "$dir/unbound.conf" </dev/null >>"$dir/unbound.log" 2>&1 &
 		pid=$!
@@ -119,7 +133,8 @@ stop() {
 }
 
 case ${1:-} in
-start)	[ $# -eq 2 ] || die "usage: server.sh start DIR"; start "$2" ;;
+start)	[ $# -ge 2 ] || die "usage: server.sh start DIR [ZONEFILE...]"
+	shift; start "$@" ;;
 stop)	[ $# -eq 2 ] || die "usage: server.sh stop DIR"; stop "$2" ;;
-*)	die "usage: server.sh start|stop DIR" ;;
+*)	die "usage: server.sh start DIR [ZONEFILE...] | stop DIR" ;;
 esac

@@ -1,9 +1,9 @@
 #!/bin/sh
 # tests/integration/test_smtp.sh: runs the SMTP client's tests against the
 # scriptable fake server tests/smtp/fake_smtp.py on loopback. Makes a test
-# CA and server certificate with certtool in a temporary folder, starts the
-# server on a free port of 127.0.0.1 and 127.0.0.3 (127.0.0.2 is left empty:
-# the dead MX), runs the command (default tests/unit/test_smtp) with
+# CA and server certificate (tests/smtp/certs.sh) in a temporary folder,
+# starts the server on a free port of 127.0.0.1 and 127.0.0.3 (127.0.0.2 is
+# left empty: the dead MX), runs the command (default tests/unit/test_smtp) with
 #   SVC_TEST_SMTP_PORT, SVC_TEST_SMTP_CONTROL (control port on 127.0.0.1),
 #   SVC_TEST_SMTP_CA (the CA that signed the server certificate)
 # then stops the server and removes the folder; nothing is left running.
@@ -47,31 +47,8 @@ trap cleanup EXIT
 trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 130' INT TERM HUP
 
 # A throw-away CA and a server certificate for mx.fake.test and 127.0.0.1.
-certs() {
-	cat >"$dir/ca.tmpl" <<-EOF
-	cn = "svc test CA"
-	ca
-	cert_signing_key
-	expiration_days = 2
-	EOF
-	cat >"$dir/server.tmpl" <<-EOF
-	cn = "mx.fake.test"
-	dns_name = "mx.fake.test"
-	ip_address = "127.0.0.1"
-	tls_www_server
-	signing_key
-	encryption_key
-	expiration_days = 2
-	EOF
-	certtool --generate-privkey --key-type=ecdsa --outfile "$dir/ca.key" &&
-	certtool --generate-self-signed --load-privkey "$dir/ca.key" \
-	    --template "$dir/ca.tmpl" --outfile "$dir/ca.pem" &&
-	certtool --generate-privkey --key-type=ecdsa --outfile "$dir/server.key" &&
-	certtool --generate-certificate --load-privkey "$dir/server.key" \
-	    --load-ca-certificate "$dir/ca.pem" --load-ca-privkey "$dir/ca.key" \
-	    --template "$dir/server.tmpl" --outfile "$dir/server.pem"
-}
-if ! certs >"$dir/certtool.log" 2>&1; then
+if ! sh "$srcdir/tests/smtp/certs.sh" "$dir" mx.fake.test mx.fake.test 127.0.0.1 \
+    >"$dir/certtool.log" 2>&1; then
 	cat "$dir/certtool.log" >&2
 	echo "could not make the test certificates" >&2
 	exit 99

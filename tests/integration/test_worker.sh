@@ -3,65 +3,28 @@
 # shape jobs.c creates them (a pending job, one job_emails row per address,
 # chunks of at most 200 addresses grouped by domain, a charge in the ledger),
 # then svc-worker runs (--once, or as a daemon) against real servers on
-# loopback: unbound with the test zones (tests/dns), Postfix with postgrey
-# (tests/smtp/mta.sh) and the fake SMTP server (tests/smtp/fake_smtp.py).
+# loopback (tests/integration/mail_env.sh): unbound with the test zones
+# (tests/dns), Postfix with postgrey (tests/smtp/mta.sh) and the fake SMTP
+# server (tests/smtp/fake_smtp.py).
 # It proves per-address verdicts and counts, the refund of unknown results
 # (once), greylisted addresses retried later in the job, that a cancelled
 # job stops counting, and that a worker killed again and again mid-job still
 # gives every address exactly one result and the job one charge and at most
 # one refund.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-it_require unbound drill postfix python3 timeout
+. "$top_srcdir/tests/integration/mail_env.sh"
+it_require timeout
 
 WORKER=$top_builddir/src/worker/svc-worker
 [ -x "$WORKER" ] || it_skip "$WORKER is not built"
 
-# --- DNS, the MTA and the fake SMTP servers (as in test_verify.sh)
-DNS=$("$top_srcdir/tests/dns/server.sh" start "$IT_DIR/dns") || { echo "Bail out! DNS server"; exit 1; }
-it_stop_dns() { "$top_srcdir/tests/dns/server.sh" stop "$IT_DIR/dns"; }
-SMTP_PORT=$(bash "$top_srcdir/tests/smtp/mta.sh" start "$IT_DIR/mta" | tail -n 1)
-[ -n "$SMTP_PORT" ] || { echo "Bail out! the test MTA did not start"; exit 1; }
-it_stop_mta() { bash "$top_srcdir/tests/smtp/mta.sh" stop "$IT_DIR/mta"; }
-FAKE_PIDS=()
-fake() {	# fake ADDRESS SETTINGS...: one fake server on ADDRESS:SMTP_PORT
-    local host=$1; shift
-    python3 "$top_srcdir/tests/smtp/fake_smtp.py" --ready "$IT_DIR/fake-$host" \
-        --host "$host" --port "$SMTP_PORT" "$@" > "$IT_DIR/fake-$host.log" 2>&1 &
-    FAKE_PIDS+=($!)
-    for _ in $(seq 1 100); do [ -s "$IT_DIR/fake-$host" ] && return 0; sleep 0.1; done
-    echo "Bail out! fake SMTP on $host"; cat "$IT_DIR/fake-$host.log"; exit 1
-}
-it_stop_fakes() { local p; for p in "${FAKE_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; return 0; }
-# fake_set ADDRESS k=v...: change a running fake server's settings
-fake_set() {
-    local host=$1 ctl; shift
-    ctl=$(cut -d' ' -f2 "$IT_DIR/fake-$host")
-    python3 - "$host" "$ctl" "$@" <<'EOF'
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
-s.sendall(("set " + " ".join(sys.argv[3:]) + "\n").encode())
-s.recv(200)
-s.close()
-EOF
-}
-trap 'rc=$?; it_stop_fakes; it_stop_mta; it_stop_dns; (exit $rc); it_cleanup' EXIT
+# --- DNS, the MTA and the fake SMTP servers (mail_env.sh, as in test_verify.sh)
+mail_env_start
 fake 127.0.0.30 catchall=1
 fake 127.0.0.31
-
-mkdir -p "$IT_DIR/lists/local"
-cp "$top_srcdir"/contrib/lists/*.txt "$IT_DIR/lists/"
-cp "$top_builddir"/contrib/lists/fetched/*.txt "$IT_DIR/lists/" 2>/dev/null || true
-echo throwaway.svc.test > "$IT_DIR/lists/local/disposable_domains.txt"
-
-it_conf_add "dns_resolver = $DNS
-dns_timeout_ms = 500
-smtp_port = $SMTP_PORT
-allow_private_mx = yes
-lists_dir = $IT_DIR/lists
-service_domain = svc.example
-smtp_connect_timeout_ms = 1000
-smtp_reply_timeout_ms = 3000
-verify_time_budget_ms = 20000
+mail_env_lists
+mail_env_conf
+it_conf_add "verify_time_budget_ms = 20000
 worker_poll_interval = 1
 worker_lease_seconds = 5
 worker_greylist_delay = 3
