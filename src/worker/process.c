@@ -6,8 +6,10 @@
  * disposable), then SMTP: addresses wait in their domain's queue and leave
  * it in sessions of up to worker_rcpts_per_session recipients; a domain's
  * first session also carries a random address (the catch-all probe, stored
- * in domain_facts so no other chunk or worker probes again) and the
- * domain's other sessions wait for its answer. Every session runs from one
+ * in domain_facts so no other chunk or worker probes again); the domain's
+ * other sessions run meanwhile, and end parked until the probe's answer
+ * concludes their addresses (a catch-all domain's accepted addresses are
+ * catch_all, not valid). Every session runs from one
  * poll loop, at most worker_concurrency at once and
  * worker_domain_concurrency per MX host; a host that defers (4xx greeting
  * or MAIL, 421) is left alone for an exponential back-off from 1 s and the
@@ -92,6 +94,8 @@ struct process_addr {
 	struct process_addr	*next;
 };
 
+struct process_parked;
+
 struct process_domain {
 	char			 name[ADDR_ASCII_DOMAIN_MAX + 1];
 	struct dns_mx_result	 mx;
@@ -104,6 +108,7 @@ struct process_domain {
 	int			 active;	/* sessions now */
 	struct process_addr	*head, *tail;	/* waiting (for DNS or SMTP) */
 	size_t			 queued;
+	struct process_parked	*parked;	/* ended, waiting for the probe */
 	struct process_domain	*hnext;		/* hash chain */
 	struct process_domain	*dnext;		/* DNS queue */
 };
@@ -115,6 +120,12 @@ struct process_session {
 	size_t			 n;
 	int			 probe;		/* rcpt 0 is the probe */
 	char			 probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
+};
+
+/* A finished session whose addresses wait for the domain's probe answer. */
+struct process_parked {
+	struct process_session	 ss;
+	struct process_parked	*next;
 };
 
 struct process {
@@ -276,7 +287,8 @@ process_sweep(struct process *p, int64_t now)
 
 	for (i = 0; i < PROCESS_HASH; i++) {
 		for (dp = &p->hash[i]; (d = *dp) != NULL; ) {
-			if (d->queued || d->active || d->in_dns_queue) {
+			if (d->queued || d->active || d->in_dns_queue ||
+			    d->parked) {
 				dp = &d->hnext;
 				continue;
 			}
@@ -860,8 +872,7 @@ process_schedule(struct process *p, int64_t now)
 			for (d = p->hash[b]; d != NULL; d = d->hnext) {
 				if ((int)p->nsessions >= p->concurrency)
 					return;
-				if (!d->resolved || d->queued == 0 ||
-				    d->probe == PROCESS_PROBE_RUNNING)
+				if (!d->resolved || d->queued == 0)
 					continue;
 				if (d->host && (d->host->active >=
 				    p->domain_concurrency ||
@@ -882,49 +893,23 @@ process_throttled(const struct smtp_session_info *si)
 	    si->code / 100 == 4);
 }
 
-/* A session ended: conclude what was answered, requeue what a deferring
- * host left unanswered, learn the catch-all answer and the back-off. */
+/* Concludes a finished session's addresses (accept_all: the domain took a
+ * random address), puts back in the queue what a deferring host left
+ * unanswered, and frees the session. */
 static void
-process_session_end(struct process *p, struct process_session *ss,
-    int64_t now)
+process_session_conclude(struct process *p, struct process_session *ss,
+    int accept_all)
 {
 	const struct smtp_session_info *si = smtp_session_info(ss->s);
 	const struct smtp_rcpt_result *rr;
 	struct process_domain *d = ss->d;
-	struct process_host *h = d->host;
-	struct vcache_facts f;
-	size_t i, answered = 0, base = (size_t)ss->probe;
-	int throttled = process_throttled(si), accept_all = 0, found = 0;
+	size_t i, base = (size_t)ss->probe;
+	int throttled = process_throttled(si);
 	struct process_addr *pa;
 
-	d->active--;
-	if (h)
-		h->active--;
-	if (ss->probe) {
-		rr = smtp_session_rcpt(ss->s, 0);
-		if (rr != NULL && rr->code / 100 == 2)
-			accept_all = 1;
-		if (rr != NULL && (rr->code / 100 == 2 ||
-		    rr->code / 100 == 5)) {
-			d->probe = PROCESS_PROBE_KNOWN;
-			d->accept_all = accept_all;
-			if (vcache_facts_get(p->db, d->name, &f, &found) !=
-			    DB_OK || !found)
-				f.web_presence = -1;
-			f.accept_all = accept_all;
-			vcache_facts_put(p->db, d->name, &f,
-			    PROCESS_FACTS_SECONDS);
-		} else
-			d->probe = PROCESS_PROBE_UNKNOWN;
-		if (rr != NULL && rr->code)
-			answered++;
-	} else if (d->probe == PROCESS_PROBE_KNOWN)
-		accept_all = d->accept_all;
 	for (i = ss->n; i-- > 0; ) {
 		pa = ss->addrs[i];
 		rr = smtp_session_rcpt(ss->s, base + i);
-		if (rr != NULL && rr->code)
-			answered++;
 		if (pa->chunk->gone) {
 			process_abandon(pa);
 			continue;
@@ -945,34 +930,121 @@ process_session_end(struct process *p, struct process_session *ss,
 		process_result(p, pa, 1);
 		free(pa);
 	}
-	log_info("event=smtp_session domain=%s host=%s addr=%s rcpts=%zu "
-	    "answered=%zu outcome=%s code=%d tls=%d", d->name,
-	    si->host ? si->host : "-", si->addr[0] ? si->addr : "-",
-	    ss->n + base, answered, smtp_outcome_names[si->outcome], si->code,
-	    si->tls);
-	if (h != NULL) {
-		if (!throttled)
-			h->backoff_ms = 0;
-		else if (answered > 0) {
-			/* Closed after some replies (a per-session limit):
-			 * fewer recipients per session from now on. */
-			h->rcpt_limit = answered > 1 ? (int)answered - 1 : 1;
-			log_info("event=smtp_rcpt_limit host=%s limit=%d",
-			    h->name, h->rcpt_limit);
-		} else {
-			h->backoff_ms = h->backoff_ms ? h->backoff_ms * 2 :
-			    PROCESS_BACKOFF_MIN_MS;
-			if (h->backoff_ms > PROCESS_BACKOFF_MAX_MS)
-				h->backoff_ms = PROCESS_BACKOFF_MAX_MS;
-			h->backoff_until = now + h->backoff_ms;
-			log_info("event=smtp_backoff host=%s ms=%d code=%d",
-			    h->name, h->backoff_ms, si->code);
-		}
-	}
 	smtp_session_free(ss->s);
 	free(ss->addrs);
 	ss->s = NULL;
 	ss->addrs = NULL;
+}
+
+/* Sessions that ended while their domain's probe was out are concluded
+ * with its answer, or, when it got none, as the probe's own session's
+ * addresses are (not catch-all). */
+static void
+process_unpark(struct process *p, struct process_domain *d, int accept_all)
+{
+	struct process_parked *pk;
+
+	while ((pk = d->parked) != NULL) {
+		d->parked = pk->next;
+		process_session_conclude(p, &pk->ss, accept_all);
+		free(pk);
+	}
+}
+
+/* The catch-all probe's answer, kept for the domain and in domain_facts;
+ * returns accept_all (0 when the probe got no usable answer). */
+static int
+process_probe_learn(struct process *p, struct process_session *ss)
+{
+	const struct smtp_rcpt_result *rr = smtp_session_rcpt(ss->s, 0);
+	struct process_domain *d = ss->d;
+	struct vcache_facts f;
+	int accept_all, found = 0;
+
+	if (rr == NULL || (rr->code / 100 != 2 && rr->code / 100 != 5)) {
+		d->probe = PROCESS_PROBE_UNKNOWN;	/* the next session */
+		return 0;
+	}
+	accept_all = rr->code / 100 == 2;
+	d->probe = PROCESS_PROBE_KNOWN;
+	d->accept_all = accept_all;
+	if (vcache_facts_get(p->db, d->name, &f, &found) != DB_OK || !found)
+		f.web_presence = -1;
+	f.accept_all = accept_all;
+	vcache_facts_put(p->db, d->name, &f, PROCESS_FACTS_SECONDS);
+	return accept_all;
+}
+
+/* The host's back-off or recipient limit from how a session ended. */
+static void
+process_host_learn(struct process_host *h, const struct smtp_session_info *si,
+    size_t answered, int64_t now)
+{
+	if (!process_throttled(si))
+		h->backoff_ms = 0;
+	else if (answered > 0) {
+		/* Closed after some replies (a per-session limit): fewer
+		 * recipients per session from now on. */
+		h->rcpt_limit = answered > 1 ? (int)answered - 1 : 1;
+		log_info("event=smtp_rcpt_limit host=%s limit=%d", h->name,
+		    h->rcpt_limit);
+	} else {
+		h->backoff_ms = h->backoff_ms ? h->backoff_ms * 2 :
+		    PROCESS_BACKOFF_MIN_MS;
+		if (h->backoff_ms > PROCESS_BACKOFF_MAX_MS)
+			h->backoff_ms = PROCESS_BACKOFF_MAX_MS;
+		h->backoff_until = now + h->backoff_ms;
+		log_info("event=smtp_backoff host=%s ms=%d code=%d", h->name,
+		    h->backoff_ms, si->code);
+	}
+}
+
+/* A session ended: the host's back-off, the probe's answer, then the
+ * addresses are concluded, or wait (parked) for the domain's probe when a
+ * session carrying it is still out. */
+static void
+process_session_end(struct process *p, struct process_session *ss,
+    int64_t now)
+{
+	const struct smtp_session_info *si = smtp_session_info(ss->s);
+	const struct smtp_rcpt_result *rr;
+	struct process_domain *d = ss->d;
+	struct process_parked *pk;
+	size_t i, answered = 0;
+	int accept_all;
+
+	d->active--;
+	if (d->host)
+		d->host->active--;
+	for (i = 0; i < ss->n + (size_t)ss->probe; i++)
+		if ((rr = smtp_session_rcpt(ss->s, i)) != NULL && rr->code)
+			answered++;
+	log_info("event=smtp_session domain=%s host=%s addr=%s rcpts=%zu "
+	    "answered=%zu outcome=%s code=%d tls=%d", d->name,
+	    si->host ? si->host : "-", si->addr[0] ? si->addr : "-",
+	    ss->n + (size_t)ss->probe, answered,
+	    smtp_outcome_names[si->outcome], si->code, si->tls);
+	if (d->host)
+		process_host_learn(d->host, si, answered, now);
+	if (ss->probe) {
+		accept_all = process_probe_learn(p, ss);
+		process_session_conclude(p, ss, accept_all);
+		process_unpark(p, d, accept_all);
+		return;
+	}
+	if (d->probe == PROCESS_PROBE_RUNNING &&
+	    (pk = malloc(sizeof(*pk))) != NULL) {
+		pk->ss = *ss;
+		pk->next = d->parked;
+		d->parked = pk;
+		log_debug("event=smtp_session_parked domain=%s rcpts=%zu",
+		    d->name, ss->n);
+		ss->s = NULL;
+		ss->addrs = NULL;
+		return;
+	}
+	process_session_conclude(p, ss, d->probe == PROCESS_PROBE_KNOWN ?
+	    d->accept_all : 0);
 }
 
 /* One poll over every running session, then their steps. */
@@ -1028,22 +1100,34 @@ process_poll(struct process *p, int timeout_ms)
 
 /* ---------------------------------------------------------------- stop */
 
+/* A session's addresses given up (their rows stay pending). */
+static void
+process_session_drop(struct process_session *ss)
+{
+	size_t k;
+
+	smtp_session_free(ss->s);
+	for (k = 0; k < ss->n; k++)
+		process_abandon(ss->addrs[k]);
+	free(ss->addrs);
+	ss->s = NULL;
+	ss->addrs = NULL;
+}
+
 /* Drops everything held: sessions, queues, chunks (their leases given
  * back when release is set, after writing what is concluded). */
 static void
 process_drop_all(struct process *p, int release)
 {
 	struct process_domain *d;
+	struct process_parked *pk;
 	struct process_addr *pa;
 	struct process_chunk *ch;
-	size_t i, k;
+	size_t i;
 	unsigned h;
 
 	for (i = 0; i < p->nsessions; i++) {
-		smtp_session_free(p->sessions[i].s);
-		for (k = 0; k < p->sessions[i].n; k++)
-			process_abandon(p->sessions[i].addrs[k]);
-		free(p->sessions[i].addrs);
+		process_session_drop(&p->sessions[i]);
 		p->sessions[i].d->active--;
 		if (p->sessions[i].d->host)
 			p->sessions[i].d->host->active--;
@@ -1053,6 +1137,11 @@ process_drop_all(struct process *p, int release)
 		for (d = p->hash[h]; d != NULL; d = d->hnext) {
 			while ((pa = process_dequeue(d)) != NULL)
 				process_abandon(pa);
+			while ((pk = d->parked) != NULL) {
+				d->parked = pk->next;
+				process_session_drop(&pk->ss);
+				free(pk);
+			}
 			d->in_dns_queue = 0;
 		}
 	p->dns_head = p->dns_tail = NULL;
