@@ -9,6 +9,7 @@
 #include "core/dbsql.h"
 #include "core/ledger.h"
 #include "util/buf.h"
+#include "util/grow.h"
 #include "util/ids.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -228,7 +229,7 @@ jobqueue_rows(struct db *db, const struct jobqueue_chunk *c,
     struct jobqueue_row **rows, size_t *n, size_t *total)
 {
 	struct db_res *res = NULL;
-	struct jobqueue_row *v = NULL, *nv;
+	struct jobqueue_row *v = NULL;
 	size_t cap = 0;
 	long long count = 0;
 	int found = 0;
@@ -250,12 +251,8 @@ jobqueue_rows(struct db *db, const struct jobqueue_chunk *c,
 	    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)), &res) != DB_OK)
 		return JOBQUEUE_DB;
 	while (db_res_next(res) == 1) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			if ((nv = realloc(v, cap * sizeof(*v))) == NULL)
-				goto nomem;
-			v = nv;
-		}
+		if (grow(&v, *n, &cap, sizeof(*v), 64) == -1)
+			goto nomem;
 		v[*n].seq = (int)db_res_int(res, 0);
 		v[*n].attempts = (int)db_res_int(res, 1);
 		v[*n].email = strdup(db_res_str(res, 2) ? db_res_str(res, 2) :

@@ -28,6 +28,7 @@
 #include "core/smtp.h"
 #include "core/vcache.h"
 #include "core/verify.h"
+#include "util/grow.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "worker/housekeeping.h"
@@ -316,16 +317,9 @@ process_sweep(struct process *p, int64_t now)
 static void
 process_chunk_cache(struct process_chunk *ch, const struct verify_result *r)
 {
-	struct vcache_entry *nv;
-	size_t cap;
-
-	if (ch->ncache == ch->capcache) {
-		cap = ch->capcache ? ch->capcache * 2 : 64;
-		if ((nv = realloc(ch->cache, cap * sizeof(*nv))) == NULL)
-			return;		/* only a cache entry lost */
-		ch->cache = nv;
-		ch->capcache = cap;
-	}
+	if (grow(&ch->cache, ch->ncache, &ch->capcache, sizeof(*ch->cache),
+	    64) == -1)
+		return;		/* only a cache entry lost */
 	if (verify_cache_entry(r, &ch->cache[ch->ncache]) == 0)
 		ch->ncache++;
 }
@@ -333,21 +327,13 @@ process_chunk_cache(struct process_chunk *ch, const struct verify_result *r)
 static void
 process_chunk_add(struct process_chunk *ch, const struct jobqueue_result *r)
 {
-	struct jobqueue_result *nv;
-	size_t cap;
-
-	if (ch->nres == ch->capres) {
-		cap = ch->capres ? ch->capres * 2 : 64;
-		if ((nv = realloc(ch->res, cap * sizeof(*nv))) == NULL) {
-			/* Not written: the row stays pending for a later
-			 * claim of the chunk. */
-			log_error("event=result_dropped job=%s chunk=%d "
-			    "error=\"out of memory\"", ch->c.job_id,
-			    ch->c.chunk);
-			return;
-		}
-		ch->res = nv;
-		ch->capres = cap;
+	if (grow(&ch->res, ch->nres, &ch->capres, sizeof(*ch->res), 64) ==
+	    -1) {
+		/* Not written: the row stays pending for a later claim of
+		 * the chunk. */
+		log_error("event=result_dropped job=%s chunk=%d "
+		    "error=\"out of memory\"", ch->c.job_id, ch->c.chunk);
+		return;
 	}
 	ch->res[ch->nres++] = *r;
 }

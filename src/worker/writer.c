@@ -6,6 +6,7 @@
  * the rows not written are verified again by whoever claims them). The
  * mutex guards the queue, the backlog and the outcomes only. */
 #include "worker/writer.h"
+#include "util/grow.h"
 #include "util/log.h"
 #include "util/strparse.h"
 #include <pthread.h>
@@ -90,19 +91,10 @@ static void
 writer_outcome_add(struct writer *w, const struct writer_task *t,
     enum jobqueue_err rc)
 {
-	struct writer_outcome *nv;
-	size_t cap;
-
-	if (w->nout == w->capout) {
-		cap = w->capout ? w->capout * 2 : 16;
-		if ((nv = realloc(w->out, cap * sizeof(*nv))) == NULL) {
-			log_error("event=writer_outcome_lost job=%s chunk=%d "
-			    "rc=%s", t->c.job_id, t->c.chunk,
-			    jobqueue_err_names[rc]);
-			return;
-		}
-		w->out = nv;
-		w->capout = cap;
+	if (grow(&w->out, w->nout, &w->capout, sizeof(*w->out), 16) == -1) {
+		log_error("event=writer_outcome_lost job=%s chunk=%d rc=%s",
+		    t->c.job_id, t->c.chunk, jobqueue_err_names[rc]);
+		return;
 	}
 	w->out[w->nout].kind = t->kind;
 	w->out[w->nout].c = t->c;
@@ -236,9 +228,11 @@ writer_outcomes(struct writer *w, struct writer_outcome *out, size_t max)
 
 	pthread_mutex_lock(&w->mu);
 	n = w->nout < max ? w->nout : max;
-	memcpy(out, w->out, n * sizeof(*out));
-	memmove(w->out, w->out + n, (w->nout - n) * sizeof(*out));
-	w->nout -= n;
+	if (n > 0) {	/* w->out may be NULL: no memcpy of nothing */
+		memcpy(out, w->out, n * sizeof(*out));
+		memmove(w->out, w->out + n, (w->nout - n) * sizeof(*out));
+		w->nout -= n;
+	}
 	pthread_mutex_unlock(&w->mu);
 	return n;
 }
