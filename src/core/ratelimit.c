@@ -9,8 +9,14 @@
 #include "core/ratelimit.h"
 #include <string.h>
 
+int64_t
+ratelimit_window_start(int64_t now_ms)
+{
+	return (now_ms - RATELIMIT_WINDOW_MS) / 1000;
+}
+
 static enum db_err
-ratelimit_window(struct db *db, const char *bucket, int64_t since,
+ratelimit_window(struct db *db, const char *bucket, int64_t now_ms,
     long *used, int64_t *oldest)
 {
 	struct db_res *r;
@@ -19,7 +25,8 @@ ratelimit_window(struct db *db, const char *bucket, int64_t since,
 
 	e = db_query(db, "SELECT COALESCE(SUM(n), 0), MIN(sec) * 1000 FROM "
 	    "rate_counts WHERE bucket = ? AND sec > ?",
-	    DB_ARGS(DBP_STR(bucket), DBP_INT(since / 1000)), &r);
+	    DB_ARGS(DBP_STR(bucket), DBP_INT(ratelimit_window_start(now_ms))),
+	    &r);
 	if (e != DB_OK)
 		return e;
 	*used = 0;
@@ -45,6 +52,14 @@ ratelimit_fill(struct ratelimit_status *st, long limit, long used,
 	st->reset_at = (reset_ms + 999) / 1000;
 }
 
+void
+ratelimit_status_from(long limit, const struct ratelimit_window *w,
+    int64_t now_ms, struct ratelimit_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	ratelimit_fill(st, limit, w->used, w->oldest_ms, now_ms);
+}
+
 static enum db_err
 ratelimit_count_once(struct db *db, const char *bucket, long limit,
     int64_t now_ms, struct ratelimit_status *st)
@@ -59,7 +74,7 @@ ratelimit_count_once(struct db *db, const char *bucket, long limit,
 	    "ON DUPLICATE KEY UPDATE bucket = bucket",
 	    DB_ARGS(DBP_STR(bucket)), NULL);
 	if (e == DB_OK)
-		e = ratelimit_window(db, bucket, now_ms - RATELIMIT_WINDOW_MS,
+		e = ratelimit_window(db, bucket, now_ms,
 		    &used, &oldest);
 	if (e == DB_OK && used < limit) {
 		e = db_exec(db, "INSERT INTO rate_counts (bucket, sec, n) "
@@ -90,7 +105,7 @@ ratelimit_check(struct db *db, const char *bucket, long limit, int count,
 
 	memset(st, 0, sizeof(*st));
 	if (!count) {
-		e = ratelimit_window(db, bucket, now_ms - RATELIMIT_WINDOW_MS,
+		e = ratelimit_window(db, bucket, now_ms,
 		    &used, &oldest);
 		if (e == DB_OK)
 			ratelimit_fill(st, limit, used, oldest, now_ms);
