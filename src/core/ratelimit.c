@@ -4,7 +4,8 @@
  * window slides by the second and counting reads at most 60 rows whatever
  * the limit. Counting happens under the bucket row's lock
  * (INSERT ... ON DUPLICATE KEY UPDATE takes it), so concurrent responders
- * never let the limit+1st request through. Refused requests are not counted,
+ * never let the limit+1st request through; the transaction runs in the
+ * server as the ratelimit_count procedure, one round trip. Refused requests are not counted,
  * so a client that keeps retrying gets in again as soon as the window moves. */
 #include "core/ratelimit.h"
 #include <string.h>
@@ -60,38 +61,41 @@ ratelimit_status_from(long limit, const struct ratelimit_window *w,
 	ratelimit_fill(st, limit, w->used, w->oldest_ms, now_ms);
 }
 
+/* One CALL of the ratelimit_count procedure (sql/005_ratelimit_count.sql),
+ * which runs the whole transaction in the server: lock the bucket row,
+ * sum the window, count this request if the sum is below the limit,
+ * commit. */
 static enum db_err
 ratelimit_count_once(struct db *db, const char *bucket, long limit,
     int64_t now_ms, struct ratelimit_status *st)
 {
-	int64_t oldest;
-	long used;
+	struct db_res *r;
+	int64_t oldest = 0;
+	long used = 0;
 	enum db_err e;
+	int row, counted = 0;
 
-	if ((e = db_begin(db)) != DB_OK)
+	e = db_query(db, "CALL ratelimit_count(?, ?, ?, ?)",
+	    DB_ARGS(DBP_STR(bucket), DBP_INT(limit), DBP_INT(now_ms / 1000),
+	    DBP_INT(ratelimit_window_start(now_ms))), &r);
+	if (e != DB_OK)
 		return e;
-	e = db_exec(db, "INSERT INTO rate_buckets (bucket) VALUES (?) "
-	    "ON DUPLICATE KEY UPDATE bucket = bucket",
-	    DB_ARGS(DBP_STR(bucket)), NULL);
-	if (e == DB_OK)
-		e = ratelimit_window(db, bucket, now_ms,
-		    &used, &oldest);
-	if (e == DB_OK && used < limit) {
-		e = db_exec(db, "INSERT INTO rate_counts (bucket, sec, n) "
-		    "VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE n = n + 1",
-		    DB_ARGS(DBP_STR(bucket), DBP_INT(now_ms / 1000)), NULL);
+	if ((row = db_res_next(r)) == 1) {
+		used = (long)db_res_int(r, 0);
+		oldest = db_res_int(r, 1);
+		counted = (int)db_res_int(r, 2);
+	}
+	db_res_free(r);
+	if (row != 1)
+		return DB_ERR_QUERY;
+	if (counted) {
 		if (used == 0)
 			oldest = now_ms / 1000 * 1000;
 		used++;
-	} else if (e == DB_OK)
+	} else
 		st->exceeded = 1;
-	if (e == DB_OK)
-		e = db_commit(db);
-	else
-		db_rollback(db);
-	if (e == DB_OK)
-		ratelimit_fill(st, limit, used, oldest, now_ms);
-	return e;
+	ratelimit_fill(st, limit, used, oldest, now_ms);
+	return DB_OK;
 }
 
 enum db_err
