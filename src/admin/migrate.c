@@ -1,7 +1,9 @@
 /* migrate.c: forward-only schema migrations. Files are named
  * NNN_description.sql; each is applied once, in number order, statement by
- * statement (a statement ends with ';' at the end of a line), then recorded
- * in schema_version. A named lock keeps two migrating hosts apart. */
+ * statement (a statement ends with ';' at the end of a line, or with the
+ * text a "DELIMITER //" line sets, as in the mariadb client, for stored
+ * procedures whose bodies hold ';'), then recorded in schema_version. A
+ * named lock keeps two migrating hosts apart. */
 #include "admin/migrate.h"
 #include "util/strparse.h"
 #include <dirent.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct migration {
 	long	 version;
@@ -80,10 +83,10 @@ migrate_list(const char *dir, struct migration **out, size_t *n,
 static int
 migrate_file(struct db *db, const char *path, struct buf *err)
 {
-	char line[8192], *p;
+	char line[8192], delim[16] = ";", *p;
 	struct buf stmt;
 	FILE *f;
-	size_t l;
+	size_t l, dl;
 	int rc = 0;
 
 	if ((f = fopen(path, "r")) == NULL) {
@@ -95,11 +98,27 @@ migrate_file(struct db *db, const char *path, struct buf *err)
 		p = strparse_trim(line);
 		if (*p == '\0' || strncmp(p, "--", 2) == 0)
 			continue;
+		if (stmt.len == 0 && strncasecmp(p, "DELIMITER ", 10) == 0) {
+			p = strparse_trim(p + 10);
+			if (*p == '\0' || strlen(p) >= sizeof(delim)) {
+				buf_printf(err, "%s: bad DELIMITER line", path);
+				rc = -1;
+			} else
+				strparse_copy(delim, sizeof(delim), p);
+			continue;
+		}
+		l = strlen(p);
+		dl = strlen(delim);
+		if (l < dl || strcmp(p + l - dl, delim) != 0) {
+			buf_puts(&stmt, p);
+			buf_putc(&stmt, '\n');
+			continue;
+		}
+		/* the statement ends here; ';' may stay, another delimiter not */
+		if (strcmp(delim, ";") != 0)
+			p[l - dl] = '\0';
 		buf_puts(&stmt, p);
 		buf_putc(&stmt, '\n');
-		l = strlen(p);
-		if (p[l - 1] != ';')
-			continue;
 		if (db_exec_plain(db, buf_str(&stmt)) != DB_OK) {
 			buf_printf(err, "%s: %s", path, db_error(db));
 			rc = -1;

@@ -377,22 +377,33 @@ router_too_many(struct api_call *c, int64_t now_ms)
 }
 
 /* Authentication, allowlist and rate limit; returns 0 to go on, -1 when
- * the response has been decided. */
+ * the response has been decided. A request that is not counted (GET
+ * /rate-limit) with a key reads the key and its account's window in one
+ * statement; a counted one looks the key up, then counts under the
+ * bucket's lock (ratelimit_check). The key is looked up on every request,
+ * so a revoked key is refused at once. */
 static int
 router_gate(struct api_call *c, const struct route *rt)
 {
 	const char *authz = http_param(c->req, "HTTP_AUTHORIZATION");
 	enum auth_result ar = AUTH_MISSING;
 	int64_t now = timeutil_now_ms();
+	int count = rt == NULL || rt->counted;
+	struct ratelimit_window win;
 	char bucket[96];
 	struct db *db;
 	long limit;
-	int ip_refused = 0;
+	int ip_refused = 0, have_window = 0;
 
 	if ((db = api_db(c)) == NULL)
 		return -1;
 	if (authz != NULL && *authz != '\0') {
-		ar = auth_lookup(db, authz, &c->key);
+		if (count)
+			ar = auth_lookup(db, authz, &c->key);
+		else {
+			ar = auth_lookup_window(db, authz, now, &c->key, &win);
+			have_window = ar == AUTH_OK;
+		}
 		if (ar == AUTH_DB_ERROR) {
 			api_internal_error(c, "auth_lookup");
 			return -1;
@@ -404,14 +415,18 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (ar == AUTH_OK)
 		memcpy(c->account_for_log, c->key.account_id, IDS_MAX);
 	if (c->authenticated) {
-		snprintf(bucket, sizeof(bucket), "acct:%s", c->key.account_id);
+		snprintf(bucket, sizeof(bucket), RATELIMIT_ACCOUNT_PREFIX "%s",
+		    c->key.account_id);
 		limit = auth_key_rate_limit(&c->key);
 	} else {
-		snprintf(bucket, sizeof(bucket), "ip:%s", c->req->client_ip);
+		snprintf(bucket, sizeof(bucket), RATELIMIT_IP_PREFIX "%s",
+		    c->req->client_ip);
 		limit = auth_tier_limits[AUTH_TIER_ANONYMOUS];
 	}
-	if (ratelimit_check(db, bucket, limit, rt == NULL || rt->counted, now,
-	    &c->rl) != DB_OK) {
+	if (c->authenticated && have_window)
+		ratelimit_status_from(limit, &win, now, &c->rl);
+	else if (ratelimit_check(db, bucket, limit, count, now, &c->rl) !=
+	    DB_OK) {
 		api_internal_error(c, "ratelimit_check");
 		return -1;
 	}

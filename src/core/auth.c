@@ -117,25 +117,51 @@ auth_key_generate(int sandbox, char out[AUTH_KEY_MAX])
 	    AUTH_KEY_RANDOM_LEN, out, AUTH_KEY_MAX);
 }
 
-enum auth_result
-auth_lookup(struct db *db, const char *authz, struct auth_key *k)
-{
-	static const char sql[] =
-	    "SELECT k.id, k.account_id, k.org_id, k.scopes, k.sandbox, "
-	    "k.rate_limit, k.ip_allowlist, "
-	    "k.expires_at IS NOT NULL AND k.expires_at <= UTC_TIMESTAMP(3), "
-	    "k.revoked_at IS NOT NULL, a.tier, a.subscription_type, "
-	    "a.subscription_active, o.api_rate_limit "
-	    "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
-	    "LEFT JOIN organizations o ON o.id = k.org_id "
-	    "WHERE k.key_hash = ?";
-	uint8_t hash[32];
-	struct db_res *r;
-	const char *key;
-	int sandbox, row;
-	enum auth_result rc;
+/* The key's columns, the same in both lookups (auth_key_from_row reads
+ * them by position). */
+#define AUTH_KEY_COLUMNS \
+	"k.id, k.account_id, k.org_id, k.scopes, k.sandbox, " \
+	"k.rate_limit, k.ip_allowlist, " \
+	"k.expires_at IS NOT NULL AND k.expires_at <= UTC_TIMESTAMP(3), " \
+	"k.revoked_at IS NOT NULL, a.tier, a.subscription_type, " \
+	"a.subscription_active, o.api_rate_limit"
+#define AUTH_KEY_TABLES \
+	"FROM api_keys k JOIN accounts a ON a.id = k.account_id " \
+	"LEFT JOIN organizations o ON o.id = k.org_id "
 
-	memset(k, 0, sizeof(*k));
+static enum auth_result
+auth_key_from_row(struct db_res *r, struct auth_key *k)
+{
+	if (db_res_int(r, 8))
+		return AUTH_REVOKED;
+	if (db_res_int(r, 7))
+		return AUTH_EXPIRED;
+	strparse_copy(k->key_id, sizeof(k->key_id), db_res_str(r, 0));
+	strparse_copy(k->account_id, sizeof(k->account_id), db_res_str(r, 1));
+	strparse_copy(k->org_id, sizeof(k->org_id), db_res_str(r, 2));
+	if (auth_scope_parse_list(db_res_str(r, 3), &k->scopes) == -1)
+		k->scopes = 0;
+	k->sandbox = (int)db_res_int(r, 4);
+	k->key_rate_limit = db_res_isnull(r, 5) ? -1 : (long)db_res_int(r, 5);
+	strparse_copy(k->ip_allowlist, sizeof(k->ip_allowlist),
+	    db_res_str(r, 6));
+	if (auth_tier_parse(db_res_str(r, 9), &k->tier) == -1)
+		k->tier = AUTH_TIER_FREE;
+	strparse_copy(k->subscription_type, sizeof(k->subscription_type),
+	    db_res_str(r, 10));
+	k->subscription_active = (int)db_res_int(r, 11);
+	k->org_rate_limit = (k->org_id[0] && !db_res_isnull(r, 12)) ?
+	    (long)db_res_int(r, 12) : -1;
+	return AUTH_OK;
+}
+
+/* Checks the header's shape and hashes the key; AUTH_OK to look it up. */
+static enum auth_result
+auth_header_hash(const char *authz, uint8_t hash[32])
+{
+	const char *key;
+	int sandbox;
+
 	if (authz == NULL || *authz == '\0')
 		return AUTH_MISSING;
 	if (strncasecmp(authz, "Bearer ", 7) != 0)
@@ -146,6 +172,22 @@ auth_lookup(struct db *db, const char *authz, struct auth_key *k)
 	if (!auth_key_well_formed(key, &sandbox))
 		return AUTH_MALFORMED;
 	auth_key_hash(key, hash);
+	return AUTH_OK;
+}
+
+enum auth_result
+auth_lookup(struct db *db, const char *authz, struct auth_key *k)
+{
+	static const char sql[] = "SELECT " AUTH_KEY_COLUMNS " "
+	    AUTH_KEY_TABLES "WHERE k.key_hash = ?";
+	uint8_t hash[32];
+	struct db_res *r;
+	enum auth_result rc;
+	int row;
+
+	memset(k, 0, sizeof(*k));
+	if ((rc = auth_header_hash(authz, hash)) != AUTH_OK)
+		return rc;
 	if (db_query(db, sql, DB_ARGS(DBP_BLOB(hash, sizeof(hash))), &r) !=
 	    DB_OK)
 		return AUTH_DB_ERROR;
@@ -154,30 +196,46 @@ auth_lookup(struct db *db, const char *authz, struct auth_key *k)
 		rc = AUTH_DB_ERROR;
 	else if (row == 0)
 		rc = AUTH_UNKNOWN;
-	else if (db_res_int(r, 8))
-		rc = AUTH_REVOKED;
-	else if (db_res_int(r, 7))
-		rc = AUTH_EXPIRED;
-	else {
-		rc = AUTH_OK;
-		strparse_copy(k->key_id, sizeof(k->key_id), db_res_str(r, 0));
-		strparse_copy(k->account_id, sizeof(k->account_id),
-		    db_res_str(r, 1));
-		strparse_copy(k->org_id, sizeof(k->org_id), db_res_str(r, 2));
-		if (auth_scope_parse_list(db_res_str(r, 3), &k->scopes) == -1)
-			k->scopes = 0;
-		k->sandbox = (int)db_res_int(r, 4);
-		k->key_rate_limit = db_res_isnull(r, 5) ? -1 :
-		    (long)db_res_int(r, 5);
-		strparse_copy(k->ip_allowlist, sizeof(k->ip_allowlist),
-		    db_res_str(r, 6));
-		if (auth_tier_parse(db_res_str(r, 9), &k->tier) == -1)
-			k->tier = AUTH_TIER_FREE;
-		strparse_copy(k->subscription_type, sizeof(k->subscription_type),
-		    db_res_str(r, 10));
-		k->subscription_active = (int)db_res_int(r, 11);
-		k->org_rate_limit = (k->org_id[0] && !db_res_isnull(r, 12)) ?
-		    (long)db_res_int(r, 12) : -1;
+	else
+		rc = auth_key_from_row(r, k);
+	db_res_free(r);
+	return rc;
+}
+
+/* The same lookup with the account bucket's window (ratelimit.c's
+ * ratelimit_window) as two more columns, in one statement and so in one
+ * round trip. The bucket name is built in SQL the way ratelimit_bucket
+ * builds it in C, converted to rate_counts' character set so that the
+ * primary key (bucket, sec) is used. */
+enum auth_result
+auth_lookup_window(struct db *db, const char *authz, int64_t now_ms,
+    struct auth_key *k, struct ratelimit_window *w)
+{
+	static const char sql[] = "SELECT " AUTH_KEY_COLUMNS ", "
+	    "COALESCE(SUM(c.n), 0), MIN(c.sec) * 1000 " AUTH_KEY_TABLES
+	    "LEFT JOIN rate_counts c ON c.bucket = CONVERT(CONCAT('"
+	    RATELIMIT_ACCOUNT_PREFIX "', k.account_id) USING ascii) "
+	    "AND c.sec > ? WHERE k.key_hash = ? GROUP BY k.id";
+	uint8_t hash[32];
+	struct db_res *r;
+	enum auth_result rc;
+	int row;
+
+	memset(k, 0, sizeof(*k));
+	memset(w, 0, sizeof(*w));
+	if ((rc = auth_header_hash(authz, hash)) != AUTH_OK)
+		return rc;
+	if (db_query(db, sql, DB_ARGS(DBP_INT(ratelimit_window_start(now_ms)),
+	    DBP_BLOB(hash, sizeof(hash))), &r) != DB_OK)
+		return AUTH_DB_ERROR;
+	row = db_res_next(r);
+	if (row == -1)
+		rc = AUTH_DB_ERROR;
+	else if (row == 0)
+		rc = AUTH_UNKNOWN;
+	else if ((rc = auth_key_from_row(r, k)) == AUTH_OK) {
+		w->used = (long)db_res_int(r, 13);
+		w->oldest_ms = db_res_int(r, 14);
 	}
 	db_res_free(r);
 	return rc;

@@ -2,6 +2,7 @@
 #ifndef SVC_AUTH_H
 #define SVC_AUTH_H
 #include "core/db.h"
+#include "core/ratelimit.h"
 #include "util/ids.h"
 #include <stdint.h>
 
@@ -72,6 +73,11 @@ int	 auth_key_generate(int sandbox, char out[AUTH_KEY_MAX]);
 /* From the raw Authorization header value (NULL when absent). */
 enum auth_result auth_lookup(struct db *, const char *authorization,
 	    struct auth_key *);
+/* auth_lookup and, in the same statement, the window of the key's account
+ * bucket at now_ms (what ratelimit_check with count = 0 reads); *w is set
+ * only when AUTH_OK is returned. For requests that are not counted. */
+enum auth_result auth_lookup_window(struct db *, const char *authorization,
+	    int64_t now_ms, struct auth_key *, struct ratelimit_window *w);
 /* The credit pool a key pays from: its organization's, else its account's. */
 const char *auth_key_pool(const struct auth_key *);
 /* The limit applying to requests with this key (override > org > tier). */

@@ -452,6 +452,12 @@ db_res_free(struct db_res *r)
 	if (r == NULL)
 		return;
 	mysql_stmt_free_result(r->stmt);
+	/* A CALL's result set is followed by the CALL's own status: read
+	 * it (it is already on its way, no round trip) or the connection is
+	 * out of sync for the next statement. */
+	while (mysql_stmt_more_results(r->stmt) &&
+	    mysql_stmt_next_result(r->stmt) == 0)
+		mysql_stmt_free_result(r->stmt);
 	for (i = 0; r->val && i < r->ncols; i++)
 		free(r->val[i]);
 	free(r->bind);

@@ -4,13 +4,20 @@
  * window slides by the second and counting reads at most 60 rows whatever
  * the limit. Counting happens under the bucket row's lock
  * (INSERT ... ON DUPLICATE KEY UPDATE takes it), so concurrent responders
- * never let the limit+1st request through. Refused requests are not counted,
+ * never let the limit+1st request through; the transaction runs in the
+ * server as the ratelimit_count procedure, one round trip. Refused requests are not counted,
  * so a client that keeps retrying gets in again as soon as the window moves. */
 #include "core/ratelimit.h"
 #include <string.h>
 
+int64_t
+ratelimit_window_start(int64_t now_ms)
+{
+	return (now_ms - RATELIMIT_WINDOW_MS) / 1000;
+}
+
 static enum db_err
-ratelimit_window(struct db *db, const char *bucket, int64_t since,
+ratelimit_window(struct db *db, const char *bucket, int64_t now_ms,
     long *used, int64_t *oldest)
 {
 	struct db_res *r;
@@ -19,7 +26,8 @@ ratelimit_window(struct db *db, const char *bucket, int64_t since,
 
 	e = db_query(db, "SELECT COALESCE(SUM(n), 0), MIN(sec) * 1000 FROM "
 	    "rate_counts WHERE bucket = ? AND sec > ?",
-	    DB_ARGS(DBP_STR(bucket), DBP_INT(since / 1000)), &r);
+	    DB_ARGS(DBP_STR(bucket), DBP_INT(ratelimit_window_start(now_ms))),
+	    &r);
 	if (e != DB_OK)
 		return e;
 	*used = 0;
@@ -45,38 +53,49 @@ ratelimit_fill(struct ratelimit_status *st, long limit, long used,
 	st->reset_at = (reset_ms + 999) / 1000;
 }
 
+void
+ratelimit_status_from(long limit, const struct ratelimit_window *w,
+    int64_t now_ms, struct ratelimit_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	ratelimit_fill(st, limit, w->used, w->oldest_ms, now_ms);
+}
+
+/* One CALL of the ratelimit_count procedure (sql/005_ratelimit_count.sql),
+ * which runs the whole transaction in the server: lock the bucket row,
+ * sum the window, count this request if the sum is below the limit,
+ * commit. */
 static enum db_err
 ratelimit_count_once(struct db *db, const char *bucket, long limit,
     int64_t now_ms, struct ratelimit_status *st)
 {
-	int64_t oldest;
-	long used;
+	struct db_res *r;
+	int64_t oldest = 0;
+	long used = 0;
 	enum db_err e;
+	int row, counted = 0;
 
-	if ((e = db_begin(db)) != DB_OK)
+	e = db_query(db, "CALL ratelimit_count(?, ?, ?, ?)",
+	    DB_ARGS(DBP_STR(bucket), DBP_INT(limit), DBP_INT(now_ms / 1000),
+	    DBP_INT(ratelimit_window_start(now_ms))), &r);
+	if (e != DB_OK)
 		return e;
-	e = db_exec(db, "INSERT INTO rate_buckets (bucket) VALUES (?) "
-	    "ON DUPLICATE KEY UPDATE bucket = bucket",
-	    DB_ARGS(DBP_STR(bucket)), NULL);
-	if (e == DB_OK)
-		e = ratelimit_window(db, bucket, now_ms - RATELIMIT_WINDOW_MS,
-		    &used, &oldest);
-	if (e == DB_OK && used < limit) {
-		e = db_exec(db, "INSERT INTO rate_counts (bucket, sec, n) "
-		    "VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE n = n + 1",
-		    DB_ARGS(DBP_STR(bucket), DBP_INT(now_ms / 1000)), NULL);
+	if ((row = db_res_next(r)) == 1) {
+		used = (long)db_res_int(r, 0);
+		oldest = db_res_int(r, 1);
+		counted = (int)db_res_int(r, 2);
+	}
+	db_res_free(r);
+	if (row != 1)
+		return DB_ERR_QUERY;
+	if (counted) {
 		if (used == 0)
 			oldest = now_ms / 1000 * 1000;
 		used++;
-	} else if (e == DB_OK)
+	} else
 		st->exceeded = 1;
-	if (e == DB_OK)
-		e = db_commit(db);
-	else
-		db_rollback(db);
-	if (e == DB_OK)
-		ratelimit_fill(st, limit, used, oldest, now_ms);
-	return e;
+	ratelimit_fill(st, limit, used, oldest, now_ms);
+	return DB_OK;
 }
 
 enum db_err
@@ -90,7 +109,7 @@ ratelimit_check(struct db *db, const char *bucket, long limit, int count,
 
 	memset(st, 0, sizeof(*st));
 	if (!count) {
-		e = ratelimit_window(db, bucket, now_ms - RATELIMIT_WINDOW_MS,
+		e = ratelimit_window(db, bucket, now_ms,
 		    &used, &oldest);
 		if (e == DB_OK)
 			ratelimit_fill(st, limit, used, oldest, now_ms);

@@ -6,6 +6,16 @@
 #include <stdint.h>
 
 #define RATELIMIT_WINDOW_MS 60000
+/* Bucket names: "acct:<account id>" for authenticated requests, "ip:<address>"
+ * for the others. auth_lookup_window builds the account's in SQL. */
+#define RATELIMIT_ACCOUNT_PREFIX "acct:"
+#define RATELIMIT_IP_PREFIX "ip:"
+
+/* Counted requests in a bucket's window, as read from rate_counts. */
+struct ratelimit_window {
+	long	 used;
+	int64_t	 oldest_ms;	/* start of the oldest second counted; 0 if none */
+};
 
 struct ratelimit_status {
 	long	 limit;
@@ -19,6 +29,12 @@ struct ratelimit_status {
  * exceeded = 1); count = 0: only reports. Returns a db_err. */
 enum db_err ratelimit_check(struct db *, const char *bucket, long limit,
 	    int count, int64_t now_ms, struct ratelimit_status *);
+/* The window's status from a window read elsewhere (auth_lookup_window):
+ * the same as ratelimit_check with count = 0 would give. */
+void	 ratelimit_status_from(long limit, const struct ratelimit_window *,
+	    int64_t now_ms, struct ratelimit_status *);
+/* Counters of seconds after this one are in the window at now_ms. */
+int64_t	 ratelimit_window_start(int64_t now_ms);
 /* Deletes counters older than the window; returns rows removed or -1. */
 long long ratelimit_purge(struct db *, int64_t now_ms);
 #endif

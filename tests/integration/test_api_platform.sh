@@ -187,6 +187,42 @@ t_anonymous_limit() {
 }
 t_case "anonymous requests are limited to 5 a minute per IP address" t_anonymous_limit
 
+t_rate_limit_status_key() {
+    local acc key kx kip id reset i
+    acc=$(it_account trial 0)
+    key=$(it_key "$acc" 'credits:read')
+    for i in 1 2 3; do API_KEY=$key http GET /v1/credits; expect_status 200 || return 1; done
+    reset=$(header_value X-RateLimit-Reset)
+    # the status reports the account's window (3 used) and does not count itself
+    for i in 1 2; do
+        API_KEY=$key http GET /rate-limit
+        expect_status 200 && expect_json .tier trial && expect_json .limit 30 && expect_json .used 3 &&
+            expect_json .remaining 27 && expect_json .reset_at "$reset" || return 1
+        expect_header X-RateLimit-Limit 30 && expect_header X-RateLimit-Remaining 27 &&
+            expect_header X-RateLimit-Reset "$reset" || return 1
+    done
+    # another key of the same account sees the same window
+    API_KEY=$(it_key "$acc" 'jobs:read') http GET /rate-limit; expect_json .used 3 || return 1
+    # revoked: refused at once, answered from the anonymous bucket of the address
+    id=$(it_sql "SELECT id FROM api_keys WHERE key_hint LIKE '$(printf %.13s "$key")%'")
+    svcadm key revoke "$id"
+    API_KEY=$key http GET /rate-limit "" $(from 16)
+    expect_status 401 && expect_json .error.message "API key has been revoked" &&
+        expect_header X-RateLimit-Limit 5 && expect_header X-RateLimit-Remaining 5 || return 1
+    kx=$(it_key "$acc" 'credits:read' --expires 2099-01-01T00:00:00Z)
+    API_KEY=$kx http GET /rate-limit; expect_status 200 && expect_json .used 3 || return 1
+    it_sql "UPDATE api_keys SET expires_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE key_hint LIKE '$(printf %.13s "$kx")%'"
+    API_KEY=$kx http GET /rate-limit "" $(from 16)
+    expect_status 401 && expect_json .error.message "API key has expired" && expect_header X-RateLimit-Limit 5 || return 1
+    API_KEY= http GET /rate-limit "" -H "Authorization: Bearer svc_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" $(from 16)
+    expect_status 401 && expect_json .error.message "API key is not valid" && expect_header X-RateLimit-Limit 5 || return 1
+    kip=$(it_key "$acc" 'credits:read' --ip-allow 10.0.0.0/8)
+    API_KEY=$kip http GET /rate-limit "" $(from 16)
+    expect_status 403 && expect_json .error.code ip_not_allowed && expect_header X-RateLimit-Limit 5 &&
+        expect_header X-RateLimit-Remaining 5
+}
+t_case "GET /rate-limit with a key: the account's window, not counted; revoked, expired, unknown and off-allowlist keys refused at once" t_rate_limit_status_key
+
 t_concurrent_limit() {
     local acc key i ok pids=()
     acc=$(it_account free 0)
