@@ -625,9 +625,7 @@ verify_cache_entry(const struct verify_result *r, struct vcache_entry *out)
 	out->key = strdup(r->normalised);
 	out->seconds = verdict_cache_seconds(&r->v);
 	if (out->value == NULL || out->key == NULL) {
-		free(out->value);
-		free(out->key);
-		memset(out, 0, sizeof(*out));
+		vcache_entries_clear(out, 1);
 		return -1;
 	}
 	return 0;
@@ -641,8 +639,7 @@ verify_store(struct db *db, const struct verify_result *r)
 	if (db == NULL || verify_cache_entry(r, &ce) == -1)
 		return;
 	(void)vcache_put_many(db, VCACHE_VERDICT, &ce, 1);
-	free(ce.key);
-	free(ce.value);
+	vcache_entries_clear(&ce, 1);
 }
 
 enum verify_err
