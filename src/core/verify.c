@@ -151,30 +151,49 @@ verify_mx_from_json(json_t *j, struct dns_mx_result *m)
 }
 
 /* MX lookup through the shared cache. Failures are never cached. */
+int
+verify_mx_cached(struct db *db, const char *domain, struct dns_mx_result *m)
+{
+	json_t *cached = NULL;
+	int ok;
+
+	memset(m, 0, sizeof(*m));
+	if (db == NULL || vcache_get(db, VCACHE_DNS, domain, &cached) != DB_OK ||
+	    cached == NULL)
+		return 0;
+	ok = verify_mx_from_json(cached, m) == 0;
+	json_decref(cached);
+	if (!ok) {
+		dns_mx_result_free(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return ok;
+}
+
+void
+verify_mx_store(struct db *db, const char *domain,
+    const struct dns_mx_result *m)
+{
+	json_t *j;
+	long ttl;
+
+	if (db == NULL || m->status == DNS_ERROR)
+		return;
+	ttl = m->ttl < VERIFY_DNS_TTL_MIN ? VERIFY_DNS_TTL_MIN :
+	    m->ttl > VERIFY_DNS_TTL_MAX ? VERIFY_DNS_TTL_MAX : (long)m->ttl;
+	j = verify_mx_to_json(m);
+	vcache_put(db, VCACHE_DNS, domain, j, ttl);
+	json_decref(j);
+}
+
 enum dns_status
 verify_lookup_mx(struct verify_engine *e, struct db *db, const char *domain,
     struct dns_mx_result *m)
 {
-	json_t *cached = NULL, *j;
-	long ttl;
-
-	if (db && vcache_get(db, VCACHE_DNS, domain, &cached) == DB_OK &&
-	    cached != NULL) {
-		int ok = verify_mx_from_json(cached, m) == 0;
-		json_decref(cached);
-		if (ok)
-			return m->status;
-		dns_mx_result_free(m);
-	}
+	if (verify_mx_cached(db, domain, m))
+		return m->status;
 	dns_lookup_mx(e->dns, domain, m);
-	if (db && m->status != DNS_ERROR) {
-		ttl = m->ttl < VERIFY_DNS_TTL_MIN ? VERIFY_DNS_TTL_MIN :
-		    m->ttl > VERIFY_DNS_TTL_MAX ? VERIFY_DNS_TTL_MAX :
-		    (long)m->ttl;
-		j = verify_mx_to_json(m);
-		vcache_put(db, VCACHE_DNS, domain, j, ttl);
-		json_decref(j);
-	}
+	verify_mx_store(db, domain, m);
 	return m->status;
 }
 

@@ -97,6 +97,13 @@ enum verify_step verify_begin(struct verify_engine *, struct db *,
 /* The domain's MX lookup through the shared DNS cache (one per domain). */
 enum dns_status verify_lookup_mx(struct verify_engine *, struct db *,
 	    const char *ascii_domain, struct dns_mx_result *);
+/* Its two halves around dns_lookup_mx, for a caller that looks up in
+ * threads of its own: 1 and *m filled on a cache hit, else 0 (*m empty);
+ * the answer stored for its TTL (within limits; DNS errors are not). */
+int	 verify_mx_cached(struct db *, const char *ascii_domain,
+	    struct dns_mx_result *);
+void	 verify_mx_store(struct db *, const char *ascii_domain,
+	    const struct dns_mx_result *);
 /* Invalid domain, no MX, DNS failure, disposable: DONE; else NEXT (SMTP).
  * Copies the MX hosts into r. */
 enum verify_step verify_with_mx(struct verify_engine *,

@@ -1,8 +1,9 @@
 /* process.c: the job verification loop of svc-worker. Claimed chunks are
  * read and every address goes through the engine's steps: verify_begin
  * (syntax, sandbox), the verdict cache and the complainer list (looked up
- * for the whole chunk in a few statements), one verify_lookup_mx per domain
- * (the shared MariaDB DNS cache), verify_with_mx (no MX, DNS error,
+ * for the whole chunk in a few statements), one MX lookup per domain (the
+ * shared MariaDB DNS cache, else resolver threads: resolver.c, so a slow
+ * DNS answer holds up only its own domain), verify_with_mx (no MX, DNS error,
  * disposable), then SMTP: addresses wait in their domain's queue and leave
  * it in sessions of up to worker_rcpts_per_session recipients; a domain's
  * first session also carries a random address (the catch-all probe, stored
@@ -32,6 +33,7 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "worker/housekeeping.h"
+#include "worker/resolver.h"
 #include "worker/writer.h"
 #include <poll.h>
 #include <stdlib.h>
@@ -42,6 +44,7 @@
 #define PROCESS_CHUNKS_MAX	64	/* chunks held at once */
 #define PROCESS_FLUSH_MS	1000	/* results written at least this often */
 #define PROCESS_FLUSH_ROWS	500
+#define PROCESS_RESOLVERS	8	/* MX lookups at once */
 #define PROCESS_BACKLOG_MAX	64	/* writer tasks waiting: claim no more */
 #define PROCESS_CLAIM_MS	1000	/* after a short claim, claim again at
 					 * most this often */
@@ -101,7 +104,7 @@ struct process_domain {
 	char			 name[ADDR_ASCII_DOMAIN_MAX + 1];
 	struct dns_mx_result	 mx;
 	int			 resolved;
-	int			 in_dns_queue;
+	int			 in_dns;	/* queued for, or in, a lookup */
 	int			 web_presence;	/* -1 not known yet */
 	struct process_host	*host;
 	enum process_probe	 probe;
@@ -143,6 +146,8 @@ struct process {
 
 	struct db		*db;
 	struct writer		*writer;	/* results, chunk ends */
+	struct resolver		*resolver;	/* MX lookups */
+	size_t			 dns_pending;	/* lookups handed over */
 	struct process_chunk	*chunks;
 	size_t			 nchunks;
 	struct process_domain	*hash[PROCESS_HASH];
@@ -199,7 +204,7 @@ process_new(const struct conf *c, struct buf *err)
 		p->max_chunks = PROCESS_CHUNKS_MAX;
 	if ((p->sessions = calloc((size_t)p->concurrency,
 	    sizeof(*p->sessions))) == NULL || (p->pfd = calloc((size_t)
-	    p->concurrency, sizeof(*p->pfd))) == NULL) {
+	    p->concurrency + 1, sizeof(*p->pfd))) == NULL) {
 		buf_puts(err, "out of memory");
 		process_free(p);
 		return NULL;
@@ -243,14 +248,24 @@ process_hash(const char *s)
 }
 
 static struct process_domain *
+process_domain_find(struct process *p, const char *name)
+{
+	struct process_domain *d;
+
+	for (d = p->hash[process_hash(name)]; d != NULL; d = d->hnext)
+		if (strcmp(d->name, name) == 0)
+			return d;
+	return NULL;
+}
+
+static struct process_domain *
 process_domain_get(struct process *p, const char *name)
 {
 	unsigned h = process_hash(name);
 	struct process_domain *d;
 
-	for (d = p->hash[h]; d != NULL; d = d->hnext)
-		if (strcmp(d->name, name) == 0)
-			return d;
+	if ((d = process_domain_find(p, name)) != NULL)
+		return d;
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
 	snprintf(d->name, sizeof(d->name), "%s", name);
@@ -288,7 +303,7 @@ process_sweep(struct process *p, int64_t now)
 
 	for (i = 0; i < PROCESS_HASH; i++) {
 		for (dp = &p->hash[i]; (d = *dp) != NULL; ) {
-			if (d->queued || d->active || d->in_dns_queue ||
+			if (d->queued || d->active || d->in_dns ||
 			    d->parked) {
 				dp = &d->hnext;
 				continue;
@@ -538,14 +553,16 @@ process_after_mx(struct process *p, struct process_domain *d)
 	}
 }
 
+/* The domain's MX answer is in d->mx: its host, what domain_facts know of
+ * it, then its addresses go on. */
 static void
-process_resolve(struct process *p, struct process_domain *d)
+process_resolved(struct process *p, struct process_domain *d)
 {
 	struct vcache_facts f;
 	struct process_host *h;
 	int found = 0;
 
-	verify_lookup_mx(p->engine, p->db, d->name, &d->mx);
+	d->in_dns = 0;
 	d->resolved = 1;
 	if (d->mx.status == DNS_OK) {
 		h = process_host_get(p, d->mx.nhosts ? d->mx.hosts[0].name :
@@ -570,7 +587,9 @@ process_resolve(struct process *p, struct process_domain *d)
 	process_after_mx(p, d);
 }
 
-/* Lookups waiting in the DNS queue, for at most a slice of time. */
+/* Domains waiting for their MX answer: from the shared DNS cache at once,
+ * else handed to the resolver threads (for at most a slice of time, as
+ * each cache lookup is a round trip). */
 static void
 process_dns(struct process *p)
 {
@@ -582,11 +601,42 @@ process_dns(struct process *p)
 		if (p->dns_head == NULL)
 			p->dns_tail = NULL;
 		d->dnext = NULL;
-		d->in_dns_queue = 0;
-		process_resolve(p, d);
+		if (verify_mx_cached(p->db, d->name, &d->mx))
+			process_resolved(p, d);
+		else if (resolver_submit(p->resolver, d->name) == 0)
+			p->dns_pending++;
+		else {
+			/* Out of memory: look it up here. */
+			verify_lookup_mx(p->engine, p->db, d->name, &d->mx);
+			process_resolved(p, d);
+		}
 		if (timeutil_mono_ms() - start >= PROCESS_DNS_SLICE_MS)
 			break;
 	}
+}
+
+/* Answers of the resolver threads: stored in the DNS cache, then their
+ * domains go on (an answer for a domain no longer waiting is dropped). */
+static void
+process_dns_answers(struct process *p)
+{
+	struct resolver_answer a[16];
+	struct process_domain *d;
+	size_t n, i;
+
+	while ((n = resolver_answers(p->resolver, a, 16)) > 0)
+		for (i = 0; i < n; i++) {
+			if (p->dns_pending > 0)
+				p->dns_pending--;
+			d = process_domain_find(p, a[i].domain);
+			if (d == NULL || !d->in_dns || d->resolved) {
+				dns_mx_result_free(&a[i].mx);
+				continue;
+			}
+			d->mx = a[i].mx;
+			verify_mx_store(p->db, d->name, &d->mx);
+			process_resolved(p, d);
+		}
 }
 
 /* ---------------------------------------------------------------- chunks */
@@ -688,8 +738,8 @@ process_route(struct process *p, struct process_addr *pa)
 		return;
 	}
 	process_enqueue(d, pa, 0);
-	if (!d->in_dns_queue) {
-		d->in_dns_queue = 1;
+	if (!d->in_dns) {
+		d->in_dns = 1;
 		if (p->dns_tail)
 			p->dns_tail->dnext = d;
 		else
@@ -1033,7 +1083,8 @@ process_session_end(struct process *p, struct process_session *ss,
 	    d->accept_all : 0);
 }
 
-/* One poll over every running session, then their steps. */
+/* One poll over every running session (and the resolver threads' answers,
+ * the last entry), then their steps. */
 static void
 process_poll(struct process *p, int timeout_ms)
 {
@@ -1059,8 +1110,12 @@ process_poll(struct process *p, int timeout_ms)
 				next = deadline;
 		}
 	}
+	p->pfd[p->nsessions].fd = p->dns_pending ? resolver_fd(p->resolver) :
+	    -1;
+	p->pfd[p->nsessions].events = POLLIN;
+	p->pfd[p->nsessions].revents = 0;
 	wait = next > now ? (int)(next - now) : 0;
-	if (poll(p->pfd, (nfds_t)p->nsessions, wait) == -1)
+	if (poll(p->pfd, (nfds_t)p->nsessions + 1, wait) == -1)
 		for (i = 0; i < p->nsessions; i++)
 			p->pfd[i].revents = 0;
 	now = smtp_now_ms();
@@ -1128,7 +1183,7 @@ process_drop_all(struct process *p, int release)
 				process_session_drop(&pk->ss);
 				free(pk);
 			}
-			d->in_dns_queue = 0;
+			d->in_dns = 0;
 		}
 	p->dns_head = p->dns_tail = NULL;
 	/* What is concluded goes to the writer; leases are given back once
@@ -1152,9 +1207,33 @@ process_drop_all(struct process *p, int release)
 
 /* ---------------------------------------------------------------- run */
 
-static void
-process_writer_stop(struct process *p)
+/* The writer and the resolver threads of a run. */
+static int
+process_threads_start(struct process *p)
 {
+	struct buf err;
+
+	buf_init(&err, 1024);
+	p->writer = writer_start(p->conf, p->owner, p->grey_delay, &err);
+	if (p->writer != NULL && (p->resolver = resolver_start(p->conf,
+	    PROCESS_RESOLVERS, &err)) == NULL) {
+		writer_stop(p->writer);
+		p->writer = NULL;
+	}
+	if (p->writer == NULL)
+		log_error("event=process_stopped reason=threads error=\"%s\"",
+		    buf_str(&err));
+	buf_free(&err);
+	p->dns_pending = 0;
+	return p->writer != NULL ? 0 : -1;
+}
+
+static void
+process_threads_stop(struct process *p)
+{
+	resolver_stop(p->resolver);
+	p->resolver = NULL;
+	p->dns_pending = 0;
 	writer_stop(p->writer);
 	p->writer = NULL;
 }
@@ -1163,20 +1242,12 @@ int
 process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
     time_t *last_hk)
 {
-	struct buf err;
 	int64_t now;
 	time_t t;
 	int timeout;
 
-	buf_init(&err, 1024);
-	p->writer = writer_start(p->conf, p->owner, p->grey_delay, &err);
-	if (p->writer == NULL) {
-		log_error("event=process_stopped reason=writer error=\"%s\"",
-		    buf_str(&err));
-		buf_free(&err);
+	if (process_threads_start(p) == -1)
 		return -1;
-	}
-	buf_free(&err);
 	p->db = db;
 	p->db_failed = 0;
 	p->claim_empty = 0;
@@ -1186,7 +1257,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		now = smtp_now_ms();
 		if (*stop) {
 			process_drop_all(p, 1);
-			process_writer_stop(p);
+			process_threads_stop(p);
 			return 0;
 		}
 		/* A chunk that finishes makes room for the next at once while
@@ -1200,7 +1271,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			break;
 		if (p->nchunks == 0 && p->claim_empty) {
 			if (writer_backlog(p->writer) == 0) {
-				process_writer_stop(p);
+				process_threads_stop(p);
 				return 0;
 			}
 			/* Chunks ended but not yet written may be pending
@@ -1212,9 +1283,10 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			continue;
 		}
 		process_dns(p);
+		process_dns_answers(p);
 		process_schedule(p, smtp_now_ms());
 		timeout = p->dns_head ? 0 : PROCESS_POLL_MS;
-		if (p->nsessions > 0)
+		if (p->nsessions > 0 || p->dns_pending > 0)
 			process_poll(p, timeout);
 		else if (timeout > 0 && p->nchunks > 0)
 			/* waiting for a host's back-off */
@@ -1237,6 +1309,6 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 	log_error("event=process_stopped reason=db_failed error=\"%s\"",
 	    db_error(db));
 	process_drop_all(p, 0);
-	process_writer_stop(p);
+	process_threads_stop(p);
 	return -1;
 }
