@@ -299,6 +299,38 @@ t_backoff() {
 }
 t_case "a host that defers MAIL (451) gets sessions after a back-off of 1, 2, 4 s; then the addresses are unknown" t_backoff
 
+# ---------------------------------------------------------------- database
+# MariaDB stops mid-job and comes back: the daemon notices (its writer and
+# its own connection fail), retries, and takes the chunks over when their
+# leases expire; every address still gets exactly one result.
+t_db_restart() {
+    local id=job_dbrestart i
+    fake_set 127.0.0.31 flight_delay_ms=300
+    for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk
+    start_worker || return 1
+    for i in $(seq 1 100); do
+        [ "$(job_field $id processed_emails)" -gt 0 ] && break
+        sleep 0.2
+    done
+    [ "$(job_field $id status)" = processing ] || it_fail "the job is not being processed" || return 1
+    stack_mariadb_stop "$IT_DIR/mariadb"
+    sleep 2
+    stack_mariadb_start "$IT_DIR/mariadb" || it_fail "MariaDB did not start again" || return 1
+    for i in $(seq 1 600); do
+        [ "$(job_field $id status)" = completed ] && break
+        sleep 0.2
+    done
+    stack_proc_stop "$IT_DIR/log" worker
+    expect_eq "status" completed "$(job_field $id status)" || return 1
+    grep -q 'event=process_stopped' "$IT_DIR/log/svc.log" ||
+        it_fail "the worker did not notice the database going away" || return 1
+    expect_eq "rows not done" 0 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state <> 'done'")"
+    expect_eq "processed_emails" 600 "$(job_field $id processed_emails)"
+    expect_eq "valid" 600 "$(job_field $id count_valid)"
+    check_counts $id && check_ledger $id
+}
+t_case "MariaDB restarted mid-job: the daemon retries and the job completes with one result per address" t_db_restart
+
 # ---------------------------------------------------------------- crash
 t_crash() {
     local id=job_crash i k

@@ -162,7 +162,7 @@ class Session:
             addr = addr[3:].strip()
         addr = addr.strip("<>")
         local = addr.split("@")[0].lower()
-        m = re.fullmatch(r"([a-z]+(?:421)?)[0-9]*", local)
+        m = re.fullmatch(r"(close421|[a-z]+)[0-9]*", local)
         local = m.group(1) if m else ""
         if local in ("user", "ok"):
             return self.reply(250, ["2.1.5 <%s> recipient ok" % addr]), None
