@@ -6,6 +6,7 @@
 #include "admin/migrate.h"
 #include "core/accounts.h"
 #include "core/auth.h"
+#include "core/authcache.h"
 #include "core/complainers.h"
 #include "core/db.h"
 #include "core/keys.h"
@@ -177,6 +178,15 @@ created(struct db *db, enum accounts_err rc, const struct buf *why,
 	puts(id);
 }
 
+/* After a change to a key or an account: returns once no svc-api process
+ * still trusts a row it cached before the change (authcache.h), so that
+ * what this command reports is in force when it exits. */
+static void
+settle(void)
+{
+	authcache_settle(conf_int(&conf, CONF_AUTH_CACHE_MS));
+}
+
 static int
 pool_exists(struct db *db, const char *id)
 {
@@ -244,6 +254,7 @@ cmd_account(int argc, char **argv)
 			die("%s: free, trial, pro or admin", pos[1]);
 		if ((rc = accounts_set_tier(db, pos[0], tier)) != ACCOUNTS_OK)
 			die("no account %s", pos[0]);
+		settle();
 	} else if (strcmp(argv[0], "subscription") == 0 && np == 2) {
 		int active;
 		if (strcmp(pos[1], "active") == 0)
@@ -255,6 +266,7 @@ cmd_account(int argc, char **argv)
 		if (accounts_set_subscription(db, pos[0], active, o[3].val) !=
 		    ACCOUNTS_OK)
 			die("no account %s", pos[0]);
+		settle();
 	} else
 		usage();
 	buf_free(&why);
@@ -285,6 +297,7 @@ cmd_org(int argc, char **argv)
 		if ((rc = accounts_join_org(db, pos[1], pos[0])) != ACCOUNTS_OK)
 			die("%s", rc == ACCOUNTS_NOT_FOUND ?
 			    "no such organization or account" : db_error(db));
+		settle();
 	} else
 		usage();
 	buf_free(&why);
@@ -391,6 +404,7 @@ cmd_key(int argc, char **argv)
 			die("no key %s", pos[0]);
 		if (rc != KEYS_OK)
 			die("%s", db_error(db));
+		settle();
 	} else
 		usage();
 	buf_free(&why);

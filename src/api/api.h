@@ -4,6 +4,7 @@
 #define SVC_API_H
 #include "api/http.h"
 #include "core/auth.h"
+#include "core/authcache.h"
 #include "core/db.h"
 #include "core/ratelimit.h"
 #include "core/verify.h"
@@ -19,6 +20,7 @@ struct api_ctx {
 	struct verify_engine *engine;	/* made on first use, kept */
 	struct ipnet	*proxies;
 	size_t		 nproxies;
+	struct authcache cache;		/* key rows and windows (authcache.h) */
 };
 
 struct api_call {

@@ -121,9 +121,10 @@ main(int argc, char **argv)
 		fd = 0;
 	}
 	/* One process needs no master (mod_fcgid runs "svc-api -n 1" and
-	 * manages the processes itself). */
+	 * manages the processes itself). Such a process shares no key cache
+	 * generations with its siblings, so it caches key rows only. */
 	if (workers == 1)
-		rc = serve_loop(&conf, fd, 0);
+		rc = serve_loop(&conf, fd, 0, NULL);
 	else
 		rc = prefork_run(&conf, conf.path[0] ? conf.path : NULL, fd,
 		    (int)workers);

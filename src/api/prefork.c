@@ -5,6 +5,7 @@
  * configuration and replaces the children one by one as they finish. */
 #include "api/prefork.h"
 #include "api/serve.h"
+#include "core/authcache.h"
 #include "util/log.h"
 #include <errno.h>
 #include <signal.h>
@@ -28,6 +29,10 @@ prefork_on_signal(int sig)
 		got_term = 1;
 }
 
+/* Mapped before the first fork and inherited by every child, replacements
+ * included: the responders' shared key cache generations (authcache.h). */
+static struct authcache_gens *prefork_gens;
+
 static pid_t
 prefork_spawn(struct conf *c, int fd, const sigset_t *orig)
 {
@@ -46,7 +51,7 @@ prefork_spawn(struct conf *c, int fd, const sigset_t *orig)
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigprocmask(SIG_SETMASK, orig, NULL);
-	_exit(serve_loop(c, fd, 0));
+	_exit(serve_loop(c, fd, 0, prefork_gens));
 }
 
 static void
@@ -136,6 +141,8 @@ prefork_run(struct conf *c, const char *path, int fd, int n)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&none);
+	if ((prefork_gens = authcache_gens_shared()) == NULL)
+		log_warn("event=no_shared_memory what=auth_cache_windows");
 	for (i = 0; i < n; i++) {
 		pids[i] = prefork_spawn(c, fd, &orig);
 		born[i] = time(NULL);

@@ -101,10 +101,12 @@ static const struct route routes[] = {
 };
 
 int
-router_ctx_init(struct api_ctx *ctx, const struct conf *c, struct buf *err)
+router_ctx_init(struct api_ctx *ctx, const struct conf *c,
+    struct authcache_gens *gens, struct buf *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->conf = c;
+	authcache_init(&ctx->cache, conf_int(c, CONF_AUTH_CACHE_MS), gens);
 	if (ipnet_parse_list(conf_str(c, CONF_TRUSTED_PROXIES), &ctx->proxies,
 	    &ctx->nproxies) == -1) {
 		buf_puts(err, "trusted_proxies: not a list of addresses or "
@@ -119,6 +121,7 @@ router_ctx_free(struct api_ctx *ctx)
 {
 	verify_engine_free(ctx->engine);
 	ctx->engine = NULL;
+	authcache_free(&ctx->cache);
 	db_close(ctx->db);
 	free(ctx->proxies);
 	ctx->db = NULL;
@@ -376,12 +379,58 @@ router_too_many(struct api_call *c, int64_t now_ms)
 	    c->rl.limit, wait);
 }
 
+/* The presented key (hash) and, for a request that is not counted
+ * (want_window), its account's window: from the process's cache
+ * when it is fresh (authcache.h), else from MariaDB, one statement, and
+ * kept for the next requests. */
+static enum auth_result
+router_key(struct api_call *c, const uint8_t hash[32], int64_t now,
+    int want_window, struct ratelimit_window *win)
+{
+	struct authcache *cache = &c->ctx->cache;
+	struct db *db = c->ctx->db;
+	char bucket[96], known[IDS_MAX];
+	int64_t mono = timeutil_mono_ms(), expires = 0;
+	enum auth_result ar;
+	uint32_t gen;
+
+	if (authcache_key(cache, hash, mono, now, &c->key, &ar, known)) {
+		if (!want_window || ar != AUTH_OK ||
+		    authcache_window(cache, hash, mono, now, win))
+			return ar;
+		/* the key is known, its window is not: read only that */
+		snprintf(bucket, sizeof(bucket), RATELIMIT_ACCOUNT_PREFIX "%s",
+		    c->key.account_id);
+		gen = authcache_gen(cache, c->key.account_id);
+		if (ratelimit_window_read(db, bucket, now, win) != DB_OK)
+			return AUTH_DB_ERROR;
+		authcache_put_window(cache, hash, win, mono, gen);
+		return AUTH_OK;
+	}
+	if (!want_window) {
+		ar = auth_lookup(db, hash, &c->key, &expires);
+		if (ar == AUTH_OK)
+			authcache_put(cache, hash, &c->key, expires, mono);
+		return ar;
+	}
+	/* A window read in the same statement as the key is kept only when
+	 * the account was known before the read, since its generation must
+	 * be taken before the read (a key's account never changes). */
+	gen = known[0] ? authcache_gen(cache, known) : 0;
+	ar = auth_lookup_window(db, hash, now, &c->key, &expires, win);
+	if (ar == AUTH_OK) {
+		authcache_put(cache, hash, &c->key, expires, mono);
+		if (known[0] && strcmp(known, c->key.account_id) == 0)
+			authcache_put_window(cache, hash, win, mono, gen);
+	}
+	return ar;
+}
+
 /* Authentication, allowlist and rate limit; returns 0 to go on, -1 when
- * the response has been decided. A request that is not counted (GET
- * /rate-limit) with a key reads the key and its account's window in one
- * statement; a counted one looks the key up, then counts under the
- * bucket's lock (ratelimit_check). The key is looked up on every request,
- * so a revoked key is refused at once. */
+ * the response has been decided. The key comes from router_key; a request
+ * that is not counted (GET /rate-limit) reports its account's window from
+ * there too, a counted one is counted under the bucket's lock
+ * (ratelimit_check), never from a cache. */
 static int
 router_gate(struct api_call *c, const struct route *rt)
 {
@@ -390,6 +439,7 @@ router_gate(struct api_call *c, const struct route *rt)
 	int64_t now = timeutil_now_ms();
 	int count = rt == NULL || rt->counted;
 	struct ratelimit_window win;
+	uint8_t hash[32];
 	char bucket[96];
 	struct db *db;
 	long limit;
@@ -397,13 +447,10 @@ router_gate(struct api_call *c, const struct route *rt)
 
 	if ((db = api_db(c)) == NULL)
 		return -1;
-	if (authz != NULL && *authz != '\0') {
-		if (count)
-			ar = auth_lookup(db, authz, &c->key);
-		else {
-			ar = auth_lookup_window(db, authz, now, &c->key, &win);
-			have_window = ar == AUTH_OK;
-		}
+	if (authz != NULL && *authz != '\0' &&
+	    (ar = auth_presented_hash(authz, hash)) == AUTH_OK) {
+		ar = router_key(c, hash, now, !count, &win);
+		have_window = !count && ar == AUTH_OK;
 		if (ar == AUTH_DB_ERROR) {
 			api_internal_error(c, "auth_lookup");
 			return -1;
@@ -430,6 +477,10 @@ router_gate(struct api_call *c, const struct route *rt)
 		api_internal_error(c, "ratelimit_check");
 		return -1;
 	}
+	/* before the answer leaves: the client's next request, whichever
+	 * process serves it, must not report a window without this one */
+	if (c->authenticated && count && !c->rl.exceeded)
+		authcache_counted(&c->ctx->cache, c->key.account_id);
 	router_ratelimit_headers(c);
 	if (c->rl.exceeded) {
 		router_too_many(c, now);

@@ -4,6 +4,10 @@
 #include "util/conf.h"
 
 /* Serves requests on the listening socket fd until SIGTERM (finishing the
- * request in hand) or until max_requests (0: no limit). Returns an exit code. */
-int	 serve_loop(const struct conf *, int listen_fd, unsigned long max_requests);
+ * request in hand) or until max_requests (0: no limit). gens: the key
+ * cache's generation table shared with the sibling responders, or NULL
+ * (router_ctx_init). Returns an exit code. */
+struct authcache_gens;
+int	 serve_loop(const struct conf *, int listen_fd,
+	    unsigned long max_requests, struct authcache_gens *gens);
 #endif

@@ -124,14 +124,16 @@ auth_key_generate(int sandbox, char out[AUTH_KEY_MAX])
 	"k.rate_limit, k.ip_allowlist, " \
 	"k.expires_at IS NOT NULL AND k.expires_at <= UTC_TIMESTAMP(3), " \
 	"k.revoked_at IS NOT NULL, a.tier, a.subscription_type, " \
-	"a.subscription_active, o.api_rate_limit"
+	"a.subscription_active, o.api_rate_limit, " \
+	"FLOOR(UNIX_TIMESTAMP(k.expires_at) * 1000)"
 #define AUTH_KEY_TABLES \
 	"FROM api_keys k JOIN accounts a ON a.id = k.account_id " \
 	"LEFT JOIN organizations o ON o.id = k.org_id "
 
 static enum auth_result
-auth_key_from_row(struct db_res *r, struct auth_key *k)
+auth_key_from_row(struct db_res *r, struct auth_key *k, int64_t *expires_ms)
 {
+	*expires_ms = db_res_isnull(r, 13) ? 0 : db_res_int(r, 13);
 	if (db_res_int(r, 8))
 		return AUTH_REVOKED;
 	if (db_res_int(r, 7))
@@ -155,9 +157,8 @@ auth_key_from_row(struct db_res *r, struct auth_key *k)
 	return AUTH_OK;
 }
 
-/* Checks the header's shape and hashes the key; AUTH_OK to look it up. */
-static enum auth_result
-auth_header_hash(const char *authz, uint8_t hash[32])
+enum auth_result
+auth_presented_hash(const char *authz, uint8_t hash[32])
 {
 	const char *key;
 	int sandbox;
@@ -176,20 +177,17 @@ auth_header_hash(const char *authz, uint8_t hash[32])
 }
 
 enum auth_result
-auth_lookup(struct db *db, const char *authz, struct auth_key *k)
+auth_lookup(struct db *db, const uint8_t hash[32], struct auth_key *k,
+    int64_t *expires_ms)
 {
 	static const char sql[] = "SELECT " AUTH_KEY_COLUMNS " "
 	    AUTH_KEY_TABLES "WHERE k.key_hash = ?";
-	uint8_t hash[32];
 	struct db_res *r;
 	enum auth_result rc;
 	int row;
 
 	memset(k, 0, sizeof(*k));
-	if ((rc = auth_header_hash(authz, hash)) != AUTH_OK)
-		return rc;
-	if (db_query(db, sql, DB_ARGS(DBP_BLOB(hash, sizeof(hash))), &r) !=
-	    DB_OK)
+	if (db_query(db, sql, DB_ARGS(DBP_BLOB(hash, 32)), &r) != DB_OK)
 		return AUTH_DB_ERROR;
 	row = db_res_next(r);
 	if (row == -1)
@@ -197,45 +195,42 @@ auth_lookup(struct db *db, const char *authz, struct auth_key *k)
 	else if (row == 0)
 		rc = AUTH_UNKNOWN;
 	else
-		rc = auth_key_from_row(r, k);
+		rc = auth_key_from_row(r, k, expires_ms);
 	db_res_free(r);
 	return rc;
 }
 
 /* The same lookup with the account bucket's window (ratelimit.c's
- * ratelimit_window) as two more columns, in one statement and so in one
- * round trip. The bucket name is built in SQL the way ratelimit_bucket
+ * ratelimit_window_read) as two more columns, in one statement and so in
+ * one round trip. The bucket name is built in SQL the way ratelimit_bucket
  * builds it in C, converted to rate_counts' character set so that the
  * primary key (bucket, sec) is used. */
 enum auth_result
-auth_lookup_window(struct db *db, const char *authz, int64_t now_ms,
-    struct auth_key *k, struct ratelimit_window *w)
+auth_lookup_window(struct db *db, const uint8_t hash[32], int64_t now_ms,
+    struct auth_key *k, int64_t *expires_ms, struct ratelimit_window *w)
 {
 	static const char sql[] = "SELECT " AUTH_KEY_COLUMNS ", "
 	    "COALESCE(SUM(c.n), 0), MIN(c.sec) * 1000 " AUTH_KEY_TABLES
 	    "LEFT JOIN rate_counts c ON c.bucket = CONVERT(CONCAT('"
 	    RATELIMIT_ACCOUNT_PREFIX "', k.account_id) USING ascii) "
 	    "AND c.sec > ? WHERE k.key_hash = ? GROUP BY k.id";
-	uint8_t hash[32];
 	struct db_res *r;
 	enum auth_result rc;
 	int row;
 
 	memset(k, 0, sizeof(*k));
 	memset(w, 0, sizeof(*w));
-	if ((rc = auth_header_hash(authz, hash)) != AUTH_OK)
-		return rc;
 	if (db_query(db, sql, DB_ARGS(DBP_INT(ratelimit_window_start(now_ms)),
-	    DBP_BLOB(hash, sizeof(hash))), &r) != DB_OK)
+	    DBP_BLOB(hash, 32)), &r) != DB_OK)
 		return AUTH_DB_ERROR;
 	row = db_res_next(r);
 	if (row == -1)
 		rc = AUTH_DB_ERROR;
 	else if (row == 0)
 		rc = AUTH_UNKNOWN;
-	else if ((rc = auth_key_from_row(r, k)) == AUTH_OK) {
-		w->used = (long)db_res_int(r, 13);
-		w->oldest_ms = db_res_int(r, 14);
+	else if ((rc = auth_key_from_row(r, k, expires_ms)) == AUTH_OK) {
+		w->used = (long)db_res_int(r, 14);
+		w->oldest_ms = db_res_int(r, 15);
 	}
 	db_res_free(r);
 	return rc;

@@ -70,14 +70,21 @@ void	 auth_key_hash(const char *key, uint8_t out[32]);
 int	 auth_key_well_formed(const char *key, int *sandbox);
 /* Creates a new random key text with the live or test prefix. */
 int	 auth_key_generate(int sandbox, char out[AUTH_KEY_MAX]);
-/* From the raw Authorization header value (NULL when absent). */
-enum auth_result auth_lookup(struct db *, const char *authorization,
-	    struct auth_key *);
+/* From the raw Authorization header value (NULL when absent): AUTH_OK and
+ * the presented key's hash, or AUTH_MISSING / AUTH_MALFORMED. */
+enum auth_result auth_presented_hash(const char *authorization,
+	    uint8_t hash[32]);
+/* The key with that hash: AUTH_OK (and *expires_ms, the key's expiry in
+ * Unix ms, 0 for none), AUTH_UNKNOWN, AUTH_REVOKED, AUTH_EXPIRED or
+ * AUTH_DB_ERROR. */
+enum auth_result auth_lookup(struct db *, const uint8_t hash[32],
+	    struct auth_key *, int64_t *expires_ms);
 /* auth_lookup and, in the same statement, the window of the key's account
- * bucket at now_ms (what ratelimit_check with count = 0 reads); *w is set
- * only when AUTH_OK is returned. For requests that are not counted. */
-enum auth_result auth_lookup_window(struct db *, const char *authorization,
-	    int64_t now_ms, struct auth_key *, struct ratelimit_window *w);
+ * bucket at now_ms (what ratelimit_window_read reads); *w is set only when
+ * AUTH_OK is returned. */
+enum auth_result auth_lookup_window(struct db *, const uint8_t hash[32],
+	    int64_t now_ms, struct auth_key *, int64_t *expires_ms,
+	    struct ratelimit_window *w);
 /* The credit pool a key pays from: its organization's, else its account's. */
 const char *auth_key_pool(const struct auth_key *);
 /* The limit applying to requests with this key (override > org > tier). */

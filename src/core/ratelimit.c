@@ -16,25 +16,24 @@ ratelimit_window_start(int64_t now_ms)
 	return (now_ms - RATELIMIT_WINDOW_MS) / 1000;
 }
 
-static enum db_err
-ratelimit_window(struct db *db, const char *bucket, int64_t now_ms,
-    long *used, int64_t *oldest)
+enum db_err
+ratelimit_window_read(struct db *db, const char *bucket, int64_t now_ms,
+    struct ratelimit_window *w)
 {
 	struct db_res *r;
 	enum db_err e;
 	int row;
 
+	memset(w, 0, sizeof(*w));
 	e = db_query(db, "SELECT COALESCE(SUM(n), 0), MIN(sec) * 1000 FROM "
 	    "rate_counts WHERE bucket = ? AND sec > ?",
 	    DB_ARGS(DBP_STR(bucket), DBP_INT(ratelimit_window_start(now_ms))),
 	    &r);
 	if (e != DB_OK)
 		return e;
-	*used = 0;
-	*oldest = 0;
 	if ((row = db_res_next(r)) == 1) {
-		*used = (long)db_res_int(r, 0);
-		*oldest = db_res_int(r, 1);
+		w->used = (long)db_res_int(r, 0);
+		w->oldest_ms = db_res_int(r, 1);
 	}
 	db_res_free(r);
 	return row == -1 ? DB_ERR_QUERY : DB_OK;
@@ -102,17 +101,15 @@ enum db_err
 ratelimit_check(struct db *db, const char *bucket, long limit, int count,
     int64_t now_ms, struct ratelimit_status *st)
 {
-	int64_t oldest;
-	long used;
+	struct ratelimit_window w;
 	enum db_err e;
 	int tries;
 
 	memset(st, 0, sizeof(*st));
 	if (!count) {
-		e = ratelimit_window(db, bucket, now_ms,
-		    &used, &oldest);
+		e = ratelimit_window_read(db, bucket, now_ms, &w);
 		if (e == DB_OK)
-			ratelimit_fill(st, limit, used, oldest, now_ms);
+			ratelimit_fill(st, limit, w.used, w.oldest_ms, now_ms);
 		return e;
 	}
 	for (tries = 0; tries < 3; tries++) {

@@ -29,7 +29,11 @@ struct ratelimit_status {
  * exceeded = 1); count = 0: only reports. Returns a db_err. */
 enum db_err ratelimit_check(struct db *, const char *bucket, long limit,
 	    int count, int64_t now_ms, struct ratelimit_status *);
-/* The window's status from a window read elsewhere (auth_lookup_window):
+/* The counted requests of a bucket's window at now_ms. */
+enum db_err ratelimit_window_read(struct db *, const char *bucket,
+	    int64_t now_ms, struct ratelimit_window *);
+/* The window's status from a window read elsewhere (auth_lookup_window,
+ * ratelimit_window_read, a cache):
  * the same as ratelimit_check with count = 0 would give. */
 void	 ratelimit_status_from(long limit, const struct ratelimit_window *,
 	    int64_t now_ms, struct ratelimit_status *);

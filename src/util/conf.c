@@ -41,6 +41,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    0, 0, 0, "CIDRs whose X-Forwarded-For is believed" },
 	[CONF_API_WORKERS] = { "api_workers", CONF_TYPE_INT, "4", 1, 512, 0,
 	    "svc-api processes when started with -s and no -n" },
+	[CONF_AUTH_CACHE_MS] = { "auth_cache_ms", CONF_TYPE_INT, "1000", 0,
+	    60000, 0, "how long svc-api trusts a key row it read (0: never); "
+	    "key revocations and account changes wait this long" },
 	[CONF_LOG_LEVEL] = { "log_level", CONF_TYPE_STRING, "info", 0, 0, 0,
 	    "error, warn, info or debug" },
 	[CONF_LOG_FILE] = { "log_file", CONF_TYPE_STRING, "", 0, 0, 0,

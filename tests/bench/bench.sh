@@ -20,7 +20,8 @@
 #     time, so they share the machine's background load). Goal: >= 0.5.
 #
 # BENCH_SVC_API=PATH benches another svc-api binary (a patched build) with
-# the same svcadm and schema.
+# the same svcadm and schema. BENCH_AUTH_CACHE_MS sets svc-api's
+# auth_cache_ms (0: every request reads its key and window from MariaDB).
 #
 # Every response must be 200 (wrk's own count, and lighttpd's access log
 # for each run); svc-api's answer must be authenticated (tier admin).
@@ -81,7 +82,7 @@ trap 'exit 143' TERM
 # ------------------------------------------------------------ the machine
 say "machine: $(nproc) CPUs, $(grep -m1 '^model name' /proc/cpuinfo | sed 's/.*: //'), Debian $(cat /etc/debian_version 2>/dev/null), kernel $(uname -r)"
 say "load average before start: $(cut -d' ' -f1-3 /proc/loadavg)"
-say "settings: api_workers=$WORKERS wrk -t$THREADS -c$CONNS -d${DURATION}s x $ROUNDS rounds; memory: $WARMUP warm-up + $MEMREQ requests"
+say "settings: api_workers=$WORKERS auth_cache_ms=${BENCH_AUTH_CACHE_MS:-default} wrk -t$THREADS -c$CONNS -d${DURATION}s x $ROUNDS rounds; memory: $WARMUP warm-up + $MEMREQ requests"
 
 # ------------------------------------------------------------ the stack
 stack_mariadb_init "$D/mariadb" || die "mariadb init"
@@ -101,6 +102,7 @@ base_url = http://127.0.0.1:$SVC_PORT
 log_level = warn
 log_file = $D/log/svc.log
 api_workers = $WORKERS
+${BENCH_AUTH_CACHE_MS:+auth_cache_ms = $BENCH_AUTH_CACHE_MS}
 EOF
 )
 svcadm() { "$SVCADM" -c "$D/svc.conf" "$@"; }

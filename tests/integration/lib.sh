@@ -74,6 +74,7 @@ it_log() { echo "# $*"; }
 # ---------------------------------------------------------------- the stack
 
 # it_conf_add "name = value": extra svc.conf lines for it_stack_start (call before).
+# IT_API_WORKERS: responder processes (default 2).
 IT_CONF_EXTRA=
 it_conf_add() { IT_CONF_EXTRA="$IT_CONF_EXTRA$*
 "; }
@@ -108,7 +109,7 @@ db_password_file = $IT_DIR/mariadb/db-password
 base_url = $BASE_URL
 log_level = debug
 log_file = $IT_DIR/log/svc.log
-api_workers = 2
+api_workers = ${IT_API_WORKERS:-2}
 $IT_CONF_EXTRA
 EOF
 )

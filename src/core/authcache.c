@@ -1,0 +1,195 @@
+/* authcache.c: the per-process cache of key rows and account windows
+ * described in authcache.h. Keys are placed by their hash (a SHA-256, so
+ * its first bytes are as good as any hash of it); a newer key takes the
+ * slot of an older one. Generations are shared memory written with atomic
+ * increments by every responder of the host. */
+#include "core/authcache.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+struct authcache_entry {
+	uint8_t		 hash[32];
+	struct auth_key	 key;
+	int64_t		 expires_ms;	/* Unix ms; 0: never */
+	int64_t		 read_ms;	/* monotonic, when the row's read was sent */
+	int		 has_window;
+	struct ratelimit_window win;
+	int64_t		 win_read_ms;
+	uint32_t	 win_gen;
+};
+
+void
+authcache_init(struct authcache *c, long ttl_ms, struct authcache_gens *g)
+{
+	memset(c, 0, sizeof(*c));
+	c->ttl_ms = ttl_ms > 0 ? ttl_ms : 0;
+	c->gens = g;
+}
+
+void
+authcache_free(struct authcache *c)
+{
+	size_t i;
+
+	for (i = 0; i < AUTHCACHE_SLOTS; i++) {
+		free(c->slot[i]);
+		c->slot[i] = NULL;
+	}
+}
+
+static struct authcache_entry **
+authcache_slot(struct authcache *c, const uint8_t hash[32])
+{
+	return &c->slot[(hash[0] | (unsigned)hash[1] << 8) % AUTHCACHE_SLOTS];
+}
+
+static struct authcache_entry *
+authcache_find(struct authcache *c, const uint8_t hash[32])
+{
+	struct authcache_entry *e = *authcache_slot(c, hash);
+
+	return e && memcmp(e->hash, hash, 32) == 0 ? e : NULL;
+}
+
+static int
+authcache_fresh(const struct authcache *c, int64_t read_ms, int64_t mono_ms)
+{
+	return mono_ms >= read_ms && mono_ms - read_ms < c->ttl_ms;
+}
+
+int
+authcache_key(struct authcache *c, const uint8_t hash[32], int64_t mono_ms,
+    int64_t now_ms, struct auth_key *k, enum auth_result *rc,
+    char account[IDS_MAX])
+{
+	struct authcache_entry *e = authcache_find(c, hash);
+
+	account[0] = '\0';
+	if (e == NULL)
+		return 0;
+	if (!authcache_fresh(c, e->read_ms, mono_ms)) {
+		memcpy(account, e->key.account_id, IDS_MAX);
+		return 0;
+	}
+	*k = e->key;
+	*rc = e->expires_ms && now_ms >= e->expires_ms ? AUTH_EXPIRED : AUTH_OK;
+	return 1;
+}
+
+void
+authcache_put(struct authcache *c, const uint8_t hash[32],
+    const struct auth_key *k, int64_t expires_ms, int64_t read_ms)
+{
+	struct authcache_entry **slot = authcache_slot(c, hash), *e = *slot;
+
+	if (c->ttl_ms == 0)
+		return;
+	if (e == NULL && (e = *slot = calloc(1, sizeof(*e))) == NULL)
+		return;		/* no memory: simply not cached */
+	if (memcmp(e->hash, hash, 32) != 0 ||
+	    strcmp(e->key.account_id, k->account_id) != 0)
+		e->has_window = 0;
+	memcpy(e->hash, hash, 32);
+	e->key = *k;
+	e->expires_ms = expires_ms;
+	e->read_ms = read_ms;
+}
+
+static size_t
+authcache_gen_index(const char *account_id)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (*account_id)
+		h = (h ^ (unsigned char)*account_id++) * 16777619u;
+	return h % AUTHCACHE_GENS;
+}
+
+uint32_t
+authcache_gen(const struct authcache *c, const char *account_id)
+{
+	if (c->gens == NULL)
+		return 0;
+	return __atomic_load_n(&c->gens->gen[authcache_gen_index(account_id)],
+	    __ATOMIC_SEQ_CST);
+}
+
+void
+authcache_counted(struct authcache *c, const char *account_id)
+{
+	if (c->gens != NULL)
+		__atomic_add_fetch(
+		    &c->gens->gen[authcache_gen_index(account_id)], 1,
+		    __ATOMIC_SEQ_CST);
+}
+
+int
+authcache_window(struct authcache *c, const uint8_t hash[32],
+    int64_t mono_ms, int64_t now_ms, struct ratelimit_window *w)
+{
+	struct authcache_entry *e = authcache_find(c, hash);
+
+	if (e == NULL || !e->has_window || c->gens == NULL ||
+	    !authcache_fresh(c, e->read_ms, mono_ms) ||
+	    !authcache_fresh(c, e->win_read_ms, mono_ms) ||
+	    authcache_gen(c, e->key.account_id) != e->win_gen)
+		return 0;
+	/* The oldest counted second has left the window since the read:
+	 * what is left of the window is not known. */
+	if (e->win.used > 0 &&
+	    e->win.oldest_ms / 1000 <= ratelimit_window_start(now_ms))
+		return 0;
+	*w = e->win;
+	return 1;
+}
+
+void
+authcache_put_window(struct authcache *c, const uint8_t hash[32],
+    const struct ratelimit_window *w, int64_t read_ms, uint32_t gen)
+{
+	struct authcache_entry *e = authcache_find(c, hash);
+
+	if (e == NULL || c->gens == NULL)
+		return;
+	e->win = *w;
+	e->win_read_ms = read_ms;
+	e->win_gen = gen;
+	e->has_window = 1;
+}
+
+void
+authcache_forget_key(struct authcache *c, const char *key_id)
+{
+	size_t i;
+
+	for (i = 0; i < AUTHCACHE_SLOTS; i++)
+		if (c->slot[i] && strcmp(c->slot[i]->key.key_id, key_id) == 0) {
+			free(c->slot[i]);
+			c->slot[i] = NULL;
+		}
+}
+
+struct authcache_gens *
+authcache_gens_shared(void)
+{
+	void *p = mmap(NULL, sizeof(struct authcache_gens),
+	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;	/* zero-filled */
+}
+
+void
+authcache_settle(long ttl_ms)
+{
+	struct timespec ts;
+
+	if (ttl_ms <= 0)
+		return;
+	ts.tv_sec = ttl_ms / 1000;
+	ts.tv_nsec = (ttl_ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}

@@ -1,0 +1,173 @@
+#!/bin/bash
+# test_auth_cache.sh: svc-api's cache of key rows and account windows
+# (src/core/authcache.h) through lighttpd with 4 responder processes and
+# auth_cache_ms = 2000: GET /rate-limit served from memory, counted requests
+# seen at once by every process, and changes that take effect everywhere by
+# the time the call that made them returns: revocation through the API and
+# svcadm, tier and subscription changes, a key's expiry.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+TTL_MS=2000
+WORKERS=4
+IT_API_WORKERS=$WORKERS
+it_conf_add "auth_cache_ms = $TTL_MS"
+it_stack_start
+
+LOG=$IT_DIR/log/svc.log
+BURST=$IT_DIR/burst
+
+# burst KEY N PATH [CURL ARGS...]: N requests in one curl run (one
+# keep-alive connection to lighttpd, each request a new FastCGI connection
+# to whichever responder takes it); BURST gets one "<body> <status>" line
+# per request.
+burst() {
+    local key=$1 n=$2 path=$3 urls=() i
+    shift 3
+    for i in $(seq 1 "$n"); do urls+=("$BASE_URL$path"); done
+    curl -s -H "Authorization: Bearer $key" -w ' %{http_code}\n' "$@" "${urls[@]}" > "$BURST"
+}
+
+# expect_all WHAT REGEX: every line of the last burst matches.
+expect_all() {
+    local n bad
+    n=$(wc -l < "$BURST")
+    bad=$(grep -Evc -- "$2" "$BURST" || true)
+    [ "$n" -gt 0 ] && [ "$bad" = 0 ] && return 0
+    it_fail "$1: $bad of $n answers differ from /$2/, e.g. $(grep -Ev -- "$2" "$BURST" | head -n 1)"
+}
+
+log_mark() { wc -l < "$LOG"; }
+
+# expect_every_process FROM ACCOUNT: each responder answered requests of the
+# account after log line FROM (so each had the chance to cache its key).
+expect_every_process() {
+    local pids
+    pids=$(tail -n +"$(( $1 + 1 ))" "$LOG" | grep "event=request" | grep "account=$2" |
+        sed -n 's/^[^ ]* svc-api\[\([0-9]*\)\].*/\1/p' | sort -u | wc -l)
+    expect_eq "responder processes that served account $2" "$WORKERS" "$pids"
+}
+
+statements() {
+    it_sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }'
+}
+
+key_id() { it_sql "SELECT id FROM api_keys WHERE key_hint LIKE '$(printf %.13s "$1")%'"; }
+
+# ms_since T0: milliseconds since T0 (date +%s%3N).
+ms_since() { echo $(( $(date +%s%3N) - $1 )); }
+
+t_rate_limit_from_cache() {
+    local acc key from q0 q1
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read')
+    burst "$key" 40 /rate-limit
+    expect_all "warm-up" '"used":0.* 200$' || return 1
+    from=$(log_mark)
+    q0=$(statements)
+    burst "$key" 200 /rate-limit
+    q1=$(statements)
+    expect_all "GET /rate-limit" '"tier":"pro".*"limit":100.*"used":0.* 200$' || return 1
+    expect_every_process "$from" "$acc" || return 1
+    # each process reads its key and window again at most once per
+    # auth_cache_ms (two statements); the SHOW STATUS counts one
+    [ $(( q1 - q0 - 1 )) -le $(( 2 * WORKERS * 2 )) ] ||
+        it_fail "200 GET /rate-limit ran $(( q1 - q0 - 1 )) statements"
+}
+t_case "GET /rate-limit with a known key is answered from memory: 200 requests, a handful of statements" t_rate_limit_from_cache
+
+t_counted_seen_by_every_process() {
+    local acc key
+    acc=$(it_account pro 5)
+    key=$(it_key "$acc" 'credits:read')
+    burst "$key" 40 /rate-limit
+    expect_all "before any counted request" '"used":0,.* 200$' || return 1
+    API_KEY=$key http GET /v1/credits; expect_status 200 || return 1
+    burst "$key" 40 /rate-limit
+    expect_all "after one counted request" '"remaining":99,"used":1,.* 200$' || return 1
+    burst "$key" 3 /v1/credits
+    expect_all "counted" ' 200$' || return 1
+    burst "$key" 40 /rate-limit
+    expect_all "after four counted requests" '"remaining":96,"used":4,.* 200$'
+}
+t_case "a counted request shows in GET /rate-limit at once, whichever process answers" t_counted_seen_by_every_process
+
+t_revoke_api() {
+    local acc admin key id from t0 took
+    acc=$(it_account pro 0)
+    admin=$(it_key "$acc" '*')
+    key=$(it_key "$acc" 'credits:read')
+    id=$(key_id "$key")
+    from=$(log_mark)
+    burst "$key" 80 /rate-limit
+    expect_all "before" ' 200$' || return 1
+    expect_every_process "$from" "$acc" || return 1
+    t0=$(date +%s%3N)
+    API_KEY=$admin http DELETE "/v1/keys/$id"
+    took=$(ms_since "$t0")
+    expect_status 200 && expect_json .revoked true || return 1
+    [ "$took" -ge "$TTL_MS" ] || it_fail "DELETE returned after $took ms, before auth_cache_ms"
+    burst "$key" 80 /rate-limit
+    expect_all "GET /rate-limit after the DELETE" '"API key has been revoked".* 401$' || return 1
+    # refused keys are counted in the anonymous bucket of the address (5 a
+    # minute), so these come from an address of their own
+    burst "$key" 5 /v1/credits --interface 127.0.0.21
+    expect_all "GET /v1/credits after the DELETE" '"API key has been revoked".* 401$'
+}
+t_case "DELETE /v1/keys/{id} returns after auth_cache_ms, and from then on every process refuses the key" t_revoke_api
+
+t_revoke_svcadm() {
+    local acc key id from t0 took
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read')
+    id=$(key_id "$key")
+    from=$(log_mark)
+    burst "$key" 80 /rate-limit
+    expect_every_process "$from" "$acc" || return 1
+    t0=$(date +%s%3N)
+    svcadm key revoke "$id"
+    took=$(ms_since "$t0")
+    [ "$took" -ge "$TTL_MS" ] || it_fail "svcadm key revoke returned after $took ms"
+    burst "$key" 80 /rate-limit
+    expect_all "after svcadm key revoke" '"API key has been revoked".* 401$'
+}
+t_case "svcadm key revoke returns once every process refuses the key" t_revoke_svcadm
+
+t_account_changes() {
+    local acc key from
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" '*')
+    from=$(log_mark)
+    burst "$key" 80 /rate-limit
+    expect_all "pro" '"tier":"pro".*"limit":100,.* 200$' || return 1
+    expect_every_process "$from" "$acc" || return 1
+    svcadm account tier "$acc" admin
+    burst "$key" 80 /rate-limit
+    expect_all "after svcadm account tier" '"tier":"admin".*"limit":1000,.* 200$' || return 1
+    burst "$key" 20 /v1/credits
+    expect_all "credits" ' 200$' || return 1
+    svcadm account subscription "$acc" inactive
+    burst "$key" 40 /v1/credits
+    expect_all "after svcadm account subscription inactive" '"subscription_required".* 403$'
+}
+t_case "tier and subscription changes by svcadm hold in every process when svcadm returns" t_account_changes
+
+t_expiry() {
+    local acc key expires now from
+    acc=$(it_account pro 0)
+    now=$(date +%s)
+    expires=$(( now + 5 ))
+    key=$(it_key "$acc" 'credits:read' --expires "$(date -u -d "@$expires" +%Y-%m-%dT%H:%M:%SZ)")
+    from=$(log_mark)
+    # keep every process's row fresh up to just before the expiry
+    while [ "$(date +%s%3N)" -lt $(( expires * 1000 - 400 )) ]; do
+        burst "$key" 20 /rate-limit
+        expect_all "before the expiry" ' 200$' || return 1
+    done
+    expect_every_process "$from" "$acc" || return 1
+    while [ "$(date +%s%3N)" -lt $(( expires * 1000 + 100 )) ]; do sleep 0.05; done
+    burst "$key" 80 /rate-limit
+    expect_all "after the expiry" '"API key has expired".* 401$'
+}
+t_case "a cached key is refused from its expiry on, by every process" t_expiry
+
+t_done

@@ -1,0 +1,396 @@
+/* test_authcache.c: src/core/authcache.c, the responder's cache of key rows
+ * and account windows: what is trusted and for how long (ttl, expiry,
+ * clocks), when a cached window must be read again (another process counted
+ * a request of the account, the window's oldest second left it, no shared
+ * generations), slots taken over by other keys, forgetting a revoked key,
+ * generations shared with forked processes, and the wait after a change. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/authcache.h"
+#include "util/timeutil.h"
+
+#define TTL 1000
+#define NOW 1800000000000LL	/* Unix ms */
+
+static void
+make_hash(uint8_t h[32], uint8_t a, uint8_t b, uint8_t tail)
+{
+	memset(h, tail, 32);
+	h[0] = a;
+	h[1] = b;
+}
+
+static void
+make_key(struct auth_key *k, const char *key_id, const char *account)
+{
+	memset(k, 0, sizeof(*k));
+	strcpy(k->key_id, key_id);
+	strcpy(k->account_id, account);
+	k->tier = AUTH_TIER_PRO;
+	k->scopes = 1u << AUTH_SCOPE_ALL;
+	k->subscription_active = 1;
+	k->key_rate_limit = -1;
+	k->org_rate_limit = -1;
+	strcpy(k->ip_allowlist, "127.0.0.0/8");
+}
+
+/* What authcache_key says for a key put at read_ms = 100 with expiry
+ * `expires`, asked at mono and now. */
+static const struct {
+	const char	*what;
+	int64_t		 mono, now, expires;
+	int		 hit;
+	enum auth_result rc;
+} key_cases[] = {
+	{ "just read", 100, NOW, 0, 1, AUTH_OK },
+	{ "one ms before the ttl ends", 100 + TTL - 1, NOW, 0, 1, AUTH_OK },
+	{ "the ttl has ended", 100 + TTL, NOW, 0, 0, AUTH_OK },
+	{ "long after", 100 + 50 * TTL, NOW, 0, 0, AUTH_OK },
+	{ "monotonic clock before the read", 99, NOW, 0, 0, AUTH_OK },
+	{ "expiry ahead", 150, NOW, NOW + 1, 1, AUTH_OK },
+	{ "expiry reached", 150, NOW, NOW, 1, AUTH_EXPIRED },
+	{ "expiry passed", 150, NOW + 5, NOW, 1, AUTH_EXPIRED },
+};
+
+static void
+test_authcache_key_trusted_for_ttl_and_until_expiry(void **state)
+{
+	struct authcache c;
+	struct auth_key k, got;
+	enum auth_result rc;
+	char known[IDS_MAX];
+	uint8_t h[32];
+	size_t i;
+
+	(void)state;
+	make_hash(h, 1, 2, 3);
+	make_key(&k, "key_a", "acc_a");
+	for (i = 0; i < sizeof(key_cases) / sizeof(key_cases[0]); i++) {
+		print_message("case %zu: %s\n", i, key_cases[i].what);
+		authcache_init(&c, TTL, NULL);
+		authcache_put(&c, h, &k, key_cases[i].expires, 100);
+		memset(&got, 0, sizeof(got));
+		rc = AUTH_DB_ERROR;
+		assert_int_equal(authcache_key(&c, h, key_cases[i].mono,
+		    key_cases[i].now, &got, &rc, known), key_cases[i].hit);
+		if (key_cases[i].hit) {
+			assert_int_equal(rc, key_cases[i].rc);
+			assert_string_equal(got.key_id, "key_a");
+			assert_string_equal(got.ip_allowlist, "127.0.0.0/8");
+			assert_int_equal(got.scopes, 1u << AUTH_SCOPE_ALL);
+			assert_string_equal(known, "");
+		} else {
+			/* a stale entry still names the account */
+			assert_string_equal(known, "acc_a");
+		}
+		authcache_free(&c);
+	}
+}
+
+static void
+test_authcache_ttl_zero_caches_nothing(void **state)
+{
+	struct authcache c;
+	struct auth_key k, got;
+	struct authcache_gens *g = authcache_gens_shared();
+	struct ratelimit_window w = { 3, NOW - 1000 }, out;
+	enum auth_result rc;
+	char known[IDS_MAX];
+	uint8_t h[32];
+
+	(void)state;
+	assert_non_null(g);
+	make_hash(h, 9, 9, 9);
+	make_key(&k, "key_z", "acc_z");
+	authcache_init(&c, 0, g);
+	authcache_put(&c, h, &k, 0, 100);
+	authcache_put_window(&c, h, &w, 100, 0);
+	assert_int_equal(authcache_key(&c, h, 100, NOW, &got, &rc, known), 0);
+	assert_string_equal(known, "");
+	assert_int_equal(authcache_window(&c, h, 100, NOW, &out), 0);
+	authcache_free(&c);
+	munmap(g, sizeof(*g));
+}
+
+static void
+test_authcache_unknown_hash_misses(void **state)
+{
+	struct authcache c;
+	struct auth_key k, got;
+	enum auth_result rc;
+	char known[IDS_MAX];
+	uint8_t h[32], other[32];
+
+	(void)state;
+	make_hash(h, 4, 5, 6);
+	make_hash(other, 4, 5, 7);	/* same slot, different key */
+	make_key(&k, "key_b", "acc_b");
+	authcache_init(&c, TTL, NULL);
+	authcache_put(&c, h, &k, 0, 100);
+	assert_int_equal(authcache_key(&c, other, 100, NOW, &got, &rc,
+	    known), 0);
+	assert_string_equal(known, "");
+	/* the other key takes the slot: the first one is read again */
+	authcache_put(&c, other, &k, 0, 100);
+	assert_int_equal(authcache_key(&c, h, 100, NOW, &got, &rc, known), 0);
+	assert_int_equal(authcache_key(&c, other, 100, NOW, &got, &rc,
+	    known), 1);
+	authcache_free(&c);
+}
+
+static void
+test_authcache_forget_key_drops_its_rows(void **state)
+{
+	struct authcache c;
+	struct auth_key k1, k2, got;
+	enum auth_result rc;
+	char known[IDS_MAX];
+	uint8_t h1[32], h2[32];
+
+	(void)state;
+	make_hash(h1, 10, 0, 1);
+	make_hash(h2, 11, 0, 1);
+	make_key(&k1, "key_gone", "acc_c");
+	make_key(&k2, "key_kept", "acc_c");
+	authcache_init(&c, TTL, NULL);
+	authcache_put(&c, h1, &k1, 0, 100);
+	authcache_put(&c, h2, &k2, 0, 100);
+	authcache_forget_key(&c, "key_gone");
+	assert_int_equal(authcache_key(&c, h1, 100, NOW, &got, &rc, known), 0);
+	assert_string_equal(known, "");		/* gone, not just stale */
+	assert_int_equal(authcache_key(&c, h2, 100, NOW, &got, &rc, known), 1);
+	assert_string_equal(got.key_id, "key_kept");
+	authcache_free(&c);
+}
+
+/* Two accounts whose generations are kept in different places. */
+static void
+two_accounts(char a[IDS_MAX], char b[IDS_MAX])
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	int i;
+
+	assert_non_null(g);
+	authcache_init(&c, TTL, g);
+	strcpy(a, "acc_first");
+	for (i = 0; i < 1000; i++) {
+		snprintf(b, IDS_MAX, "acc_other%d", i);
+		authcache_counted(&c, a);
+		if (authcache_gen(&c, b) == 0)
+			break;
+		memset(g, 0, sizeof(*g));
+	}
+	assert_true(i < 1000);
+	munmap(g, sizeof(*g));
+}
+
+static void
+test_authcache_window_read_again_when_counted_on_this_host(void **state)
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	struct ratelimit_window w = { 3, NOW - 10000 }, out;
+	struct auth_key k, got;
+	enum auth_result rc;
+	char a[IDS_MAX], b[IDS_MAX], known[IDS_MAX];
+	uint8_t h[32];
+	uint32_t gen;
+
+	(void)state;
+	assert_non_null(g);
+	two_accounts(a, b);
+	make_hash(h, 20, 1, 1);
+	make_key(&k, "key_w", a);
+	authcache_init(&c, TTL, g);
+	authcache_put(&c, h, &k, 0, 100);
+	gen = authcache_gen(&c, a);
+	authcache_put_window(&c, h, &w, 110, gen);
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(authcache_window(&c, h, 120, NOW, &out), 1);
+	assert_int_equal(out.used, 3);
+	assert_int_equal(out.oldest_ms, NOW - 10000);
+	/* another account's request changes nothing for this one */
+	authcache_counted(&c, b);
+	assert_int_equal(authcache_window(&c, h, 120, NOW, &out), 1);
+	/* a request of this account counted by any process of the host */
+	authcache_counted(&c, a);
+	assert_int_equal(authcache_window(&c, h, 120, NOW, &out), 0);
+	/* the key itself stays cached */
+	assert_int_equal(authcache_key(&c, h, 120, NOW, &got, &rc, known), 1);
+	/* read again under the new generation: cached again */
+	authcache_put_window(&c, h, &w, 130, authcache_gen(&c, a));
+	assert_int_equal(authcache_window(&c, h, 140, NOW, &out), 1);
+	authcache_free(&c);
+	munmap(g, sizeof(*g));
+}
+
+/* A window { used, oldest } read at win_read (key read at 100), asked at
+ * mono and now. */
+static const struct {
+	const char	*what;
+	long		 used;
+	int64_t		 oldest, win_read, mono, now;
+	int		 hit;
+} window_cases[] = {
+	{ "fresh", 2, NOW - 30000, 100, 200, NOW, 1 },
+	{ "window read ttl ago", 2, NOW - 30000, 100, 100 + TTL, NOW, 0 },
+	{ "key row stale though the window is not", 2, NOW - 30000, 900,
+	  100 + TTL, NOW, 0 },
+	{ "oldest second still in the window", 2, NOW - 59000, 100, 200,
+	  NOW, 1 },
+	{ "oldest second has left the window", 2, NOW - 60000, 100, 200,
+	  NOW, 0 },
+	{ "oldest second left while cached", 2, NOW - 30000, 100, 200,
+	  NOW + 31000, 0 },
+	{ "an empty window does not age", 0, 0, 100, 200, NOW + 120000, 1 },
+};
+
+static void
+test_authcache_window_fresh_only_within_ttl_and_window(void **state)
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	struct ratelimit_window w, out;
+	struct auth_key k;
+	uint8_t h[32];
+	size_t i;
+
+	(void)state;
+	assert_non_null(g);
+	make_hash(h, 30, 1, 1);
+	make_key(&k, "key_x", "acc_x");
+	for (i = 0; i < sizeof(window_cases) / sizeof(window_cases[0]); i++) {
+		print_message("case %zu: %s\n", i, window_cases[i].what);
+		authcache_init(&c, TTL, g);
+		authcache_put(&c, h, &k, 0, 100);
+		w.used = window_cases[i].used;
+		w.oldest_ms = window_cases[i].oldest;
+		authcache_put_window(&c, h, &w, window_cases[i].win_read,
+		    authcache_gen(&c, "acc_x"));
+		assert_int_equal(authcache_window(&c, h, window_cases[i].mono,
+		    window_cases[i].now, &out), window_cases[i].hit);
+		authcache_free(&c);
+	}
+	munmap(g, sizeof(*g));
+}
+
+static void
+test_authcache_window_needs_shared_generations(void **state)
+{
+	struct authcache c;
+	struct ratelimit_window w = { 1, NOW - 1000 }, out;
+	struct auth_key k;
+	uint8_t h[32];
+
+	(void)state;
+	make_hash(h, 40, 1, 1);
+	make_key(&k, "key_y", "acc_y");
+	authcache_init(&c, TTL, NULL);
+	authcache_put(&c, h, &k, 0, 100);
+	authcache_put_window(&c, h, &w, 100, 0);
+	assert_int_equal(authcache_window(&c, h, 100, NOW, &out), 0);
+	assert_int_equal(authcache_gen(&c, "acc_y"), 0);
+	authcache_free(&c);
+}
+
+static void
+test_authcache_put_keeps_window_of_same_key_only(void **state)
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	struct ratelimit_window w = { 5, NOW - 1000 }, out;
+	struct auth_key k, moved;
+	uint8_t h[32];
+
+	(void)state;
+	assert_non_null(g);
+	make_hash(h, 50, 1, 1);
+	make_key(&k, "key_v", "acc_v");
+	authcache_init(&c, TTL, g);
+	authcache_put(&c, h, &k, 0, 100);
+	authcache_put_window(&c, h, &w, 100, authcache_gen(&c, "acc_v"));
+	/* the key row read again: its window stays */
+	authcache_put(&c, h, &k, 0, 150);
+	assert_int_equal(authcache_window(&c, h, 160, NOW, &out), 1);
+	/* a row naming another account: the window was not that account's */
+	make_key(&moved, "key_v", "acc_other");
+	authcache_put(&c, h, &moved, 0, 170);
+	assert_int_equal(authcache_window(&c, h, 180, NOW, &out), 0);
+	authcache_free(&c);
+	munmap(g, sizeof(*g));
+}
+
+static void
+test_authcache_generations_are_shared_with_forked_processes(void **state)
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(g);
+	authcache_init(&c, TTL, g);
+	assert_int_equal(authcache_gen(&c, "acc_f"), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		authcache_counted(&c, "acc_f");
+		authcache_counted(&c, "acc_f");
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(authcache_gen(&c, "acc_f"), 2);
+	authcache_free(&c);
+	munmap(g, sizeof(*g));
+}
+
+static void
+test_authcache_settle_waits_the_ttl(void **state)
+{
+	int64_t t0;
+
+	(void)state;
+	t0 = timeutil_mono_ms();
+	authcache_settle(0);
+	assert_true(timeutil_mono_ms() - t0 < 50);
+	t0 = timeutil_mono_ms();
+	authcache_settle(120);
+	assert_true(timeutil_mono_ms() - t0 >= 120);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+		    test_authcache_key_trusted_for_ttl_and_until_expiry),
+		cmocka_unit_test(test_authcache_ttl_zero_caches_nothing),
+		cmocka_unit_test(test_authcache_unknown_hash_misses),
+		cmocka_unit_test(test_authcache_forget_key_drops_its_rows),
+		cmocka_unit_test(
+		    test_authcache_window_read_again_when_counted_on_this_host),
+		cmocka_unit_test(
+		    test_authcache_window_fresh_only_within_ttl_and_window),
+		cmocka_unit_test(
+		    test_authcache_window_needs_shared_generations),
+		cmocka_unit_test(
+		    test_authcache_put_keeps_window_of_same_key_only),
+		cmocka_unit_test(
+		    test_authcache_generations_are_shared_with_forked_processes),
+		cmocka_unit_test(test_authcache_settle_waits_the_ttl),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
