@@ -474,29 +474,47 @@ out:
 	return e;
 }
 
+/* Starts a transaction on a chunk with its job row locked: 1 to go on.
+ * 0 when there is nothing more to do in it, with *t what the transaction
+ * function returns: the job is no longer pending or processing (its chunk
+ * is marked done, *rc = JOBQUEUE_GONE), or a database error. */
+static int
+jobqueue_begin_chunk(struct db *db, const struct jobqueue_chunk *c,
+    enum jobqueue_tx *t, enum jobqueue_err *rc)
+{
+	enum db_err e;
+	int active, found;
+
+	if ((e = db_begin(db)) != DB_OK ||
+	    (e = jobqueue_lock_job(db, c->job_id, &active, &found)) != DB_OK) {
+		*t = jobqueue_dberr(db, e, rc);
+		return 0;
+	}
+	if (active)
+		return 1;
+	if ((found && (e = jobqueue_chunk_done(db, c)) != DB_OK) ||
+	    (e = db_commit(db)) != DB_OK) {
+		*t = jobqueue_dberr(db, e, rc);
+		return 0;
+	}
+	*rc = JOBQUEUE_GONE;
+	*t = JOBQUEUE_TX_DONE;
+	return 0;
+}
+
 static enum jobqueue_tx
 jobqueue_write_tx(struct db *db, const struct jobqueue_chunk *c,
     const struct jobqueue_result *v, size_t n, long retry_seconds,
     size_t *done, enum jobqueue_err *rc)
 {
 	long long counts[VERDICT_CLASS__MAX];
+	enum jobqueue_tx t;
 	enum db_err e;
-	int active, found;
 
 	*done = 0;
 	memset(counts, 0, sizeof(counts));
-	if ((e = db_begin(db)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	if ((e = jobqueue_lock_job(db, c->job_id, &active, &found)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	if (!active) {
-		if (found && (e = jobqueue_chunk_done(db, c)) != DB_OK)
-			return jobqueue_dberr(db, e, rc);
-		if ((e = db_commit(db)) != DB_OK)
-			return jobqueue_dberr(db, e, rc);
-		*rc = JOBQUEUE_GONE;
-		return JOBQUEUE_TX_DONE;
-	}
+	if (!jobqueue_begin_chunk(db, c, &t, rc))
+		return t;
 	if (n > 0 && (e = jobqueue_write_rows(db, c, v, n, retry_seconds,
 	    counts, done)) != DB_OK) {
 		*done = 0;
@@ -772,21 +790,11 @@ jobqueue_finish_tx(struct db *db, const struct jobqueue_chunk *c,
 	unsigned long long changed = 0;
 	enum db_err e;
 	enum jobqueue_tx t;
-	int active, found;
+	int found;
 
 	*completed = 0;
-	if ((e = db_begin(db)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	if ((e = jobqueue_lock_job(db, c->job_id, &active, &found)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	if (!active) {
-		if (found && (e = jobqueue_chunk_done(db, c)) != DB_OK)
-			return jobqueue_dberr(db, e, rc);
-		if ((e = db_commit(db)) != DB_OK)
-			return jobqueue_dberr(db, e, rc);
-		*rc = JOBQUEUE_GONE;
-		return JOBQUEUE_TX_DONE;
-	}
+	if (!jobqueue_begin_chunk(db, c, &t, rc))
+		return t;
 	if ((e = db_query_int(db, "SELECT COUNT(*) FROM job_emails WHERE "
 	    "job_id = ? AND chunk = ? AND state = 'pending'",
 	    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)), &pending, &found))
