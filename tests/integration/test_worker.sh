@@ -381,6 +381,34 @@ t_purge() {
 }
 t_case "housekeeping deletes batch jobs past expires_at (addresses, chunks, job), not bulk jobs" t_purge
 
+t_housekeeping_expiry() {
+    local t
+    it_sql "INSERT INTO verdict_cache (address, result, expires_at) VALUES
+        ('old@hk.test', '{}', UTC_TIMESTAMP(3) - INTERVAL 1 SECOND),
+        ('new@hk.test', '{}', UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)"
+    it_sql "INSERT INTO dns_cache (domain, result, expires_at) VALUES
+        ('old.hk.test', '{}', UTC_TIMESTAMP(3) - INTERVAL 1 SECOND),
+        ('new.hk.test', '{}', UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)"
+    it_sql "INSERT INTO domain_facts (domain, accept_all, expires_at) VALUES
+        ('old.hk.test', 1, UTC_TIMESTAMP(3) - INTERVAL 1 SECOND),
+        ('new.hk.test', 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)"
+    it_sql "INSERT INTO rate_counts (bucket, sec, n) VALUES
+        ('acct:hk_old', UNIX_TIMESTAMP() - 61, 3), ('acct:hk_new', UNIX_TIMESTAMP(), 2)"
+    it_sql "INSERT INTO idempotency_keys (account_id, idem_key, request_hash, state, status, body, created_at) VALUES
+        ('acc_hk', 'old', REPEAT('a', 32), 'done', 202, '{}', UTC_TIMESTAMP(3) - INTERVAL 25 HOUR),
+        ('acc_hk', 'new', REPEAT('a', 32), 'done', 202, '{}', UTC_TIMESTAMP(3) - INTERVAL 23 HOUR)"
+    once || it_fail "svc-worker --once failed"
+    expect_eq "verdict_cache left" "new@hk.test" "$(it_sql "SELECT address FROM verdict_cache WHERE address LIKE '%@hk.test'")" || return 1
+    for t in dns_cache domain_facts; do
+        expect_eq "$t left" "new.hk.test" "$(it_sql "SELECT domain FROM $t WHERE domain LIKE '%.hk.test'")" || return 1
+    done
+    expect_eq "rate_counts left" "acct:hk_new" "$(it_sql "SELECT bucket FROM rate_counts WHERE bucket LIKE 'acct:hk_%'")" || return 1
+    expect_eq "idempotency keys left" "new" "$(it_sql "SELECT idem_key FROM idempotency_keys WHERE account_id = 'acc_hk'")" || return 1
+    grep -q "event=housekeeping idempotency_expired=[1-9]" "$IT_DIR/log/svc.log" ||
+        it_fail "no housekeeping line with the expired idempotency key in the log"
+}
+t_case "housekeeping expires cached verdicts, DNS answers and domain facts, rate-limit seconds past the window and idempotency keys past 24 h, and keeps the rest" t_housekeeping_expiry
+
 t_no_worker_left() {
     expect_eq "svc-worker processes left" 0 "$(pgrep -fc -- "$WORKER -c $SVC_CONF" || true)"
 }
