@@ -201,9 +201,9 @@ handler_keys_delete(struct api_call *c)
 {
 	switch (keys_revoke(c->ctx->db, c->key.account_id, c->params[0])) {
 	case KEYS_OK:
-		/* answered only once no responder anywhere still trusts a
-		 * cached row of the key (authcache.h) */
-		authcache_forget_key(&c->ctx->cache, c->params[0]);
+		/* answered only once no responder anywhere, this one
+		 * included, still trusts a cached row of the key
+		 * (authcache.h) */
 		authcache_settle(conf_int(c->ctx->conf, CONF_AUTH_CACHE_MS));
 		http_json(c->resp, 200, json_pack("{s:s,s:b}", "id",
 		    c->params[0], "revoked", 1));

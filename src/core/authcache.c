@@ -160,18 +160,6 @@ authcache_put_window(struct authcache *c, const uint8_t hash[32],
 	e->has_window = 1;
 }
 
-void
-authcache_forget_key(struct authcache *c, const char *key_id)
-{
-	size_t i;
-
-	for (i = 0; i < AUTHCACHE_SLOTS; i++)
-		if (c->slot[i] && strcmp(c->slot[i]->key.key_id, key_id) == 0) {
-			free(c->slot[i]);
-			c->slot[i] = NULL;
-		}
-}
-
 struct authcache_gens *
 authcache_gens_shared(void)
 {

@@ -68,8 +68,6 @@ void	 authcache_put_window(struct authcache *, const uint8_t hash[32],
 uint32_t authcache_gen(const struct authcache *, const char *account_id);
 /* A request of the account has been counted: cached windows are stale. */
 void	 authcache_counted(struct authcache *, const char *account_id);
-/* Drops this process's entries of a key (after revoking it here). */
-void	 authcache_forget_key(struct authcache *, const char *key_id);
 
 /* A generation table shared with the processes forked after this call;
  * NULL when it cannot be mapped. */

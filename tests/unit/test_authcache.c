@@ -2,8 +2,8 @@
  * and account windows: what is trusted and for how long (ttl, expiry,
  * clocks), when a cached window must be read again (another process counted
  * a request of the account, the window's oldest second left it, no shared
- * generations), slots taken over by other keys, forgetting a revoked key,
- * generations shared with forked processes, and the wait after a change. */
+ * generations), slots taken over by other keys, generations shared with
+ * forked processes, and the wait after a change. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -144,31 +144,6 @@ test_authcache_unknown_hash_misses(void **state)
 	assert_int_equal(authcache_key(&c, h, 100, NOW, &got, &rc, known), 0);
 	assert_int_equal(authcache_key(&c, other, 100, NOW, &got, &rc,
 	    known), 1);
-	authcache_free(&c);
-}
-
-static void
-test_authcache_forget_key_drops_its_rows(void **state)
-{
-	struct authcache c;
-	struct auth_key k1, k2, got;
-	enum auth_result rc;
-	char known[IDS_MAX];
-	uint8_t h1[32], h2[32];
-
-	(void)state;
-	make_hash(h1, 10, 0, 1);
-	make_hash(h2, 11, 0, 1);
-	make_key(&k1, "key_gone", "acc_c");
-	make_key(&k2, "key_kept", "acc_c");
-	authcache_init(&c, TTL, NULL);
-	authcache_put(&c, h1, &k1, 0, 100);
-	authcache_put(&c, h2, &k2, 0, 100);
-	authcache_forget_key(&c, "key_gone");
-	assert_int_equal(authcache_key(&c, h1, 100, NOW, &got, &rc, known), 0);
-	assert_string_equal(known, "");		/* gone, not just stale */
-	assert_int_equal(authcache_key(&c, h2, 100, NOW, &got, &rc, known), 1);
-	assert_string_equal(got.key_id, "key_kept");
 	authcache_free(&c);
 }
 
@@ -378,7 +353,6 @@ main(void)
 		    test_authcache_key_trusted_for_ttl_and_until_expiry),
 		cmocka_unit_test(test_authcache_ttl_zero_caches_nothing),
 		cmocka_unit_test(test_authcache_unknown_hash_misses),
-		cmocka_unit_test(test_authcache_forget_key_drops_its_rows),
 		cmocka_unit_test(
 		    test_authcache_window_read_again_when_counted_on_this_host),
 		cmocka_unit_test(
