@@ -379,6 +379,14 @@ router_too_many(struct api_call *c, int64_t now_ms)
 	    c->rl.limit, wait);
 }
 
+/* The rate-limit bucket of an account (auth_lookup_window builds the same
+ * name in SQL). */
+static void
+router_account_bucket(char *out, size_t n, const char *account_id)
+{
+	snprintf(out, n, RATELIMIT_ACCOUNT_PREFIX "%s", account_id);
+}
+
 /* The presented key (hash) and, for a request that is not counted
  * (want_window), its account's window: from the process's cache
  * when it is fresh (authcache.h), else from MariaDB, one statement, and
@@ -399,7 +407,7 @@ router_key(struct api_call *c, const uint8_t hash[32], int64_t now,
 		    authcache_window(cache, hash, mono, now, win))
 			return ar;
 		/* the key is known, its window is not: read only that */
-		snprintf(bucket, sizeof(bucket), RATELIMIT_ACCOUNT_PREFIX "%s",
+		router_account_bucket(bucket, sizeof(bucket),
 		    c->key.account_id);
 		gen = authcache_gen(cache, c->key.account_id);
 		if (ratelimit_window_read(db, bucket, now, win) != DB_OK)
@@ -462,7 +470,7 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (ar == AUTH_OK)
 		memcpy(c->account_for_log, c->key.account_id, IDS_MAX);
 	if (c->authenticated) {
-		snprintf(bucket, sizeof(bucket), RATELIMIT_ACCOUNT_PREFIX "%s",
+		router_account_bucket(bucket, sizeof(bucket),
 		    c->key.account_id);
 		limit = auth_key_rate_limit(&c->key);
 	} else {

@@ -202,9 +202,9 @@ auth_lookup(struct db *db, const uint8_t hash[32], struct auth_key *k,
 
 /* The same lookup with the account bucket's window (ratelimit.c's
  * ratelimit_window_read) as two more columns, in one statement and so in
- * one round trip. The bucket name is built in SQL the way ratelimit_bucket
- * builds it in C, converted to rate_counts' character set so that the
- * primary key (bucket, sec) is used. */
+ * one round trip. The bucket name is built in SQL the way router.c's
+ * router_account_bucket builds it in C, converted to rate_counts'
+ * character set so that the primary key (bucket, sec) is used. */
 enum auth_result
 auth_lookup_window(struct db *db, const uint8_t hash[32], int64_t now_ms,
     struct auth_key *k, int64_t *expires_ms, struct ratelimit_window *w)

@@ -109,7 +109,7 @@ ratelimit_check(struct db *db, const char *bucket, long limit, int count,
 	if (!count) {
 		e = ratelimit_window_read(db, bucket, now_ms, &w);
 		if (e == DB_OK)
-			ratelimit_fill(st, limit, w.used, w.oldest_ms, now_ms);
+			ratelimit_status_from(limit, &w, now_ms, st);
 		return e;
 	}
 	for (tries = 0; tries < 3; tries++) {
