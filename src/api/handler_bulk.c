@@ -177,6 +177,9 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 	b.spec.account_id = c->key.account_id;
 	b.spec.pool_id = auth_key_pool(&c->key);
 	b.spec.name = b.name;
+	/* A sandbox key's sandbox-domain rows are free, and recorded so:
+	 * refunds only ever return what was charged. */
+	b.spec.free_domain = c->key.sandbox ? sandbox : NULL;
 	b.spec.cost = (long long)b.in.n -
 	    (c->key.sandbox ? (long long)b.in.sandbox : 0);
 	b.spec.sandbox = c->key.sandbox && b.spec.cost == 0;

@@ -7,6 +7,7 @@
  * transaction a few times. */
 #include "core/jobqueue.h"
 #include "core/dbsql.h"
+#include "core/jobs.h"
 #include "core/ledger.h"
 #include "util/buf.h"
 #include "util/grow.h"
@@ -319,39 +320,69 @@ jobqueue_result_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The seqs of the chunk's rows that are done already, sorted. */
+/* The chunk's rows that matter to a write, as sorted seqs: those done
+ * already (left alone) and those that were not charged (free sandbox rows,
+ * never refunded). */
+struct jobqueue_seqs {
+	int	*done, *free;
+	size_t	 ndone, nfree;
+};
+
+static void
+jobqueue_seqs_free(struct jobqueue_seqs *q)
+{
+	free(q->done);
+	free(q->free);
+	memset(q, 0, sizeof(*q));
+}
+
 static enum db_err
-jobqueue_done_seqs(struct db *db, const struct jobqueue_chunk *c,
-    int **seqs, size_t *n)
+jobqueue_seqs_read(struct db *db, const struct jobqueue_chunk *c,
+    struct jobqueue_seqs *q)
 {
 	struct db_res *res = NULL;
 	enum db_err e;
 	size_t cap;
-	int *v, row = 0;
+	int row = 0;
 
-	*seqs = NULL;
-	*n = 0;
-	e = db_query(db, "SELECT seq FROM job_emails WHERE job_id = ? AND "
-	    "chunk = ? AND state = 'done'", DB_ARGS(DBP_STR(c->job_id),
-	    DBP_INT(c->chunk)), &res);
+	memset(q, 0, sizeof(*q));
+	e = db_query(db, "SELECT seq, state = 'done', charged FROM job_emails "
+	    "WHERE job_id = ? AND chunk = ? AND (state = 'done' OR "
+	    "charged = 0)", DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)),
+	    &res);
 	if (e != DB_OK)
 		return e;
 	cap = (size_t)db_res_rows(res);
-	if ((v = calloc(cap + 1, sizeof(*v))) == NULL) {
+	if ((q->done = calloc(cap + 1, sizeof(*q->done))) == NULL ||
+	    (q->free = calloc(cap + 1, sizeof(*q->free))) == NULL) {
 		db_res_free(res);
+		jobqueue_seqs_free(q);
 		return DB_ERR_QUERY;
 	}
-	while (*n < cap && (row = db_res_next(res)) == 1)
-		v[(*n)++] = (int)db_res_int(res, 0);
+	while (q->ndone + q->nfree < cap && (row = db_res_next(res)) == 1) {
+		if (db_res_int(res, 1))
+			q->done[q->ndone++] = (int)db_res_int(res, 0);
+		if (!db_res_int(res, 2))
+			q->free[q->nfree++] = (int)db_res_int(res, 0);
+	}
 	db_res_free(res);
 	if (row == -1) {
-		free(v);
-		*n = 0;
+		jobqueue_seqs_free(q);
 		return DB_ERR_QUERY;
 	}
-	qsort(v, *n, sizeof(*v), jobqueue_int_cmp);
-	*seqs = v;
+	qsort(q->done, q->ndone, sizeof(*q->done), jobqueue_int_cmp);
+	qsort(q->free, q->nfree, sizeof(*q->free), jobqueue_int_cmp);
 	return DB_OK;
+}
+
+/* Is seq in the sorted v[0..n)? *at walks forward: calls come with
+ * increasing seqs. */
+static int
+jobqueue_seq_in(const int *v, size_t n, size_t *at, int seq)
+{
+	while (*at < n && v[*at] < seq)
+		(*at)++;
+	return *at < n && v[*at] == seq;
 }
 
 /* One UPDATE over a derived table of results: rows not done yet become
@@ -398,26 +429,33 @@ jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
 	    changed);
 }
 
+/* What a write adds to the job's counters. */
+struct jobqueue_tally {
+	long long	 counts[VERDICT_CLASS__MAX];
+	long long	 charged_done;		/* charged rows that became done */
+	long long	 charged_unknown;	/* ... with an unknown result */
+};
+
 /* Writes the results (retry ones one by one, as they are rare; the rest
- * in groups) and adds to the job's counters what became done. The caller
- * holds the job row lock, which every writer of the job's rows takes
- * first: the rows found done before the update are exactly the ones it
- * leaves alone, so the counts are exact. */
+ * in groups) and tallies what became done. The caller holds the job row
+ * lock, which every writer of the job's rows takes first: the rows found
+ * done before the update are exactly the ones it leaves alone, so the
+ * counts are exact. */
 static enum db_err
 jobqueue_write_rows(struct db *db, const struct jobqueue_chunk *c,
     const struct jobqueue_result *v, size_t n, long retry_seconds,
-    long long counts[VERDICT_CLASS__MAX], size_t *done)
+    struct jobqueue_tally *t, size_t *done)
 {
 	const struct jobqueue_result **todo = NULL;
+	struct jobqueue_seqs q;
 	struct db_param *p = NULL;
 	unsigned long long changed, total = 0;
 	struct buf sql;
 	enum db_err e = DB_OK;
-	size_t ndone = 0, ntodo = 0, i, j = 0, g;
-	int *seqs = NULL;
+	size_t ntodo = 0, i, j = 0, f = 0, g;
 
 	buf_init(&sql, BUF_NOMAX);
-	if ((e = jobqueue_done_seqs(db, c, &seqs, &ndone)) != DB_OK)
+	if ((e = jobqueue_seqs_read(db, c, &q)) != DB_OK)
 		goto out;
 	if ((todo = calloc(n + 1, sizeof(*todo))) == NULL ||
 	    (p = calloc(JOBQUEUE_WRITE_GROUP * JOBQUEUE_WRITE_COLS + 1,
@@ -438,17 +476,20 @@ jobqueue_write_rows(struct db *db, const struct jobqueue_chunk *c,
 		    DBP_INT(v[i].seq)), NULL);
 	}
 	/* Sorted by seq: a seq given twice is written once, and the rows
-	 * done already are skipped in one merge with seqs. */
+	 * done already are skipped in one merge with their seqs. */
 	qsort(todo, ntodo, sizeof(*todo), jobqueue_result_cmp);
 	for (i = 0, g = 0; i < ntodo; i++) {
 		if (g > 0 && todo[g - 1]->seq == todo[i]->seq)
 			continue;
-		while (j < ndone && seqs[j] < todo[i]->seq)
-			j++;
-		if (j < ndone && seqs[j] == todo[i]->seq)
+		if (jobqueue_seq_in(q.done, q.ndone, &j, todo[i]->seq))
 			continue;
 		todo[g++] = todo[i];
-		counts[todo[i]->classification]++;
+		t->counts[todo[i]->classification]++;
+		if (jobqueue_seq_in(q.free, q.nfree, &f, todo[i]->seq))
+			continue;
+		t->charged_done++;
+		if (todo[i]->classification == VERDICT_C_UNKNOWN)
+			t->charged_unknown++;
 	}
 	ntodo = g;
 	for (i = 0; e == DB_OK && i < ntodo; i += g) {
@@ -468,7 +509,7 @@ jobqueue_write_rows(struct db *db, const struct jobqueue_chunk *c,
 	*done = ntodo;
 out:
 	buf_free(&sql);
-	free(seqs);
+	jobqueue_seqs_free(&q);
 	free(todo);
 	free(p);
 	return e;
@@ -507,16 +548,16 @@ jobqueue_write_tx(struct db *db, const struct jobqueue_chunk *c,
     const struct jobqueue_result *v, size_t n, long retry_seconds,
     size_t *done, enum jobqueue_err *rc)
 {
-	long long counts[VERDICT_CLASS__MAX];
+	struct jobqueue_tally tally;
 	enum jobqueue_tx t;
 	enum db_err e;
 
 	*done = 0;
-	memset(counts, 0, sizeof(counts));
+	memset(&tally, 0, sizeof(tally));
 	if (!jobqueue_begin_chunk(db, c, &t, rc))
 		return t;
 	if (n > 0 && (e = jobqueue_write_rows(db, c, v, n, retry_seconds,
-	    counts, done)) != DB_OK) {
+	    &tally, done)) != DB_OK) {
 		*done = 0;
 		return jobqueue_dberr(db, e, rc);
 	}
@@ -524,14 +565,18 @@ jobqueue_write_tx(struct db *db, const struct jobqueue_chunk *c,
 	    "processed_emails + ?, count_valid = count_valid + ?, "
 	    "count_invalid = count_invalid + ?, count_risky = count_risky + ?, "
 	    "count_catch_all = count_catch_all + ?, count_disposable = "
-	    "count_disposable + ?, count_unknown = count_unknown + ? "
-	    "WHERE id = ?", DB_ARGS(DBP_INT((long long)*done),
-	    DBP_INT(counts[VERDICT_C_VALID]), DBP_INT(counts[VERDICT_C_INVALID]),
-	    DBP_INT(counts[VERDICT_C_RISKY]),
-	    DBP_INT(counts[VERDICT_C_CATCH_ALL]),
-	    DBP_INT(counts[VERDICT_C_DISPOSABLE]),
-	    DBP_INT(counts[VERDICT_C_UNKNOWN]), DBP_STR(c->job_id)), NULL))
-	    != DB_OK)
+	    "count_disposable + ?, count_unknown = count_unknown + ?, "
+	    "charged_done = charged_done + ?, charged_unknown = "
+	    "charged_unknown + ? WHERE id = ?",
+	    DB_ARGS(DBP_INT((long long)*done),
+	    DBP_INT(tally.counts[VERDICT_C_VALID]),
+	    DBP_INT(tally.counts[VERDICT_C_INVALID]),
+	    DBP_INT(tally.counts[VERDICT_C_RISKY]),
+	    DBP_INT(tally.counts[VERDICT_C_CATCH_ALL]),
+	    DBP_INT(tally.counts[VERDICT_C_DISPOSABLE]),
+	    DBP_INT(tally.counts[VERDICT_C_UNKNOWN]),
+	    DBP_INT(tally.charged_done), DBP_INT(tally.charged_unknown),
+	    DBP_STR(c->job_id)), NULL)) != DB_OK)
 		return jobqueue_dberr(db, e, rc);
 	if ((e = db_commit(db)) != DB_OK)
 		return jobqueue_dberr(db, e, rc);
@@ -608,7 +653,7 @@ struct jobqueue_job {
 	char		*callback_data;
 	char		 created_at[TIMEUTIL_ISO_LEN];
 	long long	 total, processed, counts[VERDICT_CLASS__MAX];
-	long long	 charged, refunded;
+	long long	 charged, refunded, charged_done, charged_unknown;
 };
 
 static void
@@ -631,8 +676,9 @@ jobqueue_job_read(struct db *db, const char *job_id, struct jobqueue_job *j)
 	    "total_emails, processed_emails, count_valid, count_invalid, "
 	    "count_risky, count_catch_all, count_disposable, count_unknown, "
 	    "credits_charged, credits_refunded, callback_data, "
-	    "DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ') FROM jobs "
-	    "WHERE id = ?", DB_ARGS(DBP_STR(job_id)), &res);
+	    "DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ'), charged_done, "
+	    "charged_unknown FROM jobs WHERE id = ?",
+	    DB_ARGS(DBP_STR(job_id)), &res);
 	if (e != DB_OK)
 		return e;
 	if (db_res_next(res) != 1) {
@@ -653,6 +699,8 @@ jobqueue_job_read(struct db *db, const char *job_id, struct jobqueue_job *j)
 		j->callback_data = strdup(db_res_str(res, 14));
 	strparse_copy(j->created_at, sizeof(j->created_at),
 	    db_res_str(res, 15));
+	j->charged_done = db_res_int(res, 16);
+	j->charged_unknown = db_res_int(res, 17);
 	db_res_free(res);
 	if (j->name == NULL) {
 		jobqueue_job_free(j);
@@ -717,8 +765,11 @@ jobqueue_complete(struct db *db, const char *job_id, enum jobqueue_err *rc)
 
 	if ((e = jobqueue_job_read(db, job_id, &j)) != DB_OK)
 		return jobqueue_dberr(db, e, rc);
+	/* Bulk and upload jobs give back their charged "unknown" results
+	 * (a catch-all verdict is an answer; free rows were never charged);
+	 * batch jobs nothing (API.md). */
 	if (strcmp(j.type, "batch") != 0) {
-		refund = j.counts[VERDICT_C_UNKNOWN];
+		refund = j.charged_unknown;
 		if (refund > j.charged - j.refunded)
 			refund = j.charged - j.refunded;
 	}
@@ -894,11 +945,8 @@ jobqueue_fail_tx(struct db *db, const char *job_id, const char *code,
 	if ((e = jobqueue_job_read(db, job_id, &j)) != DB_OK)
 		return jobqueue_dberr(db, e, rc);
 	/* Like a cancellation: what was charged and not processed. */
-	refund = j.total - j.processed;
-	if (refund > j.charged - j.refunded)
-		refund = j.charged - j.refunded;
-	if (refund < 0)
-		refund = 0;
+	refund = jobs_unprocessed_refund(j.charged, j.charged_done,
+	    j.refunded);
 	if (refund > 0 && ((t = jobqueue_refund(db, job_id, &j, refund, rc)) !=
 	    JOBQUEUE_TX_DONE || *rc != JOBQUEUE_OK)) {
 		jobqueue_job_free(&j);

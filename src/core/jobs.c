@@ -205,32 +205,43 @@ jobs_from_db(enum db_err e)
 	return e == DB_OK ? JOBS_OK : JOBS_DB;
 }
 
+/* Is row i charged? Not when it is at the job's free domain. */
+static int
+jobs_row_charged(const struct jobs_new *spec, const struct jobs_input *in,
+    size_t i)
+{
+	return spec->free_domain == NULL ||
+	    strcmp(in->domains[i], spec->free_domain) != 0;
+}
+
 static enum jobs_err
-jobs_insert_rows(struct db *db, const char *id, const struct jobs_input *in,
-    const int *chunk, long nchunks)
+jobs_insert_rows(struct db *db, const char *id, const struct jobs_new *spec,
+    const struct jobs_input *in, const int *chunk, long nchunks)
 {
 	struct db_param *p;
 	struct buf sql;
 	size_t i, k, rows;
 	enum db_err e = DB_OK;
 
-	if ((p = calloc(JOBS_INSERT_ROWS * 5, sizeof(*p))) == NULL)
+	if ((p = calloc(JOBS_INSERT_ROWS * 6, sizeof(*p))) == NULL)
 		return JOBS_NOMEM;
 	buf_init(&sql, BUF_NOMAX);
 	for (i = 0; e == DB_OK && i < in->n; i += rows) {
 		rows = in->n - i < JOBS_INSERT_ROWS ? in->n - i :
 		    JOBS_INSERT_ROWS;
 		for (k = 0; k < rows; k++) {
-			p[5 * k] = DBP_STR(id);
-			p[5 * k + 1] = DBP_INT((long long)(i + k));
-			p[5 * k + 2] = DBP_INT(chunk[i + k]);
-			p[5 * k + 3] = DBP_STR(in->emails[i + k]);
-			p[5 * k + 4] = DBP_STR(in->domains[i + k]);
+			p[6 * k] = DBP_STR(id);
+			p[6 * k + 1] = DBP_INT((long long)(i + k));
+			p[6 * k + 2] = DBP_INT(chunk[i + k]);
+			p[6 * k + 3] = DBP_STR(in->emails[i + k]);
+			p[6 * k + 4] = DBP_STR(in->domains[i + k]);
+			p[6 * k + 5] = DBP_INT(jobs_row_charged(spec, in,
+			    i + k));
 		}
 		dbsql_repeat(&sql, "INSERT INTO job_emails (job_id, seq, "
-		    "chunk, email, domain) VALUES ", "(?,?,?,?,?)", ",", rows,
-		    "");
-		e = db_exec(db, buf_str(&sql), p, rows * 5, NULL);
+		    "chunk, email, domain, charged) VALUES ", "(?,?,?,?,?,?)",
+		    ",", rows, "");
+		e = db_exec(db, buf_str(&sql), p, rows * 6, NULL);
 	}
 	for (i = 0; e == DB_OK && i < (size_t)nchunks; i += rows) {
 		rows = (size_t)nchunks - i < JOBS_INSERT_ROWS ?
@@ -298,7 +309,7 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 	    DBP_STR(spec->webhook_secret), DBP_STR(spec->callback_data),
 	    DBP_STR(jobs_type_names[spec->type])), NULL));
 	if (rc == JOBS_OK)
-		rc = jobs_insert_rows(db, id, in, chunk, nchunks);
+		rc = jobs_insert_rows(db, id, spec, in, chunk, nchunks);
 	if (rc == JOBS_OK && spec->idem_key && spec->response) {
 		if ((body = spec->response(spec->arg, id, *remaining)) == NULL)
 			rc = JOBS_NOMEM;
@@ -438,21 +449,33 @@ jobs_list(struct db *db, const char *account, const char *status,
 
 /* ---------------------------------------------------------------- cancel */
 
+long long
+jobs_unprocessed_refund(long long charged, long long charged_done,
+    long long refunded)
+{
+	long long n = charged - charged_done;
+
+	if (n > charged - refunded)
+		n = charged - refunded;
+	return n > 0 ? n : 0;
+}
+
 static enum jobs_err
 jobs_cancel_once(struct db *db, const char *account, const char *id,
     long long *refunded)
 {
 	char ref[IDS_MAX + 16], pool[IDS_MAX], status[32];
-	long long total, processed, charged;
+	long long charged, charged_done, before;
 	struct db_res *r;
 	enum ledger_err lr;
 	int row;
 
 	if (db_begin(db) != DB_OK)
 		return JOBS_DB;
-	if (db_query(db, "SELECT status, total_emails, processed_emails, "
-	    "credits_charged, pool_id FROM jobs WHERE id = ? AND account_id = ?"
-	    " FOR UPDATE", DB_ARGS(DBP_STR(id), DBP_STR(account)), &r) != DB_OK)
+	if (db_query(db, "SELECT status, credits_charged, charged_done, "
+	    "credits_refunded, pool_id FROM jobs WHERE id = ? AND "
+	    "account_id = ? FOR UPDATE", DB_ARGS(DBP_STR(id),
+	    DBP_STR(account)), &r) != DB_OK)
 		goto dberr;
 	if ((row = db_res_next(r)) != 1) {
 		db_res_free(r);
@@ -460,9 +483,9 @@ jobs_cancel_once(struct db *db, const char *account, const char *id,
 		return row == 0 ? JOBS_NOT_FOUND : JOBS_DB;
 	}
 	strparse_copy(status, sizeof(status), db_res_str(r, 0));
-	total = db_res_int(r, 1);
-	processed = db_res_int(r, 2);
-	charged = db_res_int(r, 3);
+	charged = db_res_int(r, 1);
+	charged_done = db_res_int(r, 2);
+	before = db_res_int(r, 3);
 	strparse_copy(pool, sizeof(pool), db_res_str(r, 4));
 	db_res_free(r);
 	if (strcmp(status, "pending") != 0 && strcmp(status, "processing") !=
@@ -470,19 +493,17 @@ jobs_cancel_once(struct db *db, const char *account, const char *id,
 		db_rollback(db);
 		return JOBS_NOT_CANCELLABLE;
 	}
-	/* Unprocessed addresses come back, never more than was charged; a
-	 * job awaiting confirmation was never charged (spec rule 4). */
-	*refunded = total - processed;
-	if (*refunded > charged)
-		*refunded = charged;
-	if (*refunded < 0)
-		*refunded = 0;
+	/* The charged addresses not verified yet come back (free sandbox
+	 * rows were never charged); a job awaiting confirmation was never
+	 * charged (spec rule 4). */
+	*refunded = jobs_unprocessed_refund(charged, charged_done, before);
 	snprintf(ref, sizeof(ref), "job:%s:refund", id);
 	lr = ledger_refund(db, pool, account, *refunded, ref);
 	if (lr != LEDGER_OK && lr != LEDGER_ALREADY)
 		goto dberr;
 	if (db_exec(db, "UPDATE jobs SET status = 'cancelled', "
-	    "credits_refunded = ?, completed_at = UTC_TIMESTAMP(3) WHERE id = ?",
+	    "credits_refunded = credits_refunded + ?, "
+	    "completed_at = UTC_TIMESTAMP(3) WHERE id = ?",
 	    DB_ARGS(DBP_INT(*refunded), DBP_STR(id)), NULL) != DB_OK ||
 	    db_exec(db, "UPDATE job_chunks SET state = 'done', lease_owner = "
 	    "NULL, lease_expires = NULL WHERE job_id = ? AND state <> 'done'",

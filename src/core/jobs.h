@@ -67,6 +67,10 @@ struct jobs_new {
 	enum jobs_type	 type;
 	const char	*name;
 	int		 sandbox;	/* no address is charged */
+	/* Rows at this (A-label) domain are free: the sandbox domain for a
+	 * sandbox key, else NULL (every row charged). cost must be the
+	 * number of the other rows. */
+	const char	*free_domain;
 	long long	 cost;
 	const char	*webhook_url;	/* NULL: none */
 	const char	*webhook_secret;
@@ -108,7 +112,11 @@ enum jobs_err jobs_list(struct db *, const char *account, const char *status,
 	    const char *type, long page, long limit, long long *total,
 	    jobs_each_fn, void *);
 /* Cancels a pending or processing job and refunds its unprocessed
- * addresses (ref job:<id>:refund). */
+ * charged addresses (credits_charged - charged_done; ref job:<id>:refund). */
 enum jobs_err jobs_cancel(struct db *, const char *account, const char *id,
 	    long long *refunded);
+/* What cancelling or failing a job gives back: its charged rows not yet
+ * done (charged - charged_done), never more than is left unrefunded. */
+long long jobs_unprocessed_refund(long long charged, long long charged_done,
+	    long long refunded);
 #endif
