@@ -42,6 +42,7 @@ usage(void)
 	    "             [--rate-limit N] [--ip-allow CIDR]... [--org ORG]\n"
 	    "             [--expires ISO8601]\n"
 	    "  key list --account ID\n"
+	    "  key set KEY_ID --rate-limit N|none\n"
 	    "  key revoke KEY_ID\n"
 	    "  complainers import FILE|- [--source NAME]\n"
 	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
@@ -398,10 +399,21 @@ cmd_key(int argc, char **argv)
 	} else if (strcmp(argv[0], "list") == 0 && o[0].val) {
 		if (keys_list(db, o[0].val, print_key, NULL) != KEYS_OK)
 			die("%s", db_error(db));
+	} else if (strcmp(argv[0], "set") == 0 && np == 1 && o[4].val) {
+		/* The operator may set any limit, above the tier's too. */
+		rc = keys_set_rate_limit(db, pos[0], strcmp(o[4].val, "none") ==
+		    0 ? -1 : number(o[4].val, "--rate-limit", 1,
+		    KEYS_RATE_LIMIT_MAX));
+		if (rc == KEYS_NOT_FOUND)
+			die("no key %s", pos[0]);
+		if (rc != KEYS_OK)
+			die("%s", db_error(db));
+		settle();
 	} else if (strcmp(argv[0], "revoke") == 0 && np == 1) {
 		rc = keys_revoke(db, NULL, pos[0]);
 		if (rc == KEYS_NOT_FOUND)
-			die("no key %s", pos[0]);
+			die("no active key %s (unknown, or revoked already)",
+			    pos[0]);
 		if (rc != KEYS_OK)
 			die("%s", db_error(db));
 		settle();

@@ -1,7 +1,14 @@
 /* handler_keys.c: the key management API (scope "*"): POST /v1/keys,
- * GET /v1/keys, DELETE /v1/keys/{id}. A new key is shown once, in the 201. */
+ * GET /v1/keys, DELETE /v1/keys/{id}. A new key is shown once, in the 201:
+ * the answer kept for an Idempotency-Key replay lacks it. A customer's
+ * rateLimit (rate_limit accepted too) stays within the key's tier or
+ * organization limit. */
 #include "api/api.h"
+#include "core/idempotency.h"
 #include "core/keys.h"
+#include "util/log.h"
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A JSON array of strings (or one string) joined with commas into out. */
@@ -51,9 +58,9 @@ keys_bad_field(struct api_call *c, const char *field, const char *what)
 
 static int
 keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
-    struct buf *scopes, struct buf *allow)
+    struct buf *scopes, struct buf *allow, const char **limit_field)
 {
-	json_t *v;
+	json_t *v, *other;
 
 	v = json_object_get(body, "name");
 	if (v && !json_is_null(v)) {
@@ -74,11 +81,20 @@ keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
 			    "an array of addresses or CIDR networks");
 		s->ip_allowlist = buf_str(allow);
 	}
-	v = json_object_get(body, "rate_limit");
+	/* The spec calls it rateLimit; rate_limit is accepted too. */
+	*limit_field = "rateLimit";
+	v = json_object_get(body, "rateLimit");
+	other = json_object_get(body, "rate_limit");
+	if (v == NULL || json_is_null(v)) {
+		v = other;
+		*limit_field = "rate_limit";
+	} else if (other && !json_is_null(other) && !json_equal(v, other))
+		return keys_bad_field(c, "rateLimit", "rateLimit and rate_limit "
+		    "differ; send one of them");
 	if (v && !json_is_null(v)) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 		    json_integer_value(v) > KEYS_RATE_LIMIT_MAX)
-			return keys_bad_field(c, "rate_limit",
+			return keys_bad_field(c, *limit_field,
 			    "an integer from 1 to 100000");
 		s->rate_limit = (long)json_integer_value(v);
 	}
@@ -98,12 +114,59 @@ keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
 	return 0;
 }
 
+static json_t *
+keys_limit_json(long limit)
+{
+	return limit == -1 ? json_null() : json_integer(limit);
+}
+
+/* The new key's record; with the key text only in the 201 itself. */
+static json_t *
+keys_created(const char *id, const char *key, const struct keys_spec *s,
+    const char *scopes)
+{
+	json_t *o = json_pack("{s:s,s:s,s:o,s:b,s:o,s:o,s:o,s:o}",
+	    "id", id, "name", s->name ? s->name : "",
+	    "scopes", keys_split(scopes), "sandbox", s->sandbox,
+	    "rateLimit", keys_limit_json(s->rate_limit),
+	    "rate_limit", keys_limit_json(s->rate_limit),
+	    "ip_allowlist", keys_split(s->ip_allowlist),
+	    "expires_at", s->expires_at ? json_string(s->expires_at) :
+	    json_null());
+
+	if (key != NULL)
+		json_object_set_new(o, "key", json_string(key));
+	return o;
+}
+
+/* The answer kept for the Idempotency-Key: the record without the key
+ * text, which is never stored anywhere (a replay says so). */
+static void
+keys_store_replay(struct api_call *c, const char *id,
+    const struct keys_spec *s, const char *scopes)
+{
+	json_t *o = keys_created(id, NULL, s, scopes);
+	char *text;
+
+	json_object_set_new(o, "key", json_null());
+	json_object_set_new(o, "key_shown", json_false());
+	text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(o);
+	if (text == NULL || idempotency_finish(c->ctx->db, c->key.account_id,
+	    c->idem_key, 201, text, strlen(text)) != DB_OK)
+		log_error("event=idempotency_finish_failed req=%s",
+		    c->req->request_id);
+	free(text);
+	c->idem_done = 1;
+}
+
 void
 handler_keys_create(struct api_call *c)
 {
 	struct keys_spec s;
 	struct buf scopes, allow, why, fmt;
-	char id[IDS_MAX], key[AUTH_KEY_MAX];
+	char id[IDS_MAX], key[AUTH_KEY_MAX], field[32];
+	const char *limit_field = "rateLimit", *colon;
 	json_t *body;
 	enum keys_err rc;
 
@@ -115,22 +178,23 @@ handler_keys_create(struct api_call *c)
 	 * (its pool and api_rate_limit); an account's own key makes own keys. */
 	s.org_id = c->key.org_id[0] ? c->key.org_id : NULL;
 	s.rate_limit = -1;
+	s.capped = 1;
 	buf_init(&scopes, 1024);
 	buf_init(&allow, 4096);
 	buf_init(&why, 512);
 	buf_init(&fmt, 256);
-	if (keys_parse_body(c, body, &s, &scopes, &allow) == -1)
+	if (keys_parse_body(c, body, &s, &scopes, &allow, &limit_field) == -1)
 		goto out;
 	rc = keys_create(c->ctx->db, &s, id, key, &why);
 	if (rc == KEYS_INVALID) {
-		const char *colon = strchr(buf_str(&why), ':');
-		char field[32] = "body";
-		if (colon && (size_t)(colon - buf_str(&why)) < sizeof(field)) {
-			memcpy(field, buf_str(&why), (size_t)(colon -
-			    buf_str(&why)));
-			field[colon - buf_str(&why)] = '\0';
-		}
-		keys_bad_field(c, field, colon ? colon + 2 : buf_str(&why));
+		/* keys.c names the field before a colon */
+		colon = strchr(buf_str(&why), ':');
+		snprintf(field, sizeof(field), "body");
+		if (colon && (size_t)(colon - buf_str(&why)) < sizeof(field))
+			snprintf(field, sizeof(field), "%.*s",
+			    (int)(colon - buf_str(&why)), buf_str(&why));
+		keys_bad_field(c, strcmp(field, "rate_limit") == 0 ?
+		    limit_field : field, colon ? colon + 2 : buf_str(&why));
 		goto out;
 	}
 	if (rc != KEYS_OK) {
@@ -138,14 +202,9 @@ handler_keys_create(struct api_call *c)
 		goto out;
 	}
 	auth_scope_format(s.scopes, &fmt);
-	http_json(c->resp, 201, json_pack("{s:s,s:s,s:s,s:o,s:b,s:o,s:o,s:o}",
-	    "id", id, "key", key, "name", s.name ? s.name : "",
-	    "scopes", keys_split(buf_str(&fmt)), "sandbox", s.sandbox,
-	    "rate_limit", s.rate_limit == -1 ? json_null() :
-	    json_integer(s.rate_limit),
-	    "ip_allowlist", keys_split(s.ip_allowlist),
-	    "expires_at", s.expires_at ? json_string(s.expires_at) :
-	    json_null()));
+	if (c->idem_key != NULL)
+		keys_store_replay(c, id, &s, buf_str(&fmt));
+	http_json(c->resp, 201, keys_created(id, key, &s, buf_str(&fmt)));
 	memset(key, 0, sizeof(key));
 out:
 	json_decref(body);
@@ -167,18 +226,20 @@ keys_list_one(void *arg, const struct keys_info *k)
 	json_t *data = arg;
 	const char *status = k->revoked_at ? "revoked" : "active";
 
-	json_array_append_new(data, json_pack(
+	json_t *o = json_pack(
 	    "{s:s,s:s,s:s,s:o,s:b,s:o,s:o,s:o,s:s,s:o,s:o,s:s}",
 	    "id", k->id, "name", k->name ? k->name : "", "hint", k->hint,
 	    "scopes", keys_split(k->scopes), "sandbox", k->sandbox,
-	    "rate_limit", k->rate_limit == -1 ? json_null() :
-	    json_integer(k->rate_limit),
+	    "rateLimit", keys_limit_json(k->rate_limit),
 	    "ip_allowlist", keys_split(k->ip_allowlist),
 	    "organization_id", keys_opt_string(k->org_id),
 	    "created_at", k->created_at,
 	    "expires_at", keys_opt_string(k->expires_at),
 	    "revoked_at", keys_opt_string(k->revoked_at),
-	    "status", status));
+	    "status", status);
+
+	json_object_set_new(o, "rate_limit", keys_limit_json(k->rate_limit));
+	json_array_append_new(data, o);
 	return 0;
 }
 

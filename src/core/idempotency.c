@@ -1,8 +1,11 @@
 /* idempotency.c: the Idempotency-Key store. The first request inserts a
  * "running" row (the primary key makes this race-free across processes);
  * a later request with the same key finds it and is told to wait, is
- * refused for a different body, or gets the stored response replayed. */
+ * refused for a different body, or gets the stored response replayed. A
+ * row past its window, or left running by a request that died, is taken
+ * over with a compare-and-set, so two retries never both proceed. */
 #include "core/idempotency.h"
+#include "util/strparse.h"
 #include <gnutls/crypto.h>
 #include <string.h>
 
@@ -52,6 +55,28 @@ idempotency_insert(struct db *db, const char *account, const char *key,
 	    DB_ARGS(DBP_STR(account), DBP_STR(key), DBP_BLOB(hash, 32)), NULL);
 }
 
+/* Takes over a row past the replay window, or left "running" by a request
+ * that died, for this request: a compare-and-set on the row as it was read
+ * (its state and creation time), so of two retries that found the same
+ * stale row exactly one proceeds; the other reads the row again. */
+static enum db_err
+idempotency_take_over(struct db *db, const char *account, const char *key,
+    const uint8_t hash[32], const char *state, const char *created,
+    int *taken)
+{
+	unsigned long long changed = 0;
+	enum db_err e;
+
+	e = db_exec(db, "UPDATE idempotency_keys SET request_hash = ?, "
+	    "state = 'running', status = NULL, body = NULL, "
+	    "created_at = UTC_TIMESTAMP(3) WHERE account_id = ? AND "
+	    "idem_key = ? AND state = ? AND created_at = ?",
+	    DB_ARGS(DBP_BLOB(hash, 32), DBP_STR(account), DBP_STR(key),
+	    DBP_STR(state), DBP_STR(created)), &changed);
+	*taken = e == DB_OK && changed == 1;
+	return e;
+}
+
 enum idempotency_outcome
 idempotency_begin(struct db *db, const char *account, const char *key,
     const uint8_t hash[32], int *status, struct buf *body)
@@ -59,14 +84,16 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 	static const char sql[] =
 	    "SELECT request_hash, state, status, body, "
 	    "created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND, "
-	    "created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND "
+	    "created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND, "
+	    "DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s.%f') "
 	    "FROM idempotency_keys WHERE account_id = ? AND idem_key = ?";
 	enum idempotency_outcome out = IDEMPOTENCY_DB_ERROR;
+	char state[16], created[40];
 	struct db_res *r;
 	enum db_err e;
-	int row, attempt;
+	int row, attempt, taken;
 
-	for (attempt = 0; attempt < 2; attempt++) {
+	for (attempt = 0; attempt < 3; attempt++) {
 		e = idempotency_insert(db, account, key, hash);
 		if (e == DB_OK)
 			return IDEMPOTENCY_PROCEED;
@@ -88,11 +115,17 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 		if (db_res_int(r, 4) || (strcmp(db_res_str(r, 1), "running") == 0
 		    && db_res_int(r, 5))) {
 			/* Past the replay window, or abandoned by a dead
-			 * request: forget it and start afresh. */
+			 * request: this request may start afresh, if no other
+			 * took the row over first. */
+			strparse_copy(state, sizeof(state), db_res_str(r, 1));
+			strparse_copy(created, sizeof(created),
+			    db_res_str(r, 6));
 			db_res_free(r);
-			db_exec(db, "DELETE FROM idempotency_keys WHERE "
-			    "account_id = ? AND idem_key = ?",
-			    DB_ARGS(DBP_STR(account), DBP_STR(key)), NULL);
+			if (idempotency_take_over(db, account, key, hash, state,
+			    created, &taken) != DB_OK)
+				return IDEMPOTENCY_DB_ERROR;
+			if (taken)
+				return IDEMPOTENCY_PROCEED;
 			continue;
 		}
 		if (db_res_len(r, 0) != 32 ||

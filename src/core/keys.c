@@ -12,6 +12,31 @@ const char *const keys_err_names[KEYS_ERR__MAX] = {
 	"ok", "invalid", "not_found", "db"
 };
 
+enum keys_err
+keys_default_limit(struct db *db, const char *account, const char *org,
+    long *limit)
+{
+	struct db_res *r;
+	enum auth_tier tier;
+	int row;
+
+	if (db_query(db, "SELECT a.tier, o.api_rate_limit FROM accounts a "
+	    "LEFT JOIN organizations o ON o.id = ? WHERE a.id = ?",
+	    DB_ARGS(DBP_STR(org && *org ? org : NULL), DBP_STR(account)), &r)
+	    != DB_OK)
+		return KEYS_DB;
+	if ((row = db_res_next(r)) == 1) {
+		if (!db_res_isnull(r, 1))
+			*limit = (long)db_res_int(r, 1);
+		else if (auth_tier_parse(db_res_str(r, 0), &tier) == 0)
+			*limit = auth_tier_limits[tier];
+		else
+			row = -1;
+	}
+	db_res_free(r);
+	return row == 1 ? KEYS_OK : row == 0 ? KEYS_NOT_FOUND : KEYS_DB;
+}
+
 static enum keys_err
 keys_validate(struct db *db, const struct keys_spec *s, char *expires,
     size_t expsz, struct buf *why)
@@ -20,6 +45,8 @@ keys_validate(struct db *db, const struct keys_spec *s, char *expires,
 	size_t n;
 	time_t t;
 	char org[IDS_MAX];
+	long ceiling;
+	enum keys_err rc;
 
 	if (s->name && strlen(s->name) > KEYS_NAME_MAX) {
 		buf_printf(why, "name: at most %d characters", KEYS_NAME_MAX);
@@ -34,6 +61,17 @@ keys_validate(struct db *db, const struct keys_spec *s, char *expires,
 		buf_printf(why, "rate_limit: 1 to %d requests per minute",
 		    KEYS_RATE_LIMIT_MAX);
 		return KEYS_INVALID;
+	}
+	if (s->capped && s->rate_limit != -1) {
+		if ((rc = keys_default_limit(db, s->account_id, s->org_id,
+		    &ceiling)) != KEYS_OK)
+			return rc;
+		if (s->rate_limit > ceiling) {
+			buf_printf(why, "rate_limit: at most %ld requests per "
+			    "minute, the limit this key has without one; only "
+			    "the operator sets a higher one", ceiling);
+			return KEYS_INVALID;
+		}
 	}
 	if (s->ip_allowlist && *s->ip_allowlist) {
 		if (strlen(s->ip_allowlist) > 4000 ||
@@ -120,23 +158,31 @@ keys_create(struct db *db, const struct keys_spec *s, char id[IDS_MAX],
 enum keys_err
 keys_revoke(struct db *db, const char *account, const char *id)
 {
+	unsigned long long changed = 0;
+
+	if (db_exec(db, "UPDATE api_keys SET revoked_at = UTC_TIMESTAMP(3) "
+	    "WHERE id = ? AND (? IS NULL OR account_id = ?) AND "
+	    "revoked_at IS NULL", DB_ARGS(DBP_STR(id), DBP_STR(account),
+	    DBP_STR(account)), &changed) != DB_OK)
+		return KEYS_DB;
+	return changed ? KEYS_OK : KEYS_NOT_FOUND;
+}
+
+enum keys_err
+keys_set_rate_limit(struct db *db, const char *id, long limit)
+{
 	long long v;
 	int found = 0;
-	enum db_err e;
 
-	if (account)
-		e = db_query_int(db, "SELECT 1 FROM api_keys WHERE id = ? AND "
-		    "account_id = ?", DB_ARGS(DBP_STR(id), DBP_STR(account)),
-		    &v, &found);
-	else
-		e = db_query_int(db, "SELECT 1 FROM api_keys WHERE id = ?",
-		    DB_ARGS(DBP_STR(id)), &v, &found);
-	if (e != DB_OK)
+	if (limit != -1 && (limit < 1 || limit > KEYS_RATE_LIMIT_MAX))
+		return KEYS_INVALID;
+	if (db_query_int(db, "SELECT 1 FROM api_keys WHERE id = ?",
+	    DB_ARGS(DBP_STR(id)), &v, &found) != DB_OK)
 		return KEYS_DB;
 	if (!found)
 		return KEYS_NOT_FOUND;
-	return db_exec(db, "UPDATE api_keys SET revoked_at = UTC_TIMESTAMP(3) "
-	    "WHERE id = ? AND revoked_at IS NULL", DB_ARGS(DBP_STR(id)),
+	return db_exec(db, "UPDATE api_keys SET rate_limit = ? WHERE id = ?",
+	    DB_ARGS(limit == -1 ? DBP_NULL : DBP_INT(limit), DBP_STR(id)),
 	    NULL) == DB_OK ? KEYS_OK : KEYS_DB;
 }
 

@@ -23,6 +23,11 @@ struct keys_spec {
 	unsigned	 scopes;
 	int		 sandbox;
 	long		 rate_limit;	/* -1: not set */
+	/* A customer's key (POST /v1/keys): rate_limit may not go above the
+	 * limit the key would have without it (its organization's
+	 * api_rate_limit, else its account's tier). Only the operator
+	 * (svcadm) raises a key above that. */
+	int		 capped;
 	const char	*ip_allowlist;	/* NULL or CIDR list */
 	const char	*expires_at;	/* NULL or ISO 8601 UTC, in the future */
 };
@@ -38,8 +43,16 @@ typedef int (*keys_each_fn)(void *, const struct keys_info *);
 
 enum keys_err keys_create(struct db *, const struct keys_spec *,
 	    char id[IDS_MAX], char key[AUTH_KEY_MAX], struct buf *why);
-/* account NULL: any account (operator). Revoking twice is fine. */
+/* account NULL: any account (operator). KEYS_NOT_FOUND for an unknown
+ * key, another account's, or one revoked already. */
 enum keys_err keys_revoke(struct db *, const char *account, const char *id);
+/* The operator's override of a key's limit (-1: none, back to the
+ * organization's or the tier's). KEYS_NOT_FOUND for an unknown key. */
+enum keys_err keys_set_rate_limit(struct db *, const char *id, long limit);
+/* The requests per minute a key of this account (and organization, NULL
+ * for none) has without an override of its own. */
+enum keys_err keys_default_limit(struct db *, const char *account,
+	    const char *org, long *limit);
 enum keys_err keys_list(struct db *, const char *account, keys_each_fn,
 	    void *);
 #endif

@@ -219,6 +219,48 @@ test_concurrent_idempotency_begin_lets_one_proceed(void **st)
 	assert_int_equal(others, 5);
 }
 
+/* A request died and left its key "running" (older than the stale age);
+ * eight retries come at once, again and again: each time exactly one takes
+ * the row over and proceeds, the others wait (409). */
+static void
+test_concurrent_takeover_of_a_stale_key_lets_one_proceed(void **st)
+{
+	struct db *db = open_db();
+	char acc[IDS_MAX], key[32];
+	uint8_t hash[32];
+	int round, i, status, proceeds, code = 0;
+	struct buf body;
+
+	(void)st;
+	new_account(db, 0, acc);
+	buf_init(&body, BUF_NOMAX);
+	idempotency_request_hash("POST", "/v1/verify/bulk", "{}", 2, hash);
+	for (round = 0; round < 20; round++) {
+		snprintf(key, sizeof(key), "stale-%d", round);
+		assert_int_equal(idempotency_begin(db, acc, key, hash, &code,
+		    &body), IDEMPOTENCY_PROCEED);
+		assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET "
+		    "created_at = created_at - INTERVAL ? SECOND WHERE "
+		    "account_id = ? AND idem_key = ?",
+		    DB_ARGS(DBP_INT(IDEMPOTENCY_STALE_SECONDS + 60),
+		    DBP_STR(acc), DBP_STR(key)), NULL), DB_OK);
+		for (i = 0; i < 8; i++)
+			if (fork() == 0) {
+				struct db *d = open_db();
+				buf_init(&body, BUF_NOMAX);
+				_exit(idempotency_begin(d, acc, key, hash,
+				    &code, &body) == IDEMPOTENCY_PROCEED ? 10 :
+				    11);
+			}
+		proceeds = 0;
+		while (wait(&status) > 0)
+			proceeds += WEXITSTATUS(status) == 10;
+		assert_int_equal(proceeds, 1);
+	}
+	buf_free(&body);
+	db_close(db);
+}
+
 static void
 test_idempotency_replays_stored_response_and_expires(void **st)
 {
@@ -269,6 +311,7 @@ main(void)
 		cmocka_unit_test(test_zero_charge_writes_nothing),
 		cmocka_unit_test(test_concurrent_charges_never_overdraw),
 		cmocka_unit_test(test_concurrent_idempotency_begin_lets_one_proceed),
+		cmocka_unit_test(test_concurrent_takeover_of_a_stale_key_lets_one_proceed),
 		cmocka_unit_test(test_idempotency_replays_stored_response_and_expires),
 	};
 	struct buf err;
