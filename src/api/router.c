@@ -474,8 +474,7 @@ router_gate(struct api_call *c, const struct route *rt)
 		    c->key.account_id);
 		limit = auth_key_rate_limit(&c->key);
 	} else {
-		snprintf(bucket, sizeof(bucket), RATELIMIT_IP_PREFIX "%s",
-		    c->req->client_ip);
+		ratelimit_ip_bucket(c->req->client_ip, bucket, sizeof(bucket));
 		limit = auth_tier_limits[AUTH_TIER_ANONYMOUS];
 	}
 	if (c->authenticated && have_window)

@@ -1008,7 +1008,7 @@ jobqueue_delete_all(struct db *db, const char *sql, const char *job_id)
 }
 
 long long
-jobqueue_purge_expired(struct db *db, long limit)
+jobqueue_purge_expired(struct db *db, long retention_days, long limit)
 {
 	struct db_res *res = NULL;
 	char (*ids)[JOBQUEUE_ID_MAX + 1] = NULL;
@@ -1019,9 +1019,15 @@ jobqueue_purge_expired(struct db *db, long limit)
 		return 0;
 	if ((ids = calloc((size_t)limit, sizeof(*ids))) == NULL)
 		return -1;
-	if (db_query(db, "SELECT id FROM jobs WHERE type = 'batch' AND "
+	/* Batch jobs at their expires_at (30 days from creation, the spec);
+	 * bulk and upload jobs retention_days after they ended. */
+	if (db_query(db, "(SELECT id FROM jobs WHERE type = 'batch' AND "
 	    "expires_at IS NOT NULL AND expires_at < UTC_TIMESTAMP(3) "
-	    "LIMIT ?", DB_ARGS(DBP_INT(limit)), &res) != DB_OK) {
+	    "LIMIT ?) UNION ALL (SELECT id FROM jobs WHERE type <> 'batch' "
+	    "AND status IN ('completed', 'failed', 'cancelled') AND "
+	    "COALESCE(completed_at, created_at) < UTC_TIMESTAMP(3) - "
+	    "INTERVAL ? DAY LIMIT ?)", DB_ARGS(DBP_INT(limit),
+	    DBP_INT(retention_days), DBP_INT(limit)), &res) != DB_OK) {
 		free(ids);
 		return -1;
 	}

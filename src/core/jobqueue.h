@@ -97,7 +97,9 @@ enum jobqueue_err jobqueue_finish(struct db *, const struct jobqueue_chunk *,
  * addresses refunded (ref job:<id>:refund), job.failed event. */
 enum jobqueue_err jobqueue_fail(struct db *, const char *job_id,
 	    const char *code, const char *message);
-/* Housekeeping: deletes batch jobs past expires_at (addresses, chunks, then
+/* Housekeeping: deletes batch jobs past expires_at and bulk and upload
+ * jobs that ended more than retention_days ago (addresses, chunks, then
  * the job), at most limit jobs; returns how many or -1. */
-long long jobqueue_purge_expired(struct db *, long limit);
+long long jobqueue_purge_expired(struct db *, long retention_days,
+	    long limit);
 #endif

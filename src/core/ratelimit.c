@@ -8,6 +8,9 @@
  * server as the ratelimit_count procedure, one round trip. Refused requests are not counted,
  * so a client that keeps retrying gets in again as soon as the window moves. */
 #include "core/ratelimit.h"
+#include "util/ipnet.h"
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 
 int64_t
@@ -131,4 +134,39 @@ ratelimit_purge(struct db *db, int64_t now_ms)
 	    DB_OK)
 		return -1;
 	return (long long)n;
+}
+
+/* Deleted per statement at most, so that no pass holds many locks. */
+#define RATELIMIT_PURGE_BATCH 10000
+
+long long
+ratelimit_purge_buckets(struct db *db)
+{
+	unsigned long long n, total = 0;
+
+	do {
+		n = 0;
+		if (db_exec(db, "DELETE FROM rate_buckets WHERE bucket NOT IN "
+		    "(SELECT bucket FROM rate_counts) LIMIT ?",
+		    DB_ARGS(DBP_INT(RATELIMIT_PURGE_BATCH)), &n) != DB_OK)
+			return -1;
+		total += n;
+	} while (n == RATELIMIT_PURGE_BATCH);
+	return (long long)total;
+}
+
+void
+ratelimit_ip_bucket(const char *ip, char *out, size_t n)
+{
+	char text[INET6_ADDRSTRLEN];
+	struct ipnet a;
+
+	if (ipnet_parse_addr(ip, &a) == 0 && a.family == 6) {
+		memset(a.addr + 8, 0, 8);
+		if (inet_ntop(AF_INET6, a.addr, text, sizeof(text)) != NULL) {
+			snprintf(out, n, RATELIMIT_IP_PREFIX "%s/64", text);
+			return;
+		}
+	}
+	snprintf(out, n, RATELIMIT_IP_PREFIX "%s", ip);
 }

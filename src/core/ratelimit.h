@@ -3,6 +3,7 @@
 #ifndef SVC_RATELIMIT_H
 #define SVC_RATELIMIT_H
 #include "core/db.h"
+#include <stddef.h>
 #include <stdint.h>
 
 #define RATELIMIT_WINDOW_MS 60000
@@ -41,4 +42,13 @@ void	 ratelimit_status_from(long limit, const struct ratelimit_window *,
 int64_t	 ratelimit_window_start(int64_t now_ms);
 /* Deletes counters older than the window; returns rows removed or -1. */
 long long ratelimit_purge(struct db *, int64_t now_ms);
+/* Deletes the bucket rows that have no counter left (idle clients: an
+ * anonymous address seen once would otherwise stay for ever); returns rows
+ * removed or -1. A bucket row only anchors the lock that counting takes,
+ * so one deleted under a running count is simply made again. */
+long long ratelimit_purge_buckets(struct db *);
+/* The anonymous bucket of a client address into out: "ip:<IPv4>" per
+ * address, "ip:<IPv6 /64 prefix>/64" per /64 (one host usually has a whole
+ * /64, so per address would be no limit at all). */
+void	 ratelimit_ip_bucket(const char *ip, char *out, size_t n);
 #endif

@@ -55,6 +55,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_HOUSEKEEPING_INTERVAL] = { "housekeeping_interval",
 	    CONF_TYPE_INT, "60", 1, 86400, 0,
 	    "seconds between housekeeping passes" },
+	[CONF_JOB_RETENTION_DAYS] = { "job_retention_days", CONF_TYPE_INT,
+	    "90", 1, 3650, 0, "days a finished bulk or upload job and its "
+	    "results are kept (batch jobs: 30, the spec's)" },
 	[CONF_DNS_RESOLVER] = { "dns_resolver", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "resolver address[:port] (empty: /etc/resolv.conf)" },
 	[CONF_DNS_TIMEOUT_MS] = { "dns_timeout_ms", CONF_TYPE_INT, "3000",

@@ -1,8 +1,9 @@
 /* housekeeping.c: the worker's periodic clean-up: idempotency keys older
- * than the 24-hour replay window, rate-limit hits that have left the
- * 60-second window, expired rows of the verification caches, and batch
- * jobs past their retention (jobs.expires_at: addresses, chunks, then the
- * job). Each pass logs what it removed. */
+ * than the 24-hour replay window, rate-limit counters that have left the
+ * 60-second window and the buckets of idle clients, expired rows of the
+ * verification caches, batch jobs past their retention (jobs.expires_at)
+ * and finished bulk and upload jobs older than job_retention_days
+ * (addresses, chunks, then the job). Each pass logs what it removed. */
 #include "worker/housekeeping.h"
 #include "core/idempotency.h"
 #include "core/jobqueue.h"
@@ -11,24 +12,26 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-/* Expired batch jobs deleted per pass at most (the rest next pass). */
+/* Expired jobs deleted per pass at most (the rest next pass). */
 #define HOUSEKEEPING_JOBS_MAX 100
 
 int
-housekeeping_run(struct db *db)
+housekeeping_run(const struct conf *c, struct db *db)
 {
-	long long idem, hits, cached, jobs;
+	long long idem, hits, buckets, cached, jobs;
 
 	idem = idempotency_expire(db);
 	hits = ratelimit_purge(db, timeutil_now_ms());
+	buckets = ratelimit_purge_buckets(db);
 	cached = vcache_expire(db);
-	jobs = jobqueue_purge_expired(db, HOUSEKEEPING_JOBS_MAX);
-	if (idem < 0 || hits < 0 || cached < 0 || jobs < 0) {
+	jobs = jobqueue_purge_expired(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
+	    HOUSEKEEPING_JOBS_MAX);
+	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}
 	log_info("event=housekeeping idempotency_expired=%lld "
-	    "rate_hits_purged=%lld cache_expired=%lld batch_jobs_purged=%lld",
-	    idem, hits, cached, jobs);
+	    "rate_hits_purged=%lld rate_buckets_purged=%lld cache_expired=%lld "
+	    "jobs_purged=%lld", idem, hits, buckets, cached, jobs);
 	return 0;
 }

@@ -2,9 +2,11 @@
 #ifndef SVC_HOUSEKEEPING_H
 #define SVC_HOUSEKEEPING_H
 #include "core/db.h"
+#include "util/conf.h"
 
-/* Expires idempotency keys past 24 h, rate-limit hits past the window and
- * verification cache rows past their expiry.
- * Returns 0, or -1 when the database failed (logged). */
-int	 housekeeping_run(struct db *);
+/* Expires idempotency keys past 24 h, rate-limit counters past the window
+ * and buckets without any, verification cache rows past their expiry,
+ * batch jobs past their 30 days and finished bulk and upload jobs past
+ * job_retention_days. Returns 0, or -1 when the database failed (logged). */
+int	 housekeeping_run(const struct conf *, struct db *);
 #endif

@@ -48,7 +48,7 @@ worker_pass(const struct conf *conf, struct db *db, struct process **proc,
 
 	if (now - *last_housekeeping >= conf_int(conf,
 	    CONF_HOUSEKEEPING_INTERVAL)) {
-		if (housekeeping_run(db) == -1)
+		if (housekeeping_run(conf, db) == -1)
 			return -1;
 		*last_housekeeping = now;
 	}

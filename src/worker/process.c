@@ -1300,7 +1300,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		if (t - *last_hk >= conf_int(p->conf,
 		    CONF_HOUSEKEEPING_INTERVAL)) {
 			*last_hk = t;
-			if (housekeeping_run(db) == -1) {
+			if (housekeeping_run(p->conf, db) == -1) {
 				p->db_failed = 1;
 				break;
 			}

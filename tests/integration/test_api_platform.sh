@@ -191,6 +191,24 @@ t_anonymous_limit() {
 }
 t_case "anonymous requests are limited to 5 a minute per IP address" t_anonymous_limit
 
+# anonymous clients behind the trusted proxy (127.0.0.1): IPv6 per /64
+t_anonymous_ipv6_per_64() {
+    local i
+    for i in 1 2 3 4 5; do
+        API_KEY= http GET /v1/nothing-here "" -H "X-Forwarded-For: 2001:db8:5:7::$i"; expect_status 404 || return 1
+    done
+    API_KEY= http GET /v1/nothing-here "" -H "X-Forwarded-For: 2001:db8:5:7:ffff:1:2:3"
+    expect_status 429 || return 1
+    API_KEY= http GET /v1/nothing-here "" -H "X-Forwarded-For: 2001:db8:5:8::1"; expect_status 404 || return 1
+    # IPv4 stays per address
+    for i in 1 2 3 4 5; do
+        API_KEY= http GET /v1/nothing-here "" -H "X-Forwarded-For: 198.51.100.7"; expect_status 404 || return 1
+    done
+    API_KEY= http GET /v1/nothing-here "" -H "X-Forwarded-For: 198.51.100.8"; expect_status 404 || return 1
+    expect_eq "the /64's bucket" 1 "$(it_sql "SELECT COUNT(*) FROM rate_buckets WHERE bucket = 'ip:2001:db8:5:7::/64'")"
+}
+t_case "anonymous IPv6 clients share one bucket per /64, IPv4 clients have one per address" t_anonymous_ipv6_per_64
+
 t_rate_limit_status_key() {
     local acc key kx kip id reset i
     acc=$(it_account trial 0)

@@ -377,9 +377,19 @@ t_purge() {
     once || it_fail "svc-worker --once failed"
     expect_eq "expired batch job rows" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$id'),
         (SELECT COUNT(*) FROM job_emails WHERE job_id = '$id'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id')" | tr '\t' ' ')"
-    expect_eq "an expired bulk job is kept" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = 'job_grey'")"
+    expect_eq "a bulk job with an expires_at is kept" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = 'job_grey'")" || return 1
+    # bulk and upload jobs: job_retention_days (90) after they ended
+    it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = 'job_grey';
+        UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 89 DAY WHERE id = 'job_sandbox';
+        UPDATE jobs SET status = 'pending', created_at = UTC_TIMESTAMP(3) - INTERVAL 200 DAY WHERE id = 'job_broken'"
+    once || it_fail "svc-worker --once failed"
+    expect_eq "bulk job 91 days after it completed" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = 'job_grey'),
+        (SELECT COUNT(*) FROM job_emails WHERE job_id = 'job_grey'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = 'job_grey')" | tr '\t' ' ')" || return 1
+    expect_eq "bulk job 89 days after it completed" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = 'job_sandbox'")" || return 1
+    expect_eq "an old job that has not ended" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = 'job_broken'")" || return 1
+    it_sql "UPDATE jobs SET status = 'failed' WHERE id = 'job_broken'"
 }
-t_case "housekeeping deletes batch jobs past expires_at (addresses, chunks, job), not bulk jobs" t_purge
+t_case "housekeeping deletes batch jobs past expires_at and bulk jobs job_retention_days after they ended (addresses, chunks, job)" t_purge
 
 t_housekeeping_expiry() {
     local t
@@ -394,6 +404,7 @@ t_housekeeping_expiry() {
         ('new.hk.test', 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)"
     it_sql "INSERT INTO rate_counts (bucket, sec, n) VALUES
         ('acct:hk_old', UNIX_TIMESTAMP() - 61, 3), ('acct:hk_new', UNIX_TIMESTAMP(), 2)"
+    it_sql "INSERT INTO rate_buckets (bucket) VALUES ('acct:hk_old'), ('acct:hk_new'), ('ip:192.0.2.99')"
     it_sql "INSERT INTO idempotency_keys (account_id, idem_key, request_hash, state, status, body, created_at) VALUES
         ('acc_hk', 'old', REPEAT('a', 32), 'done', 202, '{}', UTC_TIMESTAMP(3) - INTERVAL 25 HOUR),
         ('acc_hk', 'new', REPEAT('a', 32), 'done', 202, '{}', UTC_TIMESTAMP(3) - INTERVAL 23 HOUR)"
@@ -403,6 +414,8 @@ t_housekeeping_expiry() {
         expect_eq "$t left" "new.hk.test" "$(it_sql "SELECT domain FROM $t WHERE domain LIKE '%.hk.test'")" || return 1
     done
     expect_eq "rate_counts left" "acct:hk_new" "$(it_sql "SELECT bucket FROM rate_counts WHERE bucket LIKE 'acct:hk_%'")" || return 1
+    expect_eq "rate_buckets left" "acct:hk_new" "$(it_sql "SELECT GROUP_CONCAT(bucket) FROM rate_buckets
+        WHERE bucket IN ('acct:hk_old', 'acct:hk_new', 'ip:192.0.2.99')")" || return 1
     expect_eq "idempotency keys left" "new" "$(it_sql "SELECT idem_key FROM idempotency_keys WHERE account_id = 'acc_hk'")" || return 1
     grep -q "event=housekeeping idempotency_expired=[1-9]" "$IT_DIR/log/svc.log" ||
         it_fail "no housekeeping line with the expired idempotency key in the log"
