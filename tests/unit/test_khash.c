@@ -22,12 +22,13 @@ static const uint8_t ref_key[KHASH_KEY_LEN] = {
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
 };
 
-/* The old tables' FNV-1a-64, as someone choosing inputs could compute it. */
-static uint64_t
-fnv1a64(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
+/* The old tables' FNV-1a-64, as someone choosing inputs could compute it:
+ * from h (the offset basis at first), through the string s. */
+#define FNV_BASIS 1469598103934665603ULL
 
+static uint64_t
+fnv1a64(uint64_t h, const char *s)
+{
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
 	return h;
@@ -41,9 +42,10 @@ fnv1a64(const char *s)
  * so they had one home slot in every table of up to 65536 slots. The low
  * 16 bits of FNV-1a depend only on the low 16 bits of the state, and both
  * steps of a byte (xor, times an odd prime) are one-to-one on them: after
- * "u<i>" and two letters, a third letter b gives state U exactly when the
- * state's high byte is U's and b is its low byte xor U's; the fixed
- * "@example.com" then takes every string from U to the same value.
+ * "u<i>" and two letters, a third letter b makes the state xor b equal U
+ * exactly when the state's high byte is U's and b is its low byte xor U's;
+ * the rest of b's step and the fixed "@example.com" then take every such
+ * string from U to the same value.
  */
 static void
 fnv_colliding(char out[COLL_N][COLL_LEN])
@@ -52,20 +54,18 @@ fnv_colliding(char out[COLL_N][COLL_LEN])
 	const uint16_t U = 0x6b00;
 	size_t got = 0, i, j;
 	unsigned pfx;
-	uint64_t h, h1, h2;
-	char p[16];
+	uint64_t h, h2;
+	char p[16], two[3] = "";
 	int b;
 
 	for (pfx = 0; got < COLL_N; pfx++) {
 		snprintf(p, sizeof(p), "u%u", pfx);
-		h = 1469598103934665603ULL;
-		for (i = 0; p[i] != '\0'; i++)
-			h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+		h = fnv1a64(FNV_BASIS, p);
 		for (i = 0; i < 36 && got < COLL_N; i++) {
-			h1 = (h ^ (unsigned char)alnum[i]) * 1099511628211ULL;
 			for (j = 0; j < 36 && got < COLL_N; j++) {
-				h2 = (h1 ^ (unsigned char)alnum[j]) *
-				    1099511628211ULL;
+				two[0] = alnum[i];
+				two[1] = alnum[j];
+				h2 = fnv1a64(h, two);
 				if ((h2 & 0xff00) != U)
 					continue;
 				b = (int)((h2 ^ U) & 0xff);
@@ -170,10 +170,11 @@ test_khash_spreads_fnv_collisions(void **state)
 
 	(void)state;
 	fnv_colliding(coll);
-	f0 = fnv1a64(coll[0]);
+	f0 = fnv1a64(FNV_BASIS, coll[0]);
 	for (i = 0; i < COLL_N; i++) {
 		/* they do collide under FNV-1a, and are all different */
-		assert_true((fnv1a64(coll[i]) & 0xffff) == (f0 & 0xffff));
+		assert_true((fnv1a64(FNV_BASIS, coll[i]) & 0xffff) ==
+		    (f0 & 0xffff));
 		if (i > 0)
 			assert_string_not_equal(coll[i], coll[i - 1]);
 	}
