@@ -12,6 +12,7 @@
 #include "core/keys.h"
 #include "core/ledger.h"
 #include "util/conf.h"
+#include "util/khash.h"
 #include "util/strparse.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -488,6 +489,8 @@ main(int argc, char **argv)
 	}
 	if (i >= argc)
 		usage();
+	if (khash_init() == -1)
+		die("cannot initialise libsodium");
 	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
 	if (path == NULL)
 		path = conf_default_path();

@@ -5,6 +5,7 @@
  * api_workers) processes on the socket. */
 #include "api/prefork.h"
 #include "api/serve.h"
+#include "util/khash.h"
 #include "util/log.h"
 #include "util/strparse.h"
 #include <errno.h>
@@ -90,6 +91,11 @@ main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
+	/* Before any fork: the responders share the master's hash key. */
+	if (khash_init() == -1) {
+		fprintf(stderr, "svc-api: cannot initialise libsodium\n");
+		return 1;
+	}
 	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
 	if (path == NULL)
 		path = conf_default_path();

@@ -1,9 +1,13 @@
 /* authcache.c: the per-process cache of key rows and account windows
  * described in authcache.h. Keys are placed by their hash (a SHA-256, so
  * its first bytes are as good as any hash of it); a newer key takes the
- * slot of an older one. Generations are shared memory written with atomic
- * increments by every responder of the host. */
+ * slot of an older one. That placement needs no keyed hash: the table is
+ * direct-mapped (a lookup is one compare, whatever the keys) and only keys
+ * found valid are stored. Generations are shared memory written with atomic
+ * increments by every responder of the host, at an index given by the
+ * keyed hash of the account id. */
 #include "core/authcache.h"
+#include "util/khash.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,14 +102,12 @@ authcache_put(struct authcache *c, const uint8_t hash[32],
 	e->read_ms = read_ms;
 }
 
+/* The same in every responder of a master: the key is set before the
+ * fork (authcache_gens_shared). */
 static size_t
 authcache_gen_index(const char *account_id)
 {
-	uint32_t h = 2166136261u;	/* FNV-1a */
-
-	while (*account_id)
-		h = (h ^ (unsigned char)*account_id++) * 16777619u;
-	return h % AUTHCACHE_GENS;
+	return khash(account_id, strlen(account_id)) % AUTHCACHE_GENS;
 }
 
 uint32_t
@@ -163,9 +165,14 @@ authcache_put_window(struct authcache *c, const uint8_t hash[32],
 struct authcache_gens *
 authcache_gens_shared(void)
 {
-	void *p = mmap(NULL, sizeof(struct authcache_gens),
-	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *p;
 
+	/* The processes forked after this call index the table with the
+	 * key they inherit: it must exist before they do (khash.h). */
+	if (khash_init() == -1)
+		return NULL;
+	p = mmap(NULL, sizeof(struct authcache_gens),
+	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;	/* zero-filled */
 }
 

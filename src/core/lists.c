@@ -4,6 +4,7 @@
  * format and the matching rules. */
 #include "core/lists.h"
 #include "core/addr.h"
+#include "util/khash.h"
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -80,19 +81,11 @@ lists_warn(struct lists_ctx *c, const char *fmt, ...)
 	buf_putc(c->msg, '\n');
 }
 
-/* FNV-1a, 32 bits: short keys, no adversary (the files are the operator's
- * and lookups only ever probe, never insert). */
+/* The keyed hash, 32 bits of it (what a slot keeps). */
 static uint32_t
 lists_hash(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
-	}
-	return h;
+	return (uint32_t)khash(s, n);
 }
 
 /* Slot of s: the one holding it, or the empty one where it would go. */

@@ -3,6 +3,7 @@
  * live in one growing arena so a million short keys cost two allocations
  * plus the table, not a million. */
 #include "util/strset.h"
+#include "util/khash.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,22 +11,10 @@
 struct strset {
 	uint32_t	*slots;		/* offset+1 into arena, 0: empty */
 	size_t		 nslots, count;
+	size_t		 probes;	/* see strset_probes */
 	char		*arena;
 	size_t		 used, cap;
 };
-
-static uint64_t
-strset_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 struct strset *
 strset_new(size_t expected)
@@ -76,7 +65,7 @@ strset_grow(struct strset *s)
 		if (s->slots[i] == 0)
 			continue;
 		const char *e = s->arena + s->slots[i] - 1;
-		j = strset_hash(e, strlen(e)) & (n - 1);
+		j = khash(e, strlen(e)) & (n - 1);
 		while (t[j])
 			j = (j + 1) & (n - 1);
 		t[j] = s->slots[i];
@@ -95,11 +84,12 @@ strset_add(struct strset *s, const char *k, size_t n)
 
 	if (memchr(k, '\0', n) != NULL)
 		n = strlen(k);
-	i = strset_hash(k, n) & (s->nslots - 1);
+	i = khash(k, n) & (s->nslots - 1);
 	while (s->slots[i]) {
 		if (strset_equal(s, s->slots[i], k, n))
 			return 0;
 		i = (i + 1) & (s->nslots - 1);
+		s->probes++;
 	}
 	if (s->used + n + 1 > s->cap) {
 		ncap = s->cap ? s->cap * 2 : 4096;
@@ -124,4 +114,10 @@ size_t
 strset_count(const struct strset *s)
 {
 	return s->count;
+}
+
+size_t
+strset_probes(const struct strset *s)
+{
+	return s->probes;
 }

@@ -8,6 +8,7 @@
  * is retried. */
 #include "core/db.h"
 #include "util/conf.h"
+#include "util/khash.h"
 #include "util/log.h"
 #include "worker/housekeeping.h"
 #include "worker/process.h"
@@ -89,6 +90,10 @@ main(int argc, char **argv)
 			path = argv[++i];
 		else
 			usage();
+	}
+	if (khash_init() == -1) {
+		fprintf(stderr, "svc-worker: cannot initialise libsodium\n");
+		return 1;
 	}
 	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
 	if (path == NULL)

@@ -30,6 +30,7 @@
 #include "core/vcache.h"
 #include "core/verify.h"
 #include "util/grow.h"
+#include "util/khash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "worker/housekeeping.h"
@@ -240,11 +241,7 @@ process_free(struct process *p)
 static unsigned
 process_hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h % PROCESS_HASH;
+	return (unsigned)(khash(s, strlen(s)) % PROCESS_HASH);
 }
 
 static struct process_domain *

@@ -3,12 +3,14 @@
  * clocks), when a cached window must be read again (another process counted
  * a request of the account, the window's oldest second left it, no shared
  * generations), slots taken over by other keys, generations shared with
- * forked processes, and the wait after a change. */
+ * forked processes (at the same index in each, even when forked before
+ * anything hashed), and the wait after a change. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -331,6 +333,43 @@ test_authcache_generations_are_shared_with_forked_processes(void **state)
 	munmap(g, sizeof(*g));
 }
 
+/* Runs first, before anything in this process has hashed: the master maps
+ * the table and forks at once, and the children must place accounts where
+ * it and their siblings do, so the hash key must come from before the fork
+ * (a child setting up its own would count in other places). */
+static void
+test_authcache_children_forked_after_mapping_share_indexes(void **state)
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	char acc[IDS_MAX];
+	int i, n, status;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(g);
+	authcache_init(&c, TTL, g);
+	for (n = 0; n < 2; n++) {
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			for (i = 0; i < 16; i++) {
+				snprintf(acc, sizeof(acc), "acc_child%d", i);
+				authcache_counted(&c, acc);
+			}
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	for (i = 0; i < 16; i++) {
+		snprintf(acc, sizeof(acc), "acc_child%d", i);
+		assert_true(authcache_gen(&c, acc) >= 2);
+	}
+	authcache_free(&c);
+	munmap(g, sizeof(*g));
+}
+
 static void
 test_authcache_settle_waits_the_ttl(void **state)
 {
@@ -349,6 +388,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+		    test_authcache_children_forked_after_mapping_share_indexes),
 		cmocka_unit_test(
 		    test_authcache_key_trusted_for_ttl_and_until_expiry),
 		cmocka_unit_test(test_authcache_ttl_zero_caches_nothing),
