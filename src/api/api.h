@@ -43,8 +43,12 @@ typedef void (*api_handler_fn)(struct api_call *);
 struct db *api_db(struct api_call *);
 /* Parses the body as a JSON object (415/413/400 answered on failure). */
 json_t	*api_json_body(struct api_call *);
-/* 500 for an unexpected failure, logged with the request id. */
+/* 500 verification_failed for an unexpected failure, logged with the
+ * request id; 503 queue_unavailable when the database is unreachable. */
 void	 api_internal_error(struct api_call *, const char *what);
+/* 503 queue_unavailable with Retry-After; why is the message's start. */
+void	 api_unavailable(struct api_call *, const char *why);
+#define API_RETRY_AFTER "5"	/* seconds, on a 503 */
 /* The verification engine of this process; on failure answers 503. */
 struct verify_engine *api_engine(struct api_call *);
 /* 402 insufficient_credits with details.required and details.available. */

@@ -279,18 +279,27 @@ struct download {
 	char		 filter[32];
 };
 
-/* RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled. */
+/* RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes
+ * doubled. A cell that a spreadsheet would run as a formula (it starts with
+ * =, +, -, @, tab or CR) gets a leading ' (OWASP's advice on CSV
+ * injection): the address "=HYPERLINK(...)" stays text. */
 static void
 csv_field(struct buf *b, const char *s, int last)
 {
 	const char *p;
+	int formula;
 
 	if (s == NULL)
 		s = "";
-	if (strpbrk(s, ",\"\r\n") == NULL)
+	formula = *s != '\0' && strchr("=+-@\t\r", *s) != NULL;
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		if (formula)
+			buf_putc(b, '\'');
 		buf_puts(b, s);
-	else {
+	} else {
 		buf_putc(b, '"');
+		if (formula)
+			buf_putc(b, '\'');
 		for (p = s; *p; p++) {
 			if (*p == '"')
 				buf_putc(b, '"');

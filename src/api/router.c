@@ -139,9 +139,7 @@ api_db(struct api_call *c)
 	if (db_open(c->ctx->conf, 1, &c->ctx->db, &err) != DB_OK) {
 		log_error("event=db_unavailable req=%s error=\"%s\"",
 		    c->req->request_id, buf_str(&err));
-		http_set_header(c->resp, "Retry-After", "5");
-		http_error(c->resp, 503, "service_unavailable", NULL,
-		    "the service cannot reach its database; retry shortly");
+		api_unavailable(c, "the service cannot reach its database");
 	}
 	buf_free(&err);
 	return c->ctx->db;
@@ -158,9 +156,7 @@ api_engine(struct api_call *c)
 	if ((c->ctx->engine = verify_engine_new(c->ctx->conf, &err)) == NULL) {
 		log_error("event=engine_unavailable req=%s error=\"%s\"",
 		    c->req->request_id, buf_str(&err));
-		http_set_header(c->resp, "Retry-After", "5");
-		http_error(c->resp, 503, "service_unavailable", NULL,
-		    "the verification engine cannot start; retry shortly");
+		api_unavailable(c, "the verification engine cannot start");
 	}
 	buf_free(&err);
 	return c->ctx->engine;
@@ -191,11 +187,24 @@ api_bad_field(struct api_call *c, const char *field, const char *fmt, ...)
 }
 
 void
+api_unavailable(struct api_call *c, const char *why)
+{
+	http_set_header(c->resp, "Retry-After", API_RETRY_AFTER);
+	http_error(c->resp, 503, "queue_unavailable", NULL,
+	    "%s; retry in %s s", why, API_RETRY_AFTER);
+}
+
+void
 api_internal_error(struct api_call *c, const char *what)
 {
 	log_error("event=internal_error req=%s what=%s db=\"%s\"",
 	    c->req->request_id, what,
 	    c->ctx->db ? db_error(c->ctx->db) : "");
+	/* A database that went away is an outage, not a broken request. */
+	if (c->ctx->db != NULL && db_unreachable(c->ctx->db)) {
+		api_unavailable(c, "the service cannot reach its database");
+		return;
+	}
 	http_error(c->resp, 500, "verification_failed", NULL,
 	    "unexpected error (request %s)", c->req->request_id);
 }
@@ -359,6 +368,22 @@ router_ratelimit_headers(struct api_call *c)
 	http_set_header(c->resp, "X-RateLimit-Remaining", v);
 	snprintf(v, sizeof(v), "%lld", (long long)c->rl.reset_at);
 	http_set_header(c->resp, "X-RateLimit-Reset", v);
+}
+
+/* Every response carries X-RateLimit-*: when the window could not be read
+ * (the database is down), the limit this request would have, nothing
+ * known to be used, and a window starting now. */
+static void
+router_ratelimit_fallback(struct api_call *c)
+{
+	if (http_resp_header(c->resp, "X-RateLimit-Limit") != NULL)
+		return;
+	memset(&c->rl, 0, sizeof(c->rl));
+	c->rl.limit = c->key.account_id[0] ? auth_key_rate_limit(&c->key) :
+	    auth_tier_limits[AUTH_TIER_ANONYMOUS];
+	c->rl.remaining = c->rl.limit;
+	c->rl.reset_at = timeutil_now_ms() / 1000 + RATELIMIT_WINDOW_MS / 1000;
+	router_ratelimit_headers(c);
 }
 
 static void
@@ -668,5 +693,6 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 	if (idem != NULL)
 		router_idempotency_end(&c, idem);
 out:
+	router_ratelimit_fallback(&c);
 	buf_free(&allow);
 }

@@ -27,6 +27,7 @@ struct db {
 	size_t		 ncache;
 	size_t		 evict;
 	char		 err[512];
+	int		 lost;		/* the server is unreachable for now */
 };
 
 struct db_res {
@@ -71,6 +72,7 @@ db_classify(struct db *db, unsigned code, const char *msg)
 	case CR_SERVER_LOST:
 	case CR_CONNECTION_ERROR:
 	case CR_CONN_HOST_ERROR:
+		db->lost = 1;
 		return DB_ERR_CONNECT;
 	default:
 		return DB_ERR_QUERY;
@@ -118,8 +120,10 @@ db_connect(struct db *db)
 		    mysql_error(db->my));
 		mysql_close(db->my);
 		db->my = NULL;
+		db->lost = 1;
 		return DB_ERR_CONNECT;
 	}
+	db->lost = 0;
 	/* READ COMMITTED: every locking step sees what others committed
 	 * before it got its lock, and no gap locks between queue rows. */
 	if (mysql_query(db->my, setup) != 0 || mysql_query(db->my,
@@ -179,6 +183,12 @@ const char *
 db_error(const struct db *db)
 {
 	return db->err;
+}
+
+int
+db_unreachable(const struct db *db)
+{
+	return db->lost;
 }
 
 static MYSQL_STMT *

@@ -53,6 +53,10 @@ enum db_err db_open(const struct conf *, int check_schema, struct db **,
 	    struct buf *err);
 void	 db_close(struct db *);
 const char *db_error(const struct db *);
+/* 1 while the server cannot be reached (the last connection attempt, or
+ * the last statement, failed for want of a connection): the service is
+ * unavailable rather than broken. */
+int	 db_unreachable(const struct db *);
 
 enum db_err db_exec(struct db *, const char *sql, const struct db_param *,
 	    size_t n, unsigned long long *affected);

@@ -434,4 +434,30 @@ t_ledger_totals() {
 }
 t_case "granted credits are ledger rows and the balance follows them" t_ledger_totals
 
+# MariaDB stops under running responders: every request (a cached key, an
+# uncached one, no key) gets 503 queue_unavailable with Retry-After and the
+# X-RateLimit-* headers; once it is back, the same requests are served.
+t_db_down() {
+    local fresh i
+    fresh=$(it_key "$PRO" 'credits:read')
+    API_KEY=$PRO_KEY http GET /v1/credits; expect_status 200 || return 1
+    stack_mariadb_stop "$IT_DIR/mariadb"
+    for i in 1 2 3; do
+        API_KEY=$PRO_KEY http GET /v1/credits
+        expect_status 503 && expect_json .error.code queue_unavailable && expect_header Retry-After 5 &&
+            expect_header X-RateLimit-Limit && expect_header X-RateLimit-Remaining &&
+            expect_header X-RateLimit-Reset && expect_header X-Request-Id || break
+        [ "$(header_value X-RateLimit-Reset)" -gt "$(date +%s)" ] || it_fail "X-RateLimit-Reset is not in the future" || break
+    done
+    API_KEY=$fresh http POST /v1/verify/bulk '{"emails":["a@b.example"]}'
+    expect_status 503 && expect_json .error.code queue_unavailable && expect_header X-RateLimit-Limit || true
+    API_KEY= http GET /rate-limit "" $(from 16)
+    expect_status 503 && expect_json .error.code queue_unavailable && expect_header X-RateLimit-Limit 5 || true
+    stack_mariadb_start "$IT_DIR/mariadb" || it_fail "MariaDB did not start again" || return 1
+    [ "$IT_CASE_FAILED" = 0 ] || return 1
+    API_KEY=$PRO_KEY http GET /v1/credits; expect_status 200 && expect_json .balance 260 || return 1
+    API_KEY=$fresh http GET /v1/credits; expect_status 200
+}
+t_case "MariaDB stopped under the responders: 503 queue_unavailable with Retry-After and X-RateLimit-*, served again once it is back" t_db_down
+
 t_done

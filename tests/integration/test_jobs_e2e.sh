@@ -123,6 +123,19 @@ t_download() {
 }
 t_case "the CSV download has the header row and the right rows for every filter" t_download
 
+t_download_formulas() {
+    local job
+    http POST /v1/verify/bulk '{"emails":["=HYPERLINK(\"http://evil.example\",\"x\")","+1+2","-cmd@mx.svc.test","@SUM(A1:A2)","plain@mx.svc.test"]}'
+    expect_status 202 || return 1
+    job=$(json .job_id)
+    run_worker "$job" || return 1
+    curl -s -H "Authorization: Bearer $API_KEY" -o "$IT_DIR/formulas.csv" "$BASE_URL/v1/jobs/$job/download"
+    expect_eq "cells that would be formulas start with '" \
+        "'=HYPERLINK(\"http://evil.example\",\"x\") '+1+2 '-cmd@mx.svc.test '@SUM(A1:A2) plain@mx.svc.test" \
+        "$(csv_col "$IT_DIR/formulas.csv" email | tr '\n' ' ' | sed 's/ $//')"
+}
+t_case "the CSV download writes cells starting with = + - @ with a leading ' (no formula injection)" t_download_formulas
+
 t_event() {
     local payload
     expect_eq "job.completed events" 1 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$JOB' AND event = 'job.completed'")" || return 1
