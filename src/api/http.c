@@ -44,9 +44,9 @@ http_read_body(struct http_req *r, size_t max)
 	char chunk[65536];
 	long n;
 
-	/* body_read: 0 not yet, 1 read whole, -1 too long or read error. */
+	/* body_read: 0 not yet, 1 read whole, else the error returned. */
 	if (r->body_read)
-		return r->body_read < 0 ? -1 : 0;
+		return r->body_read < 0 ? r->body_read : 0;
 	r->body_read = -1;
 	buf_init(&r->body, max);
 	if (r->read == NULL) {
@@ -56,10 +56,24 @@ http_read_body(struct http_req *r, size_t max)
 	while ((n = r->read(r->io, chunk, sizeof(chunk))) > 0)
 		if (buf_append(&r->body, chunk, (size_t)n) == -1)
 			return -1;
-	if (n < 0)
-		return -1;
+	if (n < 0) {
+		r->body_read = n == HTTP_READ_TIMEOUT ? HTTP_READ_TIMEOUT : -1;
+		return r->body_read;
+	}
 	r->body_read = 1;
 	return 0;
+}
+
+void
+http_body_error(struct http_resp *resp, int rc, size_t max)
+{
+	if (rc == HTTP_READ_TIMEOUT)
+		http_error(resp, 408, "request_timeout", NULL,
+		    "the request body did not arrive in time");
+	else
+		http_error(resp, 413, "file_too_large",
+		    json_pack("{s:I}", "limit_bytes", (json_int_t)max),
+		    "request body is larger than %zu bytes", max);
 }
 
 static int
@@ -201,6 +215,7 @@ http_status_text(int s)
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
 	case 409: return "Conflict";
 	case 410: return "Gone";
 	case 411: return "Length Required";

@@ -26,8 +26,10 @@ struct http_header {
 
 /* Reads one request variable (CGI/FastCGI name such as "HTTP_IDEMPOTENCY_KEY"). */
 typedef const char *(*http_param_fn)(void *, const char *name);
-/* Reads up to n body bytes; returns bytes read, 0 at the end, -1 on error. */
+/* Reads up to n body bytes; returns bytes read, 0 at the end, -1 on error,
+ * HTTP_READ_TIMEOUT when the body did not come in time. */
 typedef long (*http_read_fn)(void *, char *, size_t n);
+#define HTTP_READ_TIMEOUT (-2)
 
 struct http_req {
 	enum http_method method;
@@ -64,8 +66,12 @@ struct http_resp {
 const char *http_param(const struct http_req *, const char *);
 /* Value of a request header by its HTTP name ("Idempotency-Key"). */
 const char *http_header_in(const struct http_req *, const char *);
-/* Reads the whole body into req->body up to max bytes (-1 if longer). */
+/* Reads the whole body into req->body up to max bytes: 0, -1 if it is
+ * longer or could not be read, HTTP_READ_TIMEOUT if it came too slowly. */
 int	 http_read_body(struct http_req *, size_t max);
+/* Answers a failed http_read_body (rc): 413 file_too_large (longer than
+ * max) or 408 request_timeout. */
+void	 http_body_error(struct http_resp *, int rc, size_t max);
 /* Value of a query parameter, percent-decoded, into out; 0 found, -1 not. */
 int	 http_query_get(const char *query, const char *name, struct buf *out);
 

@@ -215,6 +215,7 @@ api_json_body(struct api_call *c)
 	const char *ct = http_param(c->req, "CONTENT_TYPE");
 	json_error_t jerr;
 	json_t *v;
+	int rc;
 
 	/* JSON is accepted under its own type, with no type, and under the
 	 * types command-line clients send by default (curl -d); a body that
@@ -226,10 +227,8 @@ api_json_body(struct api_call *c)
 		    "send the body as application/json");
 		return NULL;
 	}
-	if (http_read_body(c->req, c->body_max) == -1) {
-		http_error(c->resp, 413, "file_too_large",
-		    json_pack("{s:I}", "limit_bytes", (json_int_t)c->body_max),
-		    "request body is larger than %zu bytes", c->body_max);
+	if ((rc = http_read_body(c->req, c->body_max)) != 0) {
+		http_body_error(c->resp, rc, c->body_max);
 		return NULL;
 	}
 	v = json_loadb(buf_str(&c->req->body), c->req->body.len,
@@ -560,7 +559,7 @@ static int
 router_idempotency_begin(struct api_call *c, const char *key)
 {
 	uint8_t hash[32];
-	int status = 0;
+	int status = 0, rc;
 	struct buf stored;
 	enum idempotency_outcome o;
 
@@ -570,10 +569,8 @@ router_idempotency_begin(struct api_call *c, const char *key)
 		    IDEMPOTENCY_KEY_MAX);
 		return -1;
 	}
-	if (http_read_body(c->req, c->body_max) == -1) {
-		http_error(c->resp, 413, "file_too_large",
-		    json_pack("{s:I}", "limit_bytes", (json_int_t)c->body_max),
-		    "request body is larger than %zu bytes", c->body_max);
+	if ((rc = http_read_body(c->req, c->body_max)) != 0) {
+		http_body_error(c->resp, rc, c->body_max);
 		return -1;
 	}
 	idempotency_request_hash(c->req->method_text, c->req->path,

@@ -12,10 +12,18 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t serve_busy;
 static volatile sig_atomic_t serve_stop;
+
+/* One request's FastCGI exchange and the time its body must be in by. */
+struct serve_io {
+	FCGX_Request	*fr;
+	int64_t		 deadline;	/* timeutil_mono_ms */
+};
 
 static void
 serve_on_term(int sig)
@@ -29,25 +37,49 @@ serve_on_term(int sig)
 static const char *
 serve_param(void *io, const char *name)
 {
-	return FCGX_GetParam(name, ((FCGX_Request *)io)->envp);
+	return FCGX_GetParam(name, ((struct serve_io *)io)->fr->envp);
 }
 
+/* Body reads stop at the request's deadline. What libfcgi has buffered
+ * is taken at once; when nothing is, one byte is asked for, which makes
+ * libfcgi read the socket (once per FastCGI record) with SO_RCVTIMEO set to
+ * the time left: so the deadline is checked between records, and a peer
+ * trickling its body holds this responder for api_body_timeout_ms at most.
+ * (A larger request would let libfcgi loop on the socket for as long as
+ * bytes keep coming, however slowly.) */
 static long
 serve_read(void *io, char *p, size_t n)
 {
-	int got = FCGX_GetStr(p, (int)n, ((FCGX_Request *)io)->in);
+	struct serve_io *sio = io;
+	FCGX_Stream *in = sio->fr->in;
+	int64_t left = sio->deadline - timeutil_mono_ms();
+	size_t avail = (size_t)(in->stop - in->rdNext);
+	struct timeval tv;
+	int got;
 
-	if (got < 0 || FCGX_GetError(((FCGX_Request *)io)->in) != 0)
-		return -1;
+	if (left <= 0)
+		return HTTP_READ_TIMEOUT;
+	if (avail == 0) {
+		tv.tv_sec = (time_t)(left / 1000);
+		tv.tv_usec = (suseconds_t)(left % 1000 * 1000);
+		setsockopt(sio->fr->ipcFd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+		    sizeof(tv));
+		n = 1;
+	} else if (n > avail)
+		n = avail;
+	got = FCGX_GetStr(p, (int)n, in);
+	if (got < 0 || FCGX_GetError(in) != 0)
+		return timeutil_mono_ms() >= sio->deadline ? HTTP_READ_TIMEOUT :
+		    -1;
 	return got;
 }
 
 static int
 serve_write(void *io, const char *p, size_t n)
 {
-	FCGX_Request *fr = io;
+	struct serve_io *sio = io;
 
-	return FCGX_PutStr(p, (int)n, fr->out) == (int)n ? 0 : -1;
+	return FCGX_PutStr(p, (int)n, sio->fr->out) == (int)n ? 0 : -1;
 }
 
 static enum http_method
@@ -87,7 +119,7 @@ serve_request_id(struct http_req *req)
 }
 
 static void
-serve_fill(FCGX_Request *fr, struct http_req *req)
+serve_fill(struct serve_io *fr, struct http_req *req)
 {
 	const char *uri, *m, *cl, *q;
 	long v;
@@ -121,13 +153,16 @@ serve_fill(FCGX_Request *fr, struct http_req *req)
 }
 
 static void
-serve_one(struct api_ctx *ctx, FCGX_Request *fr)
+serve_one(struct api_ctx *ctx, FCGX_Request *req_fr)
 {
 	struct http_req req;
 	struct http_resp resp;
 	struct buf head, line;
 	char account[IDS_MAX];
 	int64_t t0 = timeutil_mono_ms();
+	struct serve_io io = { req_fr, t0 + conf_int(ctx->conf,
+	    CONF_API_BODY_TIMEOUT_MS) };
+	struct serve_io *fr = &io;
 
 	serve_fill(fr, &req);
 	http_resp_init(&resp);
@@ -135,12 +170,16 @@ serve_one(struct api_ctx *ctx, FCGX_Request *fr)
 	http_set_header(&resp, "X-Request-Id", req.request_id);
 	buf_init(&head, 64 * 1024);
 	http_format_head(&resp, &head);
-	FCGX_PutStr(head.data, (int)head.len, fr->out);
+	FCGX_PutStr(head.data, (int)head.len, fr->fr->out);
 	if (req.method != HTTP_HEAD && resp.stream != NULL &&
 	    resp.stream(resp.stream_arg, serve_write, fr) == -1)
 		log_warn("event=stream_failed req=%s", req.request_id);
 	else if (req.method != HTTP_HEAD && resp.body.len)
-		FCGX_PutStr(resp.body.data, (int)resp.body.len, fr->out);
+		FCGX_PutStr(resp.body.data, (int)resp.body.len, fr->fr->out);
+	/* The connection's next reads (if the web server keeps it) have no
+	 * deadline until the next request sets one. */
+	setsockopt(fr->fr->ipcFd, SOL_SOCKET, SO_RCVTIMEO,
+	    &(struct timeval){ 0, 0 }, sizeof(struct timeval));
 	buf_init(&line, 4096);
 	log_quote(&line, req.path, 200);
 	log_info("event=request req=%s method=%s path=%s status=%d ms=%lld "

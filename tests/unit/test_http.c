@@ -203,10 +203,12 @@ test_http_header_in_returns_null_for_absent_overlong_or_no_env(void **state)
 }
 
 /* A fake body: total bytes of a repeating pattern, handed out at most
- * chunk bytes per call; fails with -1 after fail_after bytes if set. */
+ * chunk bytes per call; fails with fail_rc (-1 when 0) after fail_after
+ * bytes if set. */
 struct fake_body {
 	size_t	 total, sent, chunk;
 	long	 fail_after;
+	int	 fail_rc;
 	int	 calls;
 };
 
@@ -218,7 +220,7 @@ fake_read(void *io, char *p, size_t n)
 
 	b->calls++;
 	if (b->fail_after >= 0 && b->sent >= (size_t)b->fail_after)
-		return -1;
+		return b->fail_rc ? b->fail_rc : -1;
 	k = b->total - b->sent;
 	if (k > n)
 		k = n;
@@ -234,6 +236,7 @@ static const struct {
 	size_t	 total, chunk, max;
 	long	 fail_after;
 	int	 want;
+	int	 fail_rc;
 } body_cases[] = {
 	{ 0, 100, 10, -1, 0 },
 	{ 10, 3, 10, -1, 0 },			/* exactly the cap */
@@ -245,6 +248,9 @@ static const struct {
 	{ 2000000, 65536, 1048576, -1, -1 },
 	{ 100, 10, 1000, 50, -1 },		/* reader error */
 	{ 100, 10, 1000, 0, -1 },
+	/* the body did not come in time: told apart from too long */
+	{ 100, 10, 1000, 30, HTTP_READ_TIMEOUT, HTTP_READ_TIMEOUT },
+	{ 100, 10, 1000, 0, HTTP_READ_TIMEOUT, HTTP_READ_TIMEOUT },
 };
 
 static void
@@ -263,6 +269,7 @@ test_http_read_body_stops_at_cap_and_on_reader_error(void **state)
 		fb.total = body_cases[i].total;
 		fb.chunk = body_cases[i].chunk;
 		fb.fail_after = body_cases[i].fail_after;
+		fb.fail_rc = body_cases[i].fail_rc;
 		memset(&req, 0, sizeof(req));
 		req.read = fake_read;
 		req.io = &fb;
