@@ -1,7 +1,9 @@
 /* addr.c: email address syntax. The practical RFC 5321/5322 address:
  * a dot-atom or quoted-string local part (UTF-8 allowed per RFC 6531/6532,
- * valid UTF-8 only), "@", and a domain of at least two labels, converted to
- * A-labels with libidn2 (IDNA2008, UTS#46 non-transitional mapping).
+ * valid UTF-8 only), "@", and a domain converted to A-labels with libidn2
+ * (IDNA2008, UTS#46 non-transitional mapping). A domain of one label
+ * ("user@tld") is valid (RFC 5321): DNS decides whether it takes mail; only
+ * an all-numeric last label is refused, an IP address without brackets.
  * Refused on purpose: comments, folding white space, the obsolete mixed
  * local parts ("a".b), and domain literals such as [192.0.2.1]: we verify by
  * MX lookup and never connect to an address a user typed, and such literals
@@ -34,7 +36,6 @@ const char *const addr_err_names[ADDR_ERR__MAX] = {
 	[ADDR_DOMAIN_EMPTY_LABEL] = "domain_empty_label",
 	[ADDR_DOMAIN_BAD_CHAR] = "domain_bad_char",
 	[ADDR_DOMAIN_BAD_HYPHEN] = "domain_bad_hyphen",
-	[ADDR_DOMAIN_ONE_LABEL] = "domain_one_label",
 	[ADDR_DOMAIN_NUMERIC_TLD] = "domain_numeric_tld",
 	[ADDR_DOMAIN_IDN] = "domain_idn",
 };
@@ -59,7 +60,6 @@ const char *const addr_err_messages[ADDR_ERR__MAX] = {
 	[ADDR_DOMAIN_EMPTY_LABEL] = "the domain starts or ends with a dot or has two dots in a row",
 	[ADDR_DOMAIN_BAD_CHAR] = "the domain contains a character that is not allowed",
 	[ADDR_DOMAIN_BAD_HYPHEN] = "a part of the domain starts or ends with a hyphen",
-	[ADDR_DOMAIN_ONE_LABEL] = "the domain needs at least two parts",
 	[ADDR_DOMAIN_NUMERIC_TLD] = "the top-level domain is numeric",
 	[ADDR_DOMAIN_IDN] = "the international domain name is not valid",
 };
@@ -252,7 +252,7 @@ addr_local_check(const char *s, size_t n, unsigned *flags)
 static enum addr_err
 addr_ascii_check(const char *s, size_t n)
 {
-	size_t i, start = 0, labels = 0, j;
+	size_t i, start = 0, j;
 	int digits;
 
 	if (n > ADDR_ASCII_DOMAIN_MAX)
@@ -269,11 +269,8 @@ addr_ascii_check(const char *s, size_t n)
 				return ADDR_DOMAIN_BAD_CHAR;
 		if (s[start] == '-' || s[i - 1] == '-')
 			return ADDR_DOMAIN_BAD_HYPHEN;
-		labels++;
 		start = i + 1;
 	}
-	if (labels < 2)
-		return ADDR_DOMAIN_ONE_LABEL;
 	/* The last label (start of the TLD is after the last dot). */
 	for (i = n; i > 0 && s[i - 1] != '.'; i--)
 		;
@@ -512,6 +509,9 @@ addr_parsen(const char *s, size_t n, struct addr *out)
 	memcpy(out->address, s, ln);
 	out->address[ln] = '@';
 	memcpy(out->address + ln + 1, d.domain, dl + 1);
+	memcpy(out->smtp_path, s, ln);
+	out->smtp_path[ln] = '@';
+	memcpy(out->smtp_path + ln + 1, d.ascii, al + 1);
 	addr_local_normalise(s, ln, flags, out->normalised);
 	i = strlen(out->normalised);
 	out->normalised[i] = '@';

@@ -32,8 +32,7 @@ enum addr_err {
 	ADDR_DOMAIN_EMPTY_LABEL,	/* leading, trailing or consecutive dots */
 	ADDR_DOMAIN_BAD_CHAR,		/* not a letter, digit, hyphen or UTF-8 */
 	ADDR_DOMAIN_BAD_HYPHEN,		/* label starts or ends with "-" */
-	ADDR_DOMAIN_ONE_LABEL,		/* "user@localhost": needs two labels */
-	ADDR_DOMAIN_NUMERIC_TLD,	/* last label all digits (e.g. an IP) */
+	ADDR_DOMAIN_NUMERIC_TLD,	/* last label all digits (an IP, "123") */
 	ADDR_DOMAIN_IDN,		/* IDNA2008/UTS#46 conversion refused it */
 	ADDR_ERR__MAX
 };
@@ -66,6 +65,10 @@ struct addr {
 	char		ascii_domain[ADDR_ASCII_DOMAIN_MAX + 1];
 	/* local@domain: the cleaned address for display and results. */
 	char		address[ADDR_MAX + 1];
+	/* local@ascii_domain: the SMTP path (RCPT TO, MAIL FROM). Always the
+	 * A-label domain, which every server takes, SMTPUTF8 or not; only a
+	 * UTF-8 local part still needs SMTPUTF8 (RFC 6531). */
+	char		smtp_path[ADDR_MAX + 1];
 	/* De-duplication key: ASCII-lower-cased local part (unquoted when
 	 * the quotes were not needed) "@" A-label domain. */
 	char		normalised[ADDR_MAX + 1];

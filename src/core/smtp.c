@@ -8,6 +8,7 @@
  * smtp_classify.c. The client never sends DATA: after RCPT it sends QUIT.
  * Every transition is logged at debug level. */
 #include "core/smtp.h"
+#include "core/addr.h"
 #include "util/log.h"
 #include <gnutls/gnutls.h>
 #include <arpa/inet.h>
@@ -163,10 +164,18 @@ smtp_now_ms(void)
 void
 smtp_opts_from_conf(struct smtp_opts *o, const struct conf *cf)
 {
+	struct addr a;
+
 	memset(o, 0, sizeof(*o));
 	o->port = (unsigned)conf_int(cf, CONF_SMTP_PORT);
 	o->helo_name = conf_str(cf, CONF_SMTP_HELO_NAME);
 	o->mail_from = conf_str(cf, CONF_SMTP_MAIL_FROM);
+	if (addr_parse(o->mail_from, &a) == ADDR_OK &&
+	    (a.flags & ADDR_F_IDN)) {
+		memcpy(o->mail_from_ascii, a.smtp_path,
+		    strlen(a.smtp_path) + 1);
+		o->mail_from = o->mail_from_ascii;
+	}
 	o->connect_timeout_ms = (int)conf_int(cf, CONF_SMTP_CONNECT_TIMEOUT_MS);
 	o->reply_timeout_ms = (int)conf_int(cf, CONF_SMTP_REPLY_TIMEOUT_MS);
 	o->deadline_ms = (int)conf_int(cf, CONF_VERIFY_TIME_BUDGET_MS);

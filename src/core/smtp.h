@@ -73,10 +73,16 @@ struct smtp_opts {
 						 * same address once without TLS */
 	size_t		 max_addrs;		/* addresses tried at most (0: all) */
 	struct smtp_tls	*tls;			/* NULL: the session makes its own */
+	char		 mail_from_ascii[SMTP_ADDRESS_MAX + 1];
+						/* smtp_mail_from with A-labels */
 };
 
-/* Fills opts from the configuration (strings point into conf, which must
- * outlive the sessions); deadline from verify_time_budget_ms; tls NULL. */
+/* Fills opts from the configuration; deadline from verify_time_budget_ms;
+ * tls NULL. Strings point into conf, except mail_from when smtp_mail_from
+ * has an IDN domain: it is converted to A-labels once, here, into
+ * mail_from_ascii (the form every server takes, as for recipients: struct
+ * addr's smtp_path). conf and these opts must outlive the sessions (a copy
+ * of the opts still points at the original's mail_from_ascii). */
 void	 smtp_opts_from_conf(struct smtp_opts *, const struct conf *);
 
 /* TLS credentials. The server certificate is never required to verify:

@@ -326,7 +326,8 @@ verify_smtp(struct verify_engine *e, const struct dns_mx_result *mx,
 		return NULL;
 	snprintf(random_addr, sizeof(random_addr), "%s@%s", random_local,
 	    a->ascii_domain);
-	rcpts[0] = a->address;
+	/* The A-label form, SMTPUTF8 or not (struct addr's smtp_path). */
+	rcpts[0] = a->smtp_path;
 	rcpts[1] = random_addr;
 	for (tries = 0; ; tries++) {
 		left = deadline - timeutil_mono_ms();
@@ -439,7 +440,7 @@ verify_suggest(struct verify_engine *e, const char *local, const char *domain,
 }
 
 /* The input is not an address: suggest only when a provider's name is
- * hiding in the domain part ("jane@gmailcom"). */
+ * hiding in the domain part ("jane@gmail,com"). */
 static void
 verify_syntax_failed(struct verify_engine *e, const char *in,
     struct verify_result *r)

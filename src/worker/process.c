@@ -852,7 +852,7 @@ process_session_start(struct process *p, struct process_domain *d)
 			continue;
 		}
 		ss->addrs[ss->n++] = pa;
-		rcpts[n++] = pa->a.address;
+		rcpts[n++] = pa->a.smtp_path;	/* A-label domain */
 	}
 	if (ss->n == 0) {
 		free(rcpts);

@@ -3,6 +3,9 @@
 # (127.0.0.1 and ::1, a free port) that serves the test zones of this folder
 # (svc.test, other.test) plus two fault zones: refused.test answers REFUSED,
 # timeout.test drops every query. A CNAME loop in svc.test gives SERVFAIL.
+# The top-level domain nosuchtld is NXDOMAIN, as the root servers answer for
+# a TLD that does not exist (other names outside the zones time out: no
+# root zone is served).
 #
 #   server.sh start DIR [ZONEFILE...]
 #                         prints "127.0.0.1:PORT"; DIR keeps conf, log, pid;
@@ -48,6 +51,7 @@ server:
 	local-zone: "test." nodefault
 	local-zone: "refused.test." refuse
 	local-zone: "timeout.test." deny
+	local-zone: "nosuchtld." always_nxdomain
 EOF
 	shift 2
 	for zf in "$here/svc.test.zone" "$here/other.test.zone" "$@"; do

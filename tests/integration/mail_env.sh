@@ -4,7 +4,8 @@
 # (tests/smtp/fake_smtp.py) on chosen loopback addresses, a lists folder
 # with the test's local additions, and the svc.conf lines pointing at them.
 #
-#   mail_env_start                    DNS + MTA; sets DNS, SMTP_PORT
+#   mail_env_start [ZONEFILE...]      DNS (with those zones too, as
+#                                     mail_env_dns) + MTA; sets DNS, SMTP_PORT
 #   mail_env_dns [ZONEFILE...]        DNS alone, with the test's own zones
 #                                     too (absolute NAME.zone paths); sets DNS
 #   mail_env_mta                      the MTA alone; sets SMTP_PORT
@@ -48,7 +49,7 @@ mail_env_mta() {
 }
 
 mail_env_start() {
-    mail_env_dns
+    mail_env_dns "$@"
     mail_env_mta
 }
 

@@ -4,12 +4,13 @@
 # servers of mail_env.sh, then read back: the job record and its counts,
 # progress, results in input order with filters and paging, the CSV
 # download for every filter, the refund of unknown results (bulk only,
-# once), the ledger, and the job.completed event in the outbox.
+# once), the ledger, the job.completed event in the outbox, and addresses at
+# an IDN domain and at a top-level domain (tests/dns/svctld.zone).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 WORKER=$top_builddir/src/worker/svc-worker
 [ -x "$WORKER" ] || it_skip "$WORKER is not built"
-mail_env_start
+mail_env_start "$top_srcdir/tests/dns/svctld.zone"
 fake 127.0.0.30 catchall=1
 mail_env_lists
 mail_env_conf
@@ -163,6 +164,32 @@ t_batch() {
     expect_json .data.callback_data.k 1
 }
 t_case "a batch job completes with its status fields and no refund of unknown" t_batch
+
+# svc-worker's sessions carry the A-label domain in RCPT (the Postfix refuses
+# the U-label form); jobs.c records each address's A-label domain, a dotless
+# one too, and "" for an address that is not one.
+t_idn_dotless() {
+    local body id want got
+    want="alice@bücher.svc.test:valid:accepted_email:xn--bcher-kva.svc.test
+nobody@bücher.svc.test:invalid:rejected_email:xn--bcher-kva.svc.test
+alice@svctld:valid:accepted_email:svctld
+nobody@svctld:invalid:rejected_email:svctld
+x@nosuchtld:invalid:invalid_domain:nosuchtld
+x@123:invalid:invalid_syntax:"
+    body=$(echo "$want" | cut -d: -f1 | jq -R . | jq -sc '{name: "idn", emails: .}')
+    http POST /v1/verify/bulk "$body"; expect_status 202 && expect_json .total_emails 6 || return 1
+    id=$(json .job_id)
+    expect_eq "domains recorded by jobs.c" "$(echo "$want" | cut -d: -f4)" \
+        "$(it_sql "SELECT domain FROM job_emails WHERE job_id = '$id' ORDER BY seq")" || return 1
+    run_worker "$id" || return 1
+    http GET "/v1/jobs/$id/results?limit=100"
+    got=$(json '.results[] | "\(.email):\(.classification):\(.reason)"')
+    expect_eq "results" "$(echo "$want" | cut -d: -f1-3)" "$got" || return 1
+    http GET "/v1/jobs/$id"
+    expect_json .status completed && expect_json .counts.valid 2 && expect_json .counts.invalid 4 &&
+        expect_json .counts.unknown 0
+}
+t_case "a bulk job with IDN and dotless addresses: A-label RCPTs, DNS decides for a TLD" t_idn_dotless
 
 # The worker reads the verdict cache and the complainer list for a chunk at
 # once and writes results and cache entries in multi-row statements: 150

@@ -5,7 +5,9 @@
 # exist (250), unknown (550 5.1.1), disabled (550 5.2.1), full (452 4.2.2,
 # 552 5.2.2), blocked by policy (554 5.7.1), catch-all, STARTTLS required
 # (530 before it, 250 after), greylisting (450 then 250 after the delay),
-# foreign domains refused as relaying; and nothing runs after "mta.sh stop".
+# an IDN domain served in A-labels (its U-label form refused), a top-level
+# domain (svctld), foreign domains refused as relaying; and nothing runs
+# after "mta.sh stop".
 # Skips (77) when not root or Postfix, postgrey or gnutls-cli is missing.
 
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
@@ -158,7 +160,9 @@ t_table() {
     want="mx.svc.test 127.0.0.20 mailboxes
 catchall.svc.test 127.0.0.21 catchall
 tls.svc.test 127.0.0.22 starttls-required
-grey.svc.test 127.0.0.23 greylisting"
+grey.svc.test 127.0.0.23 greylisting
+xn--bcher-kva.svc.test 127.0.0.20 mailboxes
+svctld 127.0.0.20 mailboxes"
     expect_eq "DIR/mta.table" "$want" "$got"
     expect_eq "port printed by mta.sh start" "$MTA_PORT" "$(cat "$IT_DIR/mta.port")"
 }
@@ -223,6 +227,19 @@ t_case "mx: a foreign domain is 554 5.7.1 Relay access denied, from 127.0.0.1 to
     rcpt_is "$MTA_ADDR_MX" someone@example.com 554 5.7.1 "Relay access denied"
 t_case "mx: another listener's domain is refused as relaying" \
     rcpt_is "$MTA_ADDR_MX" anything@catchall.svc.test 554 5.7.1 "Relay access denied"
+
+t_idn_u_label() {
+    rcpt_is "$MTA_ADDR_MX" alice@bücher.svc.test 501 5.1.3 "Bad recipient address syntax" || return 1
+    smtp_open "$MTA_ADDR_MX" && smtp_send "EHLO verifier.svc.example" &&
+        smtp_send "MAIL FROM:<verify@svc.example> SMTPUTF8" && expect_reply 250 2.1.0 &&
+        smtp_send "RCPT TO:<alice@bücher.svc.test>" && expect_reply 554 5.7.1 "Relay access denied"
+    local rc=$?
+    smtp_close
+    return $rc
+}
+t_case "mx: the IDN domain in U-labels is refused (501 5.1.3; with SMTPUTF8 554 5.7.1)" t_idn_u_label
+t_case "svctld is served by mx only: catchall refuses it as relaying" \
+    rcpt_is "$MTA_ADDR_CATCHALL" alice@svctld 554 5.7.1 "Relay access denied"
 
 t_pipelined() {
     probe "$MTA_ADDR_MX" || { smtp_close; return 1; }

@@ -5,11 +5,12 @@
 # mailbox, a policy block, STARTTLS required and greylisting (tests/smtp/
 # mta.sh), and the scriptable fake SMTP server for a catch-all without web
 # presence, endless greylisting and a silent MX (tests/smtp/fake_smtp.py).
-# Every row of API.md's classification table has a case here, plus
+# Every row of API.md's classification table has a case here, plus an IDN
+# domain and a top-level domain (tests/dns/svctld.zone) taking mail,
 # POST /v1/domain/check, the sandbox, caching and charging.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
-mail_env_start
+mail_env_start "$top_srcdir/tests/dns/svctld.zone"
 fake 127.0.0.30 catchall=1
 fake 127.0.0.31
 fake 127.0.0.32 banner=silent
@@ -85,6 +86,27 @@ t_case "policy block 554 5.7.1 (DNSBL text): unknown smtp_blocked, never undeliv
 t_case "all MX dead: unknown smtp_unreachable" row x@unreachable.svc.test unknown unknown smtp_unreachable
 t_case "DNS timeout: unknown dns_error" row x@timeout.test unknown unknown dns_error
 t_case "STARTTLS required: deliverable over TLS" eval 'row alice@tls.svc.test deliverable accepted_email null && expect_json .smtp.tls true'
+
+# The Postfix serves bücher.svc.test in A-labels and refuses the U-label
+# form: the RCPT must carry the A-label domain; the result keeps the
+# address as given.
+t_idn() {
+    row alice@bücher.svc.test deliverable accepted_email null && expect_json .smtp.code 250 &&
+        expect_json .domain.name bücher.svc.test && expect_json .mx[0].host mta20.svc.test || return 1
+    row nobody@bücher.svc.test undeliverable rejected_email mailbox_not_found && expect_json .smtp.code 550 &&
+        expect_json .smtp.enhanced_code 5.1.1
+}
+t_case "IDN domain: RCPT in A-labels, accepted_email and rejected_email, the address as given" t_idn
+# Dotless addresses (RFC 5321): DNS decides. svctld has an MX (the Postfix),
+# nosuchtld is NXDOMAIN, a numeric "TLD" is an IP address without brackets.
+t_dotless() {
+    row alice@svctld deliverable accepted_email null && expect_json .mx[0].host mta20.svc.test &&
+        expect_json .smtp.code 250 || return 1
+    row nobody@svctld undeliverable rejected_email mailbox_not_found && expect_json .smtp.code 550 || return 1
+    row x@nosuchtld undeliverable invalid_domain null && expect_json .mx "[]" || return 1
+    row x@123 undeliverable invalid_syntax null
+}
+t_case "dotless: x@tld with an MX is verified, NXDOMAIN is invalid_domain, x@123 invalid_syntax" t_dotless
 
 t_slow_mx() {
     local start end pid
@@ -163,6 +185,20 @@ t_domain_check() {
     http GET /v1/credits; expect_json .used "$(it_sql "SELECT used FROM credit_pools WHERE owner_id = '$ACC'")"
 }
 t_case "domain check: MX records, provider, accept_all, disposable, has_valid_mx; bad domain 400" t_domain_check
+
+t_domain_check_idn_dotless() {
+    http POST /v1/domain/check '{"domain":"Bücher.svc.test"}'
+    expect_status 200 && expect_json .domain bücher.svc.test && expect_json '.mx_records[0].host' mta20.svc.test &&
+        expect_json .accept_all false && expect_json .has_valid_mx true || return 1
+    http POST /v1/domain/check '{"domain":"svctld"}'
+    expect_status 200 && expect_json .domain svctld && expect_json '.mx_records[0].host' mta20.svc.test &&
+        expect_json .accept_all false && expect_json .has_valid_mx true || return 1
+    http POST /v1/domain/check '{"domain":"nosuchtld"}'
+    expect_status 200 && expect_json .has_valid_mx false && expect_json .mx_records '[]' || return 1
+    http POST /v1/domain/check '{"domain":"123"}'
+    expect_status 400 && expect_json .error.details.field domain
+}
+t_case "domain check: an IDN domain and a TLD with an MX (catch-all probe answered 550), NXDOMAIN TLD, 400 for 123" t_domain_check_idn_dotless
 
 t_domain_check_limit() {
     local acc key i

@@ -43,6 +43,8 @@ Control commands (one line each, answered with one line):
   set k=v ...   reset   quit
   log           the last session: "sessions=N flights=F tls=0|1
                 pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
+  paths         the last session's MAIL and RCPT command lines as sent,
+                joined with "|" ("MAIL FROM:<a@b> SMTPUTF8|RCPT TO:<c@d>")
 """
 import os
 import re
@@ -198,6 +200,8 @@ class Session:
         verb = verb.upper()
         with lock:
             self.log["commands"].append(verb)
+            if verb in ("MAIL", "RCPT"):
+                self.log["paths"].append(line)
         if verb == "EHLO":
             with lock:
                 self.log["helo"] = arg
@@ -312,7 +316,7 @@ def setting_unlocked(name):
 class Handler(socketserver.BaseRequestHandler):
     def handle(self):
         log = {"commands": [], "flights": 0, "tls": 0, "helo": "",
-               "pipelined_unoffered": 0}
+               "pipelined_unoffered": 0, "paths": []}
         with lock:
             sessions.append(log)
         s = Session(self.request, log)
@@ -361,6 +365,10 @@ class Control(socketserver.StreamRequestHandler):
                         len(sessions), last["flights"], last["tls"],
                         last["pipelined_unoffered"], last["helo"] or "-",
                         ",".join(last["commands"]) or "-"))
+            elif cmd == "paths":
+                with lock:
+                    last = sessions[-1]["paths"] if sessions else []
+                self.answer("|".join(last) or "-")
             elif cmd == "quit":
                 self.answer("bye")
                 stop_event.set()

@@ -13,8 +13,8 @@
 #
 # One Postfix master, one smtpd listener per address, all on the SAME port P
 # (the engine uses one smtp_port for every MX host). Each listener accepts
-# recipients of its own domain only; any other svc.test domain gets
-# "554 5.7.1 ... Relay access denied", like any foreign domain.
+# recipients of its own domain(s) only; any other svc.test domain (and
+# svctld) gets "554 5.7.1 ... Relay access denied", like any foreign domain.
 #
 #   DOMAIN             ADDRESS       BEHAVIOUR
 #   mx.svc.test        127.0.0.20    mailboxes: alice@ bob@ info@ sales@ exist (250 2.1.5);
@@ -30,6 +30,13 @@
 #                                    triplet retried MTA_GREY_DELAY s later: alice@ 250,
 #                                    others 550 5.1.1 (unknown ones are greylisted first
 #                                    too: postgrey answers before the mailbox lookup)
+#   xn--bcher-kva.svc.test
+#   (bücher.svc.test)  127.0.0.20    an IDN domain, configured in A-labels as an operator
+#                                    does: alice@ 250 2.1.5, others 550 5.1.1; the U-label
+#                                    form is not that domain: 501 5.1.3 Bad recipient
+#                                    address syntax, after MAIL ... SMTPUTF8 554 5.7.1
+#   svctld             127.0.0.20    a top-level domain (dotless addresses): alice@ 250 2.1.5,
+#                                    others 550 5.1.1
 #
 # Every listener offers STARTTLS (self-signed certificate made at start,
 # DIR/conf/cert.pem) and PIPELINING; only 127.0.0.22 requires TLS. HELO,
@@ -118,6 +125,10 @@ mta_write_config() {
     done
     echo "alice@tls.svc.test tls.svc.test/alice/" >> "$c/mailboxes"
     echo "alice@grey.svc.test grey.svc.test/alice/" >> "$c/mailboxes"
+    # the IDN domain bücher.svc.test, in A-labels as an operator writes it
+    # in main.cf, and the top-level domain svctld (dotless addresses)
+    echo "alice@xn--bcher-kva.svc.test xn--bcher-kva.svc.test/alice/" >> "$c/mailboxes"
+    echo "alice@svctld svctld/alice/" >> "$c/mailboxes"
 
     # catch-all: every local part of catchall.svc.test goes to sink@mx
     echo "@catchall.svc.test sink@mx.svc.test" > "$c/aliases"
@@ -135,7 +146,9 @@ EOF
     local d
     for d in mx catchall tls grey; do
         printf '%s.svc.test DUNNO\nsvc.test 554 5.7.1 Relay access denied\n' "$d" > "$c/domain-$d"
+        [ "$d" = mx ] || echo "svctld 554 5.7.1 Relay access denied" >> "$c/domain-$d"
     done
+    printf 'xn--bcher-kva.svc.test DUNNO\nsvctld DUNNO\n' >> "$c/domain-mx"
 
     cat > "$c/main.cf" <<EOF
 # main.cf of the private test MTA written by tests/smtp/mta.sh; not a system config.
@@ -174,7 +187,7 @@ smtpd_delay_reject = yes
 smtpd_relay_restrictions = reject_unauth_destination
 smtpd_recipient_restrictions = check_recipient_access texthash:$c/mailbox-states
 smtpd_error_sleep_time = 0s
-virtual_mailbox_domains = mx.svc.test, tls.svc.test, grey.svc.test
+virtual_mailbox_domains = mx.svc.test, tls.svc.test, grey.svc.test, xn--bcher-kva.svc.test, svctld
 virtual_mailbox_maps = texthash:$c/mailboxes
 virtual_alias_domains = catchall.svc.test
 virtual_alias_maps = texthash:$c/aliases
@@ -290,6 +303,8 @@ mx.svc.test $MTA_ADDR_MX mailboxes
 catchall.svc.test $MTA_ADDR_CATCHALL catchall
 tls.svc.test $MTA_ADDR_TLS starttls-required
 grey.svc.test $MTA_ADDR_GREY greylisting
+xn--bcher-kva.svc.test $MTA_ADDR_MX mailboxes
+svctld $MTA_ADDR_MX mailboxes
 EOF
     cat > "$dir/mta.mailboxes" <<EOF
 # ADDRESS IP CODE ENHANCED-CODE: the reply to RCPT TO (port $port); on
@@ -309,6 +324,10 @@ alice@tls.svc.test $MTA_ADDR_TLS 250 2.1.5
 nobody@tls.svc.test $MTA_ADDR_TLS 550 5.1.1
 alice@grey.svc.test $MTA_ADDR_GREY 250 2.1.5
 nobody@grey.svc.test $MTA_ADDR_GREY 550 5.1.1
+alice@xn--bcher-kva.svc.test $MTA_ADDR_MX 250 2.1.5
+nobody@xn--bcher-kva.svc.test $MTA_ADDR_MX 550 5.1.1
+alice@svctld $MTA_ADDR_MX 250 2.1.5
+nobody@svctld $MTA_ADDR_MX 550 5.1.1
 EOF
 }
 

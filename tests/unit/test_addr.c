@@ -127,6 +127,14 @@ static const struct acase valid_cases[] = {
 	OK("x@example.1a"),
 	OK("x@0.com"),
 	OK("x@0-0.com"),
+	/* one label (RFC 5321 allows it): DNS decides */
+	OKD("user@localhost", "localhost", "user@localhost"),
+	OKD("user@COM", "com", "user@com"),
+	OK("user@x"),
+	OK("user@a1"),
+	OK("user@1a"),
+	OKD("user@例子", "xn--fsqu00a", "user@xn--fsqu00a"),
+	OKD("user@XN--BCHER-KVA", "xn--bcher-kva", "user@xn--bcher-kva"),
 };
 
 static const struct acase invalid_cases[] = {
@@ -177,11 +185,12 @@ static const struct acase invalid_cases[] = {
 	BAD("user@example.123", ADDR_DOMAIN_NUMERIC_TLD),
 	BAD("user@a.1", ADDR_DOMAIN_NUMERIC_TLD),
 	BAD("user@example.0", ADDR_DOMAIN_NUMERIC_TLD),
-	BAD("user@localhost", ADDR_DOMAIN_ONE_LABEL),
-	BAD("user@com", ADDR_DOMAIN_ONE_LABEL),
-	BAD("user@x", ADDR_DOMAIN_ONE_LABEL),
-	BAD("user@例子", ADDR_DOMAIN_ONE_LABEL),
-	BAD("user@xn--bcher-kva", ADDR_DOMAIN_ONE_LABEL),
+	/* one numeric label: an IP address typed without brackets */
+	BAD("user@123", ADDR_DOMAIN_NUMERIC_TLD),
+	BAD("user@0", ADDR_DOMAIN_NUMERIC_TLD),
+	BAD("user@３", ADDR_DOMAIN_NUMERIC_TLD),	/* fullwidth digit */
+	BAD("user@-tld", ADDR_DOMAIN_BAD_HYPHEN),
+	BAD("user@xn--zz", ADDR_DOMAIN_IDN),
 	BAD("user@.example.com", ADDR_DOMAIN_EMPTY_LABEL),
 	BAD("user@example..com", ADDR_DOMAIN_EMPTY_LABEL),
 	BAD("user@example.com.", ADDR_DOMAIN_EMPTY_LABEL),
@@ -604,10 +613,17 @@ test_fields_keep_local_case_and_lower_domain(void **state)
 	assert_string_equal(a.domain, "bücher.de");
 	assert_string_equal(a.ascii_domain, "xn--bcher-kva.de");
 	assert_string_equal(a.address, "John.Smith@bücher.de");
+	assert_string_equal(a.smtp_path, "John.Smith@xn--bcher-kva.de");
 	assert_string_equal(a.normalised, "john.smith@xn--bcher-kva.de");
 	assert_int_equal(addr_parse("X@XN--BCHER-KVA.DE", &a), ADDR_OK);
 	assert_string_equal(a.domain, "bücher.de");
 	assert_string_equal(a.address, "X@bücher.de");
+	assert_string_equal(a.smtp_path, "X@xn--bcher-kva.de");
+	/* the SMTP path: A-labels always, a UTF-8 local part kept */
+	assert_int_equal(addr_parse("José@Bücher.svc.test", &a), ADDR_OK);
+	assert_string_equal(a.smtp_path, "José@xn--bcher-kva.svc.test");
+	assert_int_equal(addr_parse("x@Example.COM", &a), ADDR_OK);
+	assert_string_equal(a.smtp_path, "x@example.com");
 	assert_int_equal(addr_parse("\"Quoted Name\"@Example.com", &a),
 	    ADDR_OK);
 	assert_string_equal(a.local, "\"Quoted Name\"");
@@ -680,8 +696,11 @@ static const struct {
 	{ "example.com..", ADDR_DOMAIN_EMPTY_LABEL, NULL, NULL },
 	{ ".example.com", ADDR_DOMAIN_EMPTY_LABEL, NULL, NULL },
 	{ "example..com", ADDR_DOMAIN_EMPTY_LABEL, NULL, NULL },
-	{ "localhost", ADDR_DOMAIN_ONE_LABEL, NULL, NULL },
-	{ "localhost.", ADDR_DOMAIN_ONE_LABEL, NULL, NULL },
+	{ "localhost", ADDR_OK, "localhost", "localhost" },
+	{ "SvcTLD.", ADDR_OK, "svctld", "svctld" },
+	{ "Bücher", ADDR_OK, "xn--bcher-kva", "bücher" },
+	{ "123", ADDR_DOMAIN_NUMERIC_TLD, NULL, NULL },
+	{ "123.", ADDR_DOMAIN_NUMERIC_TLD, NULL, NULL },
 	{ "192.0.2.1", ADDR_DOMAIN_NUMERIC_TLD, NULL, NULL },
 	{ "[192.0.2.1]", ADDR_DOMAIN_LITERAL, NULL, NULL },
 	{ "user@example.com", ADDR_DOMAIN_BAD_CHAR, NULL, NULL },
@@ -727,26 +746,21 @@ test_bare_domains(void **state)
 	assert_int_equal(fails, 0);
 }
 
-/* Every valid address, and its A-label form, must stay valid and keep its
- * key when the parser's own output is parsed again. */
+/* Every valid address, and its SMTP path (A-label form), must stay valid
+ * and keep its key when the parser's own output is parsed again. */
 static void
 test_output_reparses_to_same_key(void **state)
 {
 	struct addr a, b;
-	char ascii[ADDR_MAX + 1];
-	size_t i, ln;
+	size_t i;
 
 	for (i = 0; i < sizeof(valid_cases) / sizeof(valid_cases[0]); i++) {
 		assert_int_equal(addr_parse(valid_cases[i].in, &a), ADDR_OK);
 		assert_int_equal(addr_parse(a.address, &b), ADDR_OK);
 		assert_string_equal(a.normalised, b.normalised);
-		ln = strlen(a.local);
-		memcpy(ascii, a.local, ln);
-		ascii[ln] = '@';
-		memcpy(ascii + ln + 1, a.ascii_domain,
-		    strlen(a.ascii_domain) + 1);
-		assert_int_equal(addr_parse(ascii, &b), ADDR_OK);
+		assert_int_equal(addr_parse(a.smtp_path, &b), ADDR_OK);
 		assert_string_equal(a.normalised, b.normalised);
+		assert_string_equal(a.smtp_path, b.smtp_path);
 	}
 }
 

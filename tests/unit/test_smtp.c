@@ -8,6 +8,7 @@
  * per-recipient replies and what the server saw (commands, flights, TLS),
  * including that DATA was never sent. */
 #include "core/smtp.h"
+#include "core/addr.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include "util/ipnet.h"
@@ -406,11 +407,61 @@ test_opts_from_conf(void **state)
 	assert_int_equal(o.allow_private_mx, 0);
 	assert_int_equal(o.starttls, 1);
 	assert_true(o.reply_timeout_ms > 0 && o.connect_timeout_ms > 0);
+	assert_string_equal(o.mail_from, "verify@svc.example");
+	/* An IDN smtp_mail_from is made A-labels once, here; <> stays. */
+	assert_int_equal(conf_set(&cf, "smtp_mail_from",
+	    "Prüfer@Bücher.svc.test", &err), 0);
+	smtp_opts_from_conf(&o, &cf);
+	assert_string_equal(o.mail_from, "Prüfer@xn--bcher-kva.svc.test");
+	assert_int_equal(conf_set(&cf, "smtp_mail_from", "", &err), 0);
+	smtp_opts_from_conf(&o, &cf);
+	assert_string_equal(o.mail_from, "");
 	conf_free(&cf);
 	buf_free(&err);
 }
 
 /* ---- against tests/smtp/fake_smtp.py ---- */
+
+/* The MAIL and RCPT lines of the fake server's last session. */
+static void
+fake_paths(char *ans, size_t size)
+{
+	control("paths", ans, size);
+}
+
+/* Recipients go out as struct addr's smtp_path: the A-label domain, with
+ * SMTPUTF8 (offered by the fake server) only for a UTF-8 local part. */
+static void
+test_idn_paths_go_out_in_a_labels(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct addr a, b;
+	const char *rcpt[2];
+	char paths[1024];
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	assert_int_equal(addr_parse("user1@Bücher.svc.test", &a), ADDR_OK);
+	assert_int_equal(addr_parse("üser@bücher.svc.test", &b), ADDR_OK);
+	rcpt[0] = a.smtp_path;
+	s = probe_local(&o, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	smtp_session_free(s);
+	fake_paths(paths, sizeof(paths));
+	assert_string_equal(paths, "MAIL FROM:<verify@svc.test>|"
+	    "RCPT TO:<user1@xn--bcher-kva.svc.test>");
+	rcpt[1] = b.smtp_path;
+	s = probe_local(&o, rcpt, 2);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	smtp_session_free(s);
+	fake_paths(paths, sizeof(paths));
+	assert_string_equal(paths, "MAIL FROM:<verify@svc.test> SMTPUTF8|"
+	    "RCPT TO:<user1@xn--bcher-kva.svc.test>|"
+	    "RCPT TO:<üser@xn--bcher-kva.svc.test>");
+}
 
 static void
 test_per_recipient_replies_and_verdicts(void **state)
@@ -1171,6 +1222,7 @@ main(int argc, char **argv)
 	};
 	const struct CMUnitTest online[] = {
 		cmocka_unit_test(test_per_recipient_replies_and_verdicts),
+		cmocka_unit_test(test_idn_paths_go_out_in_a_labels),
 		cmocka_unit_test(test_pipelining_sends_every_rcpt_in_one_flight),
 		cmocka_unit_test(test_without_pipelining_one_command_at_a_time),
 		cmocka_unit_test(test_catch_all_domain_accepts_random_address),
