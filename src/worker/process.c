@@ -79,8 +79,17 @@ struct process_chunk {
 	struct process_chunk	*next;
 };
 
+/* What sessions are limited by: an MX host by name, and the address it
+ * resolves to first ("[192.0.2.1]"), so that domains whose differently named
+ * MX hosts point at one server share that server's limit. */
+enum process_throttle {
+	PROCESS_BY_NAME,
+	PROCESS_BY_ADDRESS,
+	PROCESS_THROTTLE__MAX
+};
+
 struct process_host {
-	char			 name[DNS_NAME_MAX + 1];
+	char			 name[DNS_NAME_MAX + 3];	/* or "[address]" */
 	int			 refs;		/* domains using it */
 	int			 active;	/* sessions now */
 	int64_t			 backoff_until;
@@ -107,7 +116,7 @@ struct process_domain {
 	int			 resolved;
 	int			 in_dns;	/* queued for, or in, a lookup */
 	int			 web_presence;	/* -1 not known yet */
-	struct process_host	*host;
+	struct process_host	*host[PROCESS_THROTTLE__MAX];	/* or NULL */
 	enum process_probe	 probe;
 	int			 accept_all;
 	int			 active;	/* sessions now */
@@ -297,6 +306,7 @@ process_sweep(struct process *p, int64_t now)
 	struct process_domain **dp, *d;
 	struct process_host **hp, *h;
 	unsigned i;
+	int t;
 
 	for (i = 0; i < PROCESS_HASH; i++) {
 		for (dp = &p->hash[i]; (d = *dp) != NULL; ) {
@@ -306,8 +316,9 @@ process_sweep(struct process *p, int64_t now)
 				continue;
 			}
 			*dp = d->hnext;
-			if (d->host)
-				d->host->refs--;
+			for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+				if (d->host[t])
+					d->host[t]->refs--;
 			if (d->resolved)
 				dns_mx_result_free(&d->mx);
 			free(d);
@@ -550,24 +561,69 @@ process_after_mx(struct process *p, struct process_domain *d)
 	}
 }
 
-/* The domain's MX answer is in d->mx: its host, what domain_facts know of
- * it, then its addresses go on. */
+/* The throttles of a resolved domain: its first MX host's name and that
+ * host's first address (the server its sessions reach first). */
+static void
+process_domain_throttles(struct process *p, struct process_domain *d)
+{
+	char key[DNS_NAME_MAX + 3];
+	struct process_host *h;
+	const struct dns_mx_host *mh = d->mx.nhosts ? &d->mx.hosts[0] : NULL;
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
+		if (t == PROCESS_BY_NAME)
+			snprintf(key, sizeof(key), "%s", mh ? mh->name :
+			    d->name);
+		else if (mh != NULL && mh->addrs.n > 0)
+			snprintf(key, sizeof(key), "[%s]",
+			    mh->addrs.addr[0].text);
+		else
+			continue;
+		if ((h = process_host_get(p, key)) != NULL) {
+			h->refs++;
+			d->host[t] = h;
+		}
+	}
+}
+
+/* May the domain start a session now? Not while a throttle it is under
+ * has its share of sessions running, or is in back-off. */
+static int
+process_throttled_now(const struct process *p, const struct process_domain *d,
+    int64_t now)
+{
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t] && (d->host[t]->active >= p->domain_concurrency ||
+		    now < d->host[t]->backoff_until))
+			return 1;
+	return 0;
+}
+
+static void
+process_throttles_active(struct process_domain *d, int delta)
+{
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t])
+			d->host[t]->active += delta;
+}
+
+/* The domain's MX answer is in d->mx: its throttles, what domain_facts
+ * know of it, then its addresses go on. */
 static void
 process_resolved(struct process *p, struct process_domain *d)
 {
 	struct vcache_facts f;
-	struct process_host *h;
 	int found = 0;
 
 	d->in_dns = 0;
 	d->resolved = 1;
 	if (d->mx.status == DNS_OK) {
-		h = process_host_get(p, d->mx.nhosts ? d->mx.hosts[0].name :
-		    d->name);
-		if (h != NULL) {
-			h->refs++;
-			d->host = h;
-		}
+		process_domain_throttles(p, d);
 		if (vcache_facts_get(p->db, d->name, &f, &found) == DB_OK &&
 		    found) {
 			d->web_presence = f.web_presence;
@@ -830,8 +886,9 @@ process_session_start(struct process *p, struct process_domain *d)
 	size_t limit, n = 0, i;
 
 	limit = (size_t)p->rcpts;
-	if (d->host && (size_t)d->host->rcpt_limit < limit)
-		limit = (size_t)d->host->rcpt_limit;
+	for (i = 0; i < PROCESS_THROTTLE__MAX; i++)
+		if (d->host[i] && (size_t)d->host[i]->rcpt_limit < limit)
+			limit = (size_t)d->host[i]->rcpt_limit;
 	memset(ss, 0, sizeof(*ss));
 	if ((rcpts = calloc(limit + 1, sizeof(*rcpts))) == NULL ||
 	    (ss->addrs = calloc(limit + 1, sizeof(*ss->addrs))) == NULL) {
@@ -878,11 +935,11 @@ process_session_start(struct process *p, struct process_domain *d)
 	if (ss->probe)
 		d->probe = PROCESS_PROBE_RUNNING;
 	d->active++;
-	if (d->host)
-		d->host->active++;
+	process_throttles_active(d, 1);
 	p->nsessions++;
 	log_debug("event=smtp_session_start domain=%s host=%s rcpts=%zu "
-	    "probe=%d", d->name, d->host ? d->host->name : "-", ss->n,
+	    "probe=%d", d->name, d->host[PROCESS_BY_NAME] ?
+	    d->host[PROCESS_BY_NAME]->name : "-", ss->n,
 	    ss->probe);
 	return 1;
 }
@@ -907,9 +964,7 @@ process_schedule(struct process *p, int64_t now)
 					return;
 				if (!d->resolved || d->queued == 0)
 					continue;
-				if (d->host && (d->host->active >=
-				    p->domain_concurrency ||
-				    now < d->host->backoff_until))
+				if (process_throttled_now(p, d, now))
 					continue;
 				if (process_session_start(p, d))
 					started = 1;
@@ -1044,11 +1099,10 @@ process_session_end(struct process *p, struct process_session *ss,
 	struct process_domain *d = ss->d;
 	struct process_parked *pk;
 	size_t i, answered = 0;
-	int accept_all;
+	int accept_all, t;
 
 	d->active--;
-	if (d->host)
-		d->host->active--;
+	process_throttles_active(d, -1);
 	for (i = 0; i < ss->n + (size_t)ss->probe; i++)
 		if ((rr = smtp_session_rcpt(ss->s, i)) != NULL && rr->code)
 			answered++;
@@ -1057,8 +1111,9 @@ process_session_end(struct process *p, struct process_session *ss,
 	    si->host ? si->host : "-", si->addr[0] ? si->addr : "-",
 	    ss->n + (size_t)ss->probe, answered,
 	    smtp_outcome_names[si->outcome], si->code, si->tls);
-	if (d->host)
-		process_host_learn(d->host, si, answered, now);
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t])
+			process_host_learn(d->host[t], si, answered, now);
 	if (ss->probe) {
 		accept_all = process_probe_learn(p, ss);
 		process_session_conclude(p, ss, accept_all);
@@ -1167,8 +1222,7 @@ process_drop_all(struct process *p, int release)
 	for (i = 0; i < p->nsessions; i++) {
 		process_session_drop(&p->sessions[i]);
 		p->sessions[i].d->active--;
-		if (p->sessions[i].d->host)
-			p->sessions[i].d->host->active--;
+		process_throttles_active(p->sessions[i].d, -1);
 	}
 	p->nsessions = 0;
 	for (h = 0; h < PROCESS_HASH; h++)

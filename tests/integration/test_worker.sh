@@ -227,6 +227,26 @@ t_greylist() {
 }
 t_case "greylisted addresses are retried later in the job: accepted on retry, greylisted result after worker_greylist_retries" t_greylist
 
+# ---------------------------------------------------------------- one server, many names
+# Six domains whose MX hosts are named differently but are one server: the
+# per-MX limit (worker_domain_concurrency = 4) holds for the server's
+# address too, not just for each name (which would allow 6 x 4 sessions).
+t_throttle_by_address() {
+    local id=job_shared i d max
+    fake_ctl 127.0.0.31 reset > /dev/null
+    fake_set 127.0.0.31 flight_delay_ms=400
+    for d in 1 2 3 4 5 6; do
+        for i in $(seq -w 1 80); do echo "user$i@shared$d.svc.test"; done
+    done | mkjob $id bulk
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" "completed 480" "$(job_field $id "CONCAT_WS(' ', status, count_valid)")" || return 1
+    max=$(fake_ctl 127.0.0.31 concurrency | sed 's/.*max=\([0-9]*\).*/\1/')
+    [ "$max" -ge 2 ] || it_fail "the sessions never overlapped (max $max): the case proves nothing" || return 1
+    [ "$max" -le 4 ] || it_fail "$max sessions at once to one server (worker_domain_concurrency 4)"
+    fake_ctl 127.0.0.31 reset > /dev/null
+}
+t_case "sessions to one server are limited by its address too, whatever the names of its MX hosts" t_throttle_by_address
+
 # ---------------------------------------------------------------- cancellation and SIGTERM
 start_worker() { stack_proc_start "$IT_DIR/log" worker "$WORKER" -c "$SVC_CONF"; }
 worker_pid() { stack_pidfile_pid "$IT_DIR/log/worker.pid"; }

@@ -41,6 +41,8 @@ never falls on a keyword by chance):
 
 Control commands (one line each, answered with one line):
   set k=v ...   reset   quit
+  concurrency   "now=N max=M sessions=S": connections open now, the most
+                open at once since the start or the last reset, and sessions
   log           the last session: "sessions=N flights=F tls=0|1
                 pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
   paths         the last session's MAIL and RCPT command lines as sent,
@@ -66,6 +68,7 @@ lock = threading.Lock()
 conf = dict(DEFAULTS)
 greylist = set()
 sessions = []           # one dict per connection, in accept order
+concurrent = {"now": 0, "max": 0}   # connections open at once
 tls_context = None
 stop_event = threading.Event()
 
@@ -319,6 +322,8 @@ class Handler(socketserver.BaseRequestHandler):
                "pipelined_unoffered": 0, "paths": []}
         with lock:
             sessions.append(log)
+            concurrent["now"] += 1
+            concurrent["max"] = max(concurrent["max"], concurrent["now"])
         s = Session(self.request, log)
         try:
             s.run()
@@ -329,6 +334,8 @@ class Handler(socketserver.BaseRequestHandler):
                 s.sock.close()
             except OSError:
                 pass
+            with lock:
+                concurrent["now"] -= 1
 
 
 class Server(socketserver.ThreadingTCPServer):
@@ -354,6 +361,7 @@ class Control(socketserver.StreamRequestHandler):
                     conf.update(DEFAULTS)
                     greylist.clear()
                     del sessions[:]
+                    concurrent["max"] = concurrent["now"]
                 self.answer("ok")
             elif cmd == "log":
                 with lock:
@@ -365,6 +373,10 @@ class Control(socketserver.StreamRequestHandler):
                         len(sessions), last["flights"], last["tls"],
                         last["pipelined_unoffered"], last["helo"] or "-",
                         ",".join(last["commands"]) or "-"))
+            elif cmd == "concurrency":
+                with lock:
+                    self.answer("now=%d max=%d sessions=%d" % (
+                        concurrent["now"], concurrent["max"], len(sessions)))
             elif cmd == "paths":
                 with lock:
                     last = sessions[-1]["paths"] if sessions else []
