@@ -8,6 +8,7 @@
 #include "core/jobs.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/urlguard.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,21 +69,16 @@ bulk_response(void *arg, const char *id, long long left)
 	return s;
 }
 
-/* An https URL (http too with allow_private_urls) with a host. */
+/* Whether u may be a webhook URL (urlguard_check: https, http too with
+ * allow_private_urls, no local or private host); *why says what is wrong. */
 static int
-bulk_url_ok(const struct conf *c, const char *u)
+bulk_url_ok(const struct conf *c, const char *u, const char **why)
 {
-	const char *host;
+	int allow = conf_int(c, CONF_ALLOW_PRIVATE_URLS) != 0;
+	enum urlguard_reason r = urlguard_check(u, allow);
 
-	if (strncmp(u, "https://", 8) == 0)
-		host = u + 8;
-	else if (strncmp(u, "http://", 7) == 0 &&
-	    conf_int(c, CONF_ALLOW_PRIVATE_URLS))
-		host = u + 7;
-	else
-		return 0;
-	return strlen(u) <= 2048 && *host != '\0' && *host != '/' &&
-	    strpbrk(u, " \t\r\n\"<>\\") == NULL;
+	*why = urlguard_message(r, allow);
+	return r == URLGUARD_OK;
 }
 
 static int
@@ -104,10 +100,11 @@ bulk_parse(struct bulk_req *b, json_t *body, size_t max, char *sandbox)
 	if (b->spec.type == JOBS_TYPE_BATCH) {
 		v = json_object_get(body, "webhook_url");
 		if (v && !json_is_null(v)) {
+			const char *why = "a public https:// URL";
+
 			if (!json_is_string(v) || !bulk_url_ok(c->ctx->conf,
-			    json_string_value(v))) {
-				api_bad_field(c, "webhook_url", "a public "
-				    "https:// URL");
+			    json_string_value(v), &why)) {
+				api_bad_field(c, "webhook_url", "%s", why);
 				return -1;
 			}
 			b->spec.webhook_url = json_string_value(v);

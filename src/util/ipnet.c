@@ -141,48 +141,91 @@ ipnet_list_contains(const struct ipnet *v, size_t n, const struct ipnet *a)
 	return 0;
 }
 
-/* IPv6 forms that carry an IPv4 address: NAT64 (64:ff9b::/96), the
- * deprecated IPv4-compatible ::/96, and 6to4 (2002::/16, bits 16-47). The
- * embedded address decides, so "::127.0.0.1" is as private as 127.0.0.1. */
-static int
-ipnet_embedded_v4(const struct ipnet *a, struct ipnet *v4)
-{
-	static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
-	static const uint8_t compat[12] = { 0 };
+/* The special-purpose tables: each row is a network (text and prefix
+ * length) and where an IPv4 address sits inside it, for the IPv6 forms
+ * that carry one: then that IPv4 address decides, so "::ffff:127.0.0.1",
+ * "64:ff9b::7f00:1" and "2002:7f00:1::" are as private as 127.0.0.1. The
+ * first row that contains the address wins. The ranges are those of the
+ * IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890, RFC
+ * 8190 and the RFCs that added rows since), plus multicast and the
+ * deprecated site-local and IPv4-compatible IPv6 forms. */
+struct ipnet_special {
+	const char	*net;
+	int		 prefix;
+	int		 v4_at;	/* byte offset of the IPv4 address; -1: none */
+};
 
-	if (a->family != 6)
-		return 0;
-	memset(v4, 0, sizeof(*v4));
-	v4->family = 4;
-	v4->prefix = 32;
-	if (memcmp(a->addr, nat64, 12) == 0 || (memcmp(a->addr, compat, 12) ==
-	    0 && (a->addr[12] | a->addr[13] | a->addr[14] | a->addr[15]))) {
-		memcpy(v4->addr, a->addr + 12, 4);
-		return 1;
-	}
-	if (a->addr[0] == 0x20 && a->addr[1] == 0x02) {
-		memcpy(v4->addr, a->addr + 2, 4);
-		return 1;
-	}
-	return 0;
-}
+static const struct ipnet_special ipnet_special4[] = {
+	{ "0.0.0.0", 8, -1 },		/* RFC 791: "this network" */
+	{ "10.0.0.0", 8, -1 },		/* RFC 1918: private use */
+	{ "100.64.0.0", 10, -1 },	/* RFC 6598: shared (CGNAT) */
+	{ "127.0.0.0", 8, -1 },		/* RFC 1122: loopback */
+	{ "169.254.0.0", 16, -1 },	/* RFC 3927: link-local (metadata) */
+	{ "172.16.0.0", 12, -1 },	/* RFC 1918: private use */
+	{ "192.0.0.0", 24, -1 },	/* RFC 6890: IETF protocol use */
+	{ "192.0.2.0", 24, -1 },	/* RFC 5737: TEST-NET-1 */
+	{ "192.88.99.0", 24, -1 },	/* RFC 7526: 6to4 relay anycast */
+	{ "192.168.0.0", 16, -1 },	/* RFC 1918: private use */
+	{ "198.18.0.0", 15, -1 },	/* RFC 2544: benchmarking */
+	{ "198.51.100.0", 24, -1 },	/* RFC 5737: TEST-NET-2 */
+	{ "203.0.113.0", 24, -1 },	/* RFC 5737: TEST-NET-3 */
+	{ "224.0.0.0", 4, -1 },		/* RFC 5771: multicast */
+	{ "240.0.0.0", 4, -1 },		/* RFC 1112: reserved, with RFC 919's
+					 * broadcast 255.255.255.255 */
+};
+
+static const struct ipnet_special ipnet_special6[] = {
+	{ "::", 128, -1 },		/* RFC 4291: unspecified */
+	{ "::1", 128, -1 },		/* RFC 4291: loopback */
+	{ "::ffff:0:0", 96, 12 },	/* RFC 4291: IPv4-mapped */
+	{ "::", 96, 12 },		/* RFC 4291: IPv4-compatible, old */
+	{ "64:ff9b::", 96, 12 },	/* RFC 6052: NAT64 well-known */
+	{ "64:ff9b:1::", 48, -1 },	/* RFC 8215: local-use NAT64 */
+	{ "100::", 64, -1 },		/* RFC 6666: discard-only */
+	{ "100:0:0:1::", 64, -1 },	/* RFC 9780: dummy prefix */
+	{ "2001::", 23, -1 },		/* RFC 2928: IETF protocol assignments:
+					 * Teredo (RFC 4380), benchmarking
+					 * (RFC 5180), ORCHIDv2 (RFC 7343)... */
+	{ "2001:db8::", 32, -1 },	/* RFC 3849: documentation */
+	{ "2002::", 16, 2 },		/* RFC 3056: 6to4 */
+	{ "3fff::", 20, -1 },		/* RFC 9637: documentation */
+	{ "5f00::", 16, -1 },		/* RFC 9602: SRv6 SIDs */
+	{ "fc00::", 7, -1 },		/* RFC 4193: unique local */
+	{ "fe80::", 10, -1 },		/* RFC 4291: link-local */
+	{ "fec0::", 10, -1 },		/* RFC 3879: site-local, deprecated */
+	{ "ff00::", 8, -1 },		/* RFC 4291: multicast */
+};
 
 int
 ipnet_is_private(const struct ipnet *a)
 {
+	const struct ipnet_special *t;
+	size_t i, n;
+	uint8_t net[16];
 	struct ipnet v4;
-	static const char *const nets[] = {
-		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8",
-		"169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
-		"192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4",
-		"240.0.0.0/4", "::/128", "::1/128", "fc00::/7", "fe80::/10",
-		"ff00::/8", "64:ff9b:1::/48", "100::/64",
-	};
-	struct ipnet n;
-	size_t i;
+	int af;
 
-	for (i = 0; i < sizeof(nets) / sizeof(nets[0]); i++)
-		if (ipnet_parse(nets[i], &n) == 0 && ipnet_contains(&n, a))
+	if (a->family == 4) {
+		t = ipnet_special4;
+		n = sizeof(ipnet_special4) / sizeof(ipnet_special4[0]);
+		af = AF_INET;
+	} else if (a->family == 6) {
+		t = ipnet_special6;
+		n = sizeof(ipnet_special6) / sizeof(ipnet_special6[0]);
+		af = AF_INET6;
+	} else
+		return 1;	/* not an address: never let it through */
+	for (i = 0; i < n; i++) {
+		if (inet_pton(af, t[i].net, net) != 1 ||
+		    !ipnet_bits_match(net, a->addr, t[i].prefix))
+			continue;
+		if (t[i].v4_at < 0)
 			return 1;
-	return ipnet_embedded_v4(a, &v4) && ipnet_is_private(&v4);
+		memset(&v4, 0, sizeof(v4));
+		v4.family = 4;
+		v4.prefix = 32;
+		memcpy(v4.addr, a->addr + t[i].v4_at, 4);
+		return ipnet_is_private(&v4);
+	}
+	return 0;
 }

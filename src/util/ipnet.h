@@ -19,6 +19,9 @@ int	 ipnet_contains(const struct ipnet *net, const struct ipnet *addr);
 /* A list separated by commas and/or white space; *out is malloc'd. */
 int	 ipnet_parse_list(const char *, struct ipnet **out, size_t *n);
 int	 ipnet_list_contains(const struct ipnet *, size_t, const struct ipnet *);
-/* Loopback, RFC 1918, link-local, unique-local, CGNAT, unspecified... */
+/* In a special-purpose range of the IANA registries (RFC 6890 and later:
+ * loopback, private use, link-local, documentation, benchmarking, ...),
+ * multicast or reserved. An IPv6 form that carries an IPv4 address
+ * (mapped, compatible, NAT64, 6to4) is judged by that address. */
 int	 ipnet_is_private(const struct ipnet *);
 #endif

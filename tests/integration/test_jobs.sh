@@ -1,10 +1,11 @@
 #!/bin/bash
 # test_jobs.sh: the job endpoints through HTTP (lighttpd, svc-api, MariaDB):
 # bulk and batch creation (trimming, case-insensitive de-duplication,
-# limits, charging, sandbox, 402), Idempotency-Key on job creation, job
-# records, listing, progress, results and download before completion,
-# cancellation with exact refunds, and one account never seeing another's
-# jobs. Processing by svc-worker is covered by test_worker.sh.
+# limits, charging, sandbox, 402, a webhook_url refused unless it is https
+# to a host that is not localhost or a private address), Idempotency-Key on
+# job creation, job records, listing, progress, results and download before
+# completion, cancellation with exact refunds, and one account never seeing
+# another's jobs. Processing by svc-worker is covered by test_worker.sh.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "service_domain = svc.example"
@@ -130,6 +131,28 @@ t_batch() {
     http GET "/v1/verify/batch/$(json .job_id)"; expect_status 404
 }
 t_case "batch jobs: 201 with the spec's fields and a webhook secret, status endpoint, bad webhook_url 400" t_batch
+
+t_batch_webhook_guard() {
+    local acc key pair url want
+    acc=$(it_account pro 10)
+    key=$(it_key "$acc" '*')
+    # URL|what the message must name
+    for pair in 'https://127.0.0.1/|private' 'https://169.254.169.254/latest|private' \
+            'https://[::1]/|private' 'https://localhost/x|localhost' 'https://LOCALHOST./x|localhost' \
+            'https://2130706433/|private' 'https://[::ffff:127.0.0.1]/|private' \
+            'http://example.com/|https://'; do
+        url=${pair%|*} want=${pair##*|}
+        API_KEY=$key http POST /v1/verify/batch "$(jq -cn --arg u "$url" '{emails: ["a@x.example"], webhook_url: $u}')"
+        expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field webhook_url &&
+            expect_jq ".error.message | startswith(\"webhook_url: \") and contains(\"$want\")" || return 1
+    done
+    expect_eq "jobs created" 0 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$acc'")" || return 1
+    expect_eq "ledger charges" 0 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE account_id = '$acc' AND kind = 'charge'")" || return 1
+    API_KEY=$key http GET /v1/credits; expect_json .balance 10 || return 1
+    API_KEY=$key http POST /v1/verify/batch '{"emails":["a@x.example"],"webhook_url":"https://hooks.example.com/svc"}'
+    expect_status 201 && expect_jq '.webhook_secret | startswith("whsec_")' && expect_json .credits_remaining 9
+}
+t_case "batch webhook_url on loopback, metadata, localhost, IPv6 or numeric forms of them, or http: 400 naming why, nothing created or charged" t_batch_webhook_guard
 
 t_cancel() {
     local id processed

@@ -1,7 +1,9 @@
 /* test_ipnet.c: IPv4/IPv6 address and CIDR parsing (strict inet_pton,
  * IPv4-mapped IPv6 folded to IPv4, every prefix length, host bits refused),
  * lists separated by commas and white space, matching across families and
- * the private-address test used by the SSRF and MX guards. */
+ * the private-address test used by the SSRF and MX guards: every range of
+ * the special-purpose registries edge to edge, and the IPv6 forms that
+ * carry an IPv4 address. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -334,7 +336,8 @@ static const struct {
 	/* IPv6 forms carrying an IPv4 address: the IPv4 address decides */
 	{ "64:ff9b::a00:1", 1 },	/* NAT64 of 10.0.0.1 */
 	{ "64:ff9b::7f00:1", 1 },	/* NAT64 of 127.0.0.1 */
-	{ "64:ff9b::c000:221", 0 },	/* NAT64 of 192.0.2.33, public here */
+	{ "64:ff9b::c000:221", 1 },	/* NAT64 of 192.0.2.33, documentation */
+	{ "64:ff9b::808:808", 0 },	/* NAT64 of 8.8.8.8 */
 	{ "::127.0.0.1", 1 },		/* IPv4-compatible loopback */
 	{ "::a9fe:1", 1 },		/* IPv4-compatible 169.254.0.1 */
 	{ "2002:c0a8:101::1", 1 },	/* 6to4 of 192.168.1.1 */
@@ -390,7 +393,7 @@ static const struct {
 	{ "2001:4860:4860::8888", 0 },
 	{ "2606:4700:4700::1111", 0 },
 	{ "fbff:ffff::1", 0 },
-	{ "fec0::1", 0 },		/* just past fe80::/10 */
+	{ "fec0::1", 1 },		/* site-local, just past fe80::/10 */
 	{ "fe7f::1", 0 },
 };
 
@@ -409,6 +412,212 @@ test_ipnet_is_private_for_internal_ranges_and_not_for_public(void **state)
 	}
 }
 
+/* Every special-purpose range with its first and last address (private)
+ * and the addresses just below and just above it (public), NULL where that
+ * neighbour is itself special or does not exist. The test also checks that
+ * the four addresses really are the range's edges. */
+static const struct {
+	const char	*range;
+	const char	*below, *first, *last, *above;
+} range_cases[] = {
+	{ "0.0.0.0/8", NULL, "0.0.0.0", "0.255.255.255", "1.0.0.0" },
+	{ "10.0.0.0/8", "9.255.255.255", "10.0.0.0", "10.255.255.255",
+	  "11.0.0.0" },
+	{ "100.64.0.0/10", "100.63.255.255", "100.64.0.0", "100.127.255.255",
+	  "100.128.0.0" },
+	{ "127.0.0.0/8", "126.255.255.255", "127.0.0.0", "127.255.255.255",
+	  "128.0.0.0" },
+	{ "169.254.0.0/16", "169.253.255.255", "169.254.0.0",
+	  "169.254.255.255", "169.255.0.0" },
+	{ "172.16.0.0/12", "172.15.255.255", "172.16.0.0", "172.31.255.255",
+	  "172.32.0.0" },
+	{ "192.0.0.0/24", "191.255.255.255", "192.0.0.0", "192.0.0.255",
+	  "192.0.1.0" },
+	{ "192.0.2.0/24", "192.0.1.255", "192.0.2.0", "192.0.2.255",
+	  "192.0.3.0" },
+	{ "192.88.99.0/24", "192.88.98.255", "192.88.99.0", "192.88.99.255",
+	  "192.88.100.0" },
+	{ "192.168.0.0/16", "192.167.255.255", "192.168.0.0",
+	  "192.168.255.255", "192.169.0.0" },
+	{ "198.18.0.0/15", "198.17.255.255", "198.18.0.0", "198.19.255.255",
+	  "198.20.0.0" },
+	{ "198.51.100.0/24", "198.51.99.255", "198.51.100.0",
+	  "198.51.100.255", "198.51.101.0" },
+	{ "203.0.113.0/24", "203.0.112.255", "203.0.113.0", "203.0.113.255",
+	  "203.0.114.0" },
+	{ "224.0.0.0/4", "223.255.255.255", "224.0.0.0", "239.255.255.255",
+	  NULL },
+	{ "240.0.0.0/4", NULL, "240.0.0.0", "255.255.255.255", NULL },
+	{ "::/128", NULL, "::", "::", NULL },
+	{ "::1/128", NULL, "::1", "::1", NULL },
+	/* IPv4-compatible: the edges carry 0.0.0.0 and 255.255.255.255 */
+	{ "::/96", NULL, "::", "::ffff:ffff", "::1:0:0" },
+	{ "64:ff9b::/96", "64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff",
+	  "64:ff9b::", "64:ff9b::ffff:ffff", "64:ff9b::1:0:0" },
+	{ "64:ff9b:1::/48", "64:ff9b:0:ffff:ffff:ffff:ffff:ffff",
+	  "64:ff9b:1::", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "64:ff9b:2::" },
+	{ "100::/64", "ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "100::",
+	  "100::ffff:ffff:ffff:ffff", NULL },
+	{ "100:0:0:1::/64", NULL, "100:0:0:1::",
+	  "100:0:0:1:ffff:ffff:ffff:ffff", "100:0:0:2::" },
+	{ "2001::/23", "2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2001::",
+	  "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "2001:200::" },
+	{ "2001:db8::/32", "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff",
+	  "2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff",
+	  "2001:db9::" },
+	/* 6to4: the edges carry 0.0.0.0 and 255.255.255.255 */
+	{ "2002::/16", "2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2002::",
+	  "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2003::" },
+	{ "3fff::/20", "3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "3fff::",
+	  "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "3fff:1000::" },
+	{ "5f00::/16", "5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "5f00::",
+	  "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "5f01::" },
+	{ "fc00::/7", "fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fc00::",
+	  "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fe00::" },
+	{ "fe80::/10", "fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fe80::",
+	  "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", NULL },
+	{ "fec0::/10", NULL, "fec0::", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+	  NULL },
+	{ "ff00::/8", NULL, "ff00::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+	  NULL },
+};
+
+/* The raw bytes of an address's text (no IPv4-mapped folding). */
+static int
+raw_addr(const char *s, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	if (inet_pton(AF_INET, s, out) == 1)
+		return 4;
+	assert_int_equal(inet_pton(AF_INET6, s, out), 1);
+	return 16;
+}
+
+/* Adds delta (+1 or -1) to a big-endian number of len bytes. */
+static void
+raw_step(uint8_t *a, int len, int delta)
+{
+	int i;
+
+	for (i = len - 1; i >= 0; i--) {
+		a[i] = (uint8_t)(a[i] + delta);
+		if (a[i] != (delta > 0 ? 0x00 : 0xff))
+			break;
+	}
+}
+
+static void
+check_private(const char *addr, int want)
+{
+	struct ipnet a;
+
+	print_message("  %s: %s\n", addr, want ? "private" : "public");
+	assert_int_equal(ipnet_parse_addr(addr, &a), 0);
+	assert_int_equal(ipnet_is_private(&a), want);
+}
+
+static void
+test_ipnet_is_private_covers_each_special_range_edge_to_edge(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(range_cases) / sizeof(range_cases[0]); i++) {
+		char text[64];
+		const char *slash;
+		uint8_t net[16], first[16], last[16], x[16];
+		long prefix;
+		int len, b;
+
+		print_message("range %s\n", range_cases[i].range);
+		slash = strchr(range_cases[i].range, '/');
+		assert_non_null(slash);
+		snprintf(text, sizeof(text), "%.*s",
+		    (int)(slash - range_cases[i].range), range_cases[i].range);
+		len = raw_addr(text, net);
+		prefix = strtol(slash + 1, NULL, 10);
+		/* the table's addresses are the range's edges and neighbours */
+		memcpy(first, net, 16);
+		memcpy(last, net, 16);
+		for (b = (int)prefix; b < len * 8; b++)
+			last[b / 8] |= (uint8_t)(0x80 >> (b % 8));
+		assert_int_equal(raw_addr(range_cases[i].first, x), len);
+		assert_memory_equal(x, first, (size_t)len);
+		assert_int_equal(raw_addr(range_cases[i].last, x), len);
+		assert_memory_equal(x, last, (size_t)len);
+		if (range_cases[i].below) {
+			raw_step(first, len, -1);
+			assert_int_equal(raw_addr(range_cases[i].below, x), len);
+			assert_memory_equal(x, first, (size_t)len);
+			check_private(range_cases[i].below, 0);
+		}
+		if (range_cases[i].above) {
+			raw_step(last, len, +1);
+			assert_int_equal(raw_addr(range_cases[i].above, x), len);
+			assert_memory_equal(x, last, (size_t)len);
+			check_private(range_cases[i].above, 0);
+		}
+		check_private(range_cases[i].first, 1);
+		check_private(range_cases[i].last, 1);
+	}
+}
+
+/* IPv6 forms that carry an IPv4 address are judged by that address; the
+ * rest of 2001::/23 (Teredo included) is private whatever it carries. */
+static const struct {
+	const char	*addr;
+	int		 want;
+} embedded_cases[] = {
+	{ "::ffff:127.0.0.1", 1 },		/* IPv4-mapped */
+	{ "::ffff:169.254.169.254", 1 },
+	{ "::ffff:203.0.113.9", 1 },
+	{ "::ffff:8.8.8.8", 0 },
+	{ "::127.0.0.1", 1 },			/* IPv4-compatible */
+	{ "::2", 1 },				/* 0.0.0.2 */
+	{ "::a9fe:a9fe", 1 },			/* 169.254.169.254 */
+	{ "::c633:6401", 1 },			/* 198.51.100.1 */
+	{ "::8.8.8.8", 0 },
+	{ "64:ff9b::7f00:1", 1 },		/* NAT64 */
+	{ "64:ff9b::a9fe:a9fe", 1 },
+	{ "64:ff9b::c0a8:1", 1 },		/* 192.168.0.1 */
+	{ "64:ff9b::e000:1", 1 },		/* 224.0.0.1 */
+	{ "64:ff9b::808:808", 0 },
+	{ "2002:7f00:1::", 1 },			/* 6to4 */
+	{ "2002:a9fe:a9fe:1234:5678:9abc:def0:1", 1 },
+	{ "2002:a00:1::1", 1 },			/* 10.0.0.1 */
+	{ "2002:c000:201::1", 1 },		/* 192.0.2.1 */
+	{ "2002:6440:1::1", 1 },		/* 100.64.0.1 */
+	{ "2002:808:808::1", 0 },
+	{ "2002:808:808:ffff:ffff:ffff:ffff:ffff", 0 },
+	{ "2001:0:4136:e378:8000:63bf:3fff:fdd2", 1 },	/* Teredo */
+	{ "2001:0:808:808::1", 1 },
+	{ "2001:2::1", 1 },			/* benchmarking */
+	{ "2001:20::1", 1 },			/* ORCHIDv2 */
+};
+
+static void
+test_ipnet_is_private_judges_embedded_ipv4_by_the_ipv4_address(void **state)
+{
+	size_t i;
+	struct ipnet m;
+
+	(void)state;
+	for (i = 0; i < sizeof(embedded_cases) / sizeof(embedded_cases[0]);
+	    i++)
+		check_private(embedded_cases[i].addr, embedded_cases[i].want);
+	/* a mapped address not folded to IPv4 (built from a sockaddr_in6) */
+	memset(&m, 0, sizeof(m));
+	m.family = 6;
+	m.prefix = 128;
+	assert_int_equal(inet_pton(AF_INET6, "::ffff:127.0.0.1", m.addr), 1);
+	assert_true(ipnet_is_private(&m));
+	assert_int_equal(inet_pton(AF_INET6, "::ffff:8.8.4.4", m.addr), 1);
+	assert_false(ipnet_is_private(&m));
+	/* no family at all is never public */
+	memset(&m, 0, sizeof(m));
+	assert_true(ipnet_is_private(&m));
+}
+
 int
 main(void)
 {
@@ -422,6 +631,8 @@ main(void)
 		cmocka_unit_test(test_ipnet_parse_list_is_all_or_nothing),
 		cmocka_unit_test(test_ipnet_list_contains_of_empty_list_is_false),
 		cmocka_unit_test(test_ipnet_is_private_for_internal_ranges_and_not_for_public),
+		cmocka_unit_test(test_ipnet_is_private_covers_each_special_range_edge_to_edge),
+		cmocka_unit_test(test_ipnet_is_private_judges_embedded_ipv4_by_the_ipv4_address),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
