@@ -201,6 +201,9 @@ verify_lookup_mx(struct verify_engine *e, struct db *db, const char *domain,
 	return m->status;
 }
 
+/* Whether the domain has a web site, from domain_facts or DNS. A lookup
+ * that fails (or runs out of time) tells nothing: the domain counts as
+ * present (not pristine) for this request, and nothing is kept. */
 static int
 verify_web_presence(struct verify_engine *e, struct db *db,
     const char *domain)
@@ -211,9 +214,8 @@ verify_web_presence(struct verify_engine *e, struct db *db,
 	if (db && vcache_facts_get(db, domain, &f, &found) == DB_OK && found &&
 	    f.web_presence >= 0)
 		return f.web_presence;
-	if (dns_web_presence(e->dns, domain, &present) != DNS_OK &&
-	    present == 0)
-		present = 1;	/* cannot tell: do not call it pristine */
+	if (dns_web_presence(e->dns, domain, &present) != DNS_OK)
+		return 1;
 	if (db) {
 		f.accept_all = found ? f.accept_all : -1;
 		f.web_presence = present;
