@@ -300,6 +300,18 @@ test_closed_port_is_dns_error(void **state)
 	dns_resolver_free(r);
 }
 
+/* A resolver on a silent loopback port; *fd is that port's socket. */
+static struct dns_resolver *
+silent_resolver(const char *timeout_ms, int *fd)
+{
+	unsigned port;
+	char addr[32];
+
+	*fd = loopback_udp(1, &port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	return resolver_for(addr, timeout_ms);
+}
+
 /* A deadline shorter than the tries: the lookup ends by it, not after two
  * tries of dns_timeout_ms. */
 static void
@@ -307,14 +319,11 @@ test_deadline_cuts_a_silent_server_short(void **state)
 {
 	struct dns_resolver *r;
 	struct dns_mx_result res;
-	unsigned port;
-	char addr[32];
-	int fd = loopback_udp(1, &port), present = 1;
+	int fd, present = 1;
 	double t0, dt;
 
 	(void)state;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-	r = resolver_for(addr, "2000");
+	r = silent_resolver("2000", &fd);
 	t0 = now_ms();
 	dns_resolver_set_deadline(r, timeutil_mono_ms() + 300);
 	assert_int_equal(dns_lookup_mx(r, "example.com", &res), DNS_ERROR);
@@ -351,14 +360,11 @@ test_no_query_is_sent_after_the_deadline(void **state)
 	struct dns_resolver *r;
 	struct dns_mx_result res;
 	struct dns_addrs a;
-	unsigned port;
-	char addr[32];
-	int fd = loopback_udp(1, &port);
+	int fd;
 	double t0;
 
 	(void)state;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-	r = resolver_for(addr, "300");
+	r = silent_resolver("300", &fd);
 	dns_resolver_set_deadline(r, timeutil_mono_ms() - 1);
 	t0 = now_ms();
 	assert_int_equal(dns_lookup_mx(r, "example.com", &res), DNS_ERROR);
