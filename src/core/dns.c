@@ -1,8 +1,11 @@
-/* dns.c: MX and address lookups with ldns. Answers are untrusted: the reply
- * must match the query (id, question), names are taken from the wire and
- * checked as host names, counts are capped. SERVFAIL, REFUSED, timeouts and
- * malformed replies are DNS_ERROR, never a verdict about the domain. */
+/* dns.c: MX and address lookups, with ldns for the messages and dns_send.c
+ * for the network (queries of one step asked at once, within the
+ * resolver's deadline). Answers are untrusted: the reply must match the
+ * query (id, question), names are taken from the wire and checked as host
+ * names, counts are capped. SERVFAIL, REFUSED, timeouts and malformed
+ * replies are DNS_ERROR, never a verdict about the domain. */
 #include "core/dns.h"
+#include "core/dns_send.h"
 #include "util/log.h"
 #include "util/strparse.h"
 #include <ldns/ldns.h>
@@ -10,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <netinet/in.h>
 
 const char *const dns_status_names[DNS__MAX] = {
 	[DNS_OK] = "ok",
@@ -30,12 +34,17 @@ const char *const dns_status_names[DNS__MAX] = {
 #define DNS_NEG_TTL_DEF	300	/* negative TTL when the reply has no SOA */
 
 struct dns_resolver {
-	ldns_resolver	*res;
+	struct dns_send_conf send;	/* servers, timeout, deadline */
 	int		 unreachable;	/* a query of this lookup timed out */
 };
 
-/* One query's reply, checked against the query. */
+/* One query: the question (wire), then its reply checked against it. */
 struct dns_reply {
+	char		 name[DNS_NAME_MAX + 1];	/* normalised */
+	ldns_rr_type	 type;
+	uint16_t	 id;
+	uint8_t		*wire;		/* the query; NULL: not asked */
+	size_t		 wlen;
 	ldns_pkt	*pkt;
 	ldns_rdf	*qname;
 	enum dns_status	 status;	/* OK, NXDOMAIN or ERROR */
@@ -139,88 +148,109 @@ dns_server_parse(const char *s, char *addr, size_t addrsz, unsigned *port)
 	return 0;
 }
 
+/* Adds a server given as an address text and a port. */
+static int
+dns_server_add(struct dns_send_conf *sc, const char *addr, unsigned port)
+{
+	struct dns_send_server *s = &sc->srv[sc->nsrv];
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&s->addr;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&s->addr;
+
+	if (sc->nsrv >= DNS_SEND_SERVERS_MAX)
+		return -1;
+	memset(s, 0, sizeof(*s));
+	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		s->len = sizeof(*in4);
+	} else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		s->len = sizeof(*in6);
+	} else
+		return -1;
+	sc->nsrv++;
+	return 0;
+}
+
+/* The nameservers of /etc/resolv.conf (ldns reads it). */
+static int
+dns_servers_from_resolv_conf(struct dns_send_conf *sc, struct buf *err)
+{
+	ldns_resolver *res = NULL;
+	ldns_rdf **ns;
+	ldns_status st;
+	size_t i, len;
+
+	st = ldns_resolver_new_frm_file(&res, NULL);
+	if (st != LDNS_STATUS_OK) {
+		buf_printf(err, "dns: /etc/resolv.conf: %s",
+		    ldns_get_errorstr_by_id(st));
+		return -1;
+	}
+	ns = ldns_resolver_nameservers(res);
+	for (i = 0; i < ldns_resolver_nameserver_count(res) &&
+	    sc->nsrv < DNS_SEND_SERVERS_MAX; i++) {
+		struct sockaddr_storage *ss = ldns_rdf2native_sockaddr_storage(
+		    ns[i], ldns_resolver_port(res), &len);
+		if (ss == NULL)
+			continue;
+		if (len <= sizeof(sc->srv[0].addr)) {
+			memset(&sc->srv[sc->nsrv], 0, sizeof(sc->srv[0]));
+			memcpy(&sc->srv[sc->nsrv].addr, ss, len);
+			sc->srv[sc->nsrv++].len = (socklen_t)len;
+		}
+		free(ss);
+	}
+	ldns_resolver_deep_free(res);
+	if (sc->nsrv == 0) {
+		buf_printf(err, "dns: /etc/resolv.conf has no nameserver");
+		return -1;
+	}
+	return 0;
+}
+
 struct dns_resolver *
 dns_resolver_new(const struct conf *cf, struct buf *err)
 {
-	struct dns_resolver *r = NULL;
-	ldns_resolver *res = NULL;
-	ldns_rdf *ns = NULL;
-	ldns_status st;
+	struct dns_resolver *r;
 	const char *setting = conf_str(cf, CONF_DNS_RESOLVER);
 	char addr[64];
 	unsigned port;
 	long ms = conf_int(cf, CONF_DNS_TIMEOUT_MS);
-	struct timeval tv;
 
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		buf_printf(err, "dns: out of memory");
+		return NULL;
+	}
 	if (setting != NULL && *setting != '\0') {
-		if (dns_server_parse(setting, addr, sizeof(addr), &port) != 0) {
+		if (dns_server_parse(setting, addr, sizeof(addr), &port) != 0 ||
+		    dns_server_add(&r->send, addr, port) != 0) {
 			buf_printf(err, "dns_resolver: not an address[:port]: ");
 			log_quote(err, setting, 64);
 			goto fail;
 		}
-		if ((res = ldns_resolver_new()) == NULL)
-			goto nomem;
-		ns = ldns_rdf_new_frm_str(strchr(addr, ':') != NULL ?
-		    LDNS_RDF_TYPE_AAAA : LDNS_RDF_TYPE_A, addr);
-		if (ns == NULL)
-			goto nomem;
-		if (ldns_resolver_push_nameserver(res, ns) != LDNS_STATUS_OK)
-			goto nomem;
-		ldns_rdf_deep_free(ns);
-		ns = NULL;
-		ldns_resolver_set_port(res, (uint16_t)port);
-	} else {
-		st = ldns_resolver_new_frm_file(&res, NULL);
-		if (st != LDNS_STATUS_OK) {
-			res = NULL;
-			buf_printf(err, "dns: /etc/resolv.conf: %s",
-			    ldns_get_errorstr_by_id(st));
-			goto fail;
-		}
-		if (ldns_resolver_nameserver_count(res) == 0) {
-			buf_printf(err, "dns: /etc/resolv.conf has no nameserver");
-			goto fail;
-		}
-	}
-	if (ms <= 0)
-		ms = 3000;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	ldns_resolver_set_timeout(res, tv);
-	ldns_resolver_set_retry(res, DNS_RETRIES);
-	ldns_resolver_set_retrans(res, 0);
-	ldns_resolver_set_recursive(res, true);
-	ldns_resolver_set_fallback(res, true);	/* TCP when truncated */
-	ldns_resolver_set_usevc(res, false);
-	ldns_resolver_set_igntc(res, false);
-	ldns_resolver_set_fail(res, false);
-	ldns_resolver_set_random(res, false);	/* resolv.conf order */
-	ldns_resolver_set_defnames(res, false);	/* names are absolute */
-	ldns_resolver_set_dnsrch(res, false);
-	ldns_resolver_set_dnssec(res, false);
-	ldns_resolver_set_ip6(res, LDNS_RESOLV_INETANY);
-
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		goto nomem;
-	r->res = res;
+	} else if (dns_servers_from_resolv_conf(&r->send, err) != 0)
+		goto fail;
+	r->send.timeout_ms = ms > 0 ? (int)ms : 3000;
+	r->send.tries = DNS_RETRIES;
+	r->send.deadline = 0;
 	return r;
-nomem:
-	buf_printf(err, "dns: out of memory");
 fail:
-	if (ns != NULL)
-		ldns_rdf_deep_free(ns);
-	if (res != NULL)
-		ldns_resolver_deep_free(res);
+	free(r);
 	return NULL;
 }
 
 void
 dns_resolver_free(struct dns_resolver *r)
 {
-	if (r == NULL)
-		return;
-	ldns_resolver_deep_free(r->res);
 	free(r);
+}
+
+void
+dns_resolver_set_deadline(struct dns_resolver *r, int64_t deadline)
+{
+	r->send.deadline = deadline;
 }
 
 /* Lower-case copy of a valid name without its trailing dot; -1 if bad. */
@@ -350,79 +380,76 @@ dns_reply_free(struct dns_reply *rp)
 		ldns_pkt_free(rp->pkt);
 	if (rp->qname != NULL)
 		ldns_rdf_deep_free(rp->qname);
+	free(rp->wire);
 	memset(rp, 0, sizeof(*rp));
 }
 
-/* Sends one query for a normalised name and checks the reply. */
-static enum dns_status
-dns_query(struct dns_resolver *r, const char *name, ldns_rr_type type,
-    struct dns_reply *rp)
+/* The question for a normalised name, on the wire. The reply's status is
+ * DNS_ERROR until an answer is checked (and stays so if this fails). */
+static void
+dns_question(struct dns_reply *rp, const char *name, ldns_rr_type type)
 {
-	ldns_pkt *q = NULL, *a = NULL;
+	ldns_pkt *q;
 	ldns_rdf *qn;
-	ldns_rr *qrr;
-	ldns_status st;
 	char fq[DNS_NAME_MAX + 2];
-	size_t len = strlen(name), i;
-	uint16_t id;
+	size_t len = strlen(name);
 
 	memset(rp, 0, sizeof(*rp));
 	rp->status = DNS_ERROR;
-	if (r->unreachable) {
-		/* Same lookup, same server: do not wait once per record. */
-		return rp->status;
-	}
+	rp->type = type;
 	if (len + 2 > sizeof(fq))
-		return rp->status;
+		return;
+	memcpy(rp->name, name, len + 1);
 	memcpy(fq, name, len);
 	fq[len] = '.';
 	fq[len + 1] = '\0';
-	if ((rp->qname = ldns_dname_new_frm_str(fq)) == NULL)
-		return rp->status;
-	if ((qn = ldns_rdf_clone(rp->qname)) == NULL)
-		return rp->status;
-	if ((q = ldns_pkt_query_new(qn, type, LDNS_RR_CLASS_IN,
-	    LDNS_RD)) == NULL) {
+	if ((rp->qname = ldns_dname_new_frm_str(fq)) == NULL ||
+	    (qn = ldns_rdf_clone(rp->qname)) == NULL)
+		return;
+	if ((q = ldns_pkt_query_new(qn, type, LDNS_RR_CLASS_IN, LDNS_RD)) ==
+	    NULL) {
 		ldns_rdf_deep_free(qn);
-		return rp->status;
+		return;
 	}
-	id = dns_random_id();
-	ldns_pkt_set_id(q, id);
+	rp->id = dns_random_id();
+	ldns_pkt_set_id(q, rp->id);
 	ldns_pkt_set_edns_udp_size(q, DNS_EDNS_SIZE);
-	/* ldns marks a server that timed out as unreachable for good; every
-	 * query starts afresh (the bulk worker keeps one resolver). */
-	for (i = 0; i < ldns_resolver_nameserver_count(r->res); i++)
-		ldns_resolver_set_nameserver_rtt(r->res, i,
-		    LDNS_RESOLV_RTT_MIN);
-	st = ldns_resolver_send_pkt(&a, r->res, q);
+	if (ldns_pkt2wire(&rp->wire, q, &rp->wlen) != LDNS_STATUS_OK) {
+		free(rp->wire);
+		rp->wire = NULL;
+	}
 	ldns_pkt_free(q);
-	if (st != LDNS_STATUS_OK || a == NULL) {
+}
+
+/* Checks that a reply answers the question and takes its rcode. */
+static void
+dns_answer(struct dns_reply *rp, const uint8_t *wire, size_t len)
+{
+	ldns_pkt *a = NULL;
+	ldns_rr *qrr;
+	const char *n = rp->name;
+
+	if (ldns_wire2pkt(&a, wire, len) != LDNS_STATUS_OK || a == NULL) {
+		log_debug("event=dns_query name=%s result=malformed_reply", n);
 		if (a != NULL)
 			ldns_pkt_free(a);
-		if (st == LDNS_STATUS_NETWORK_ERR ||
-		    st == LDNS_STATUS_RES_NO_NS || a == NULL)
-			r->unreachable = 1;
-		log_debug("event=dns_query name=%s type=%d result=%s", name,
-		    (int)type, ldns_get_errorstr_by_id(st));
-		return rp->status;
+		return;
 	}
 	rp->pkt = a;
 	/* The reply must be the answer to this question. */
-	if (!ldns_pkt_qr(a) || ldns_pkt_id(a) != id ||
+	if (!ldns_pkt_qr(a) || ldns_pkt_id(a) != rp->id ||
 	    ldns_pkt_get_opcode(a) != LDNS_PACKET_QUERY ||
 	    ldns_rr_list_rr_count(ldns_pkt_question(a)) != 1 ||
 	    ldns_pkt_tc(a)) {
-		log_debug("event=dns_query name=%s result=mismatched_reply",
-		    name);
-		return rp->status;
+		log_debug("event=dns_query name=%s result=mismatched_reply", n);
+		return;
 	}
 	qrr = ldns_rr_list_rr(ldns_pkt_question(a), 0);
-	if (ldns_rr_get_type(qrr) != type ||
+	if (ldns_rr_get_type(qrr) != rp->type ||
 	    ldns_rr_get_class(qrr) != LDNS_RR_CLASS_IN ||
 	    ldns_dname_compare(ldns_rr_owner(qrr), rp->qname) != 0) {
-		log_debug("event=dns_query name=%s result=wrong_question",
-		    name);
-		return rp->status;
+		log_debug("event=dns_query name=%s result=wrong_question", n);
+		return;
 	}
 	switch (ldns_pkt_get_rcode(a)) {
 	case LDNS_RCODE_NOERROR:
@@ -432,10 +459,62 @@ dns_query(struct dns_resolver *r, const char *name, ldns_rr_type type,
 		rp->status = DNS_NXDOMAIN;
 		break;
 	default:
-		log_debug("event=dns_query name=%s type=%d rcode=%d", name,
-		    (int)type, (int)ldns_pkt_get_rcode(a));
+		log_debug("event=dns_query name=%s type=%d rcode=%d", n,
+		    (int)rp->type, (int)ldns_pkt_get_rcode(a));
 		break;
 	}
+}
+
+/*
+ * Sends the questions of rp at once and checks their replies. A question
+ * that times out (or is cut off by the deadline) stays DNS_ERROR and marks
+ * the server unreachable for the rest of the lookup: the same server is
+ * not waited for once per record.
+ */
+static void
+dns_ask(struct dns_resolver *r, struct dns_reply *rp, size_t n)
+{
+	struct dns_send_query *q;
+	size_t *idx, i, m = 0;
+
+	if (r->unreachable)
+		return;
+	q = calloc(n, sizeof(*q));
+	idx = calloc(n, sizeof(*idx));
+	if (q == NULL || idx == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (rp[i].wire == NULL)
+			continue;
+		q[m].msg = rp[i].wire;
+		q[m].len = rp[i].wlen;
+		idx[m++] = i;
+	}
+	dns_send(&r->send, q, m);
+	for (i = 0; i < m; i++) {
+		struct dns_reply *p = &rp[idx[i]];
+		if (q[i].status == DNS_SEND_OK) {
+			dns_answer(p, q[i].reply, q[i].rlen);
+		} else {
+			r->unreachable = 1;
+			log_debug("event=dns_query name=%s type=%d result=%s",
+			    p->name, (int)p->type,
+			    dns_send_status_names[q[i].status]);
+		}
+		free(q[i].reply);
+	}
+out:
+	free(q);
+	free(idx);
+}
+
+/* One query for a normalised name. */
+static enum dns_status
+dns_query(struct dns_resolver *r, const char *name, ldns_rr_type type,
+    struct dns_reply *rp)
+{
+	dns_question(rp, name, type);
+	dns_ask(r, rp, 1);
 	return rp->status;
 }
 
@@ -562,42 +641,32 @@ dns_pick_addrs(struct dns_addr *cand, size_t n, struct dns_addrs *out)
 		out->addr[out->n++] = cand[n4 + i];
 }
 
-/* A and AAAA of a host, within the current lookup (r->unreachable kept). */
-static enum dns_status
-dns_addrs(struct dns_resolver *r, const char *host, struct dns_addrs *out)
+/* A host's status from its A and AAAA replies (rp[0], rp[1]); cand has
+ * room for 2 * DNS_ADDR_PARSE addresses. */
+static void
+dns_addrs_of(struct dns_reply *rp, struct dns_addr *cand,
+    struct dns_addrs *out)
 {
 	static const ldns_rr_type types[2] = { LDNS_RR_TYPE_A,
 	    LDNS_RR_TYPE_AAAA };
-	struct dns_reply rp;
-	struct dns_addr *cand = NULL;
-	char name[DNS_NAME_MAX + 1];
 	size_t n = 0, t;
 	uint32_t ttl = DNS_TTL_MAX, neg = DNS_NEG_TTL_MAX;
 	int errors = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->status = DNS_INVALID_NAME;
-	if (dns_norm(host, name, sizeof(name)) != 0)
-		return out->status;
-	out->status = DNS_ERROR;
-	if ((cand = calloc(2 * DNS_ADDR_PARSE, sizeof(*cand))) == NULL)
-		return out->status;
 	for (t = 0; t < 2; t++) {
-		enum dns_status st = dns_query(r, name, types[t], &rp);
-		if (st == DNS_OK) {
-			n += dns_collect_addrs(&rp, types[t], cand + n,
+		if (rp[t].status == DNS_OK) {
+			n += dns_collect_addrs(&rp[t], types[t], cand + n,
 			    DNS_ADDR_PARSE, &ttl);
-			neg = dns_ttl_min(neg, dns_neg_ttl(rp.pkt));
-		} else if (st == DNS_NXDOMAIN && n == 0 && errors == 0) {
-			/* The name does not exist: no need to ask again. */
+			neg = dns_ttl_min(neg, dns_neg_ttl(rp[t].pkt));
+		} else if (rp[t].status == DNS_NXDOMAIN && n == 0 &&
+		    errors == 0) {
+			/* The name does not exist: the other answer is moot. */
 			out->status = DNS_NXDOMAIN;
-			out->ttl = dns_neg_ttl(rp.pkt);
-			dns_chain(&rp, &out->ttl);
-			dns_reply_free(&rp);
-			goto out;
+			out->ttl = dns_neg_ttl(rp[t].pkt);
+			dns_chain(&rp[t], &out->ttl);
+			return;
 		} else
 			errors++;
-		dns_reply_free(&rp);
 	}
 	if (n > 0) {
 		dns_pick_addrs(cand, n, out);
@@ -610,8 +679,46 @@ dns_addrs(struct dns_resolver *r, const char *host, struct dns_addrs *out)
 		out->status = DNS_NO_ADDR;
 		out->ttl = neg;
 	}
+}
+
+/* A and AAAA of n hosts, all asked at once, within the current lookup
+ * (r->unreachable kept). */
+static void
+dns_addrs_many(struct dns_resolver *r, const char *const *hosts,
+    struct dns_addrs *const *outs, size_t n)
+{
+	struct dns_reply *rp = calloc(2 * n, sizeof(*rp));
+	struct dns_addr *cand = calloc(2 * DNS_ADDR_PARSE, sizeof(*cand));
+	char name[DNS_NAME_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(outs[i], 0, sizeof(*outs[i]));
+		outs[i]->status = DNS_ERROR;
+		if (dns_norm(hosts[i], name, sizeof(name)) != 0)
+			outs[i]->status = DNS_INVALID_NAME;
+		else if (rp != NULL) {
+			dns_question(&rp[2 * i], name, LDNS_RR_TYPE_A);
+			dns_question(&rp[2 * i + 1], name, LDNS_RR_TYPE_AAAA);
+		}
+	}
+	if (rp == NULL || cand == NULL)
+		goto out;
+	dns_ask(r, rp, 2 * n);
+	for (i = 0; i < n; i++)
+		if (outs[i]->status != DNS_INVALID_NAME)
+			dns_addrs_of(&rp[2 * i], cand, outs[i]);
 out:
+	for (i = 0; rp != NULL && i < 2 * n; i++)
+		dns_reply_free(&rp[i]);
+	free(rp);
 	free(cand);
+}
+
+static enum dns_status
+dns_addrs(struct dns_resolver *r, const char *host, struct dns_addrs *out)
+{
+	dns_addrs_many(r, &host, &out, 1);
 	return out->status;
 }
 
@@ -638,11 +745,14 @@ dns_cand_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The MX hosts found: sorted, de-duplicated, capped, then resolved. */
+/* The MX hosts found: sorted, de-duplicated, capped, then resolved, all
+ * at once. */
 static void
 dns_mx_hosts(struct dns_resolver *r, struct dns_mx_cand *cand, size_t n,
     struct dns_mx_result *res)
 {
+	const char *names[DNS_MAX_MX];
+	struct dns_addrs *outs[DNS_MAX_MX];
 	size_t i, j, u = 0, ok = 0, err = 0;
 
 	qsort(cand, n, sizeof(*cand), dns_cand_cmp);
@@ -668,23 +778,30 @@ dns_mx_hosts(struct dns_resolver *r, struct dns_mx_cand *cand, size_t n,
 		memcpy(h->name, cand[i].name, sizeof(h->name));
 		h->preference = cand[i].pref;
 		res->ttl = dns_ttl_min(res->ttl, cand[i].ttl);
-		switch (dns_addrs(r, h->name, &h->addrs)) {
+		names[i] = h->name;
+		outs[i] = &h->addrs;
+	}
+	dns_addrs_many(r, names, outs, u);
+	for (i = 0; i < u; i++) {
+		switch (res->hosts[i].addrs.status) {
 		case DNS_OK:
 			ok++;
-			res->ttl = dns_ttl_min(res->ttl, h->addrs.ttl);
+			res->ttl = dns_ttl_min(res->ttl, res->hosts[i].addrs.ttl);
 			break;
 		case DNS_ERROR:
 			err++;
 			break;
 		default:
 			/* NXDOMAIN or no address: part of the answer. */
-			res->ttl = dns_ttl_min(res->ttl, h->addrs.ttl);
+			res->ttl = dns_ttl_min(res->ttl, res->hosts[i].addrs.ttl);
 			break;
 		}
 	}
 	/* Hosts without addresses are still an answer, unless some could
-	 * not be looked up and none has an address: then we do not know. */
+	 * not be looked up and none has an address: then we do not know.
+	 * With some looked up and some not, it is an incomplete answer. */
 	res->status = (ok == 0 && err > 0) ? DNS_ERROR : DNS_OK;
+	res->incomplete = err > 0;
 }
 
 /* No MX record at all: the domain itself, if it has an address. */
@@ -800,14 +917,15 @@ dns_lookup_mx(struct dns_resolver *r, const char *domain,
 		dns_mx_hosts(r, cand, n, res);
 	}
 out:
-	if (res->status == DNS_ERROR)
+	if (res->status == DNS_ERROR || res->incomplete)
 		res->ttl = 0;
 	else if (res->ttl > DNS_TTL_MAX)
 		res->ttl = DNS_TTL_MAX;
 	log_debug("event=dns_mx domain=%s status=%s hosts=%zu implicit=%d "
-	    "null_mx=%d invalid=%zu ttl=%u", name,
+	    "null_mx=%d invalid=%zu incomplete=%d ttl=%u", name,
 	    dns_status_names[res->status], res->nhosts, res->implicit,
-	    res->null_mx, res->invalid_hosts, (unsigned)res->ttl);
+	    res->null_mx, res->invalid_hosts, res->incomplete,
+	    (unsigned)res->ttl);
 	free(cand);
 	dns_reply_free(&rp);
 	return res->status;

@@ -52,12 +52,16 @@ struct dns_mx_host {
  * ttl is the minimum TTL of every record used (CNAMEs, MX, addresses) or,
  * for NXDOMAIN and NO_MX, the negative TTL from the SOA (capped at 3 h;
  * every TTL at 1 day). It is what a cache of results (MariaDB, not here)
- * should keep them for. DNS_ERROR has ttl 0: never cache it.
+ * should keep them for. DNS_ERROR has ttl 0: never cache it, nor an
+ * incomplete result (ttl 0 too): some MX host's addresses could not be
+ * looked up (its addrs.status is DNS_ERROR: a failure, or the deadline cut
+ * the lookup off), so the hosts are known but not all of their addresses.
  */
 struct dns_mx_result {
 	enum dns_status	 status;	/* OK, NXDOMAIN, NO_MX, INVALID_NAME, ERROR */
 	int		 implicit;	/* no MX: the domain itself, preference 0 */
 	int		 null_mx;	/* the domain says it takes no mail */
+	int		 incomplete;	/* a host's lookup failed: no caching */
 	uint32_t	 ttl;
 	size_t		 invalid_hosts;	/* MX targets that are not host names */
 	size_t		 dropped_hosts;	/* valid MX beyond DNS_MAX_MX */
@@ -70,10 +74,16 @@ struct dns_mx_result {
 struct dns_resolver;
 
 /* From dns_resolver ("127.0.0.1", "127.0.0.1:5353", "::1", "[::1]:5353")
- * or, when empty, /etc/resolv.conf; dns_timeout_ms per try. NULL on error,
- * with a message in err. */
+ * or, when empty, /etc/resolv.conf (its first 4 nameservers, taken in
+ * turn); dns_timeout_ms per try, 2 tries per server. NULL on error, with a
+ * message in err. */
 struct dns_resolver *dns_resolver_new(const struct conf *, struct buf *err);
 void	 dns_resolver_free(struct dns_resolver *);
+/* Until set again, every lookup of this resolver ends by deadline (a
+ * timeutil_mono_ms() time; 0: none, the default): a query waits the
+ * smaller of dns_timeout_ms and what is left, none is sent once it has
+ * passed, and what was not answered by then is DNS_ERROR. */
+void	 dns_resolver_set_deadline(struct dns_resolver *, int64_t deadline);
 
 /* MX lookup for an A-label domain. Always fills *res (free it with
  * dns_mx_result_free, whatever the status) and returns res->status. */

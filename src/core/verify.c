@@ -23,6 +23,8 @@
 #define VERIFY_DNS_TTL_MIN 60
 #define VERIFY_DNS_TTL_MAX 86400
 #define VERIFY_FACTS_SECONDS 86400
+/* An SMTP session is not started with less of the budget left. */
+#define VERIFY_SMTP_MIN_MS 200
 
 struct verify_engine {
 	const struct conf	*conf;
@@ -150,7 +152,9 @@ verify_mx_from_json(json_t *j, struct dns_mx_result *m)
 	return 0;
 }
 
-/* MX lookup through the shared cache. Failures are never cached. */
+/* MX lookup through the shared cache. Failures and incomplete answers
+ * (a host not looked up: failed, or cut off by the deadline) are never
+ * cached. */
 int
 verify_mx_cached(struct db *db, const char *domain, struct dns_mx_result *m)
 {
@@ -177,7 +181,7 @@ verify_mx_store(struct db *db, const char *domain,
 	json_t *j;
 	long ttl;
 
-	if (db == NULL || m->status == DNS_ERROR)
+	if (db == NULL || m->status == DNS_ERROR || m->incomplete)
 		return;
 	ttl = m->ttl < VERIFY_DNS_TTL_MIN ? VERIFY_DNS_TTL_MIN :
 	    m->ttl > VERIFY_DNS_TTL_MAX ? VERIFY_DNS_TTL_MAX : (long)m->ttl;
@@ -197,6 +201,9 @@ verify_lookup_mx(struct verify_engine *e, struct db *db, const char *domain,
 	return m->status;
 }
 
+/* Whether the domain has a web site, from domain_facts or DNS. A lookup
+ * that fails (or runs out of time) tells nothing: the domain counts as
+ * present (not pristine) for this request, and nothing is kept. */
 static int
 verify_web_presence(struct verify_engine *e, struct db *db,
     const char *domain)
@@ -207,9 +214,8 @@ verify_web_presence(struct verify_engine *e, struct db *db,
 	if (db && vcache_facts_get(db, domain, &f, &found) == DB_OK && found &&
 	    f.web_presence >= 0)
 		return f.web_presence;
-	if (dns_web_presence(e->dns, domain, &present) != DNS_OK &&
-	    present == 0)
-		present = 1;	/* cannot tell: do not call it pristine */
+	if (dns_web_presence(e->dns, domain, &present) != DNS_OK)
+		return 1;
 	if (db) {
 		f.accept_all = found ? f.accept_all : -1;
 		f.web_presence = present;
@@ -331,7 +337,7 @@ verify_smtp(struct verify_engine *e, const struct dns_mx_result *mx,
 	rcpts[1] = random_addr;
 	for (tries = 0; ; tries++) {
 		left = deadline - timeutil_mono_ms();
-		if (left < 200)
+		if (left < VERIFY_SMTP_MIN_MS)
 			break;
 		opts.deadline_ms = (int)left;
 		smtp_session_free(s);
@@ -677,6 +683,9 @@ verify_address(struct verify_engine *e, struct db *db, const char *email,
 
 	if (verify_begin(e, db, email, 1, r, &a) == VERIFY_STEP_DONE)
 		return VERIFY_OK;
+	/* The budget covers the DNS lookups too (MX, the hosts' addresses,
+	 * web presence), not only the SMTP part. */
+	dns_resolver_set_deadline(e->dns, deadline);
 	verify_lookup_mx(e, db, a.ascii_domain, &mx);
 	if (verify_with_mx(e, r, &a, &mx) == VERIFY_STEP_NEXT) {
 		s = verify_smtp(e, &mx, &a, deadline);
@@ -687,6 +696,7 @@ verify_address(struct verify_engine *e, struct db *db, const char *email,
 		    NULL, s ? smtp_session_rcpt(s, 0) : NULL, accept_all);
 		smtp_session_free(s);
 	}
+	dns_resolver_set_deadline(e->dns, 0);
 	if (rc == VERIFY_OK)
 		verify_store(db, r);
 	dns_mx_result_free(&mx);
@@ -859,12 +869,17 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 	struct vcache_facts f;
 	int found = 0;
 	size_t i;
+	int64_t left, deadline = timeutil_mono_ms() +
+	    conf_int(e->conf, CONF_VERIFY_TIME_BUDGET_MS);
 
 	memset(d, 0, sizeof(*d));
 	strparse_copy(d->domain, sizeof(d->domain), display);
 	d->accept_all = -1;
 	d->disposable = lists_is_disposable(e->lists, ascii);
+	/* One budget for the MX lookup and the catch-all probe. */
+	dns_resolver_set_deadline(e->dns, deadline);
 	d->dns = verify_lookup_mx(e, db, ascii, &mx);
+	dns_resolver_set_deadline(e->dns, 0);
 	for (i = 0; i < mx.nhosts && i < DNS_MAX_MX; i++) {
 		d->mx[i].priority = mx.hosts[i].preference;
 		strparse_copy(d->mx[i].host, sizeof(d->mx[i].host),
@@ -882,8 +897,11 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 		d->accept_all = f.accept_all;
 		goto out;
 	}
-	if (smtp_random_local(local, sizeof(local)) == -1)
+	left = deadline - timeutil_mono_ms();
+	if (left < VERIFY_SMTP_MIN_MS ||
+	    smtp_random_local(local, sizeof(local)) == -1)
 		goto out;
+	opts.deadline_ms = (int)left;
 	snprintf(addr, sizeof(addr), "%s@%s", local, ascii);
 	rcpts[0] = addr;
 	if ((s = smtp_session_new_mx(&opts, &mx, rcpts, 1)) == NULL)

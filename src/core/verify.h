@@ -73,12 +73,14 @@ enum verify_err {
 
 struct verify_engine *verify_engine_new(const struct conf *, struct buf *err);
 void	 verify_engine_free(struct verify_engine *);
-/* Verifies one address within verify_time_budget_ms. DNS, SMTP and cache
- * trouble become "unknown" verdicts; only a failing database (complainer
- * list) is an error. db may be NULL (no caches, no complainer list). */
+/* Verifies one address within verify_time_budget_ms, DNS included. DNS,
+ * SMTP and cache trouble become "unknown" verdicts; only a failing
+ * database (complainer list) is an error. db may be NULL (no caches, no
+ * complainer list). */
 enum verify_err verify_address(struct verify_engine *, struct db *,
 	    const char *email, struct verify_result *);
-/* The domain-check endpoint: MX, provider, catch-all probe, disposable. */
+/* The domain-check endpoint: MX, provider, catch-all probe, disposable,
+ * within verify_time_budget_ms. */
 enum verify_err verify_domain(struct verify_engine *, struct db *,
 	    const char *ascii_domain, const char *display,
 	    struct verify_domain_result *);
@@ -99,7 +101,8 @@ enum dns_status verify_lookup_mx(struct verify_engine *, struct db *,
 	    const char *ascii_domain, struct dns_mx_result *);
 /* Its two halves around dns_lookup_mx, for a caller that looks up in
  * threads of its own: 1 and *m filled on a cache hit, else 0 (*m empty);
- * the answer stored for its TTL (within limits; DNS errors are not). */
+ * the answer stored for its TTL (within limits; DNS errors and incomplete
+ * answers are not). */
 int	 verify_mx_cached(struct db *, const char *ascii_domain,
 	    struct dns_mx_result *);
 void	 verify_mx_store(struct db *, const char *ascii_domain,

@@ -77,7 +77,8 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "15000", 100, 300000, 0, "per-reply timeout" },
 	[CONF_VERIFY_TIME_BUDGET_MS] = { "verify_time_budget_ms",
 	    CONF_TYPE_INT, "20000", 500, 300000, 0,
-	    "total time a single verification may take" },
+	    "total time a single verification or domain check may take, "
+	    "DNS included" },
 	[CONF_GREYLIST_RETRY_MS] = { "greylist_retry_ms", CONF_TYPE_INT,
 	    "3000", 0, 600000, 0,
 	    "wait before a greylisted single verification is retried "

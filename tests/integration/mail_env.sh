@@ -9,6 +9,10 @@
 #   mail_env_dns [ZONEFILE...]        DNS alone, with the test's own zones
 #                                     too (absolute NAME.zone paths); sets DNS
 #   mail_env_mta                      the MTA alone; sets SMTP_PORT
+#   mail_env_slow_dns REGEX DELAY_MS  tests/dns/slow_dns.py in front of DNS,
+#                                     answering DELAY_MS late for names
+#                                     matching REGEX; sets DNS to it (its
+#                                     pid is added to FAKE_PIDS)
 #   mail_env_certs CN [NAME...]       IT_DIR/tls: a test CA (ca.pem) and a
 #                                     server certificate (server.pem,
 #                                     server.key) for CN and NAMEs
@@ -46,6 +50,18 @@ mail_env_mta() {
     MAIL_ENV_UP="$MAIL_ENV_UP mta"
     SMTP_PORT=$(bash "$top_srcdir/tests/smtp/mta.sh" start "$IT_DIR/mta" | tail -n 1)
     [ -n "$SMTP_PORT" ] || { echo "Bail out! the test MTA did not start"; exit 1; }
+}
+
+mail_env_slow_dns() {
+    it_require python3
+    python3 "$top_srcdir/tests/dns/slow_dns.py" --ready "$IT_DIR/slow-dns" --upstream "$DNS" \
+        --pattern "$1" --delay-ms "$2" > "$IT_DIR/slow-dns.log" 2>&1 &
+    FAKE_PIDS+=($!)
+    for _ in $(seq 1 100); do
+        [ -s "$IT_DIR/slow-dns" ] && { DNS=$(cat "$IT_DIR/slow-dns"); return 0; }
+        sleep 0.1
+    done
+    echo "Bail out! slow DNS"; cat "$IT_DIR/slow-dns.log"; exit 1
 }
 
 mail_env_start() {

@@ -1,8 +1,10 @@
 #!/bin/sh
 # tests/integration/test_dns.sh: runs the DNS module's tests against a real
-# unbound on loopback. Starts tests/dns/server.sh on a free port, runs the
-# command (default tests/unit/test_dns) with SVC_TEST_DNS=127.0.0.1:PORT,
-# then stops the server; nothing is left running, whatever happens.
+# unbound on loopback. Starts tests/dns/server.sh on a free port, and
+# tests/dns/slow_dns.py in front of it (answering 500 ms late for the
+# budget-slowNN.svc.test hosts), runs the command (default tests/unit/test_dns)
+# with SVC_TEST_DNS=127.0.0.1:PORT (unbound) and SVC_TEST_SLOW_DNS (the slow
+# forwarder), then stops both; nothing is left running, whatever happens.
 #   tests/integration/test_dns.sh [command...]
 #   e.g. tests/integration/test_dns.sh valgrind --leak-check=full tests/unit/test_dns
 set -u
@@ -22,7 +24,12 @@ then
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/svc-test-dns.XXXXXX") || exit 99
+slow=
 cleanup() {
+	if [ -n "$slow" ]; then
+		kill "$slow" 2>/dev/null
+		wait "$slow" 2>/dev/null
+	fi
 	sh "$srcdir/tests/dns/server.sh" stop "$dir"
 	rm -rf "$dir"
 }
@@ -38,6 +45,24 @@ fi
 echo "dns test server at $addr" >&2
 SVC_TEST_DNS=$addr
 export SVC_TEST_DNS
+if command -v python3 >/dev/null 2>&1; then
+	python3 "$srcdir/tests/dns/slow_dns.py" --ready "$dir/slow-dns" \
+	    --upstream "$addr" --pattern '^budget-slow[0-9]+\.svc\.test$' \
+	    --delay-ms 500 > "$dir/slow-dns.log" 2>&1 &
+	slow=$!
+	i=0
+	while [ ! -s "$dir/slow-dns" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ ! -s "$dir/slow-dns" ]; then
+		cat "$dir/slow-dns.log" >&2
+		echo "could not start the slow DNS forwarder" >&2
+		exit 99
+	fi
+	SVC_TEST_SLOW_DNS=$(cat "$dir/slow-dns")
+	export SVC_TEST_SLOW_DNS
+fi
 # In the background, so that a signal is handled at once, not after it.
 "$@" &
 child=$!

@@ -1,18 +1,22 @@
 /* test_dns.c: tests of src/core/dns. The offline part checks name and
- * resolver-setting parsing and the timeout path against silent and closed
- * loopback ports. The server part runs against a real unbound serving the
- * zones of tests/dns on loopback, at the address in $SVC_TEST_DNS; without
- * it the program re-runs itself through tests/integration/test_dns.sh,
- * which starts and stops that server. */
+ * resolver-setting parsing and the timeout and deadline paths against
+ * silent and closed loopback ports. The server part runs against a real
+ * unbound serving the zones of tests/dns on loopback, at the address in
+ * $SVC_TEST_DNS, and against tests/dns/slow_dns.py in front of it at
+ * $SVC_TEST_SLOW_DNS (500 ms late for the budget-slowNN.svc.test hosts);
+ * without them the program re-runs itself through
+ * tests/integration/test_dns.sh, which starts and stops both. */
 #include "core/dns.h"
 #include "util/buf.h"
 #include "util/conf.h"
+#include "util/timeutil.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <ldns/ldns.h>
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 static const char *server;	/* $SVC_TEST_DNS */
+static const char *slow_server;	/* $SVC_TEST_SLOW_DNS */
 
 static double
 now_ms(void)
@@ -293,6 +298,88 @@ test_closed_port_is_dns_error(void **state)
 	assert_true(now_ms() - t0 < 1500);
 	dns_mx_result_free(&res);
 	dns_resolver_free(r);
+}
+
+/* A resolver on a silent loopback port; *fd is that port's socket. */
+static struct dns_resolver *
+silent_resolver(const char *timeout_ms, int *fd)
+{
+	unsigned port;
+	char addr[32];
+
+	*fd = loopback_udp(1, &port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	return resolver_for(addr, timeout_ms);
+}
+
+/* A deadline shorter than the tries: the lookup ends by it, not after two
+ * tries of dns_timeout_ms. */
+static void
+test_deadline_cuts_a_silent_server_short(void **state)
+{
+	struct dns_resolver *r;
+	struct dns_mx_result res;
+	int fd, present = 1;
+	double t0, dt;
+
+	(void)state;
+	r = silent_resolver("2000", &fd);
+	t0 = now_ms();
+	dns_resolver_set_deadline(r, timeutil_mono_ms() + 300);
+	assert_int_equal(dns_lookup_mx(r, "example.com", &res), DNS_ERROR);
+	dt = now_ms() - t0;
+	assert_int_equal(res.ttl, 0);
+	dns_mx_result_free(&res);
+	if (dt < 250 || dt > 800)
+		fail_msg("lookup took %.0f ms, the deadline was 300 ms", dt);
+	/* Once it has passed, nothing waits. */
+	t0 = now_ms();
+	assert_int_equal(dns_web_presence(r, "example.com", &present),
+	    DNS_ERROR);
+	assert_true(now_ms() - t0 < 100);
+	dns_resolver_free(r);
+	close(fd);
+}
+
+/* Whether a datagram waits on the silent server's socket (then drained). */
+static int
+datagram_waiting(int fd)
+{
+	char b[512];
+	int n = 0;
+
+	while (recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+		n++;
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	return n > 0;
+}
+
+static void
+test_no_query_is_sent_after_the_deadline(void **state)
+{
+	struct dns_resolver *r;
+	struct dns_mx_result res;
+	struct dns_addrs a;
+	int fd;
+	double t0;
+
+	(void)state;
+	r = silent_resolver("300", &fd);
+	dns_resolver_set_deadline(r, timeutil_mono_ms() - 1);
+	t0 = now_ms();
+	assert_int_equal(dns_lookup_mx(r, "example.com", &res), DNS_ERROR);
+	dns_mx_result_free(&res);
+	assert_int_equal(dns_lookup_addrs(r, "example.com", &a), DNS_ERROR);
+	assert_true(now_ms() - t0 < 100);
+	usleep(50 * 1000);
+	assert_false(datagram_waiting(fd));
+	/* Without a deadline the same lookup does ask. */
+	dns_resolver_set_deadline(r, 0);
+	assert_int_equal(dns_lookup_mx(r, "example.com", &res), DNS_ERROR);
+	dns_mx_result_free(&res);
+	assert_true(datagram_waiting(fd));
+	dns_resolver_free(r);
+	close(fd);
 }
 
 /* ---- against the test server ---- */
@@ -645,6 +732,80 @@ test_ipv6_resolver_address(void **state)
 	dns_resolver_free(r);
 }
 
+/* A resolver on the slow forwarder; skips the test without it. */
+static struct dns_resolver *
+slow_resolver(void)
+{
+	if (slow_server == NULL || *slow_server == '\0')
+		skip();
+	return resolver_for(slow_server, "2000");
+}
+
+/* budget-slowmx: dead (at once) and ten hosts 500 ms late each. */
+static void
+test_mx_hosts_are_looked_up_at_once(void **state)
+{
+	struct dns_resolver *r = slow_resolver();
+	struct dns_mx_result res;
+	double t0 = now_ms(), dt;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(dns_lookup_mx(r, "budget-slowmx.svc.test", &res),
+	    DNS_OK);
+	dt = now_ms() - t0;
+	assert_int_equal(res.nhosts, 11);
+	assert_false(res.incomplete);
+	assert_true(res.ttl > 0);
+	for (i = 0; i < res.nhosts; i++) {
+		assert_int_equal(res.hosts[i].addrs.status, DNS_OK);
+		assert_string_equal(res.hosts[i].addrs.addr[0].text,
+		    "127.0.0.9");
+	}
+	dns_mx_result_free(&res);
+	/* One at a time: 20 queries of 500 ms. */
+	if (dt < 450 || dt > 2000)
+		fail_msg("lookup took %.0f ms, want one round of 500 ms", dt);
+	dns_resolver_free(r);
+}
+
+static void
+test_deadline_leaves_late_hosts_as_errors(void **state)
+{
+	struct dns_resolver *r = slow_resolver();
+	struct dns_mx_result res;
+	double t0 = now_ms(), dt;
+	size_t i;
+
+	(void)state;
+	dns_resolver_set_deadline(r, timeutil_mono_ms() + 250);
+	assert_int_equal(dns_lookup_mx(r, "budget-slowmx.svc.test", &res),
+	    DNS_OK);
+	dt = now_ms() - t0;
+	if (dt < 200 || dt > 450)
+		fail_msg("lookup took %.0f ms, the deadline was 250 ms", dt);
+	/* The hosts are known, the late ones' addresses are not: not an
+	 * answer to keep. */
+	assert_int_equal(res.nhosts, 11);
+	assert_true(res.incomplete);
+	assert_int_equal(res.ttl, 0);
+	host_is(&res.hosts[0], "dead.svc.test", 5, "127.0.0.9");
+	assert_int_equal(res.hosts[0].addrs.status, DNS_OK);
+	for (i = 1; i < res.nhosts; i++) {
+		assert_int_equal(res.hosts[i].addrs.status, DNS_ERROR);
+		assert_int_equal(res.hosts[i].addrs.n, 0);
+	}
+	dns_mx_result_free(&res);
+	/* Without the deadline the resolver waits for them again. */
+	dns_resolver_set_deadline(r, 0);
+	assert_int_equal(dns_lookup_mx(r, "budget-slowmx.svc.test", &res),
+	    DNS_OK);
+	assert_false(res.incomplete);
+	assert_int_equal(res.hosts[10].addrs.status, DNS_OK);
+	dns_mx_result_free(&res);
+	dns_resolver_free(r);
+}
+
 /* Without $SVC_TEST_DNS: run again under the script that starts unbound. */
 static void
 reexec_with_server(char **argv)
@@ -677,6 +838,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_invalid_domain_is_refused_without_a_query),
 		cmocka_unit_test(test_silent_server_is_dns_error_within_timeout),
 		cmocka_unit_test(test_closed_port_is_dns_error),
+		cmocka_unit_test(test_deadline_cuts_a_silent_server_short),
+		cmocka_unit_test(test_no_query_is_sent_after_the_deadline),
 	};
 	const struct CMUnitTest online[] = {
 		cmocka_unit_test(test_mx_sorted_by_preference_with_addresses),
@@ -695,11 +858,14 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_lookup_addrs_statuses),
 		cmocka_unit_test(test_web_presence_on_domain_or_www),
 		cmocka_unit_test(test_ipv6_resolver_address),
+		cmocka_unit_test(test_mx_hosts_are_looked_up_at_once),
+		cmocka_unit_test(test_deadline_leaves_late_hosts_as_errors),
 	};
 	int rc;
 
 	(void)argc;
 	server = getenv("SVC_TEST_DNS");
+	slow_server = getenv("SVC_TEST_SLOW_DNS");
 	if (server == NULL || *server == '\0')
 		reexec_with_server(argv);
 	rc = cmocka_run_group_tests_name("dns_offline", offline, NULL, NULL);
