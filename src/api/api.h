@@ -3,6 +3,7 @@
 #ifndef SVC_API_H
 #define SVC_API_H
 #include "api/http.h"
+#include "api/slots.h"
 #include "core/auth.h"
 #include "core/authcache.h"
 #include "core/db.h"
@@ -14,6 +15,14 @@
 #define API_MAX_PARAMS 2
 #define API_JSON_MAX (1024 * 1024)
 
+/* What the responders of one host share, set up before they serve (by
+ * the prefork master, or by a process serving alone). */
+struct api_shared {
+	struct authcache_gens *gens;	/* key cache generations, or NULL */
+	int		 slots_fd;	/* slots_create's file */
+	long		 responders;	/* svc-api processes of the host */
+};
+
 struct api_ctx {
 	const struct conf *conf;
 	struct db	*db;		/* opened on first use, kept */
@@ -21,6 +30,8 @@ struct api_ctx {
 	struct ipnet	*proxies;
 	size_t		 nproxies;
 	struct authcache cache;		/* key rows and windows (authcache.h) */
+	struct slots	*slots;		/* places for slow requests (slots.h) */
+	long		 responders;	/* svc-api processes on this host */
 };
 
 struct api_call {

@@ -2,7 +2,7 @@
  * catch-all (one probe of a random address), disposable. Free of charge,
  * with its own limit of 30 requests a minute per account, answered with the
  * flat 429 body of the spec. */
-#include "api/api.h"
+#include "api/probes.h"
 #include "core/addr.h"
 #include "util/timeutil.h"
 #include <stdio.h>
@@ -41,6 +41,7 @@ void
 handler_domain_check(struct api_call *c)
 {
 	struct verify_domain_result d;
+	struct verify_gate gate;
 	struct addr_domain ad;
 	struct verify_engine *e;
 	json_t *body, *domain, *mx;
@@ -60,7 +61,10 @@ handler_domain_check(struct api_call *c)
 	}
 	if (domain_check_limit(c) == -1 || (e = api_engine(c)) == NULL)
 		goto out;
-	verify_domain(e, c->ctx->db, ad.ascii, ad.domain, &d);
+	probes_gate(c, &gate);
+	if (verify_domain(e, c->ctx->db, ad.ascii, ad.domain, &gate, &d) ==
+	    VERIFY_ERR_REFUSED)
+		goto out;	/* 429 or 503 answered */
 	mx = json_array();
 	for (i = 0; i < d.nmx; i++)
 		json_array_append_new(mx, json_pack("{s:i,s:s}", "priority",

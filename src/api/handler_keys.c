@@ -3,7 +3,7 @@
  * the answer kept for an Idempotency-Key replay lacks it. A customer's
  * rateLimit (rate_limit accepted too) stays within the key's tier or
  * organization limit. */
-#include "api/api.h"
+#include "api/probes.h"
 #include "core/idempotency.h"
 #include "core/keys.h"
 #include "util/log.h"
@@ -260,6 +260,22 @@ handler_keys_list(struct api_call *c)
 void
 handler_keys_delete(struct api_call *c)
 {
+	/* An unknown or revoked key is 404 at once; a real revocation
+	 * waits auth_cache_ms below, within the probe limits (probes.h). */
+	switch (keys_find_active(c->ctx->db, c->key.account_id,
+	    c->params[0])) {
+	case KEYS_OK:
+		break;
+	case KEYS_NOT_FOUND:
+		http_error(c->resp, 404, "not_found", NULL, "no active key %s",
+		    c->params[0]);
+		return;
+	default:
+		api_internal_error(c, "keys_find_active");
+		return;
+	}
+	if (probes_revocation(c) == -1)
+		return;
 	switch (keys_revoke(c->ctx->db, c->key.account_id, c->params[0])) {
 	case KEYS_OK:
 		/* answered only once no responder anywhere, this one

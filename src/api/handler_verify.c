@@ -1,9 +1,10 @@
 /* handler_verify.c: POST /v1/verify, one address. Credits are checked
  * before the (possibly slow) verification and charged after it, in one
  * transaction with the result in hand: a request that gets no result (the
- * database failed, the engine could not run) is never charged. A sandbox
- * key costs nothing on a sandbox-domain address. */
-#include "api/api.h"
+ * database failed, the engine could not run, the probe limits refused it:
+ * probes.h) is never charged. A sandbox key costs nothing on a
+ * sandbox-domain address. */
+#include "api/probes.h"
 #include "core/addr.h"
 #include "core/ledger.h"
 #include "util/log.h"
@@ -49,6 +50,7 @@ void
 handler_verify(struct api_call *c)
 {
 	struct verify_result r;
+	struct verify_gate gate;
 	struct ledger_totals t;
 	struct verify_engine *e;
 	json_t *body, *email, *out;
@@ -73,8 +75,14 @@ handler_verify(struct api_call *c)
 		api_insufficient_credits(c, cost, t.balance);
 		goto out;
 	}
-	if (verify_address(e, c->ctx->db, json_string_value(email), &r) !=
-	    VERIFY_OK) {
+	probes_gate(c, &gate);
+	switch (verify_address(e, c->ctx->db, json_string_value(email), &gate,
+	    &r)) {
+	case VERIFY_OK:
+		break;
+	case VERIFY_ERR_REFUSED:
+		goto out;	/* 429 or 503 answered: nothing charged */
+	default:
 		api_internal_error(c, "verify_address");
 		goto out;
 	}

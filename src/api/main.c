@@ -3,6 +3,7 @@
  * server (lighttpd bin-path, mod_fcgid, spawn-fcgi) passes the listening
  * socket on standard input and it serves there. Either way it keeps -n (or
  * api_workers) processes on the socket. */
+#include "api/api.h"
 #include "api/prefork.h"
 #include "api/serve.h"
 #include "util/khash.h"
@@ -65,6 +66,7 @@ int
 main(int argc, char **argv)
 {
 	const char *path = NULL, *listen = NULL;
+	struct api_shared shared = { NULL, -1, 1 };
 	struct conf conf;
 	struct buf err;
 	enum log_level level;
@@ -126,14 +128,28 @@ main(int argc, char **argv)
 		}
 		fd = 0;
 	}
+	/* The places for slow requests, shared by every responder of the
+	 * host: made before any fork (slots.h). */
+	buf_init(&err, 1024);
+	if ((shared.slots_fd = slots_create(conf_str(&conf, CONF_RUN_DIR),
+	    &err)) == -1) {
+		fprintf(stderr, "svc-api: slots: %s\n", buf_str(&err));
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
+	buf_free(&err);
 	/* One process needs no master (mod_fcgid runs "svc-api -n 1" and
 	 * manages the processes itself). Such a process shares no key cache
-	 * generations with its siblings, so it caches key rows only. */
-	if (workers == 1)
-		rc = serve_loop(&conf, fd, 0, NULL);
-	else
+	 * generations with its siblings, so it caches key rows only; the
+	 * host's responders are api_workers (set it to mod_fcgid's limit), and
+	 * it shares slots with them through run_dir. */
+	if (workers == 1) {
+		shared.responders = conf_int(&conf, CONF_API_WORKERS);
+		rc = serve_loop(&conf, fd, 0, &shared);
+	} else
 		rc = prefork_run(&conf, conf.path[0] ? conf.path : NULL, fd,
-		    (int)workers);
+		    (int)workers, shared.slots_fd);
 	conf_free(&conf);
 	return rc;
 }

@@ -4,6 +4,7 @@
  * young, so a broken configuration does not spin); SIGHUP re-reads the
  * configuration and replaces the children one by one as they finish. */
 #include "api/prefork.h"
+#include "api/api.h"
 #include "api/serve.h"
 #include "core/authcache.h"
 #include "util/log.h"
@@ -29,9 +30,10 @@ prefork_on_signal(int sig)
 		got_term = 1;
 }
 
-/* Mapped before the first fork and inherited by every child, replacements
- * included: the responders' shared key cache generations (authcache.h). */
-static struct authcache_gens *prefork_gens;
+/* Made before the first fork and inherited by every child, replacements
+ * included: the responders' shared key cache generations (authcache.h)
+ * and slot file (slots.h). */
+static struct api_shared prefork_shared;
 
 static pid_t
 prefork_spawn(struct conf *c, int fd, const sigset_t *orig)
@@ -51,7 +53,7 @@ prefork_spawn(struct conf *c, int fd, const sigset_t *orig)
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigprocmask(SIG_SETMASK, orig, NULL);
-	_exit(serve_loop(c, fd, 0, prefork_gens));
+	_exit(serve_loop(c, fd, 0, &prefork_shared));
 }
 
 static void
@@ -113,7 +115,7 @@ prefork_reload(struct conf *c, const char *path, pid_t *pids, int n)
 }
 
 int
-prefork_run(struct conf *c, const char *path, int fd, int n)
+prefork_run(struct conf *c, const char *path, int fd, int n, int slots_fd)
 {
 	struct sigaction sa;
 	sigset_t block, orig, none;
@@ -141,8 +143,10 @@ prefork_run(struct conf *c, const char *path, int fd, int n)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&none);
-	if ((prefork_gens = authcache_gens_shared()) == NULL)
+	if ((prefork_shared.gens = authcache_gens_shared()) == NULL)
 		log_warn("event=no_shared_memory what=auth_cache_windows");
+	prefork_shared.slots_fd = slots_fd;
+	prefork_shared.responders = n;
 	for (i = 0; i < n; i++) {
 		pids[i] = prefork_spawn(c, fd, &orig);
 		born[i] = time(NULL);

@@ -5,7 +5,8 @@
 
 /* Forks `workers` responders on listen_fd, restarts any that dies,
  * re-reads conf_path and replaces the responders on SIGHUP, stops them all
- * on SIGTERM/SIGINT. Returns the exit code. */
+ * on SIGTERM/SIGINT. slots_fd: the responders' slot file (slots.h).
+ * Returns the exit code. */
 int	 prefork_run(struct conf *, const char *conf_path, int listen_fd,
-	    int workers);
+	    int workers, int slots_fd);
 #endif

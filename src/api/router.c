@@ -102,11 +102,14 @@ static const struct route routes[] = {
 
 int
 router_ctx_init(struct api_ctx *ctx, const struct conf *c,
-    struct authcache_gens *gens, struct buf *err)
+    const struct api_shared *sh, struct buf *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->conf = c;
-	authcache_init(&ctx->cache, conf_int(c, CONF_AUTH_CACHE_MS), gens);
+	ctx->responders = sh->responders;
+	authcache_init(&ctx->cache, conf_int(c, CONF_AUTH_CACHE_MS), sh->gens);
+	if ((ctx->slots = slots_attach(sh->slots_fd, err)) == NULL)
+		return -1;
 	if (ipnet_parse_list(conf_str(c, CONF_TRUSTED_PROXIES), &ctx->proxies,
 	    &ctx->nproxies) == -1) {
 		buf_puts(err, "trusted_proxies: not a list of addresses or "
@@ -122,6 +125,8 @@ router_ctx_free(struct api_ctx *ctx)
 	verify_engine_free(ctx->engine);
 	ctx->engine = NULL;
 	authcache_free(&ctx->cache);
+	slots_free(ctx->slots);
+	ctx->slots = NULL;
 	db_close(ctx->db);
 	free(ctx->proxies);
 	ctx->db = NULL;
@@ -690,6 +695,7 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 	if (idem != NULL)
 		router_idempotency_end(&c, idem);
 out:
+	slots_release_all(ctx->slots);
 	router_ratelimit_fallback(&c);
 	buf_free(&allow);
 }

@@ -3,10 +3,9 @@
 #define SVC_ROUTER_H
 #include "api/api.h"
 
-/* gens: the generation table shared with the other responders of the
- * host (authcache_gens_shared), or NULL. */
+/* What the process shares with the host's other responders (api.h). */
 int	 router_ctx_init(struct api_ctx *, const struct conf *,
-	    struct authcache_gens *gens, struct buf *err);
+	    const struct api_shared *, struct buf *err);
 void	 router_ctx_free(struct api_ctx *);
 /* Answers one request: routing, client address, authentication, rate
  * limit, subscription, scope, body limits, then the handler. */

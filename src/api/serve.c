@@ -197,7 +197,7 @@ serve_one(struct api_ctx *ctx, FCGX_Request *req_fr)
 
 int
 serve_loop(const struct conf *c, int listen_fd, unsigned long max_requests,
-    struct authcache_gens *gens)
+    const struct api_shared *sh)
 {
 	struct api_ctx ctx;
 	struct sigaction sa;
@@ -206,7 +206,7 @@ serve_loop(const struct conf *c, int listen_fd, unsigned long max_requests,
 	unsigned long served = 0;
 
 	buf_init(&err, 512);
-	if (router_ctx_init(&ctx, c, gens, &err) == -1) {
+	if (router_ctx_init(&ctx, c, sh, &err) == -1) {
 		log_error("event=start_failed error=\"%s\"", buf_str(&err));
 		buf_free(&err);
 		return 1;

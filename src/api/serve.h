@@ -4,10 +4,9 @@
 #include "util/conf.h"
 
 /* Serves requests on the listening socket fd until SIGTERM (finishing the
- * request in hand) or until max_requests (0: no limit). gens: the key
- * cache's generation table shared with the sibling responders, or NULL
- * (router_ctx_init). Returns an exit code. */
-struct authcache_gens;
+ * request in hand) or until max_requests (0: no limit), with what it
+ * shares with the host's other responders (api.h). Returns an exit code. */
+struct api_shared;
 int	 serve_loop(const struct conf *, int listen_fd,
-	    unsigned long max_requests, struct authcache_gens *gens);
+	    unsigned long max_requests, const struct api_shared *);
 #endif

@@ -169,6 +169,20 @@ keys_revoke(struct db *db, const char *account, const char *id)
 }
 
 enum keys_err
+keys_find_active(struct db *db, const char *account, const char *id)
+{
+	long long v;
+	int found = 0;
+
+	if (db_query_int(db, "SELECT 1 FROM api_keys WHERE id = ? AND "
+	    "(? IS NULL OR account_id = ?) AND revoked_at IS NULL",
+	    DB_ARGS(DBP_STR(id), DBP_STR(account), DBP_STR(account)), &v,
+	    &found) != DB_OK)
+		return KEYS_DB;
+	return found ? KEYS_OK : KEYS_NOT_FOUND;
+}
+
+enum keys_err
 keys_set_rate_limit(struct db *db, const char *id, long limit)
 {
 	long long v;

@@ -46,6 +46,10 @@ enum keys_err keys_create(struct db *, const struct keys_spec *,
 /* account NULL: any account (operator). KEYS_NOT_FOUND for an unknown
  * key, another account's, or one revoked already. */
 enum keys_err keys_revoke(struct db *, const char *account, const char *id);
+/* KEYS_OK when the key exists, is not revoked and (account not NULL)
+ * belongs to the account; else KEYS_NOT_FOUND. */
+enum keys_err keys_find_active(struct db *, const char *account,
+	    const char *id);
 /* The operator's override of a key's limit (-1: none, back to the
  * organization's or the tier's). KEYS_NOT_FOUND for an unknown key. */
 enum keys_err keys_set_rate_limit(struct db *, const char *id, long limit);

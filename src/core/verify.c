@@ -190,16 +190,6 @@ verify_mx_store(struct db *db, const char *domain,
 	json_decref(j);
 }
 
-enum dns_status
-verify_lookup_mx(struct verify_engine *e, struct db *db, const char *domain,
-    struct dns_mx_result *m)
-{
-	if (verify_mx_cached(db, domain, m))
-		return m->status;
-	dns_lookup_mx(e->dns, domain, m);
-	verify_mx_store(db, domain, m);
-	return m->status;
-}
 
 /* Whether the domain has a web site, from domain_facts or DNS. A lookup
  * that fails (or runs out of time) tells nothing: the domain counts as
@@ -668,9 +658,42 @@ verify_store(struct db *db, const struct verify_result *r)
 	vcache_entries_clear(&ce, 1);
 }
 
+/* The gate, asked once before the first use of the network: 0 to go on. */
+static int
+verify_gate_pass(struct verify_gate *g)
+{
+	if (g == NULL || g->asked)
+		return 0;
+	g->asked = 1;
+	return g->admit(g->arg);
+}
+
+/* The MX answer from the DNS cache, else (once the gate lets it) from DNS,
+ * stored: 0, or -1 when the gate refused (*m empty). */
+static int
+verify_gated_mx(struct verify_engine *e, struct db *db, const char *domain,
+    struct verify_gate *g, struct dns_mx_result *m)
+{
+	if (verify_mx_cached(db, domain, m))
+		return 0;
+	if (verify_gate_pass(g) == -1)
+		return -1;
+	dns_lookup_mx(e->dns, domain, m);
+	verify_mx_store(db, domain, m);
+	return 0;
+}
+
+enum dns_status
+verify_lookup_mx(struct verify_engine *e, struct db *db, const char *domain,
+    struct dns_mx_result *m)
+{
+	verify_gated_mx(e, db, domain, NULL, m);
+	return m->status;
+}
+
 enum verify_err
 verify_address(struct verify_engine *e, struct db *db, const char *email,
-    struct verify_result *r)
+    struct verify_gate *gate, struct verify_result *r)
 {
 	struct dns_mx_result mx;
 	struct smtp_session *s;
@@ -686,8 +709,16 @@ verify_address(struct verify_engine *e, struct db *db, const char *email,
 	/* The budget covers the DNS lookups too (MX, the hosts' addresses,
 	 * web presence), not only the SMTP part. */
 	dns_resolver_set_deadline(e->dns, deadline);
-	verify_lookup_mx(e, db, a.ascii_domain, &mx);
+	if (verify_gated_mx(e, db, a.ascii_domain, gate, &mx) == -1) {
+		dns_resolver_set_deadline(e->dns, 0);
+		return VERIFY_ERR_REFUSED;
+	}
 	if (verify_with_mx(e, r, &a, &mx) == VERIFY_STEP_NEXT) {
+		if (verify_gate_pass(gate) == -1) {
+			dns_resolver_set_deadline(e->dns, 0);
+			dns_mx_result_free(&mx);
+			return VERIFY_ERR_REFUSED;
+		}
 		s = verify_smtp(e, &mx, &a, deadline);
 		if (s != NULL && (r1 = smtp_session_rcpt(s, 1)) != NULL &&
 		    r1->code)
@@ -858,7 +889,8 @@ verify_provider(const char *mx, char *out, size_t sz)
 
 enum verify_err
 verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
-    const char *display, struct verify_domain_result *d)
+    const char *display, struct verify_gate *gate,
+    struct verify_domain_result *d)
 {
 	char local[32], addr[300];
 	const char *rcpts[1];
@@ -878,8 +910,12 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 	d->disposable = lists_is_disposable(e->lists, ascii);
 	/* One budget for the MX lookup and the catch-all probe. */
 	dns_resolver_set_deadline(e->dns, deadline);
-	d->dns = verify_lookup_mx(e, db, ascii, &mx);
+	if (verify_gated_mx(e, db, ascii, gate, &mx) == -1) {
+		dns_resolver_set_deadline(e->dns, 0);
+		return VERIFY_ERR_REFUSED;
+	}
 	dns_resolver_set_deadline(e->dns, 0);
+	d->dns = mx.status;
 	for (i = 0; i < mx.nhosts && i < DNS_MAX_MX; i++) {
 		d->mx[i].priority = mx.hosts[i].preference;
 		strparse_copy(d->mx[i].host, sizeof(d->mx[i].host),
@@ -896,6 +932,10 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 	    f.accept_all >= 0) {
 		d->accept_all = f.accept_all;
 		goto out;
+	}
+	if (verify_gate_pass(gate) == -1) {
+		dns_mx_result_free(&mx);
+		return VERIFY_ERR_REFUSED;
 	}
 	left = deadline - timeutil_mono_ms();
 	if (left < VERIFY_SMTP_MIN_MS ||

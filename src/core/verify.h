@@ -68,7 +68,19 @@ enum verify_err {
 	VERIFY_OK,
 	VERIFY_ERR_DB,		/* the database failed: no result to give */
 	VERIFY_ERR_INTERNAL,
+	VERIFY_ERR_REFUSED,	/* the gate refused the network: no result */
 	VERIFY_ERR__MAX
+};
+
+/* Asked once, just before a verification first needs the network (a DNS
+ * lookup the cache cannot answer, an SMTP probe): admit returns 0 to go on,
+ * -1 to stop with VERIFY_ERR_REFUSED. Answers from the verdict, DNS and
+ * domain caches, syntax errors and sandbox addresses never ask. svc-api
+ * uses it to count the probes running (slots.h). */
+struct verify_gate {
+	int		(*admit)(void *arg);
+	void		*arg;
+	int		 asked;		/* set by the engine */
 };
 
 struct verify_engine *verify_engine_new(const struct conf *, struct buf *err);
@@ -78,11 +90,11 @@ void	 verify_engine_free(struct verify_engine *);
  * database (complainer list) is an error. db may be NULL (no caches, no
  * complainer list). */
 enum verify_err verify_address(struct verify_engine *, struct db *,
-	    const char *email, struct verify_result *);
+	    const char *email, struct verify_gate *, struct verify_result *);
 /* The domain-check endpoint: MX, provider, catch-all probe, disposable,
- * within verify_time_budget_ms. */
+ * within verify_time_budget_ms. gate as for verify_address (NULL: none). */
 enum verify_err verify_domain(struct verify_engine *, struct db *,
-	    const char *ascii_domain, const char *display,
+	    const char *ascii_domain, const char *display, struct verify_gate *,
 	    struct verify_domain_result *);
 /* The steps of verify_address, for a caller that batches the SMTP part
  * by domain (the worker: one MX lookup and one catch-all probe per domain,

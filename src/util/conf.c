@@ -47,6 +47,17 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_API_BODY_TIMEOUT_MS] = { "api_body_timeout_ms", CONF_TYPE_INT,
 	    "30000", 100, 600000, 0, "a request's body must reach svc-api "
 	    "within this long, else 408 (the web server buffers it first)" },
+	[CONF_RUN_DIR] = { "run_dir", CONF_TYPE_STRING, "", 0, 0, 0,
+	    "folder of svc-api's shared slot file (empty: memory shared by one "
+	    "master's responders; set it under mod_fcgid)" },
+	[CONF_PROBE_CONCURRENCY_PER_ACCOUNT] = {
+	    "probe_concurrency_per_account", CONF_TYPE_INT, "4", 1, 64, 0,
+	    "single verifications and domain checks one account may have "
+	    "probing at once on a host (beyond: 429)" },
+	[CONF_PROBE_RESERVED_RESPONDERS] = { "probe_reserved_responders",
+	    CONF_TYPE_INT, "2", 0, 511, 0,
+	    "responders never used by probes and revocation waits, so other "
+	    "requests always find one (a probe beyond: 503)" },
 	[CONF_LOG_LEVEL] = { "log_level", CONF_TYPE_STRING, "info", 0, 0, 0,
 	    "error, warn, info or debug" },
 	[CONF_LOG_FILE] = { "log_file", CONF_TYPE_STRING, "", 0, 0, 0,

@@ -6,11 +6,12 @@ for the slow-client tests (tests/integration/test_slow_clients.sh).
       an HTTP/1.1 POST with Content-Length BYTES, its body sent one byte
       every INTERVAL_S seconds; prints the status line it gets (or
       "no answer")
-  slow_client.py fcgi HOST PORT PATH BYTES INTERVAL_S [KEY]
+  slow_client.py fcgi HOST PORT PATH BYTES INTERVAL_S [KEY [BODY]]
       the same spoken as FastCGI straight to a responder (no web server in
       between): BEGIN_REQUEST, the CGI parameters, then the body one byte
       per FCGI_STDIN record every INTERVAL_S seconds (BYTES 0: a GET);
-      prints the Status line of the answer (or "no answer")
+      with BODY, that body at once instead; prints the Status line of the
+      answer (or "no answer")
 Either stops sending once an answer has come.
 """
 import select
@@ -67,7 +68,9 @@ def pair(name, value):
     return n(name) + n(value) + name + value
 
 
-def fcgi(host, port, path, nbytes, interval, key):
+def fcgi(host, port, path, nbytes, interval, key, body=None):
+    if body is not None:
+        nbytes = len(body)
     s = socket.create_connection((host, int(port)), timeout=10)
     auth = [("HTTP_AUTHORIZATION", "Bearer " + key)] if key else []
     params = b"".join(pair(k.encode(), v.encode()) for k, v in auth + [
@@ -78,6 +81,9 @@ def fcgi(host, port, path, nbytes, interval, key):
         ("SERVER_PROTOCOL", "HTTP/1.1")])
     s.sendall(record(1, struct.pack(">HB5x", 1, 0)) + record(4, params) +
               record(4, b""))
+    if body is not None:
+        s.sendall(record(5, body) + record(5, b""))
+        nbytes = 0
     for _ in range(nbytes):
         r, _, _ = select.select([s], [], [], interval)
         if r:
@@ -116,7 +122,8 @@ def main(argv):
         http(argv[2], argv[3], argv[4], argv[5], int(argv[6]), float(argv[7]))
     elif len(argv) >= 7 and argv[1] == "fcgi":
         fcgi(argv[2], argv[3], argv[4], int(argv[5]), float(argv[6]),
-             argv[7] if len(argv) > 7 else "")
+             argv[7] if len(argv) > 7 else "",
+             argv[8].encode() if len(argv) > 8 else None)
     else:
         sys.stderr.write(__doc__)
         return 2
