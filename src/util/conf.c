@@ -39,8 +39,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "sandbox addresses live at sandbox.<service_domain>" },
 	[CONF_TRUSTED_PROXIES] = { "trusted_proxies", CONF_TYPE_STRING, "",
 	    0, 0, 0, "CIDRs whose X-Forwarded-For is believed" },
-	[CONF_API_WORKERS] = { "api_workers", CONF_TYPE_INT, "4", 1, 512, 0,
-	    "svc-api processes when started with -s and no -n" },
+	[CONF_API_WORKERS] = { "api_workers", CONF_TYPE_INT, "16", 1, 512, 0,
+	    "svc-api processes of the host (the prefork master's without -n; "
+	    "mod_fcgid's FcgidMaxProcessesPerClass)" },
 	[CONF_AUTH_CACHE_MS] = { "auth_cache_ms", CONF_TYPE_INT, "1000", 0,
 	    60000, 0, "how long svc-api trusts a key row it read (0: never); "
 	    "key revocations and account changes wait this long" },

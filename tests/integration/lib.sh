@@ -54,8 +54,10 @@ IT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/svc-$IT_NAME.XXXXXX")
 # www-data (Apache's FastCGI processes) must be able to reach files in here
 chmod 0755 "$IT_DIR"
 
+# it_cleanup [STATUS]: the EXIT trap (STATUS: the script's, when another
+# trap calls it after doing its own part).
 it_cleanup() {
-    local rc=$?
+    local rc=${1:-$?}
     stack_stop_all
     if [ "${SVC_TEST_KEEP:-0}" = 1 ] ||
             { [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ "${SVC_TEST_KEEP:-}" = failed ]; }; then

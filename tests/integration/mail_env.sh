@@ -37,7 +37,9 @@ mail_env_stop() {
     case $MAIL_ENV_UP in *dns*) "$top_srcdir/tests/dns/server.sh" stop "$IT_DIR/dns" || true ;; esac
     return 0
 }
-trap 'rc=$?; mail_env_stop; (exit $rc); it_cleanup' EXIT
+# (it_cleanup gets the status as an argument: "(exit $rc)" would stop the
+# trap under set -e whenever the script failed, leaving servers running)
+trap 'rc=$?; mail_env_stop; it_cleanup "$rc"' EXIT
 
 mail_env_dns() {
     it_require unbound drill

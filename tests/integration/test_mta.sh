@@ -26,8 +26,7 @@ t_mta_cleanup() {
         echo "# --- last lines of $MTA_DIR/maillog"
         tail -n 30 "$MTA_DIR/maillog" | sed 's/^/# /'
     fi
-    (exit "$rc")
-    it_cleanup
+    it_cleanup "$rc"
 }
 trap t_mta_cleanup EXIT
 

@@ -32,7 +32,7 @@ stop_master() {
     fi
     MASTER=
 }
-trap 'rc=$?; stop_master; (exit $rc); it_cleanup' EXIT
+trap 'rc=$?; stop_master; it_cleanup "$rc"' EXIT
 
 t_serves() {
     start_master || return 1
