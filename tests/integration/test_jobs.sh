@@ -159,7 +159,7 @@ t_cancel() {
     http POST /v1/verify/bulk '{"emails":["a@c.example","b@c.example","c@c.example","d@c.example","e@c.example"]}'
     id=$(json .job_id)
     # two addresses done, as a worker would leave them
-    it_sql "UPDATE jobs SET status = 'processing', processed_emails = 2, count_valid = 2 WHERE id = '$id'"
+    it_sql "UPDATE jobs SET status = 'processing', processed_emails = 2, count_valid = 2, charged_done = 2 WHERE id = '$id'"
     http DELETE "/v1/jobs/$id"
     expect_status 200 && expect_json .status cancelled && expect_json .credits_refunded 3 || return 1
     expect_eq "refund rows" 3 "$(ledger refund "$id")" || return 1
