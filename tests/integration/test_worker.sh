@@ -1,8 +1,8 @@
 #!/bin/bash
-# test_worker.sh: svc-worker verifies jobs. Jobs are made with SQL in the
-# shape jobs.c creates them (a pending job, one job_emails row per address,
-# chunks of at most 200 addresses grouped by domain, a charge in the ledger),
-# then svc-worker runs (--once, or as a daemon) against real servers on
+# test_worker.sh: svc-worker verifies jobs. Jobs are made through the API
+# (POST /v1/verify/bulk or /batch: svc-api's jobs_create, charge and all)
+# and cancelled through it (DELETE /v1/jobs/{id}), then svc-worker runs
+# (--once, or as a daemon) against real servers on
 # loopback (tests/integration/mail_env.sh): unbound with the test zones
 # (tests/dns), Postfix with postgrey (tests/smtp/mta.sh) and the fake SMTP
 # server (tests/smtp/fake_smtp.py).
@@ -32,41 +32,27 @@ worker_greylist_retries = 2
 worker_concurrency = 20
 worker_domain_concurrency = 4
 worker_rcpts_per_session = 20"
-it_stack_start --db-only
+it_stack_start
 
-ACC=$(it_account pro 100000)
+ACC=$(it_account admin 100000)
+API_KEY=$(it_key "$ACC" '*')
+# the jobs by the names the cases give them
+declare -A JOBS
+# a pipe's last command runs in this shell, so mkjob can fill JOBS
+shopt -s lastpipe
 
-# mkjob ID TYPE < ADDRESSES: a pending job of the addresses (one a line, as
-# given: already unique) charged 1 credit each (ledger ref job:ID:charge).
-cat > "$IT_DIR/mkjob.py" <<'EOF'
-import sys
-job, jtype, acc = sys.argv[1:4]
-emails = [l.rstrip("\n") for l in sys.stdin if l.strip()]
-def dom(e):
-    if e.count("@") != 1 or " " in e: return ""
-    return e.split("@")[1].lower()
-q = lambda s: "'" + s.replace("\\", "\\\\").replace("'", "''") + "'"
-order = sorted(range(len(emails)), key=lambda i: (dom(emails[i]), i))
-chunk_of = {}
-for k, i in enumerate(order):
-    chunk_of[i] = k // 200
-n = len(emails)
-print("START TRANSACTION;")
-print("INSERT INTO jobs (id, account_id, pool_id, type, name, status, total_emails, credits_charged, created_at) "
-      "VALUES (%s, %s, %s, %s, 'worker test', 'pending', %d, %d, UTC_TIMESTAMP(3));" % (q(job), q(acc), q(acc), q(jtype), n, n))
-for i, e in enumerate(emails):
-    print("INSERT INTO job_emails (job_id, seq, chunk, email, domain) VALUES (%s, %d, %d, %s, %s);"
-          % (q(job), i, chunk_of[i], q(e), q(dom(e))))
-for c in range((n + 199) // 200):
-    print("INSERT INTO job_chunks (job_id, chunk) VALUES (%s, %d);" % (q(job), c))
-print("INSERT INTO credit_ledger (pool_id, account_id, kind, amount, ref, created_at) VALUES "
-      "(%s, %s, 'charge', %d, %s, UTC_TIMESTAMP(3));" % (q(acc), q(acc), n, q("job:%s:charge" % job)))
-print("UPDATE credit_pools SET balance = balance - %d, used = used + %d WHERE owner_id = %s;" % (n, n, q(acc)))
-print("COMMIT;")
-EOF
+# mkjob NAME TYPE [EXTRA-JSON [KEY]] < ADDRESSES: creates a job of the
+# addresses (one a line) through the API, POST /v1/verify/bulk or
+# /v1/verify/batch with the EXTRA fields, with API_KEY or KEY; its id goes
+# to JOBS[NAME]
 mkjob() {
-    python3 "$IT_DIR/mkjob.py" "$1" "$2" "$ACC" > "$IT_DIR/$1.sql" &&
-        stack_mariadb_sql "$IT_DIR/mariadb" svc < "$IT_DIR/$1.sql"
+    local name=$1 path=/v1/verify/bulk extra=${3:-'{}'} key=${4:-$API_KEY} code
+    [ "$2" = batch ] && path=/v1/verify/batch
+    jq -R . | jq -sc --argjson x "$extra" '{emails: .} + $x' > "$IT_DIR/$name.json"
+    code=$(curl -s -o "$IT_DIR/$name.created" -w '%{http_code}' -H "Authorization: Bearer $key" \
+        -H 'Content-Type: application/json' --data-binary "@$IT_DIR/$name.json" "$BASE_URL$path")
+    case $code in 201|202) ;; *) it_fail "creating $name: $code $(cat "$IT_DIR/$name.created")"; return 1 ;; esac
+    JOBS[$name]=$(jq -r '.job_id // .id' "$IT_DIR/$name.created")
 }
 
 # once: one svc-worker --once run (bounded), its standard error kept
@@ -119,7 +105,8 @@ for i in 1 2 3 4 5; do echo "not-an-email-$i"; done > "$IT_DIR/syntax.txt"
 
 t_verdicts() {
     local id=job_verdicts total unknown
-    { cut -d' ' -f1 "$IT_DIR/expected.txt"; cat "$IT_DIR/syntax.txt"; } | mkjob $id bulk
+    { cut -d' ' -f1 "$IT_DIR/expected.txt"; cat "$IT_DIR/syntax.txt"; } | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     total=$(( $(wc -l < "$IT_DIR/expected.txt") + 5 ))
     once || it_fail "svc-worker --once failed"
     expect_eq "status" completed "$(job_field $id status)" || return 1
@@ -147,7 +134,7 @@ t_verdicts() {
 t_case "a job of 279 addresses over 10 domains completes with the right verdict per address and counts equal to its rows" t_verdicts
 
 t_event_once() {
-    local id=job_verdicts payload
+    local id=${JOBS[job_verdicts]} payload
     once || it_fail "second svc-worker --once failed"
     expect_eq "job.completed events" 1 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$id' AND event = 'job.completed'")"
     expect_eq "refunds after a second run" 1 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$id:refund'")"
@@ -166,8 +153,9 @@ t_case "job.completed is in the outbox once with the API.md envelope; a second r
 
 t_batch() {
     local id=job_batch
-    printf '%s\n' alice@mx.svc.test x@unreachable.svc.test unknown@sandbox.svc.example | mkjob $id batch
-    it_sql "UPDATE jobs SET callback_data = '{\"ref\":42}' WHERE id = '$id'"
+    printf '%s\n' alice@mx.svc.test x@unreachable.svc.test unknown@sandbox.svc.example |
+        mkjob $id batch '{"callback_data":{"ref":42}}' || return 1
+    id=${JOBS[$id]}
     once || it_fail "svc-worker --once failed"
     expect_eq "status" completed "$(job_field $id status)" || return 1
     expect_eq "count_unknown" 2 "$(job_field $id count_unknown)"
@@ -180,9 +168,10 @@ t_case "a batch job: unknown results are not refunded; the event carries callbac
 
 t_sandbox_job() {
     local id=job_sandbox
-    printf '%s\n' unknown@sandbox.svc.example catch_all@sandbox.svc.example | mkjob $id bulk
-    it_sql "UPDATE jobs SET sandbox = 1, credits_charged = 0 WHERE id = '$id'; DELETE FROM credit_ledger WHERE ref = 'job:$id:charge';
-        UPDATE credit_pools SET balance = balance + 2, used = used - 2 WHERE owner_id = '$ACC'"
+    printf '%s\n' unknown@sandbox.svc.example catch_all@sandbox.svc.example |
+        mkjob $id bulk '{}' "$(it_key "$ACC" '*' --sandbox)" || return 1
+    id=${JOBS[$id]}
+    expect_eq "charged" "1 0" "$(job_field $id "CONCAT_WS(' ', sandbox, credits_charged)")" || return 1
     once || it_fail "svc-worker --once failed"
     expect_eq "status" completed "$(job_field $id status)" && expect_eq "count_unknown" 1 "$(job_field $id count_unknown)" &&
         expect_eq "credits_refunded" 0 "$(job_field $id credits_refunded)" &&
@@ -192,7 +181,8 @@ t_case "a sandbox job (nothing charged) refunds nothing" t_sandbox_job
 
 t_missing_rows() {
     local id=job_broken
-    echo alice@mx.svc.test | mkjob $id bulk
+    echo alice@mx.svc.test | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     it_sql "DELETE FROM job_emails WHERE job_id = '$id'"
     once || it_fail "svc-worker --once failed"
     expect_eq "status" failed "$(job_field $id status)" && expect_eq "error_code" job_rows_missing "$(job_field $id error_code)" &&
@@ -206,7 +196,8 @@ t_case "a job whose addresses are missing fails with job_rows_missing, a refund 
 # ---------------------------------------------------------------- greylisting
 t_greylist() {
     local id=job_grey
-    printf '%s\n' alice@grey.svc.test nobody@grey.svc.test greyforever@greyforever.svc.test | mkjob $id bulk
+    printf '%s\n' alice@grey.svc.test nobody@grey.svc.test greyforever@greyforever.svc.test | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     once || it_fail "svc-worker --once failed"
     expect_eq "after the first pass: status" processing "$(job_field $id status)" || return 1
     expect_eq "retry rows after the first pass" 3 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state = 'retry' AND attempts = 1")"
@@ -237,7 +228,8 @@ t_throttle_by_address() {
     fake_set 127.0.0.31 flight_delay_ms=400
     for d in 1 2 3 4 5 6; do
         for i in $(seq -w 1 80); do echo "user$i@shared$d.svc.test"; done
-    done | mkjob $id bulk
+    done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     once || it_fail "svc-worker --once failed"
     expect_eq "status" "completed 480" "$(job_field $id "CONCAT_WS(' ', status, count_valid)")" || return 1
     max=$(fake_ctl 127.0.0.31 concurrency | sed 's/.*max=\([0-9]*\).*/\1/')
@@ -254,20 +246,18 @@ worker_pid() { stack_pidfile_pid "$IT_DIR/log/worker.pid"; }
 t_cancel() {
     local id=job_cancel i processed after refund
     fake_set 127.0.0.31 flight_delay_ms=300
-    for i in $(seq -w 1 800); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk
+    for i in $(seq -w 1 800); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     start_worker || return 1
     for i in $(seq 1 100); do
         [ "$(job_field $id processed_emails)" -gt 0 ] && break
         sleep 0.2
     done
-    # what DELETE /v1/jobs/{id} does: lock, cancel, refund the unprocessed
-    processed=$(it_sql "START TRANSACTION; SELECT processed_emails FROM jobs WHERE id = '$id' FOR UPDATE;
-        UPDATE jobs SET status = 'cancelled', credits_refunded = total_emails - processed_emails WHERE id = '$id';
-        INSERT INTO credit_ledger (pool_id, account_id, kind, amount, ref, created_at)
-          SELECT pool_id, account_id, 'refund', total_emails - processed_emails, CONCAT('job:', id, ':refund'), UTC_TIMESTAMP(3) FROM jobs WHERE id = '$id';
-        UPDATE credit_pools p JOIN jobs j ON j.id = '$id' SET p.balance = p.balance + j.credits_refunded, p.refunded = p.refunded + j.credits_refunded
-          WHERE p.owner_id = j.pool_id;
-        COMMIT;")
+    http DELETE "/v1/jobs/$id"
+    expect_status 200 && expect_json .status cancelled || return 1
+    # what the worker had written when the job was cancelled is final
+    processed=$(job_field $id processed_emails)
+    expect_json .credits_refunded $((800 - processed)) || return 1
     [ "$processed" -gt 0 ] && [ "$processed" -lt 800 ] || it_fail "cancelled at processed=$processed, not mid-way" || return 1
     sleep 4
     after=$(job_field $id processed_emails)
@@ -284,7 +274,8 @@ t_case "a cancelled job stops: nothing is counted after the cancellation and no 
 
 t_sigterm() {
     local id=job_term i pid
-    for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk
+    for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     for i in $(seq 1 100); do
         [ "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state = 'leased'")" -gt 0 ] && break
         sleep 0.1
@@ -296,7 +287,7 @@ t_sigterm() {
     grep -q "event=chunk_released job=$id" "$IT_DIR/log/svc.log" || it_fail "no chunk_released in the log"
     check_counts $id
     # out of the way of the next cases
-    it_sql "UPDATE jobs SET status = 'cancelled' WHERE id = '$id'"
+    http DELETE "/v1/jobs/$id"; expect_status 200
 }
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 
@@ -304,7 +295,8 @@ t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 t_backoff() {
     local id=job_defer i start end
     fake_set 127.0.0.31 mail=451 flight_delay_ms=0
-    for i in $(seq -w 1 10); do echo "defer$i@greyforever.svc.test"; done | mkjob $id bulk
+    for i in $(seq -w 1 10); do echo "defer$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     start=$(date +%s%N)
     once || it_fail "svc-worker --once failed"
     end=$(date +%s%N)
@@ -326,7 +318,8 @@ t_case "a host that defers MAIL (451) gets sessions after a back-off of 1, 2, 4 
 t_db_restart() {
     local id=job_dbrestart i
     fake_set 127.0.0.31 flight_delay_ms=300
-    for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk
+    for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     start_worker || return 1
     for i in $(seq 1 100); do
         [ "$(job_field $id processed_emails)" -gt 0 ] && break
@@ -359,7 +352,8 @@ t_crash() {
         for i in $(seq -w 1 2400); do echo "user$i@greyforever.svc.test"; done
         for i in $(seq -w 1 300); do echo "unknown$i@greyforever.svc.test"; done
         for i in $(seq -w 1 300); do echo "crash$i@catchall.svc.test"; done
-    } | shuf --random-source=<(yes) | mkjob $id bulk
+    } | shuf --random-source=<(yes) | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
     # killed each time another 500 results are in, so always mid-job
     for k in 1 2 3 4; do
         start_worker || return 1
@@ -391,23 +385,23 @@ t_crash() {
 t_case "svc-worker killed 4 times mid-job (3000 addresses): one result per address, exact counts, one charge, at most one refund" t_crash
 
 t_purge() {
-    local id=job_batch
+    local id=${JOBS[job_batch]} grey=${JOBS[job_grey]} sandbox=${JOBS[job_sandbox]} broken=${JOBS[job_broken]}
     it_sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = '$id'"
-    it_sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = 'job_grey'"
+    it_sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = '$grey'"
     once || it_fail "svc-worker --once failed"
     expect_eq "expired batch job rows" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$id'),
         (SELECT COUNT(*) FROM job_emails WHERE job_id = '$id'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id')" | tr '\t' ' ')"
-    expect_eq "a bulk job with an expires_at is kept" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = 'job_grey'")" || return 1
+    expect_eq "a bulk job with an expires_at is kept" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$grey'")" || return 1
     # bulk and upload jobs: job_retention_days (90) after they ended
-    it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = 'job_grey';
-        UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 89 DAY WHERE id = 'job_sandbox';
-        UPDATE jobs SET status = 'pending', created_at = UTC_TIMESTAMP(3) - INTERVAL 200 DAY WHERE id = 'job_broken'"
+    it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$grey';
+        UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 89 DAY WHERE id = '$sandbox';
+        UPDATE jobs SET status = 'pending', created_at = UTC_TIMESTAMP(3) - INTERVAL 200 DAY WHERE id = '$broken'"
     once || it_fail "svc-worker --once failed"
-    expect_eq "bulk job 91 days after it completed" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = 'job_grey'),
-        (SELECT COUNT(*) FROM job_emails WHERE job_id = 'job_grey'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = 'job_grey')" | tr '\t' ' ')" || return 1
-    expect_eq "bulk job 89 days after it completed" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = 'job_sandbox'")" || return 1
-    expect_eq "an old job that has not ended" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = 'job_broken'")" || return 1
-    it_sql "UPDATE jobs SET status = 'failed' WHERE id = 'job_broken'"
+    expect_eq "bulk job 91 days after it completed" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$grey'),
+        (SELECT COUNT(*) FROM job_emails WHERE job_id = '$grey'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$grey')" | tr '\t' ' ')" || return 1
+    expect_eq "bulk job 89 days after it completed" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$sandbox'")" || return 1
+    expect_eq "an old job that has not ended" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$broken'")" || return 1
+    it_sql "UPDATE jobs SET status = 'failed' WHERE id = '$broken'"
 }
 t_case "housekeeping deletes batch jobs past expires_at and bulk jobs job_retention_days after they ended (addresses, chunks, job)" t_purge
 
