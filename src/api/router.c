@@ -107,6 +107,7 @@ router_ctx_init(struct api_ctx *ctx, const struct conf *c,
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->conf = c;
 	ctx->responders = sh->responders;
+	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	authcache_init(&ctx->cache, conf_int(c, CONF_AUTH_CACHE_MS), sh->gens);
 	if ((ctx->slots = slots_attach(sh->slots_fd, err)) == NULL)
 		return -1;
@@ -386,7 +387,7 @@ router_ratelimit_fallback(struct api_call *c)
 	c->rl.limit = c->key.account_id[0] ? auth_key_rate_limit(&c->key) :
 	    auth_tier_limits[AUTH_TIER_ANONYMOUS];
 	c->rl.remaining = c->rl.limit;
-	c->rl.reset_at = timeutil_now_ms() / 1000 + RATELIMIT_WINDOW_MS / 1000;
+	c->rl.reset_at = (timeutil_now_ms() + ratelimit_window_ms()) / 1000;
 	router_ratelimit_headers(c);
 }
 

@@ -13,10 +13,25 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Set once at start (rate_window_seconds), read by every request after. */
+static int64_t ratelimit_window = RATELIMIT_WINDOW_MS;
+
+void
+ratelimit_set_window(long seconds)
+{
+	ratelimit_window = (int64_t)seconds * 1000;
+}
+
+int64_t
+ratelimit_window_ms(void)
+{
+	return ratelimit_window;
+}
+
 int64_t
 ratelimit_window_start(int64_t now_ms)
 {
-	return (now_ms - RATELIMIT_WINDOW_MS) / 1000;
+	return (now_ms - ratelimit_window) / 1000;
 }
 
 enum db_err
@@ -46,8 +61,8 @@ static void
 ratelimit_fill(struct ratelimit_status *st, long limit, long used,
     int64_t oldest, int64_t now_ms)
 {
-	int64_t reset_ms = used > 0 ? oldest + RATELIMIT_WINDOW_MS :
-	    now_ms + RATELIMIT_WINDOW_MS;
+	int64_t reset_ms = used > 0 ? oldest + ratelimit_window :
+	    now_ms + ratelimit_window;
 
 	st->limit = limit;
 	st->used = used;
@@ -130,7 +145,7 @@ ratelimit_purge(struct db *db, int64_t now_ms)
 	unsigned long long n = 0;
 
 	if (db_exec(db, "DELETE FROM rate_counts WHERE sec <= ?",
-	    DB_ARGS(DBP_INT((now_ms - RATELIMIT_WINDOW_MS) / 1000)), &n) !=
+	    DB_ARGS(DBP_INT(ratelimit_window_start(now_ms))), &n) !=
 	    DB_OK)
 		return -1;
 	return (long long)n;

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The spec's window; rate_window_seconds may set another for the process
+ * (tests) through ratelimit_set_window, once at start. */
 #define RATELIMIT_WINDOW_MS 60000
 /* Bucket names: "acct:<account id>" for authenticated requests, "ip:<address>"
  * for the others. auth_lookup_window builds the account's in SQL. */
@@ -40,6 +42,11 @@ void	 ratelimit_status_from(long limit, const struct ratelimit_window *,
 	    int64_t now_ms, struct ratelimit_status *);
 /* Counters of seconds after this one are in the window at now_ms. */
 int64_t	 ratelimit_window_start(int64_t now_ms);
+/* The window's length in ms (RATELIMIT_WINDOW_MS unless set), and setting
+ * it for the whole process, before any request: every process counting in
+ * one database must use the same value. */
+int64_t	 ratelimit_window_ms(void);
+void	 ratelimit_set_window(long seconds);
 /* Deletes counters older than the window; returns rows removed or -1. */
 long long ratelimit_purge(struct db *, int64_t now_ms);
 /* Deletes the bucket rows that have no counter left (idle clients: an

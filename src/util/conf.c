@@ -48,6 +48,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_API_BODY_TIMEOUT_MS] = { "api_body_timeout_ms", CONF_TYPE_INT,
 	    "30000", 100, 600000, 0, "a request's body must reach svc-api "
 	    "within this long, else 408 (the web server buffers it first)" },
+	[CONF_RATE_WINDOW_SECONDS] = { "rate_window_seconds", CONF_TYPE_INT,
+	    "60", 1, 3600, 0, "length of the sliding rate-limit window (the "
+	    "spec's 60; shorter ones are for tests)" },
 	[CONF_RUN_DIR] = { "run_dir", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "folder of svc-api's shared slot file (empty: memory shared by one "
 	    "master's responders; set it under mod_fcgid)" },

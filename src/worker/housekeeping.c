@@ -20,6 +20,7 @@ housekeeping_run(const struct conf *c, struct db *db)
 {
 	long long idem, hits, buckets, cached, jobs;
 
+	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
 	hits = ratelimit_purge(db, timeutil_now_ms());
 	buckets = ratelimit_purge_buckets(db);
