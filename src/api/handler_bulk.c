@@ -82,6 +82,14 @@ bulk_url_ok(const struct conf *c, const char *u, const char **why)
 	return r == URLGUARD_OK;
 }
 
+/* What the input, the keys of open objects and yajl's buffer may hold
+ * together while the body is read (jobs_body.h). */
+static size_t
+bulk_memory_max(const struct api_call *c)
+{
+	return (size_t)conf_int(c->ctx->conf, CONF_API_JOB_MEMORY_MB) << 20;
+}
+
 /* The checks of today's order on what the body held: name, webhook_url
  * and callback_data (batch), the emails array, its size, its entries. */
 static int
@@ -134,6 +142,14 @@ bulk_parse(struct bulk_req *b, size_t max)
 		    "limit", (json_int_t)max), "at most %zu addresses", max);
 		return -1;
 	}
+	if (j->too_big) {
+		http_error(c->resp, 413, "file_too_large", json_pack("{s:I}",
+		    "limit_bytes", (json_int_t)bulk_memory_max(c)), "the "
+		    "addresses need more than %zu MiB in memory once read "
+		    "(api_job_memory_mb); send them in smaller jobs",
+		    bulk_memory_max(c) >> 20);
+		return -1;
+	}
 	switch (j->emails_rc) {
 	case JOBS_OK:
 		return 0;
@@ -167,7 +183,7 @@ bulk_read(struct bulk_req *b, size_t max, const char *sandbox)
 	if (api_json_read(c) == -1)
 		return -1;
 	if (jobs_body_init(&b->body, b->spec.type == JOBS_TYPE_BATCH, max,
-	    sandbox) == -1) {
+	    sandbox, bulk_memory_max(c)) == -1) {
 		api_internal_error(c, "jobs_body_init");
 		return -1;
 	}

@@ -72,6 +72,9 @@ enum jobs_err jobs_input_add(struct jobs_input *, const char *, size_t);
 /* After the last entry: JOBS_OK, or JOBS_EMPTY when no entry was kept.
  * Frees what only de-duplication needed. */
 enum jobs_err jobs_input_end(struct jobs_input *);
+/* The memory the input holds, in bytes (its allocations, not malloc's
+ * overhead). */
+size_t	 jobs_input_bytes(const struct jobs_input *);
 void	 jobs_input_free(struct jobs_input *);
 
 struct jobs_new {

@@ -14,6 +14,7 @@
 #include "util/khash.h"
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -60,7 +61,7 @@ struct jobs_body_parse {
 	struct jobs_body *b;
 	yajl_handle	 y;
 	int		 batch;
-	size_t		 max;
+	size_t		 max, memory_max;
 	const char	*sandbox;
 	enum jobs_body_err rc;		/* sticky */
 	const char	*why;		/* a callback's reason to stop */
@@ -87,6 +88,9 @@ struct jobs_body_parse {
 	/* position: bytes fed before this piece, line, where it starts */
 	unsigned long long offset, line_start;
 	unsigned long	 line;
+	const char	*piece;		/* the piece yajl is reading */
+	size_t		 piece_len;
+	size_t		 decoded;	/* yajl's buffer for escaped strings */
 };
 
 static const char *const jobs_body_names[JOBS_BODY_MEMBER__MAX] = {
@@ -458,6 +462,21 @@ jobs_body_member_value(struct jobs_body_parse *p, enum jobs_body_kind k,
 	return 1;
 }
 
+/* The input, the keys and yajl's decoding buffer against memory_max: past
+ * it, an input still being built or kept is dropped (the answer is 413). */
+static void
+jobs_body_budget(struct jobs_body_parse *p)
+{
+	struct jobs_body *b = p->b;
+
+	if (b->in.store == NULL || jobs_input_bytes(&b->in) + p->capkeys *
+	    sizeof(*p->keys) + p->decoded <= p->memory_max)
+		return;
+	jobs_input_free(&b->in);
+	p->input_live = 0;
+	b->too_big = 1;
+}
+
 /* An element of the emails array. */
 static int
 jobs_body_element(struct jobs_body_parse *p, enum jobs_body_kind k,
@@ -475,8 +494,10 @@ jobs_body_element(struct jobs_body_parse *p, enum jobs_body_kind k,
 		return 1;
 	}
 	if (k == JOBS_BODY_STRING &&
-	    (rc = jobs_input_add(&b->in, s, n)) == JOBS_OK)
+	    (rc = jobs_input_add(&b->in, s, n)) == JOBS_OK) {
+		jobs_body_budget(p);
 		return 1;
+	}
 	if (rc == JOBS_NOMEM)
 		return jobs_body_stop(p, JOBS_BODY_NOMEM, NULL);
 	b->emails_rc = rc;
@@ -484,6 +505,24 @@ jobs_body_element(struct jobs_body_parse *p, enum jobs_body_kind k,
 	jobs_input_free(&b->in);
 	p->input_live = 0;
 	return 1;
+}
+
+/* A string or key that yajl decoded into its buffer (it had escapes):
+ * that buffer grows to the longest one, in powers of two. */
+static void
+jobs_body_decoded(struct jobs_body_parse *p, const char *s, size_t n)
+{
+	size_t size = 2048;
+
+	if ((uintptr_t)s >= (uintptr_t)p->piece &&
+	    (uintptr_t)s < (uintptr_t)p->piece + p->piece_len)
+		return;		/* in the body itself */
+	while (size <= n && size < SIZE_MAX / 2)
+		size *= 2;
+	if (size > p->decoded) {
+		p->decoded = size;
+		jobs_body_budget(p);
+	}
 }
 
 /* Every value: checked, then given to whoever reads it. */
@@ -496,6 +535,8 @@ jobs_body_value(struct jobs_body_parse *p, enum jobs_body_kind k,
 	if (k == JOBS_BODY_NUMBER && !p->cb_live &&
 	    !jobs_body_number(p, s, n, NULL))
 		return 0;
+	if (k == JOBS_BODY_STRING)
+		jobs_body_decoded(p, s, n);
 	if (p->depth == 0)
 		p->top_object = k == JOBS_BODY_MAP;
 	else if (p->depth == 1 && p->top_object) {
@@ -533,8 +574,10 @@ jobs_body_key(void *ctx, const unsigned char *key, size_t n)
 			return jobs_body_stop(p, JOBS_BODY_NOMEM, NULL);
 		p->keys = nk;
 		p->capkeys = cap;
+		jobs_body_budget(p);
 	}
 	p->keys[p->nkeys++] = khash(s, n);
+	jobs_body_decoded(p, s, n);
 	if (p->depth == 1 && p->top_object) {
 		p->member = JOBS_BODY_OTHER;
 		for (m = JOBS_BODY_NAME; m < JOBS_BODY_MEMBER__MAX; m++)
@@ -684,7 +727,7 @@ static const yajl_callbacks jobs_body_callbacks = {
 
 int
 jobs_body_init(struct jobs_body *b, int batch, size_t max,
-    const char *sandbox)
+    const char *sandbox, size_t memory_max)
 {
 	struct jobs_body_parse *p;
 
@@ -694,6 +737,7 @@ jobs_body_init(struct jobs_body *b, int batch, size_t max,
 	p->b = b;
 	p->batch = batch;
 	p->max = max;
+	p->memory_max = memory_max;
 	p->sandbox = sandbox;
 	p->line = 1;
 	buf_init(&p->cb_key, JOBS_BODY_CB_BYTES);
@@ -716,6 +760,8 @@ jobs_body_feed(struct jobs_body *b, const char *s, size_t n)
 	if (p->rc != JOBS_BODY_OK || n == 0)
 		return p->rc;
 	good = jobs_body_text(p, (const unsigned char *)s, n, &why);
+	p->piece = s;
+	p->piece_len = good;
 	if (good > 0)
 		st = yajl_parse(p->y, (const unsigned char *)s, good);
 	if (st != yajl_status_ok)

@@ -6,9 +6,12 @@
  * jansson's json_loadb accepts with JSON_REJECT_DUPLICATES (depth 2048, no
  * \u0000, well-formed UTF-8 and surrogate pairs, numbers that fit), which
  * the fuzz target checks, so the API answers as it did with a tree.
- * Memory besides the input: yajl's buffer for a string with escapes (at
- * most the longest such string), 8 bytes per key of the objects still
- * open, and callback_data. */
+ * Memory besides the body: the input, yajl's buffer for a string with
+ * escapes (about the longest such string), 8 bytes per key of the objects
+ * still open, and callback_data (a few MiB at most). The first three
+ * together stay under the memory_max given to jobs_body_init: past it the
+ * input is dropped and too_big set, so whatever the body a request costs
+ * at most its body, memory_max and small change. */
 #ifndef SVC_JOBS_BODY_H
 #define SVC_JOBS_BODY_H
 #include "core/jobs.h"
@@ -60,15 +63,17 @@ struct jobs_body {
 	 * jobs_input_add and jobs_input_end decided them. */
 	enum jobs_err	 emails_rc;
 	size_t		 bad_index;
+	int		 too_big;		/* the input passed memory_max */
 	struct jobs_input in;
 	char		 error[160];		/* JOBS_BODY_INVALID_JSON */
 	struct jobs_body_parse *parse;
 };
 
 /* batch: webhook_url and callback_data are read (else ignored); max and
- * sandbox_domain go to jobs_input_init. 0, or -1 when out of memory. */
+ * sandbox_domain go to jobs_input_init; memory_max in bytes (above). 0,
+ * or -1 when out of memory. */
 int	 jobs_body_init(struct jobs_body *, int batch, size_t max,
-	    const char *sandbox_domain);
+	    const char *sandbox_domain, size_t memory_max);
 /* The body in pieces of any size, then jobs_body_end. Once a call has
  * returned an error, the following ones return it too. */
 enum jobs_body_err jobs_body_feed(struct jobs_body *, const char *, size_t);

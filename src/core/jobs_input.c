@@ -3,12 +3,13 @@
  * that the list never exists twice.
  *
  * A unique entry is stored once, in an arena of blocks: its text as given
- * (trimmed, cut to fit job_emails.email), then its normal form unless that
- * is simply the text ASCII-lower-cased, then its A-label domain unless that
- * is how the text ends. One strset finds repeats in two ways: by the
- * lower-cased text among the kept spellings (a repeated spelling costs no
- * address parse), then by the normal form (another spelling of a kept
- * address: case, Unicode forms of the domain, U-label or A-label). */
+ * (trimmed, cut to fit job_emails.email), then its A-label domain unless
+ * that is how the text ends. One strset of entry numbers finds repeats in
+ * two ways: by the lower-cased text among the kept spellings (a repeated
+ * spelling costs no address parse), then by the normal form (another
+ * spelling of a kept address: case, Unicode forms of the domain, U-label
+ * or A-label), which is not stored: when it is not simply the lower-cased
+ * text, a candidate is compared with it by parsing the kept text again. */
 #include "core/jobs.h"
 #include "core/addr.h"
 #include "util/grow.h"
@@ -27,7 +28,7 @@
 
 /* Member kinds, the low two bits of a strset id (the entry's index is the
  * rest): its lower-cased text, its normal form, or both when they are the
- * same string. */
+ * same string (always so for an entry that is not an address). */
 #define JOBS_INPUT_SPELLING 1u
 #define JOBS_INPUT_FORM 2u
 #define JOBS_INPUT_KINDS 3u
@@ -44,6 +45,7 @@ struct jobs_input_store {
 	struct strset	*seen;		/* NULL after jobs_input_end */
 	const char	*sandbox;
 	size_t		 max, ecap, dcap;
+	size_t		 arena;		/* bytes of the blocks */
 };
 
 struct jobs_input_probe {
@@ -102,6 +104,7 @@ jobs_input_alloc(struct jobs_input_store *st, size_t n)
 			cap = n;
 		if ((b = malloc(sizeof(*b) + cap)) == NULL)
 			return NULL;
+		st->arena += sizeof(*b) + cap;
 		b->next = st->blocks;
 		b->used = 0;
 		b->cap = cap;
@@ -116,17 +119,17 @@ static int
 jobs_input_same(void *arg, uint32_t id, const char *s, size_t n)
 {
 	const struct jobs_input_probe *p = arg;
+	struct addr a;
 	const char *e;
 	size_t len, i;
 
 	if ((id & p->kind) == 0)
 		return 0;
 	e = p->in->emails[id >> 2];
+	if ((id & JOBS_INPUT_KINDS) == JOBS_INPUT_FORM)	/* an address */
+		return addr_parse(e, &a) == ADDR_OK &&
+		    strlen(a.normalised) == n && memcmp(a.normalised, s, n) == 0;
 	len = strlen(e);
-	if ((id & JOBS_INPUT_KINDS) == JOBS_INPUT_FORM) {
-		e += len + 1;	/* the normal form, after the text */
-		return strlen(e) == n && memcmp(e, s, n) == 0;
-	}
 	if (len != n)
 		return 0;
 	for (i = 0; i < n; i++)
@@ -211,18 +214,14 @@ jobs_input_add(struct jobs_input *in, const char *s, size_t len)
 	at = isaddr ? strrchr(text, '@') : NULL;
 	if (at != NULL && strcmp(at + 1, a.ascii_domain) != 0)
 		at = NULL;
-	need = tlen + 1 + (kinds == JOBS_INPUT_KINDS ? 0 : flen + 1) +
-	    (isaddr && at == NULL ? strlen(a.ascii_domain) + 1 : 0);
+	need = tlen + 1 + (isaddr && at == NULL ? strlen(a.ascii_domain) + 1 :
+	    0);
 	if ((p = jobs_input_alloc(st, need)) == NULL)
 		return JOBS_NOMEM;
 	memcpy(p, text, tlen + 1);
 	in->emails[in->n] = p;
 	in->domains[in->n] = jobs_input_none;
 	p += tlen + 1;
-	if (kinds != JOBS_INPUT_KINDS) {
-		memcpy(p, form, flen + 1);
-		p += flen + 1;
-	}
 	if (at != NULL)
 		in->domains[in->n] = in->emails[in->n] + (at + 1 - text);
 	else if (isaddr) {
@@ -238,6 +237,17 @@ jobs_input_add(struct jobs_input *in, const char *s, size_t len)
 		in->sandbox++;
 	in->n++;
 	return JOBS_OK;
+}
+
+size_t
+jobs_input_bytes(const struct jobs_input *in)
+{
+	const struct jobs_input_store *st = in->store;
+
+	if (st == NULL)
+		return 0;
+	return sizeof(*st) + st->arena + (st->ecap + st->dcap) *
+	    sizeof(char *) + (st->seen ? strset_bytes(st->seen) : 0);
 }
 
 enum jobs_err

@@ -184,3 +184,9 @@ strset_probes(const struct strset *s)
 {
 	return s->probes;
 }
+
+size_t
+strset_bytes(const struct strset *s)
+{
+	return sizeof(*s) + s->nslots * sizeof(*s->slots) + s->cap;
+}

@@ -21,6 +21,8 @@ size_t	 strset_count(const struct strset *);
  * about half the count when the hashes spread, the count squared over two
  * when they all collide (tests/unit/test_khash.c). */
 size_t	 strset_probes(const struct strset *);
+/* The memory the set holds: its table and strset_add's strings. */
+size_t	 strset_bytes(const struct strset *);
 
 /* Strings kept by the caller: 1 when member id is the string s of n
  * bytes, else 0. */

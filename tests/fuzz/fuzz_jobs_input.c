@@ -34,6 +34,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 	"failed (line %d)\n", #c, __LINE__); abort(); } } while (0)
 
 #define SANDBOX "sandbox.svc.test"
+#define MEMORY (160 << 20)	/* never reached by these inputs */
 #define LINE_MAX_OCTETS 320	/* job_emails.email VARCHAR(320) */
 
 struct result {
@@ -47,7 +48,7 @@ parse(const uint8_t *data, size_t size, int batch, size_t max, size_t split,
 {
 	size_t i;
 
-	CHECK(jobs_body_init(&r->b, batch, max, SANDBOX) == 0);
+	CHECK(jobs_body_init(&r->b, batch, max, SANDBOX, MEMORY) == 0);
 	if (bytewise) {
 		for (i = 0, r->rc = JOBS_BODY_OK; i < size &&
 		    r->rc == JOBS_BODY_OK; i++)
@@ -62,6 +63,7 @@ parse(const uint8_t *data, size_t size, int batch, size_t max, size_t split,
 	if (r->rc == JOBS_BODY_OK)
 		r->rc = jobs_body_end(&r->b);
 	CHECK(r->rc < JOBS_BODY_ERR__MAX && r->rc != JOBS_BODY_NOMEM);
+	CHECK(!r->b.too_big);
 	if (r->rc == JOBS_BODY_INVALID_JSON)
 		CHECK(r->b.error[0] != '\0');
 }

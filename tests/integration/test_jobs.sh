@@ -12,6 +12,9 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "service_domain = svc.example"
+# 16 MiB for a request's addresses in memory (the default is 160): the
+# 100,000-address jobs below fit, t_memory_max's do not
+it_conf_add "api_job_memory_mb = 16"
 it_stack_start
 
 ACC=$(it_account admin 1000)
@@ -137,6 +140,19 @@ t_bulk_json_answers() {
     jq -cn '{emails: ["a@b.co"], callback_data: {a: [range(0; 4094)]}}' > "$IT_DIR/big.json"
     http POST /v1/verify/batch "@$IT_DIR/big.json"; expect_status 201
 }
+t_memory_max() {
+    local acc key
+    acc=$(it_account pro 200000); key=$(it_key "$acc" '*')
+    # 100,000 addresses at a domain of 18 one-letter IDN labels: 56 octets
+    # as sent, 146 as A-labels, kept for every address: over 16 MiB
+    jq -cn '{emails: [range(0; 100000) | "u\(.)@" + ([range(0; 18) | "ü"] | join(".")) + ".de"]}' > "$IT_DIR/idn.json"
+    API_KEY=$key http POST /v1/verify/bulk "@$IT_DIR/idn.json"
+    expect_status 413 && expect_json .error.code file_too_large && expect_json .error.details.limit_bytes 16777216 || return 1
+    expect_eq "jobs created" 0 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$acc'")" || return 1
+    API_KEY=$key http GET /v1/credits; expect_json .balance 200000
+}
+t_case "addresses that would need more than api_job_memory_mb once read: 413, nothing created or charged" t_memory_max
+
 t_case "bulk and batch bodies: malformed JSON, duplicate keys, \\u0000, lone surrogates and huge numbers 400 invalid_json; element count, callback_data limits" t_bulk_json_answers
 
 t_insufficient() {

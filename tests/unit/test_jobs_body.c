@@ -19,6 +19,7 @@
 #include "core/jobs_body.h"
 #include "util/buf.h"
 
+#define MEMORY (160 << 20)	/* api_job_memory_mb's default */
 #define ANY (-1)
 #define A JOBS_BODY_ABSENT
 #define S JOBS_BODY_SET
@@ -129,8 +130,8 @@ run(const struct bcase *c, int bytewise, struct jobs_body *b,
 {
 	size_t i, n = strlen(c->body);
 
-	assert_int_equal(jobs_body_init(b, c->batch, 10, "sandbox.svc.test"),
-	    0);
+	assert_int_equal(jobs_body_init(b, c->batch, 10, "sandbox.svc.test",
+	    MEMORY), 0);
 	if (bytewise)
 		for (i = 0, *rc = JOBS_BODY_OK; i < n && *rc == JOBS_BODY_OK;
 		    i++)
@@ -167,6 +168,7 @@ check(const struct bcase *c, const struct jobs_body *b, enum jobs_body_err rc)
 		assert_int_equal(b->bad_index, c->extra);
 	if (c->emails_rc != JOBS_OK)
 		assert_null(b->in.emails);
+	assert_false(b->too_big);
 }
 
 static void
@@ -191,7 +193,8 @@ parse_text(const char *s, int batch, struct jobs_body *b)
 {
 	enum jobs_body_err rc;
 
-	assert_int_equal(jobs_body_init(b, batch, 10, "sandbox.svc.test"), 0);
+	assert_int_equal(jobs_body_init(b, batch, 10, "sandbox.svc.test",
+	    MEMORY), 0);
 	rc = jobs_body_feed(b, s, strlen(s));
 	return rc == JOBS_BODY_OK ? jobs_body_end(b) : rc;
 }
@@ -317,6 +320,69 @@ test_jobs_body_limits_callback_data(void **state)
 	}
 }
 
+/* memory_max: past it while the input is built or kept, the input is
+ * dropped and too_big set; an answer decided before stays. */
+static void
+test_jobs_body_memory_max_drops_the_input(void **state)
+{
+	static const char *const tails[] = {
+		"]}",				/* the input alone */
+		",7]}",				/* a bad element after it */
+	};
+	struct jobs_body b;
+	struct buf s;
+	size_t i, t;
+
+	(void)state;
+	for (t = 0; t < 2; t++) {
+		buf_init(&s, BUF_NOMAX);
+		buf_puts(&s, "{\"emails\":[");
+		for (i = 0; i < 5000; i++)
+			buf_printf(&s, "%s\"user%zu@example.com\"", i ? "," :
+			    "", i);
+		buf_puts(&s, tails[t]);
+		assert_int_equal(jobs_body_init(&b, 1, 10000,
+		    "sandbox.svc.test", 64 << 10), 0);
+		assert_int_equal(jobs_body_feed(&b, buf_str(&s), s.len),
+		    JOBS_BODY_OK);
+		assert_int_equal(jobs_body_end(&b), JOBS_BODY_OK);
+		assert_true(b.too_big);
+		assert_null(b.in.emails);
+		assert_int_equal(b.count, 5000 + t);
+		jobs_body_free(&b);
+		buf_free(&s);
+	}
+	/* the first element was bad: decided before any memory was used */
+	assert_int_equal(jobs_body_init(&b, 1, 10000, "sandbox.svc.test",
+	    64 << 10), 0);
+	buf_init(&s, BUF_NOMAX);
+	buf_puts(&s, "{\"emails\":[7");
+	for (i = 0; i < 5000; i++)
+		buf_printf(&s, ",\"user%zu@example.com\"", i);
+	buf_puts(&s, "]}");
+	assert_int_equal(jobs_body_feed(&b, buf_str(&s), s.len), JOBS_BODY_OK);
+	assert_int_equal(jobs_body_end(&b), JOBS_BODY_OK);
+	assert_false(b.too_big);
+	assert_int_equal(b.emails_rc, JOBS_BAD_ITEM);
+	jobs_body_free(&b);
+	buf_free(&s);
+	/* the keys of the top object count too, after the emails */
+	assert_int_equal(jobs_body_init(&b, 1, 10000, "sandbox.svc.test",
+	    64 << 10), 0);
+	buf_init(&s, BUF_NOMAX);
+	buf_puts(&s, "{\"emails\":[\"a@b.co\"]");
+	for (i = 0; i < 10000; i++)
+		buf_printf(&s, ",\"k%zu\":0", i);
+	buf_puts(&s, "}");
+	assert_int_equal(jobs_body_feed(&b, buf_str(&s), s.len), JOBS_BODY_OK);
+	assert_int_equal(jobs_body_end(&b), JOBS_BODY_OK);
+	assert_true(b.too_big);
+	assert_int_equal(b.emails_rc, JOBS_OK);
+	assert_null(b.in.emails);
+	jobs_body_free(&b);
+	buf_free(&s);
+}
+
 int
 main(void)
 {
@@ -327,6 +393,7 @@ main(void)
 		cmocka_unit_test(
 		    test_jobs_body_builds_callback_data_as_jansson),
 		cmocka_unit_test(test_jobs_body_limits_callback_data),
+		cmocka_unit_test(test_jobs_body_memory_max_drops_the_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
