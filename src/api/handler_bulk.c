@@ -9,9 +9,15 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/urlguard.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* After a body this large the freed heap is given back to the system. */
+#define BULK_TRIM_BYTES (1024 * 1024)
 
 struct bulk_req {
 	struct api_call		*c;
@@ -20,6 +26,7 @@ struct bulk_req {
 	const char		*name;
 	char			 secret[64];
 	time_t			 created;
+	size_t			 body_len;	/* octets of the body read */
 };
 
 static json_t *
@@ -190,6 +197,7 @@ bulk_read(struct bulk_req *b, size_t max, const char *sandbox)
 	rc = jobs_body_feed(&b->body, c->req->body.data, c->req->body.len);
 	if (rc == JOBS_BODY_OK)
 		rc = jobs_body_end(&b->body);
+	b->body_len = c->req->body.len;
 	buf_free(&c->req->body);
 	switch (rc) {
 	case JOBS_BODY_OK:
@@ -260,6 +268,12 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 out:
 	free(cb);
 	jobs_body_free(&b.body);
+#ifdef __GLIBC__
+	/* A large job leaves tens of MiB free in the heap: give them back, so
+	 * that an idle responder does not keep its last job's size. */
+	if (b.body_len >= BULK_TRIM_BYTES)
+		malloc_trim(0);
+#endif
 }
 
 void

@@ -45,6 +45,7 @@ enum jobs_err {
 	JOBS_NOT_CANCELLABLE,
 	JOBS_NOMEM,
 	JOBS_DB,
+	JOBS_TOO_BIG,		/* an input would pass its memory_max */
 	JOBS_ERR__MAX
 };
 
@@ -67,13 +68,17 @@ struct jobs_input {
 int	 jobs_input_init(struct jobs_input *, size_t max,
 	    const char *sandbox_domain);
 /* One entry as given: JOBS_OK (also for a blank or repeated entry),
- * JOBS_TOO_MANY (one unique entry more than max) or JOBS_NOMEM. */
+ * JOBS_TOO_MANY (one unique entry more than max), JOBS_TOO_BIG (keeping
+ * it would make jobs_input_bytes pass memory_max, even for a moment) or
+ * JOBS_NOMEM. */
 enum jobs_err jobs_input_add(struct jobs_input *, const char *, size_t);
+/* The bytes the input may hold (no limit after jobs_input_init). */
+void	 jobs_input_set_memory_max(struct jobs_input *, size_t);
 /* After the last entry: JOBS_OK, or JOBS_EMPTY when no entry was kept.
  * Frees what only de-duplication needed. */
 enum jobs_err jobs_input_end(struct jobs_input *);
 /* The memory the input holds, in bytes (its allocations, not malloc's
- * overhead). */
+ * overhead; the pointer arrays by their capacity). */
 size_t	 jobs_input_bytes(const struct jobs_input *);
 void	 jobs_input_free(struct jobs_input *);
 

@@ -406,6 +406,33 @@ jobs_body_cb_value(struct jobs_body_parse *p, enum jobs_body_kind k,
 	return rc == 0 ? 1 : jobs_body_stop(p, JOBS_BODY_NOMEM, NULL);
 }
 
+/* Drops the input: it would pass memory_max (the answer is 413). */
+static void
+jobs_body_too_big(struct jobs_body_parse *p)
+{
+	jobs_input_free(&p->b->in);
+	p->input_live = 0;
+	p->b->too_big = 1;
+}
+
+/* The input, the keys (and extra, what is about to be allocated for them
+ * for a moment) and yajl's decoding buffer against memory_max: the input
+ * gets what the rest leaves, or is dropped when it holds more already. */
+static void
+jobs_body_budget(struct jobs_body_parse *p, size_t extra)
+{
+	struct jobs_body *b = p->b;
+	size_t rest = p->capkeys * sizeof(*p->keys) + extra + p->decoded;
+
+	if (b->in.store == NULL)
+		return;
+	if (rest >= p->memory_max ||
+	    jobs_input_bytes(&b->in) > p->memory_max - rest)
+		jobs_body_too_big(p);
+	else
+		jobs_input_set_memory_max(&b->in, p->memory_max - rest);
+}
+
 /* A value of the top object's member p->member. */
 static int
 jobs_body_member_value(struct jobs_body_parse *p, enum jobs_body_kind k,
@@ -455,26 +482,12 @@ jobs_body_member_value(struct jobs_body_parse *p, enum jobs_body_kind k,
 		if (jobs_input_init(&b->in, p->max, p->sandbox) == -1)
 			return jobs_body_stop(p, JOBS_BODY_NOMEM, NULL);
 		p->input_live = 1;
+		jobs_body_budget(p, 0);
 		break;
 	default:
 		break;
 	}
 	return 1;
-}
-
-/* The input, the keys and yajl's decoding buffer against memory_max: past
- * it, an input still being built or kept is dropped (the answer is 413). */
-static void
-jobs_body_budget(struct jobs_body_parse *p)
-{
-	struct jobs_body *b = p->b;
-
-	if (b->in.store == NULL || jobs_input_bytes(&b->in) + p->capkeys *
-	    sizeof(*p->keys) + p->decoded <= p->memory_max)
-		return;
-	jobs_input_free(&b->in);
-	p->input_live = 0;
-	b->too_big = 1;
 }
 
 /* An element of the emails array. */
@@ -494,12 +507,14 @@ jobs_body_element(struct jobs_body_parse *p, enum jobs_body_kind k,
 		return 1;
 	}
 	if (k == JOBS_BODY_STRING &&
-	    (rc = jobs_input_add(&b->in, s, n)) == JOBS_OK) {
-		jobs_body_budget(p);
+	    (rc = jobs_input_add(&b->in, s, n)) == JOBS_OK)
 		return 1;
-	}
 	if (rc == JOBS_NOMEM)
 		return jobs_body_stop(p, JOBS_BODY_NOMEM, NULL);
+	if (rc == JOBS_TOO_BIG) {
+		jobs_body_too_big(p);
+		return 1;
+	}
 	b->emails_rc = rc;
 	b->bad_index = index;
 	jobs_input_free(&b->in);
@@ -508,7 +523,8 @@ jobs_body_element(struct jobs_body_parse *p, enum jobs_body_kind k,
 }
 
 /* A string or key that yajl decoded into its buffer (it had escapes):
- * that buffer grows to the longest one, in powers of two. */
+ * that buffer grows to the longest one, in powers of two, counted twice
+ * (while it grows, the old one is held too). */
 static void
 jobs_body_decoded(struct jobs_body_parse *p, const char *s, size_t n)
 {
@@ -517,11 +533,11 @@ jobs_body_decoded(struct jobs_body_parse *p, const char *s, size_t n)
 	if ((uintptr_t)s >= (uintptr_t)p->piece &&
 	    (uintptr_t)s < (uintptr_t)p->piece + p->piece_len)
 		return;		/* in the body itself */
-	while (size <= n && size < SIZE_MAX / 2)
+	while (size <= n && size < SIZE_MAX / 4)
 		size *= 2;
-	if (size > p->decoded) {
-		p->decoded = size;
-		jobs_body_budget(p);
+	if (2 * size > p->decoded) {
+		p->decoded = 2 * size;
+		jobs_body_budget(p, 0);
 	}
 }
 
@@ -570,11 +586,12 @@ jobs_body_key(void *ctx, const unsigned char *key, size_t n)
 
 	if (p->nkeys == p->capkeys) {
 		cap = p->capkeys ? p->capkeys * 2 : 64;
+		jobs_body_budget(p, cap * sizeof(*nk));	/* old and new */
 		if ((nk = realloc(p->keys, cap * sizeof(*nk))) == NULL)
 			return jobs_body_stop(p, JOBS_BODY_NOMEM, NULL);
 		p->keys = nk;
 		p->capkeys = cap;
-		jobs_body_budget(p);
+		jobs_body_budget(p, 0);
 	}
 	p->keys[p->nkeys++] = khash(s, n);
 	jobs_body_decoded(p, s, n);

@@ -15,6 +15,7 @@
 #include "util/grow.h"
 #include "util/strset.h"
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,7 @@ struct jobs_input_store {
 	const char	*sandbox;
 	size_t		 max, ecap, dcap;
 	size_t		 arena;		/* bytes of the blocks */
+	size_t		 memory_max;	/* jobs_input_bytes may not pass it */
 };
 
 struct jobs_input_probe {
@@ -69,7 +71,15 @@ jobs_input_init(struct jobs_input *in, size_t max, const char *sandbox)
 	in->store->max = max < JOBS_INPUT_INDEX_MAX ? max :
 	    JOBS_INPUT_INDEX_MAX;
 	in->store->sandbox = sandbox;
+	in->store->memory_max = SIZE_MAX;
 	return 0;
+}
+
+void
+jobs_input_set_memory_max(struct jobs_input *in, size_t bytes)
+{
+	if (in->store != NULL)
+		in->store->memory_max = bytes;
 }
 
 void
@@ -90,18 +100,28 @@ jobs_input_free(struct jobs_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
+/* The size of the block that n more bytes need, 0 when they fit. */
+static size_t
+jobs_input_block_size(const struct jobs_input_store *st, size_t n)
+{
+	const struct jobs_input_block *b = st->blocks;
+	size_t cap;
+
+	if (b != NULL && b->cap - b->used >= n)
+		return 0;
+	cap = b == NULL ? JOBS_INPUT_BLOCK_FIRST : b->cap * 2;
+	if (cap > JOBS_INPUT_BLOCK_MAX)
+		cap = JOBS_INPUT_BLOCK_MAX;
+	return cap < n ? n : cap;
+}
+
 static char *
 jobs_input_alloc(struct jobs_input_store *st, size_t n)
 {
 	struct jobs_input_block *b = st->blocks;
 	size_t cap;
 
-	if (b == NULL || b->cap - b->used < n) {
-		cap = b == NULL ? JOBS_INPUT_BLOCK_FIRST : b->cap * 2;
-		if (cap > JOBS_INPUT_BLOCK_MAX)
-			cap = JOBS_INPUT_BLOCK_MAX;
-		if (cap < n)
-			cap = n;
+	if ((cap = jobs_input_block_size(st, n)) > 0) {
 		if ((b = malloc(sizeof(*b) + cap)) == NULL)
 			return NULL;
 		st->arena += sizeof(*b) + cap;
@@ -205,10 +225,6 @@ jobs_input_add(struct jobs_input *in, const char *s, size_t len)
 	}
 	if (in->n >= st->max)
 		return JOBS_TOO_MANY;
-	if (grow(&in->emails, in->n, &st->ecap, sizeof(*in->emails), 64) ==
-	    -1 || grow(&in->domains, in->n, &st->dcap, sizeof(*in->domains),
-	    64) == -1)
-		return JOBS_NOMEM;
 	/* The domain is how the text ends when it is written in lower-case
 	 * A-labels already, as in most lists. */
 	at = isaddr ? strrchr(text, '@') : NULL;
@@ -216,6 +232,15 @@ jobs_input_add(struct jobs_input *in, const char *s, size_t len)
 		at = NULL;
 	need = tlen + 1 + (isaddr && at == NULL ? strlen(a.ascii_domain) + 1 :
 	    0);
+	if (jobs_input_bytes(in) + jobs_input_block_size(st, need) +
+	    strset_grow_bytes(st->seen, kinds == JOBS_INPUT_KINDS ? 1 : 2) +
+	    (in->n == st->ecap ? 4 * (st->ecap ? st->ecap : 64) *
+	    sizeof(char *) : 0) > st->memory_max)
+		return JOBS_TOO_BIG;
+	if (grow(&in->emails, in->n, &st->ecap, sizeof(*in->emails), 64) ==
+	    -1 || grow(&in->domains, in->n, &st->dcap, sizeof(*in->domains),
+	    64) == -1)
+		return JOBS_NOMEM;
 	if ((p = jobs_input_alloc(st, need)) == NULL)
 		return JOBS_NOMEM;
 	memcpy(p, text, tlen + 1);

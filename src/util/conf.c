@@ -48,7 +48,7 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "30000", 100, 600000, 0, "a request's body must reach svc-api "
 	    "within this long, else 408 (the web server buffers it first)" },
 	[CONF_API_JOB_MEMORY_MB] = { "api_job_memory_mb", CONF_TYPE_INT,
-	    "160", 8, 4096, 0, "MiB a bulk or batch request's addresses may "
+	    "144", 8, 4096, 0, "MiB a bulk or batch request's addresses may "
 	    "take in svc-api besides the body, else 413" },
 	[CONF_LOG_LEVEL] = { "log_level", CONF_TYPE_STRING, "info", 0, 0, 0,
 	    "error, warn, info or debug" },

@@ -190,3 +190,13 @@ strset_bytes(const struct strset *s)
 {
 	return sizeof(*s) + s->nslots * sizeof(*s->slots) + s->cap;
 }
+
+size_t
+strset_grow_bytes(const struct strset *s, size_t more)
+{
+	size_t n = s->nslots;
+
+	while ((s->count + more) * 2 > n)
+		n *= 2;
+	return n == s->nslots ? 0 : n * sizeof(*s->slots);
+}

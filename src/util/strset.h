@@ -23,6 +23,9 @@ size_t	 strset_count(const struct strset *);
 size_t	 strset_probes(const struct strset *);
 /* The memory the set holds: its table and strset_add's strings. */
 size_t	 strset_bytes(const struct strset *);
+/* The size of the table that more members would make it grow to, 0 when
+ * they fit (while it grows, the old table is held too). */
+size_t	 strset_grow_bytes(const struct strset *, size_t more);
 
 /* Strings kept by the caller: 1 when member id is the string s of n
  * bytes, else 0. */

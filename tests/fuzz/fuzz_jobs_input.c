@@ -34,7 +34,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 	"failed (line %d)\n", #c, __LINE__); abort(); } } while (0)
 
 #define SANDBOX "sandbox.svc.test"
-#define MEMORY (160 << 20)	/* never reached by these inputs */
+#define MEMORY (144 << 20)	/* never reached by these inputs */
 #define LINE_MAX_OCTETS 320	/* job_emails.email VARCHAR(320) */
 
 struct result {

@@ -12,7 +12,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "service_domain = svc.example"
-# 16 MiB for a request's addresses in memory (the default is 160): the
+# 16 MiB for a request's addresses in memory (the default is 144): the
 # 100,000-address jobs below fit, t_memory_max's do not
 it_conf_add "api_job_memory_mb = 16"
 it_stack_start

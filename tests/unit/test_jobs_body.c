@@ -19,7 +19,7 @@
 #include "core/jobs_body.h"
 #include "util/buf.h"
 
-#define MEMORY (160 << 20)	/* api_job_memory_mb's default */
+#define MEMORY (144 << 20)	/* api_job_memory_mb's default */
 #define ANY (-1)
 #define A JOBS_BODY_ABSENT
 #define S JOBS_BODY_SET

@@ -3,7 +3,8 @@
  * domain, U-label and A-label of one domain, needless quotes) with the
  * first spelling kept, non-addresses on their lower-cased text, plus tags
  * and non-ASCII case kept apart; the A-label domain of each, the sandbox
- * count, the maximum, and a large list keeping input order. */
+ * count, the maximum, a large list keeping input order, and the memory
+ * the input may hold. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -170,6 +171,33 @@ test_jobs_input_large_list_in_input_order(void **state)
 	jobs_input_free(&in);
 }
 
+/* memory_max: entries are kept while the input, and what it is about to
+ * allocate, stays within it; the one that would pass it is JOBS_TOO_BIG,
+ * and a repeat still costs nothing. */
+static void
+test_jobs_input_stays_within_memory_max(void **state)
+{
+	struct jobs_input in;
+	char s[64];
+	size_t i, limit = 256 * 1024;
+	enum jobs_err rc = JOBS_OK;
+
+	(void)state;
+	assert_int_equal(jobs_input_init(&in, 1000000, SANDBOX), 0);
+	jobs_input_set_memory_max(&in, limit);
+	for (i = 0; rc == JOBS_OK && i < 100000; i++) {
+		snprintf(s, sizeof(s), "user%zu@d%zu.example", i, i % 97);
+		rc = jobs_input_add(&in, s, strlen(s));
+		assert_true(jobs_input_bytes(&in) <= limit);
+	}
+	assert_int_equal(rc, JOBS_TOO_BIG);
+	assert_true(i > 1000);
+	assert_true(jobs_input_bytes(&in) > limit / 2);
+	assert_int_equal(jobs_input_add(&in, "USER0@D0.EXAMPLE", 16), JOBS_OK);
+	assert_int_equal(in.duplicates, 1);
+	jobs_input_free(&in);
+}
+
 int
 main(void)
 {
@@ -181,6 +209,7 @@ main(void)
 		cmocka_unit_test(
 		    test_jobs_input_refuses_one_unique_entry_more_than_max),
 		cmocka_unit_test(test_jobs_input_large_list_in_input_order),
+		cmocka_unit_test(test_jobs_input_stays_within_memory_max),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* test_strset.c: a set of caller-stored strings: members are found by
  * their string (the caller's same() decides among equal hashes), strings
- * never added are not, and a quarter of a million members grow the table
- * without losing one. */
+ * never added are not, a quarter of a million members grow the table
+ * without losing one, and the size it grows to is known beforehand. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -43,6 +43,9 @@ test_strset_finds_members_and_only_them(void **state)
 		    strlen(words[i])), i), 0);
 	}
 	assert_int_equal(strset_count(s), N);
+	/* 250,000 members in 524,288 slots: 12,144 more fit, not 12,145 */
+	assert_int_equal(strset_grow_bytes(s, 12144), 0);
+	assert_int_equal(strset_grow_bytes(s, 12145), 1048576 * 8);
 	for (i = 0; i < N; i++) {
 		id = UINT32_MAX;
 		assert_int_equal(strset_find(s, strset_hash(words[i],
