@@ -52,6 +52,9 @@ typedef void (*api_handler_fn)(struct api_call *);
 
 /* Opens the per-process DB connection if needed; on failure answers 503. */
 struct db *api_db(struct api_call *);
+/* Reads the body of a JSON request into c->req->body: 0, or -1 with 415
+ * (another Content-Type), 413 (over c->body_max) or 408 answered. */
+int	 api_json_read(struct api_call *);
 /* Parses the body as a JSON object (415/413/400 answered on failure). */
 json_t	*api_json_body(struct api_call *);
 /* 500 verification_failed for an unexpected failure, logged with the

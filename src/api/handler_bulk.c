@@ -5,21 +5,28 @@
  * store the Idempotency-Key answer in the same transaction as the job, so a
  * retried request can never create or charge twice. */
 #include "api/api.h"
-#include "core/jobs.h"
+#include "core/jobs_body.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/urlguard.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* After a body this large the freed heap is given back to the system. */
+#define BULK_TRIM_BYTES (1024 * 1024)
+
 struct bulk_req {
 	struct api_call		*c;
 	struct jobs_new		 spec;
-	struct jobs_input	 in;
+	struct jobs_body	 body;
 	const char		*name;
 	char			 secret[64];
 	time_t			 created;
+	size_t			 body_len;	/* octets of the body read */
 };
 
 static json_t *
@@ -31,15 +38,16 @@ bulk_body(struct bulk_req *b, const char *id, long long left)
 
 	if (b->spec.type == JOBS_TYPE_BATCH) {
 		timeutil_iso8601(b->created, when);
-		timeutil_iso8601(b->created + 60 * (time_t)((b->in.n +
+		timeutil_iso8601(b->created + 60 * (time_t)((b->body.in.n +
 		    JOBS_ESTIMATE_PER_MINUTE - 1) / JOBS_ESTIMATE_PER_MINUTE),
 		    eta);
 		o = json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:s,s:I,s:I,s:I}",
 		    "id", id, "name", b->name ? b->name : "",
-		    "status", "pending", "total_emails", (json_int_t)b->in.n,
+		    "status", "pending",
+		    "total_emails", (json_int_t)b->body.in.n,
 		    "processed_emails", 0, "created_at", when,
 		    "estimated_completion", eta,
-		    "duplicates_removed", (json_int_t)b->in.duplicates,
+		    "duplicates_removed", (json_int_t)b->body.in.duplicates,
 		    "credits_charged", (json_int_t)b->spec.cost,
 		    "credits_remaining", (json_int_t)left);
 		if (b->secret[0])
@@ -51,8 +59,8 @@ bulk_body(struct bulk_req *b, const char *id, long long left)
 	snprintf(prog, sizeof(prog), "/v1/jobs/%s/progress", id);
 	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:s}",
 	    "job_id", id, "status", "pending", "name", b->name ? b->name : "",
-	    "total_emails", (json_int_t)b->in.n,
-	    "duplicates_removed", (json_int_t)b->in.duplicates,
+	    "total_emails", (json_int_t)b->body.in.n,
+	    "duplicates_removed", (json_int_t)b->body.in.duplicates,
 	    "credits_charged", (json_int_t)b->spec.cost,
 	    "credits_remaining", (json_int_t)left,
 	    "status_url", path, "progress_url", prog);
@@ -81,55 +89,75 @@ bulk_url_ok(const struct conf *c, const char *u, const char **why)
 	return r == URLGUARD_OK;
 }
 
+/* What the input, the keys of open objects and yajl's buffer may hold
+ * together while the body is read (jobs_body.h). */
+static size_t
+bulk_memory_max(const struct api_call *c)
+{
+	return (size_t)conf_int(c->ctx->conf, CONF_API_JOB_MEMORY_MB) << 20;
+}
+
+/* The checks of today's order on what the body held: name, webhook_url
+ * and callback_data (batch), the emails array, its size, its entries. */
 static int
-bulk_parse(struct bulk_req *b, json_t *body, size_t max, char *sandbox)
+bulk_parse(struct bulk_req *b, size_t max)
 {
 	struct api_call *c = b->c;
-	json_t *v;
-	size_t bad = 0;
+	const struct jobs_body *j = &b->body;
 
-	v = json_object_get(body, "name");
-	if (v && !json_is_null(v)) {
-		if (!json_is_string(v) || json_string_length(v) > JOBS_NAME_MAX) {
-			api_bad_field(c, "name", "a string of at most %d "
-			    "characters", JOBS_NAME_MAX);
+	if (j->name_state == JOBS_BODY_WRONG) {
+		api_bad_field(c, "name", "a string of at most %d characters",
+		    JOBS_NAME_MAX);
+		return -1;
+	}
+	if (j->name_state == JOBS_BODY_SET)
+		b->name = j->name;
+	if (b->spec.type == JOBS_TYPE_BATCH) {
+		const char *why = "a public https:// URL";
+
+		if (j->url_state == JOBS_BODY_WRONG ||
+		    (j->url_state == JOBS_BODY_SET &&
+		    !bulk_url_ok(c->ctx->conf, j->webhook_url, &why))) {
+			api_bad_field(c, "webhook_url", "%s", why);
 			return -1;
 		}
-		b->name = json_string_value(v);
-	}
-	if (b->spec.type == JOBS_TYPE_BATCH) {
-		v = json_object_get(body, "webhook_url");
-		if (v && !json_is_null(v)) {
-			const char *why = "a public https:// URL";
-
-			if (!json_is_string(v) || !bulk_url_ok(c->ctx->conf,
-			    json_string_value(v), &why)) {
-				api_bad_field(c, "webhook_url", "%s", why);
-				return -1;
-			}
-			b->spec.webhook_url = json_string_value(v);
+		if (j->url_state == JOBS_BODY_SET) {
+			b->spec.webhook_url = j->webhook_url;
 			if (ids_random_text("whsec_", 32, b->secret,
 			    sizeof(b->secret)) == -1)
 				return -1;
 			b->spec.webhook_secret = b->secret;
 		}
-		v = json_object_get(body, "callback_data");
-		if (v && !json_is_null(v) && !json_is_object(v)) {
+		if (j->cb_state == JOBS_BODY_WRONG) {
 			api_bad_field(c, "callback_data", "a JSON object");
 			return -1;
 		}
+		if (j->cb_state == JOBS_BODY_TOO_BIG) {
+			api_bad_field(c, "callback_data", "a JSON object of at "
+			    "most %d bytes, %d levels and %d values",
+			    JOBS_BODY_CB_BYTES, JOBS_BODY_CB_DEPTH,
+			    JOBS_BODY_CB_VALUES);
+			return -1;
+		}
 	}
-	v = json_object_get(body, "emails");
-	if (!json_is_array(v)) {
+	if (j->emails_state != JOBS_BODY_SET) {
 		api_bad_field(c, "emails", "an array of addresses");
 		return -1;
 	}
-	if (json_array_size(v) > 4 * max) {
+	if (j->count > JOBS_BODY_ELEMENTS(max)) {
 		http_error(c->resp, 400, "too_many_emails", json_pack("{s:I}",
 		    "limit", (json_int_t)max), "at most %zu addresses", max);
 		return -1;
 	}
-	switch (jobs_input_from_json(v, max, sandbox, &b->in, &bad)) {
+	if (j->too_big) {
+		http_error(c->resp, 413, "file_too_large", json_pack("{s:I}",
+		    "limit_bytes", (json_int_t)bulk_memory_max(c)), "the "
+		    "addresses need more than %zu MiB in memory once read "
+		    "(api_job_memory_mb); send them in smaller jobs",
+		    bulk_memory_max(c) >> 20);
+		return -1;
+	}
+	switch (j->emails_rc) {
 	case JOBS_OK:
 		return 0;
 	case JOBS_EMPTY:
@@ -141,10 +169,49 @@ bulk_parse(struct bulk_req *b, json_t *body, size_t max, char *sandbox)
 		    "addresses", max);
 		return -1;
 	case JOBS_BAD_ITEM:
-		api_bad_field(c, "emails", "element %zu is not a string", bad);
+		api_bad_field(c, "emails", "element %zu is not a string",
+		    j->bad_index);
 		return -1;
 	default:
 		api_internal_error(c, "jobs_input");
+		return -1;
+	}
+}
+
+/* Reads the body as a stream (jobs_body.h), then lets the raw body go: an
+ * Idempotency-Key was hashed from it before the handler ran, and nothing
+ * else needs it, so a large body does not stay while the job is written. */
+static int
+bulk_read(struct bulk_req *b, size_t max, const char *sandbox)
+{
+	struct api_call *c = b->c;
+	enum jobs_body_err rc;
+
+	if (api_json_read(c) == -1)
+		return -1;
+	if (jobs_body_init(&b->body, b->spec.type == JOBS_TYPE_BATCH, max,
+	    sandbox, bulk_memory_max(c)) == -1) {
+		api_internal_error(c, "jobs_body_init");
+		return -1;
+	}
+	rc = jobs_body_feed(&b->body, c->req->body.data, c->req->body.len);
+	if (rc == JOBS_BODY_OK)
+		rc = jobs_body_end(&b->body);
+	b->body_len = c->req->body.len;
+	buf_free(&c->req->body);
+	switch (rc) {
+	case JOBS_BODY_OK:
+		return 0;
+	case JOBS_BODY_INVALID_JSON:
+		http_error(c->resp, 400, "invalid_json", NULL,
+		    "request body is not valid JSON: %s", b->body.error);
+		return -1;
+	case JOBS_BODY_NOT_OBJECT:
+		http_error(c->resp, 400, "invalid_json", NULL,
+		    "request body must be a JSON object");
+		return -1;
+	default:
+		api_internal_error(c, "jobs_body");
 		return -1;
 	}
 }
@@ -155,37 +222,37 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 	struct bulk_req b;
 	char id[IDS_MAX], sandbox[300], *cb = NULL;
 	long long left = 0, available = 0;
-	json_t *body;
 	enum jobs_err rc;
 
-	if ((body = api_json_body(c)) == NULL)
-		return;
 	memset(&b, 0, sizeof(b));
 	b.c = c;
 	b.created = time(NULL);
 	b.spec.type = type;
 	snprintf(sandbox, sizeof(sandbox), "sandbox.%s",
 	    conf_str(c->ctx->conf, CONF_SERVICE_DOMAIN));
-	if (bulk_parse(&b, body, max, sandbox) == -1)
+	if (bulk_read(&b, max, sandbox) == -1 || bulk_parse(&b, max) == -1)
 		goto out;
-	if (json_is_object(json_object_get(body, "callback_data")))
-		cb = json_dumps(json_object_get(body, "callback_data"),
-		    JSON_COMPACT);
+	if (b.body.callback_data != NULL &&
+	    (cb = json_dumps(b.body.callback_data, JSON_COMPACT)) == NULL) {
+		api_internal_error(c, "callback_data");
+		goto out;
+	}
 	b.spec.account_id = c->key.account_id;
 	b.spec.pool_id = auth_key_pool(&c->key);
 	b.spec.name = b.name;
 	/* A sandbox key's sandbox-domain rows are free, and recorded so:
 	 * refunds only ever return what was charged. */
 	b.spec.free_domain = c->key.sandbox ? sandbox : NULL;
-	b.spec.cost = (long long)b.in.n -
-	    (c->key.sandbox ? (long long)b.in.sandbox : 0);
+	b.spec.cost = (long long)b.body.in.n -
+	    (c->key.sandbox ? (long long)b.body.in.sandbox : 0);
 	b.spec.sandbox = c->key.sandbox && b.spec.cost == 0;
 	b.spec.callback_data = cb;
 	b.spec.idem_key = c->idem_key;
 	b.spec.status = type == JOBS_TYPE_BATCH ? 201 : 202;
 	b.spec.response = bulk_response;
 	b.spec.arg = &b;
-	rc = jobs_create(c->ctx->db, &b.spec, &b.in, id, &left, &available);
+	rc = jobs_create(c->ctx->db, &b.spec, &b.body.in, id, &left,
+	    &available);
 	if (rc == JOBS_INSUFFICIENT)
 		api_insufficient_credits(c, b.spec.cost, available);
 	else if (rc != JOBS_OK)
@@ -194,13 +261,19 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 		c->idem_done = c->idem_key != NULL;
 		log_info("event=job_created req=%s job=%s type=%s total=%zu "
 		    "duplicates=%zu charged=%lld", c->req->request_id, id,
-		    jobs_type_names[type], b.in.n, b.in.duplicates, b.spec.cost);
+		    jobs_type_names[type], b.body.in.n, b.body.in.duplicates,
+		    b.spec.cost);
 		http_json(c->resp, b.spec.status, bulk_body(&b, id, left));
 	}
 out:
 	free(cb);
-	jobs_input_free(&b.in);
-	json_decref(body);
+	jobs_body_free(&b.body);
+#ifdef __GLIBC__
+	/* A large job leaves tens of MiB free in the heap: give them back, so
+	 * that an idle responder does not keep its last job's size. */
+	if (b.body_len >= BULK_TRIM_BYTES)
+		malloc_trim(0);
+#endif
 }
 
 void

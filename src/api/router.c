@@ -215,12 +215,10 @@ api_internal_error(struct api_call *c, const char *what)
 	    "unexpected error (request %s)", c->req->request_id);
 }
 
-json_t *
-api_json_body(struct api_call *c)
+int
+api_json_read(struct api_call *c)
 {
 	const char *ct = http_param(c->req, "CONTENT_TYPE");
-	json_error_t jerr;
-	json_t *v;
 	int rc;
 
 	/* JSON is accepted under its own type, with no type, and under the
@@ -231,12 +229,23 @@ api_json_body(struct api_call *c)
 	    strncasecmp(ct, "text/plain", 10) != 0) {
 		http_error(c->resp, 415, "unsupported_media_type", NULL,
 		    "send the body as application/json");
-		return NULL;
+		return -1;
 	}
 	if ((rc = http_read_body(c->req, c->body_max)) != 0) {
 		http_body_error(c->resp, rc, c->body_max);
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+json_t *
+api_json_body(struct api_call *c)
+{
+	json_error_t jerr;
+	json_t *v;
+
+	if (api_json_read(c) == -1)
+		return NULL;
 	v = json_loadb(buf_str(&c->req->body), c->req->body.len,
 	    JSON_REJECT_DUPLICATES, &jerr);
 	if (v == NULL) {

@@ -7,23 +7,15 @@
  * into chunks of at most JOBS_CHUNK_SIZE, so a worker verifies a domain's
  * addresses together (one MX lookup, several RCPTs per session). */
 #include "core/jobs.h"
-#include "core/addr.h"
 #include "core/dbsql.h"
 #include "core/idempotency.h"
 #include "core/ledger.h"
 #include "util/buf.h"
-#include "util/strset.h"
 #include "util/strparse.h"
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define JOBS_INSERT_ROWS 1000
-/* Longest entry kept of one input line, NUL included: job_emails.email is
- * VARCHAR(320), and a longer value fails the whole INSERT in strict mode.
- * Longer entries are cut at a character boundary and trimmed again (they
- * are then not addresses: an address is at most 254 octets). */
-#define JOBS_LINE_MAX 321
 
 const char *const jobs_type_names[JOBS_TYPE__MAX] = {
 	"bulk", "upload", "batch"
@@ -35,110 +27,6 @@ const char *const jobs_status_names[JOBS_STATUS__MAX] = {
 const char *const jobs_count_names[6] = {
 	"valid", "invalid", "risky", "catch_all", "disposable", "unknown"
 };
-
-void
-jobs_input_free(struct jobs_input *in)
-{
-	size_t i;
-
-	for (i = 0; i < in->n; i++) {
-		free(in->emails[i]);
-		free(in->domains[i]);
-	}
-	free(in->emails);
-	free(in->domains);
-	memset(in, 0, sizeof(*in));
-}
-
-enum jobs_err
-jobs_input_from_json(const json_t *array, size_t max, const char *sandbox,
-    struct jobs_input *in, size_t *bad)
-{
-	struct strset *seen;
-	struct addr a;
-	const char *s;
-	char *low, *email;
-	size_t i, n, len, b, e;
-	enum jobs_err rc = JOBS_OK;
-	json_t *v;
-
-	memset(in, 0, sizeof(*in));
-	n = json_array_size(array);
-	if (n == 0)
-		return JOBS_EMPTY;
-	if ((seen = strset_new(n)) == NULL ||
-	    (in->emails = calloc(n, sizeof(char *))) == NULL ||
-	    (in->domains = calloc(n, sizeof(char *))) == NULL ||
-	    (low = malloc(JOBS_LINE_MAX)) == NULL) {
-		strset_free(seen);
-		free(in->emails);
-		free(in->domains);
-		return JOBS_NOMEM;
-	}
-	json_array_foreach(array, i, v) {
-		if (!json_is_string(v)) {
-			*bad = i;
-			rc = JOBS_BAD_ITEM;
-			break;
-		}
-		s = json_string_value(v);
-		len = json_string_length(v);
-		for (b = 0; b < len && isspace((unsigned char)s[b]); b++)
-			;
-		for (e = len; e > b && isspace((unsigned char)s[e - 1]); e--)
-			;
-		if (e == b)
-			continue;	/* blank entries are not addresses */
-		if (e - b >= JOBS_LINE_MAX) {
-			/* Not inside a UTF-8 sequence, no space at the end
-			 * (s[b] is neither a continuation byte nor a space). */
-			e = b + JOBS_LINE_MAX - 1;
-			while (e > b + 1 &&
-			    ((unsigned char)s[e] & 0xC0) == 0x80)
-				e--;
-			while (e > b + 1 && isspace((unsigned char)s[e - 1]))
-				e--;
-		}
-		for (len = 0; b + len < e; len++)
-			low[len] = (char)tolower((unsigned char)s[b + len]);
-		low[len] = '\0';
-		switch (strset_add(seen, low, len)) {
-		case 0:
-			in->duplicates++;
-			continue;
-		case -1:
-			rc = JOBS_NOMEM;
-			goto out;
-		}
-		if (strset_count(seen) > max) {
-			rc = JOBS_TOO_MANY;
-			goto out;
-		}
-		if ((email = strndup(s + b, e - b)) == NULL) {
-			rc = JOBS_NOMEM;
-			goto out;
-		}
-		in->emails[in->n] = email;
-		if (addr_parse(email, &a) == ADDR_OK) {
-			in->domains[in->n] = strdup(a.ascii_domain);
-			if (strcmp(a.ascii_domain, sandbox) == 0)
-				in->sandbox++;
-		} else
-			in->domains[in->n] = strdup("");
-		if (in->domains[in->n++] == NULL) {
-			rc = JOBS_NOMEM;
-			goto out;
-		}
-	}
-	if (rc == JOBS_OK && in->n == 0)
-		rc = JOBS_EMPTY;
-out:
-	free(low);
-	strset_free(seen);
-	if (rc != JOBS_OK)
-		jobs_input_free(in);
-	return rc;
-}
 
 /* ---------------------------------------------------------------- create */
 

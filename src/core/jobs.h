@@ -45,20 +45,41 @@ enum jobs_err {
 	JOBS_NOT_CANCELLABLE,
 	JOBS_NOMEM,
 	JOBS_DB,
+	JOBS_TOO_BIG,		/* an input would pass its memory_max */
 	JOBS_ERR__MAX
 };
 
-/* Trimmed, de-duplicated (case-insensitively) addresses in input order. */
+/* The unique entries of a job in input order (jobs_input.c): trimmed, and
+ * de-duplicated on their normal form: an address's normalised form
+ * (addr.h: ASCII-lower-cased local part, A-label domain), the trimmed,
+ * ASCII-lower-cased text for an entry that is not an address. The first
+ * spelling is the one kept. The strings live in one arena of the input. */
 struct jobs_input {
 	char		**emails;
 	char		**domains;	/* A-label domain, "" when not an address */
 	size_t		 n;
 	size_t		 duplicates;
 	size_t		 sandbox;	/* addresses at the sandbox domain */
+	struct jobs_input_store *store;	/* private: arena, de-duplication */
 };
 
-enum jobs_err jobs_input_from_json(const json_t *array, size_t max,
-	    const char *sandbox_domain, struct jobs_input *, size_t *bad_index);
+/* An empty input that takes at most max unique entries; sandbox_domain
+ * (A-label) must outlive the input. 0, or -1 when out of memory. */
+int	 jobs_input_init(struct jobs_input *, size_t max,
+	    const char *sandbox_domain);
+/* One entry as given: JOBS_OK (also for a blank or repeated entry),
+ * JOBS_TOO_MANY (one unique entry more than max), JOBS_TOO_BIG (keeping
+ * it would make jobs_input_bytes pass memory_max, even for a moment) or
+ * JOBS_NOMEM. */
+enum jobs_err jobs_input_add(struct jobs_input *, const char *, size_t);
+/* The bytes the input may hold (no limit after jobs_input_init). */
+void	 jobs_input_set_memory_max(struct jobs_input *, size_t);
+/* After the last entry: JOBS_OK, or JOBS_EMPTY when no entry was kept.
+ * Frees what only de-duplication needed. */
+enum jobs_err jobs_input_end(struct jobs_input *);
+/* The memory the input holds, in bytes (its allocations, not malloc's
+ * overhead; the pointer arrays by their capacity). */
+size_t	 jobs_input_bytes(const struct jobs_input *);
 void	 jobs_input_free(struct jobs_input *);
 
 struct jobs_new {

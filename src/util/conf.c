@@ -45,6 +45,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_AUTH_CACHE_MS] = { "auth_cache_ms", CONF_TYPE_INT, "1000", 0,
 	    60000, 0, "how long svc-api trusts a key row it read (0: never); "
 	    "key revocations and account changes wait this long" },
+	[CONF_API_JOB_MEMORY_MB] = { "api_job_memory_mb", CONF_TYPE_INT,
+	    "144", 8, 4096, 0, "MiB a bulk or batch request's addresses may "
+	    "take in svc-api besides the body, else 413" },
 	[CONF_API_BODY_TIMEOUT_MS] = { "api_body_timeout_ms", CONF_TYPE_INT,
 	    "30000", 100, 600000, 0, "a request's body must reach svc-api "
 	    "within this long, else 408 (the web server buffers it first)" },

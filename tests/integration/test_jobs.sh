@@ -6,9 +6,15 @@
 # job creation, job records, listing, progress, results and download before
 # completion, cancellation with exact refunds, and one account never seeing
 # another's jobs. Processing by svc-worker is covered by test_worker.sh.
+# De-duplication is on the normal form of an address (case, Unicode forms
+# and IDN labels of the domain), and the stream parser of the body answers
+# as jansson did.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "service_domain = svc.example"
+# 16 MiB for a request's addresses in memory (the default is 144): the
+# 100,000-address jobs below fit, t_memory_max's do not
+it_conf_add "api_job_memory_mb = 16"
 it_stack_start
 
 ACC=$(it_account admin 1000)
@@ -59,6 +65,95 @@ t_bulk_invalid() {
     expect_status 202 && expect_json .total_emails 100000 && expect_json .duplicates_removed 1
 }
 t_case "bad bulk bodies get 400 naming the field; more than 100,000 unique addresses 400 too_many_emails" t_bulk_invalid
+
+# dedup_case WANT_ROWS BODY: a bulk job of BODY is one row per address in
+# WANT_ROWS ("|"-separated, first spellings, input order): total_emails,
+# duplicates_removed (every other non-blank entry), the charge and the
+# ledger, and, once the rows are done as a worker leaves them, its results.
+dedup_case() {
+    local want=$1 body=$2 acc key id n all
+    n=$(printf '%s' "$want" | awk -F'|' '{ print NF }')
+    all=$(printf '%s' "$body" | jq '.emails | length')
+    acc=$(it_account pro 100); key=$(it_key "$acc" '*')
+    API_KEY=$key http POST /v1/verify/bulk "$body"
+    expect_status 202 && expect_json .total_emails "$n" &&
+        expect_json .duplicates_removed $((all - n)) && expect_json .credits_charged "$n" &&
+        expect_json .credits_remaining $((100 - n)) || return 1
+    id=$(json .job_id)
+    expect_eq "charge rows" "$n" "$(ledger charge "$id")" || return 1
+    it_sql "UPDATE job_emails SET state = 'done', classification = 'valid', status = 'deliverable', reason = 'accepted_email', score = 90, free = 0, role = 0, disposable = 0, accept_all = 0, verified_at = UTC_TIMESTAMP() WHERE job_id = '$id'"
+    API_KEY=$key http GET "/v1/jobs/$id/results"
+    expect_status 200 && expect_json .total "$n" && expect_json '[.results[].email] | join("|")' "$want"
+}
+
+t_dedup_unicode_case() {
+    dedup_case 'anna@BÜCHER.example|bob@x.example' \
+        '{"emails":["anna@BÜCHER.example","bob@x.example","anna@bücher.example","ANNA@Bücher.Example"]}'
+}
+t_case "addresses that differ in the case of a non-ASCII domain letter are one address, charged and verified once" t_dedup_unicode_case
+
+t_dedup_width() {
+    dedup_case 'User@ｅｘａｍｐｌｅ.com|bob@x.example' \
+        '{"emails":["User@ｅｘａｍｐｌｅ.com","user@example.com","bob@x.example","USER@EXAMPLE.COM","user@ＥＸＡＭＰＬＥ.com"]}'
+}
+t_case "a domain in full-width (compatibility) forms is the same address as in ASCII, charged and verified once" t_dedup_width
+
+t_dedup_idn_labels() {
+    dedup_case 'user@bücher.example|"user.2"@xn--bcher-kva.example' \
+        '{"emails":["user@bücher.example","user@xn--bcher-kva.example","\"user.2\"@xn--bcher-kva.example","USER@XN--BCHER-KVA.EXAMPLE","user.2@bücher.example"]}'
+}
+t_case "the U-label and A-label spellings of one IDN domain (and needless quotes) are one address, charged and verified once" t_dedup_idn_labels
+
+t_dedup_sandbox() {
+    local acc sb
+    acc=$(it_account pro 10)
+    sb=$(it_key "$acc" '*' --sandbox)
+    API_KEY=$sb http POST /v1/verify/bulk '{"emails":["accepted_email@sandbox.svc.example","ACCEPTED_EMAIL@ｓａｎｄｂｏｘ.svc.example","real@x.example"]}'
+    expect_status 202 && expect_json .total_emails 2 && expect_json .duplicates_removed 1 &&
+        expect_json .credits_charged 1
+}
+t_case "a sandbox address in two spellings is one row, free for a sandbox key; the real address is charged" t_dedup_sandbox
+
+t_bulk_json_answers() {
+    # what jansson refused is still 400 invalid_json
+    for body in '{"emails":["a@b.co"],"emails":["c@d.org"]}' '{"emails":["a@b.co"],"name":"x","name":"y"}' \
+            '{"emails":["a@b.co",{"k":1,"k":2}]}' '{"emails":["a\u0000@b.co"]}' '{"emails":["\ud800@b.co"]}' \
+            '{"emails":["a@b.co"],"n":99999999999999999999}' '{"emails":["a@b.co"]} x' '{"emails":["a@b.co"]'; do
+        http POST /v1/verify/bulk "$body"
+        expect_status 400 && expect_json .error.code invalid_json &&
+            expect_jq '.error.message | startswith("request body is not valid JSON: ")' || return 1
+    done
+    http POST /v1/verify/bulk '["a@b.co"]'
+    expect_status 400 && expect_json .error.code invalid_json && expect_json .error.message "request body must be a JSON object" || return 1
+    http POST /v1/verify/bulk '{"emails":["a@b.co"]}' -H 'Content-Type: text/xml'; expect_status 415 || return 1
+    # the element count is refused even when the name, read later, is wrong
+    # too: the name is checked first, as before
+    jq -cn '{emails: [range(0; 400001) | ""], name: 7}' > "$IT_DIR/big.json"
+    http POST /v1/verify/bulk "@$IT_DIR/big.json"; expect_status 400 && expect_json .error.details.field name || return 1
+    jq -cn '{emails: [range(0; 400001) | ""]}' > "$IT_DIR/big.json"
+    http POST /v1/verify/bulk "@$IT_DIR/big.json"
+    expect_status 400 && expect_json .error.code too_many_emails && expect_json .error.details.limit 100000 || return 1
+    # callback_data is kept small: 32 levels, 4096 values, 64 KiB
+    jq -cn '{emails: ["a@b.co"], callback_data: {a: [range(0; 4095)]}}' > "$IT_DIR/big.json"
+    http POST /v1/verify/batch "@$IT_DIR/big.json"
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field callback_data || return 1
+    jq -cn '{emails: ["a@b.co"], callback_data: {a: [range(0; 4094)]}}' > "$IT_DIR/big.json"
+    http POST /v1/verify/batch "@$IT_DIR/big.json"; expect_status 201
+}
+t_memory_max() {
+    local acc key
+    acc=$(it_account pro 200000); key=$(it_key "$acc" '*')
+    # 100,000 addresses at a domain of 18 one-letter IDN labels: 56 octets
+    # as sent, 146 as A-labels, kept for every address: over 16 MiB
+    jq -cn '{emails: [range(0; 100000) | "u\(.)@" + ([range(0; 18) | "ü"] | join(".")) + ".de"]}' > "$IT_DIR/idn.json"
+    API_KEY=$key http POST /v1/verify/bulk "@$IT_DIR/idn.json"
+    expect_status 413 && expect_json .error.code file_too_large && expect_json .error.details.limit_bytes 16777216 || return 1
+    expect_eq "jobs created" 0 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$acc'")" || return 1
+    API_KEY=$key http GET /v1/credits; expect_json .balance 200000
+}
+t_case "addresses that would need more than api_job_memory_mb once read: 413, nothing created or charged" t_memory_max
+
+t_case "bulk and batch bodies: malformed JSON, duplicate keys, \\u0000, lone surrogates and huge numbers 400 invalid_json; element count, callback_data limits" t_bulk_json_answers
 
 t_insufficient() {
     local acc before
