@@ -5,7 +5,8 @@
 # account's own balance); a request that fails inside (500
 # verification_failed) charges nothing and may be retried with the same
 # Idempotency-Key; ten identical job creations at once with one
-# Idempotency-Key make one job and one charge.
+# Idempotency-Key make one job and one charge; a batch over the limit of
+# 1,000,000 is refused whole.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_stack_start
@@ -89,5 +90,17 @@ t_concurrent_idempotent_creation() {
         "$(grep -li '^idempotent-replayed: true' "$IT_DIR"/idem-*.head | wc -l)"
 }
 t_case "ten identical job creations at once with one Idempotency-Key: one job, one charge, the others replayed or 409" t_concurrent_idempotent_creation
+
+t_batch_limit() {
+    local acc
+    acc=$(it_account admin 2000000)
+    jq -cn '{emails: [range(0; 1000001) | "b\(.)@x.example"]}' > "$IT_DIR/batch-over.json"
+    API_KEY=$(it_key "$acc" 'verify:bulk') http POST /v1/verify/batch "@$IT_DIR/batch-over.json"
+    expect_status 400 && expect_json .error.code too_many_emails && expect_json .error.details.limit 1000000 &&
+        expect_jq '.error.message | contains("1000000")' || return 1
+    expect_eq "jobs created" 0 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$acc'")" || return 1
+    expect_eq "balance" 2000000 "$(it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$acc'")"
+}
+t_case "a batch of 1,000,001 unique addresses is refused with 400 too_many_emails (limit 1000000), nothing created or charged" t_batch_limit
 
 t_done

@@ -222,7 +222,7 @@ t_batch() {
     http POST /v1/verify/batch "{\"emails\":[\"a@x.example\",\"$(head -c 400 /dev/zero | tr '\0' x)@x.example\"]}"
     expect_status 201 && expect_json .total_emails 2 || return 1
     # a bulk job is not a batch
-    http POST /v1/verify/bulk '{"emails":["a@x.example"]}'
+    http POST /v1/verify/bulk '{"emails":["a@x.example"]}'; expect_status 202 || return 1
     http GET "/v1/verify/batch/$(json .job_id)"; expect_status 404
 }
 t_case "batch jobs: 201 with the spec's fields and a webhook secret, status endpoint, bad webhook_url 400" t_batch
@@ -252,6 +252,7 @@ t_case "batch webhook_url on loopback, metadata, localhost, IPv6 or numeric form
 t_cancel() {
     local id processed
     http POST /v1/verify/bulk '{"emails":["a@c.example","b@c.example","c@c.example","d@c.example","e@c.example"]}'
+    expect_status 202 && expect_json .credits_charged 5 || return 1
     id=$(json .job_id)
     # two addresses done, as a worker would leave them
     it_sql "UPDATE jobs SET status = 'processing', processed_emails = 2, count_valid = 2, charged_done = 2 WHERE id = '$id'"
@@ -268,7 +269,8 @@ t_case "cancelling refunds exactly the unprocessed addresses, once; a finished j
 
 t_scopes_and_accounts() {
     local other okey id
-    http POST /v1/verify/bulk '{"emails":["a@d.example"]}'; id=$(json .job_id)
+    http POST /v1/verify/bulk '{"emails":["a@d.example"]}'; expect_status 202 || return 1
+    id=$(json .job_id)
     other=$(it_account pro 10); okey=$(it_key "$other" '*')
     for p in "/v1/jobs/$id" "/v1/jobs/$id/progress" "/v1/jobs/$id/results" "/v1/jobs/$id/download"; do
         API_KEY=$okey http GET "$p"; expect_status 404 && expect_json .error.code not_found || return 1
@@ -278,16 +280,27 @@ t_scopes_and_accounts() {
     API_KEY=$(it_key "$ACC" 'jobs:read') http DELETE "/v1/jobs/$id"
     expect_status 403 && expect_json .error.details.required_scope jobs:write || return 1
     API_KEY=$(it_key "$ACC" 'verify:single') http POST /v1/verify/bulk '{"emails":["a@d.example"]}'
-    expect_status 403 && expect_json .error.details.required_scope verify:bulk
+    expect_status 403 && expect_json .error.details.required_scope verify:bulk || return 1
+    # batch creation and its status need verify:bulk too (API.md)
+    http POST /v1/verify/batch '{"emails":["a@d.example"]}'; expect_status 201 || return 1
+    id=$(json .id)
+    API_KEY=$(it_key "$ACC" 'verify:single,jobs:read') http POST /v1/verify/batch '{"emails":["a@d.example"]}'
+    expect_status 403 && expect_json .error.code insufficient_scope &&
+        expect_json .error.details.required_scope verify:bulk || return 1
+    API_KEY=$(it_key "$ACC" 'verify:single,jobs:read') http GET "/v1/verify/batch/$id"
+    expect_status 403 && expect_json .error.details.required_scope verify:bulk || return 1
+    # the domain check needs verify:single (API.md)
+    API_KEY=$(it_key "$ACC" 'verify:bulk,jobs:read') http POST /v1/domain/check '{"domain":"x.example"}'
+    expect_status 403 && expect_json .error.details.required_scope verify:single
 }
-t_case "another account's job is 404 everywhere; jobs:write and verify:bulk scopes enforced" t_scopes_and_accounts
+t_case "another account's job is 404 everywhere; scopes enforced: jobs:write, verify:bulk (bulk, batch and its status), verify:single (domain check)" t_scopes_and_accounts
 
 t_list() {
     local acc key
     acc=$(it_account pro 20); key=$(it_key "$acc" '*')
-    API_KEY=$key http POST /v1/verify/bulk '{"emails":["a@l.example"],"name":"one"}'
-    API_KEY=$key http POST /v1/verify/batch '{"emails":["a@l.example"],"name":"two"}'
-    API_KEY=$key http POST /v1/verify/bulk '{"emails":["a@l.example"],"name":"three"}'
+    API_KEY=$key http POST /v1/verify/bulk '{"emails":["a@l.example"],"name":"one"}'; expect_status 202 || return 1
+    API_KEY=$key http POST /v1/verify/batch '{"emails":["a@l.example"],"name":"two"}'; expect_status 201 || return 1
+    API_KEY=$key http POST /v1/verify/bulk '{"emails":["a@l.example"],"name":"three"}'; expect_status 202 || return 1
     API_KEY=$key http GET /v1/jobs
     expect_status 200 && expect_json .total 3 && expect_json '[.data[].name] | join(",")' "three,two,one" || return 1
     API_KEY=$key http GET "/v1/jobs?type=batch"; expect_json .total 1 && expect_json .data[0].name two || return 1
