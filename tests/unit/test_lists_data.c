@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "unit_skip.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,12 +251,11 @@ main(void)
 
 	rc = cmocka_run_group_tests_name("lists_curated", curated, NULL,
 	    NULL);
-	if (!fetched_present()) {
-		fprintf(stderr, "SKIP: no fetched lists in %s (the build could "
-		    "not run contrib/fetch-lists)\n", LISTS_FETCHED_DIR);
-		return rc != 0 ? 1 : 77;
-	}
+	if (!fetched_present())
+		return unit_skip_rest(rc, "no fetched lists in "
+		    LISTS_FETCHED_DIR " (the build could not run "
+		    "contrib/fetch-lists)");
 	rc += cmocka_run_group_tests_name("lists_fetched", all, setup,
 	    teardown);
-	return rc != 0 ? 1 : 0;
+	return unit_skip_status(rc);
 }
