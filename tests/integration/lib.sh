@@ -13,7 +13,9 @@
 # make check exports top_srcdir and top_builddir (absolute); run by hand from
 # the source tree, both default to it. SVC_TEST_KEEP=1 keeps IT_DIR (and
 # SVC_TEST_KEEP=failed keeps it when the script fails), for reading the logs.
-# Scripts exit 77 (skipped) when not root or a server package is missing.
+# Scripts exit 77 (skipped, "SKIP: reason" in their log) when not root, a
+# server package is missing or a program is not built: see it_skip; with
+# SVC_TEST_NO_SKIP=1 (contrib/run-tests, CI) that is a failure instead.
 
 set -eu
 umask 022
@@ -33,7 +35,15 @@ IT_CASE_FAILED=0
 IT_STACK=no
 API_KEY=${API_KEY:-}
 
+# it_skip REASON: the script cannot run here: exit 77, which make check
+# counts as skipped and its banner (tests/list-skips) lists with REASON.
+# With SVC_TEST_NO_SKIP=1 (what contrib/run-tests sets) a skip is a failure.
+# Every "cannot run" goes through here: no case is left out quietly.
 it_skip() {
+    if [ "${SVC_TEST_NO_SKIP:-0}" = 1 ]; then
+        echo "FAIL: $IT_NAME: cannot run here: $* (SVC_TEST_NO_SKIP=1 makes a skip a failure)"
+        exit 1
+    fi
     echo "SKIP: $IT_NAME: $*"
     exit 77
 }

@@ -6,9 +6,10 @@
 # outlive a master killed outright. Also svcadm's operator commands.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 it_require cgi-fcgi
+API=$top_builddir/src/api/svc-api
+[ -x "$API" ] || it_skip "$API is not built"
 it_stack_start --db-only
 
-API=$top_builddir/src/api/svc-api
 PORT=$(stack_free_port)
 MASTER=
 
@@ -19,6 +20,13 @@ start_master() {
     it_fail "the master did not fork 2 children"
 }
 children() { pgrep -P "$MASTER" | sort | tr '\n' ' '; }
+# two_children: KIDS = the master's children, which must be 2 now (a check
+# of "every child" must not pass over none)
+KIDS=
+two_children() {
+    KIDS=$(children)
+    [ "$(echo $KIDS | wc -w)" = 2 ] || it_fail "the master has not 2 children but '$KIDS'"
+}
 fcgi_get() {	# fcgi_get PATH: the response body of a GET through FastCGI
     REQUEST_METHOD=GET REQUEST_URI=$1 REMOTE_ADDR=127.0.0.9 SCRIPT_FILENAME=/svc \
         cgi-fcgi -bind -connect "127.0.0.1:$PORT" | tr -d '\r' | sed '1,/^$/d'
@@ -43,7 +51,7 @@ t_case "svc-api -s tcp:HOST:PORT -n 2 forks two children that answer FastCGI req
 
 t_restart() {
     local before after victim
-    before=$(children); victim=${before%% *}
+    two_children || return 1; before=$KIDS; victim=${before%% *}
     kill -9 "$victim"
     for _ in $(seq 1 40); do
         after=$(children)
@@ -59,7 +67,7 @@ t_case "a child killed with SIGKILL is replaced and the socket keeps answering" 
 
 t_reload() {
     local before after
-    before=$(children)
+    two_children || return 1; before=$KIDS
     echo "log_level = info" >> "$IT_DIR/reload.marker"
     kill -HUP "$MASTER"
     for _ in $(seq 1 50); do
@@ -76,7 +84,7 @@ t_case "SIGHUP re-reads svc.conf and replaces every child" t_reload
 
 t_bad_reload() {
     local before
-    before=$(children)
+    two_children || return 1; before=$KIDS
     cp "$SVC_CONF" "$IT_DIR/svc.conf.good"
     echo "no_such_setting = 1" >> "$SVC_CONF"
     kill -HUP "$MASTER"; sleep 1
@@ -87,7 +95,8 @@ t_bad_reload() {
 t_case "a reload with a broken svc.conf keeps the running children" t_bad_reload
 
 t_term() {
-    local kids=$(children)
+    local kids
+    two_children || return 1; kids=$KIDS
     kill -TERM "$MASTER"; wait "$MASTER"; MASTER=
     for k in $kids; do alive "$k" && it_fail "child $k outlived SIGTERM"; done
     grep -q 'event=stopped' "$IT_DIR/log/svc.log" || it_fail "no stopped log line"
@@ -97,7 +106,7 @@ t_case "SIGTERM stops the master and all children" t_term
 t_orphans() {
     local kids
     start_master || return 1
-    kids=$(children)
+    two_children || return 1; kids=$KIDS
     kill -9 "$MASTER"; wait "$MASTER" 2>/dev/null; MASTER=
     sleep 1
     for k in $kids; do alive "$k" && it_fail "child $k outlived its master"; done

@@ -7,7 +7,11 @@
 
 it_require lighttpd apache2 mariadbd
 ECHO=$top_builddir/tests/integration/fcgi_echo
-[ -x "$ECHO" ] || it_skip "$ECHO is not built (make check builds it)"
+API=$top_builddir/src/api/svc-api
+WORKER=$top_builddir/src/worker/svc-worker
+for p in "$ECHO" "$API" "$WORKER"; do
+    [ -x "$p" ] || it_skip "$p is not built (make check builds it)"
+done
 
 it_stack_start --db-only
 # programs run by Apache's www-data must not live under a private home
@@ -99,71 +103,63 @@ t_apache_echo() {
 t_case "Apache with fcgi-conf/apache-svc.conf (mod_fcgid) passes paths, headers, SVC_CONF and 64 MiB bodies" t_apache_echo
 
 # ---- svc-api itself
-API=$top_builddir/src/api/svc-api
-if [ -x "$API" ]; then
-    HTTP_PORT=$(stack_free_port)
-    BASE_URL=http://127.0.0.1:$HTTP_PORT
-    sed -i "s|^base_url = .*|base_url = $BASE_URL|" "$SVC_CONF"
+HTTP_PORT=$(stack_free_port)
+BASE_URL=http://127.0.0.1:$HTTP_PORT
+sed -i "s|^base_url = .*|base_url = $BASE_URL|" "$SVC_CONF"
 
-    t_lighttpd_api() {
-        stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$API" "$SVC_CONF" || return 1
-        API_KEY='' http GET /rate-limit || return 1
-        expect_status 200
-        expect_header X-Request-Id
-        expect_json .success true
-        API_KEY='' http GET /v1/credits || return 1
-        expect_status 401
-        expect_json .error.code unauthorized
-        ACCOUNT=$(svcadm account create --email stack@example.com --tier pro --credits 7) ||
-            { it_fail "svcadm account create failed"; return 1; }
-        API_KEY=$(svcadm key create --account "$ACCOUNT" --scopes '*' 2>/dev/null) ||
-            { it_fail "svcadm key create failed"; return 1; }
-        http GET /v1/credits || return 1
-        expect_status 200
-        expect_json .balance 7
-    }
-    t_case "lighttpd spawns svc-api: /rate-limit, 401 without a key, credits with one" t_lighttpd_api
+t_lighttpd_api() {
+    stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$API" "$SVC_CONF" || return 1
+    API_KEY='' http GET /rate-limit || return 1
+    expect_status 200
+    expect_header X-Request-Id
+    expect_json .success true
+    API_KEY='' http GET /v1/credits || return 1
+    expect_status 401
+    expect_json .error.code unauthorized
+    ACCOUNT=$(svcadm account create --email stack@example.com --tier pro --credits 7) ||
+        { it_fail "svcadm account create failed"; return 1; }
+    API_KEY=$(svcadm key create --account "$ACCOUNT" --scopes '*' 2>/dev/null) ||
+        { it_fail "svcadm key create failed"; return 1; }
+    http GET /v1/credits || return 1
+    expect_status 200
+    expect_json .balance 7
+}
+t_case "lighttpd spawns svc-api: /rate-limit, 401 without a key, credits with one" t_lighttpd_api
 
-    t_apache_api() {
-        local port dir=$IT_DIR/www
-        port=$(stack_free_port) || return 1
-        # svc-api runs as www-data under Apache: its own readable copies
-        mkdir -p "$dir/log"
-        install -m 0755 "$API" "$dir/svc-api"
-        install -m 0600 -o www-data "$IT_DIR/mariadb/db-password" "$dir/db-password"
-        sed -e "s|^db_password_file = .*|db_password_file = $dir/db-password|" \
-            -e "s|^log_file = .*|log_file = $dir/log/svc.log|" \
-            -e "s|^base_url = .*|base_url = http://127.0.0.1:$port|" "$SVC_CONF" > "$dir/svc.conf"
-        chown -R www-data "$dir/log" "$dir/svc.conf"
-        chmod 0600 "$dir/svc.conf"
-        stack_apache_start "$IT_DIR/apache" "$port" "$dir/svc-api" "$dir/svc.conf" || return 1
-        BASE_URL=http://127.0.0.1:$port http GET /v1/credits || return 1
-        expect_status 200
-        expect_json .balance 7
-        expect_header X-Request-Id
-        BASE_URL=http://127.0.0.1:$port API_KEY='' http GET /rate-limit || return 1
-        expect_status 200
-        stack_apache_stop "$IT_DIR/apache"
-    }
-    t_case "Apache with mod_fcgid runs svc-api as www-data: credits with a key" t_apache_api
-else
-    echo "# $API is not built: svc-api cases skipped"
-fi
+t_apache_api() {
+    local port dir=$IT_DIR/www
+    port=$(stack_free_port) || return 1
+    # svc-api runs as www-data under Apache: its own readable copies
+    mkdir -p "$dir/log"
+    install -m 0755 "$API" "$dir/svc-api"
+    install -m 0600 -o www-data "$IT_DIR/mariadb/db-password" "$dir/db-password"
+    sed -e "s|^db_password_file = .*|db_password_file = $dir/db-password|" \
+        -e "s|^log_file = .*|log_file = $dir/log/svc.log|" \
+        -e "s|^base_url = .*|base_url = http://127.0.0.1:$port|" "$SVC_CONF" > "$dir/svc.conf"
+    chown -R www-data "$dir/log" "$dir/svc.conf"
+    chmod 0600 "$dir/svc.conf"
+    stack_apache_start "$IT_DIR/apache" "$port" "$dir/svc-api" "$dir/svc.conf" || return 1
+    BASE_URL=http://127.0.0.1:$port http GET /v1/credits || return 1
+    expect_status 200
+    expect_json .balance 7
+    expect_header X-Request-Id
+    BASE_URL=http://127.0.0.1:$port API_KEY='' http GET /rate-limit || return 1
+    expect_status 200
+    stack_apache_stop "$IT_DIR/apache"
+}
+t_case "Apache with mod_fcgid runs svc-api as www-data: credits with a key" t_apache_api
 
-WORKER=$top_builddir/src/worker/svc-worker
-if [ -x "$WORKER" ]; then
-    t_worker() {
-        local pid
-        stack_proc_start "$IT_DIR" svc-worker "$WORKER" -c "$SVC_CONF" || return 1
-        pid=$(stack_pidfile_pid "$IT_DIR/svc-worker.pid") || { it_fail "no pid file"; return 1; }
-        stack_alive "$pid" || it_fail "svc-worker $pid does not run"
-        # a second start reuses the running one
-        stack_proc_start "$IT_DIR" svc-worker "$WORKER" -c "$SVC_CONF" || return 1
-        expect_eq "svc-worker pid after a second start" "$pid" "$(stack_pidfile_pid "$IT_DIR/svc-worker.pid")"
-        expect_eq "svc-worker processes" 1 "$(pgrep -fc -- "$WORKER -c $SVC_CONF")"
-    }
-    t_case "svc-worker runs in the background from a pid file, once" t_worker
-fi
+t_worker() {
+    local pid
+    stack_proc_start "$IT_DIR" svc-worker "$WORKER" -c "$SVC_CONF" || return 1
+    pid=$(stack_pidfile_pid "$IT_DIR/svc-worker.pid") || { it_fail "no pid file"; return 1; }
+    stack_alive "$pid" || it_fail "svc-worker $pid does not run"
+    # a second start reuses the running one
+    stack_proc_start "$IT_DIR" svc-worker "$WORKER" -c "$SVC_CONF" || return 1
+    expect_eq "svc-worker pid after a second start" "$pid" "$(stack_pidfile_pid "$IT_DIR/svc-worker.pid")"
+    expect_eq "svc-worker processes" 1 "$(pgrep -fc -- "$WORKER -c $SVC_CONF")"
+}
+t_case "svc-worker runs in the background from a pid file, once" t_worker
 
 t_all_gone() {
     local left

@@ -171,7 +171,15 @@ t_bad_body() {
 }
 t_case "a body without a string email: 400 invalid_email naming the field" t_bad_body
 
+# charge_rows: the account's charge rows in the ledger
+charge_rows() { it_sql "SELECT COUNT(*) FROM credit_ledger WHERE pool_id = '$ACC' AND kind = 'charge'"; }
+
 t_domain_check() {
+    local balance charges
+    http GET /v1/credits; expect_status 200 || return 1
+    balance=$(json .balance)
+    [ "$balance" -gt 0 ] || it_fail "no balance to watch: $balance" || return 1
+    charges=$(charge_rows)
     http POST /v1/domain/check '{"domain":"mx.svc.test"}'
     expect_status 200 && expect_json .domain mx.svc.test && expect_json '.mx_records[0].host' mta20.svc.test &&
         expect_json '.mx_records[0].priority' 10 && expect_json .accept_all false &&
@@ -182,9 +190,11 @@ t_domain_check() {
     expect_status 200 && expect_json .has_valid_mx false && expect_json .mx_records '[]' || return 1
     http POST /v1/domain/check '{"domain":"not a domain"}'
     expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field domain || return 1
-    http GET /v1/credits; expect_json .used "$(it_sql "SELECT used FROM credit_pools WHERE owner_id = '$ACC'")"
+    # four domain checks answered and one refused: none charged
+    http GET /v1/credits; expect_status 200 && expect_json .balance "$balance" || return 1
+    expect_eq "charge rows in the ledger after the domain checks" "$charges" "$(charge_rows)"
 }
-t_case "domain check: MX records, provider, accept_all, disposable, has_valid_mx; bad domain 400" t_domain_check
+t_case "domain check: MX records, provider, accept_all, disposable, has_valid_mx; bad domain 400; no credit charged" t_domain_check
 
 t_domain_check_idn_dotless() {
     http POST /v1/domain/check '{"domain":"Bücher.svc.test"}'

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "unit_skip.h"
 #include <ldns/ldns.h>
 #include <arpa/inet.h>
 #include <errno.h>
@@ -208,7 +209,7 @@ test_resolver_new_from_resolv_conf(void **state)
 		fclose(f);
 	}
 	if (!has_ns)
-		skip();
+		UNIT_SKIP("/etc/resolv.conf names no nameserver");
 	buf_init(&err, 1024);
 	conf_defaults(&cf);
 	r = dns_resolver_new(&cf, &err);	/* dns_resolver is empty */
@@ -737,7 +738,8 @@ static struct dns_resolver *
 slow_resolver(void)
 {
 	if (slow_server == NULL || *slow_server == '\0')
-		skip();
+		UNIT_SKIP("no slow DNS forwarder (SVC_TEST_SLOW_DNS: "
+		    "tests/integration/test_dns.sh starts one with python3)");
 	return resolver_for(slow_server, "2000");
 }
 
@@ -869,12 +871,10 @@ main(int argc, char **argv)
 	if (server == NULL || *server == '\0')
 		reexec_with_server(argv);
 	rc = cmocka_run_group_tests_name("dns_offline", offline, NULL, NULL);
-	if (server == NULL || *server == '\0') {
-		fprintf(stderr, "SKIP: server tests need SVC_TEST_DNS "
-		    "(see tests/integration/test_dns.sh)\n");
-		return rc != 0 ? 1 : 77;
-	}
+	if (server == NULL || *server == '\0')
+		return unit_skip_rest(rc, "server tests need SVC_TEST_DNS "
+		    "(see tests/integration/test_dns.sh)");
 	rc += cmocka_run_group_tests_name("dns_server", online, server_setup,
 	    server_teardown);
-	return rc != 0 ? 1 : 0;
+	return unit_skip_status(rc);
 }

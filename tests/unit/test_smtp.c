@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "unit_skip.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -341,13 +342,13 @@ test_closed_ipv6_port_is_unreachable(void **state)
 
 	(void)state;
 	if (fd == -1)
-		skip();
+		UNIT_SKIP("no IPv6 sockets here");
 	memset(&sin6, 0, sizeof(sin6));
 	sin6.sin6_family = AF_INET6;
 	sin6.sin6_addr = in6addr_loopback;
 	if (bind(fd, (struct sockaddr *)&sin6, sizeof(sin6)) == -1) {
 		close(fd);
-		skip();	/* no IPv6 loopback here */
+		UNIT_SKIP("no IPv6 loopback (::1) here");
 	}
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin6, &len), 0);
 	close(fd);
@@ -604,7 +605,8 @@ test_certificate_verification_recorded_with_ca(void **state)
 
 	(void)state;
 	if (ca_file == NULL)
-		skip();
+		UNIT_SKIP("no test CA (SVC_TEST_SMTP_CA: "
+		    "tests/integration/test_smtp.sh makes one)");
 	fake("starttls=offered");
 	opts_for_test(&o);
 	buf_init(&err, 256);
@@ -1263,12 +1265,10 @@ main(int argc, char **argv)
 	control_port = env_port("SVC_TEST_SMTP_CONTROL");
 	ca_file = getenv("SVC_TEST_SMTP_CA");
 	rc = cmocka_run_group_tests_name("smtp_offline", offline, NULL, NULL);
-	if (smtp_port == 0 || control_port == 0) {
-		fprintf(stderr, "SKIP: server tests need SVC_TEST_SMTP_PORT "
-		    "(see tests/integration/test_smtp.sh)\n");
-		return rc != 0 ? 1 : 77;
-	}
+	if (smtp_port == 0 || control_port == 0)
+		return unit_skip_rest(rc, "server tests need SVC_TEST_SMTP_PORT "
+		    "(see tests/integration/test_smtp.sh)");
 	rc += cmocka_run_group_tests_name("smtp_server", online, server_setup,
 	    NULL);
-	return rc != 0 ? 1 : 0;
+	return unit_skip_status(rc);
 }

@@ -1,5 +1,8 @@
 /* test_verdict.c: every row of API.md's classification table, the score
- * formula, the catch-all send verdict and the trap local-part patterns. */
+ * formula, the catch-all send verdict and the trap local-part patterns; and,
+ * from the contract's side (spec/interface.md), what must hold whatever the
+ * table says: every score is 0-100 and follows the status, and a catch-all
+ * address gets exactly one of send_safe, send_with_caution, avoid. */
 #include "core/verdict.h"
 #include <setjmp.h>
 #include <stdarg.h>
@@ -177,6 +180,166 @@ test_trap_local_patterns(void **st)
 	assert_false(verdict_trap_local(""));
 }
 
+/* Every combination of the facts the score looks at (bit i of n: free,
+ * tls, role, web presence, typo). */
+#define FACT_COMBINATIONS 32
+
+static struct verdict_facts
+facts_of(unsigned n)
+{
+	struct verdict_facts f = { .free_provider = (n & 1) != 0,
+	    .tls = (n & 2) != 0, .role = (n & 4) != 0,
+	    .web_presence = (n & 8) != 0, .possible_typo = (n & 16) != 0,
+	    .local = "jane.doe" };
+
+	return f;
+}
+
+/* The lowest and highest score of each status over every kind, send
+ * verdict (a catch-all's, or a trap's or role's on a catch-all domain) and
+ * combination of facts; fails on a score outside 0-100. */
+static void
+score_bands(int lo[VERDICT_STATUS__MAX], int hi[VERDICT_STATUS__MAX])
+{
+	int k, ca, st;
+	unsigned n;
+
+	for (st = 0; st < VERDICT_STATUS__MAX; st++) {
+		lo[st] = 101;
+		hi[st] = -1;
+	}
+	for (k = 0; k < VERDICT_KIND__MAX; k++)
+		for (ca = 0; ca < VERDICT_CA__MAX; ca++)
+			for (n = 0; n < FACT_COMBINATIONS; n++) {
+				struct verdict v = verdict_of(
+				    (enum verdict_kind)k, (int)(n & 16));
+				struct verdict_facts f = facts_of(n);
+				int s = verdict_score(&v,
+				    (enum verdict_catch_all)ca, &f);
+				if (s < 0 || s > 100)
+					fail_msg("%s (catch-all %d, facts %u): "
+					    "score %d", verdict_kind_names[k],
+					    ca, n, s);
+				if (s < lo[v.status])
+					lo[v.status] = s;
+				if (s > hi[v.status])
+					hi[v.status] = s;
+			}
+}
+
+static void
+test_every_score_is_an_integer_from_0_to_100(void **st)
+{
+	int lo[VERDICT_STATUS__MAX], hi[VERDICT_STATUS__MAX];
+
+	(void)st;
+	score_bands(lo, hi);
+}
+
+static void
+test_scores_follow_the_status(void **st)
+{
+	int lo[VERDICT_STATUS__MAX], hi[VERDICT_STATUS__MAX], s, other = -1;
+
+	(void)st;
+	score_bands(lo, hi);
+	for (s = 0; s < VERDICT_STATUS__MAX; s++) {
+		print_message("%s: %d-%d\n", verdict_status_names[s], lo[s],
+		    hi[s]);
+		/* every status is reached by some kind */
+		assert_in_range(lo[s], 0, 100);
+		assert_in_range(hi[s], 0, 100);
+		if (s != VERDICT_DELIVERABLE && hi[s] > other)
+			other = hi[s];
+	}
+	/* A deliverable address scores above anything else, and an
+	 * undeliverable one never above a risky or unknown one. (Risky and
+	 * unknown overlap: a spam trap or a full mailbox is risky but
+	 * scores below an unknown greylisted address.) */
+	if (lo[VERDICT_DELIVERABLE] <= other)
+		fail_msg("a deliverable address scores %d, another one %d",
+		    lo[VERDICT_DELIVERABLE], other);
+	if (hi[VERDICT_UNDELIVERABLE] >= lo[VERDICT_UNKNOWN])
+		fail_msg("an undeliverable address scores %d, an unknown one "
+		    "%d", hi[VERDICT_UNDELIVERABLE], lo[VERDICT_UNKNOWN]);
+	if (hi[VERDICT_UNDELIVERABLE] > lo[VERDICT_RISKY])
+		fail_msg("an undeliverable address scores %d, a risky one %d",
+		    hi[VERDICT_UNDELIVERABLE], lo[VERDICT_RISKY]);
+}
+
+/* Local parts of every shape a catch-all address can have. */
+static const char *const catch_all_locals[] = {
+	"jane.doe", "jdoe", "mary_ann", "o-neil", "j.d.smith", "jane.doe.2021",
+	"x", "", "info", "postmaster", "user84920", "a3f9c2e81b7d4e0f",
+	"xkcdqrst", "j\xc3\xbcrgen", "first+tag", "\"quoted local\"", ".dot",
+	"dot.", "12345", "UPPER.Case",
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+};
+
+static void
+test_catch_all_verdict_takes_exactly_three_values(void **st)
+{
+	int seen[VERDICT_CA__MAX] = { 0 }, web, role;
+	size_t i;
+
+	(void)st;
+	/* the spec's three values, and null for a result that is not a
+	 * catch-all */
+	assert_int_equal(VERDICT_CA__MAX, 4);
+	assert_null(verdict_catch_all_names[VERDICT_CA_NONE]);
+	assert_string_equal(verdict_catch_all_names[VERDICT_CA_SEND_SAFE],
+	    "send_safe");
+	assert_string_equal(
+	    verdict_catch_all_names[VERDICT_CA_SEND_WITH_CAUTION],
+	    "send_with_caution");
+	assert_string_equal(verdict_catch_all_names[VERDICT_CA_AVOID],
+	    "avoid");
+	for (i = 0; i <= sizeof(catch_all_locals) / sizeof(catch_all_locals[0]);
+	    i++)
+		for (web = 0; web <= 1; web++)
+			for (role = 0; role <= 1; role++) {
+				/* the last round: no local part at all */
+				struct verdict_facts f = { .web_presence = web,
+				    .role = role, .local = i <
+				    sizeof(catch_all_locals) /
+				    sizeof(catch_all_locals[0]) ?
+				    catch_all_locals[i] : NULL };
+				enum verdict_catch_all ca =
+				    verdict_catch_all_of(&f);
+				if (ca != VERDICT_CA_SEND_SAFE &&
+				    ca != VERDICT_CA_SEND_WITH_CAUTION &&
+				    ca != VERDICT_CA_AVOID)
+					fail_msg("\"%s\" (web %d, role %d): "
+					    "catch-all verdict %d",
+					    f.local ? f.local : "(null)", web,
+					    role, (int)ca);
+				seen[ca]++;
+			}
+	/* each of the three is given, to some address */
+	assert_true(seen[VERDICT_CA_SEND_SAFE] > 0);
+	assert_true(seen[VERDICT_CA_SEND_WITH_CAUTION] > 0);
+	assert_true(seen[VERDICT_CA_AVOID] > 0);
+}
+
+static void
+test_catch_all_score_follows_the_send_verdict(void **st)
+{
+	unsigned n;
+
+	(void)st;
+	for (n = 0; n < FACT_COMBINATIONS; n++) {
+		struct verdict v = verdict_of(VERDICT_K_CATCH_ALL, 0);
+		struct verdict_facts f = facts_of(n);
+		int safe = verdict_score(&v, VERDICT_CA_SEND_SAFE, &f);
+		int caution = verdict_score(&v, VERDICT_CA_SEND_WITH_CAUTION,
+		    &f);
+		int avoid = verdict_score(&v, VERDICT_CA_AVOID, &f);
+		if (!(safe > caution && caution > avoid))
+			fail_msg("facts %u: send_safe %d, send_with_caution "
+			    "%d, avoid %d", n, safe, caution, avoid);
+	}
+}
+
 static void
 test_unknown_results_are_cached_15_minutes_at_most(void **st)
 {
@@ -204,6 +367,10 @@ main(void)
 		cmocka_unit_test(test_catch_all_verdict_heuristic),
 		cmocka_unit_test(test_trap_local_patterns),
 		cmocka_unit_test(test_unknown_results_are_cached_15_minutes_at_most),
+		cmocka_unit_test(test_every_score_is_an_integer_from_0_to_100),
+		cmocka_unit_test(test_scores_follow_the_status),
+		cmocka_unit_test(test_catch_all_verdict_takes_exactly_three_values),
+		cmocka_unit_test(test_catch_all_score_follows_the_send_verdict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
