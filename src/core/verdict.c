@@ -1,12 +1,17 @@
 /* verdict.c: API.md's classification table, the score, the catch-all send
  * verdict and the spam-trap local-part heuristic.
  *
- * Score (0-100): the base of the row, then adjustments, clamped to 0..100.
- *   accepted 95, role 70, catch-all 50, mailbox full 30, unknown 40
- *   (greylisted 45, blocked 40, dns error 35, unreachable 30,
- *   undetermined 40), known complainer 20, spam trap 5, disposable 5,
- *   account disabled 2, rejected / invalid syntax / invalid domain / no MX 0.
- *   Catch-all: send_safe +15, send_with_caution +0, avoid -25.
+ * Score (0-100): how likely a message reaches a mailbox, in bands that
+ * follow the status (deliverable 81-100 above risky 61-80 above unknown
+ * 21-60 above undeliverable 0-20: a risky address takes mail, an unknown
+ * one may not): the base of the row, then adjustments, clamped to 0..100.
+ *   deliverable: accepted 95;
+ *   risky: role 78, mailbox full 72, known complainer 66, spam trap 62;
+ *   unknown: catch-all 45, greylisted 40, blocked 35, undetermined 35,
+ *   dns error 30, unreachable 25;
+ *   undeliverable: disposable 10, account disabled 5, rejected / invalid
+ *   syntax / invalid domain / no MX 0.
+ *   Catch-all: send_safe +15, send_with_caution +0, avoid -15.
  *   Deliverable or catch-all at a free provider -5 (consumer inboxes churn);
  *   no TLS at the MX -3 for deliverable, role and catch-all (weaker hosting).
  *
@@ -63,7 +68,7 @@ static const struct {
 	[VERDICT_K_ACCEPTED] = { VERDICT_DELIVERABLE, VERDICT_R_ACCEPTED_EMAIL,
 	    VERDICT_S_NONE, VERDICT_C_VALID, 95 },
 	[VERDICT_K_ROLE] = { VERDICT_RISKY, VERDICT_R_ROLE_BASED,
-	    VERDICT_S_ROLE_BASED, VERDICT_C_RISKY, 70 },
+	    VERDICT_S_ROLE_BASED, VERDICT_C_RISKY, 78 },
 	[VERDICT_K_INVALID_SYNTAX] = { VERDICT_UNDELIVERABLE,
 	    VERDICT_R_INVALID_SYNTAX, VERDICT_S_NONE, VERDICT_C_INVALID, 0 },
 	[VERDICT_K_INVALID_DOMAIN] = { VERDICT_UNDELIVERABLE,
@@ -75,28 +80,28 @@ static const struct {
 	    VERDICT_C_INVALID, 0 },
 	[VERDICT_K_DISABLED] = { VERDICT_UNDELIVERABLE,
 	    VERDICT_R_ACCOUNT_DISABLED, VERDICT_S_ACCOUNT_DISABLED,
-	    VERDICT_C_INVALID, 2 },
+	    VERDICT_C_INVALID, 5 },
 	[VERDICT_K_FULL] = { VERDICT_RISKY, VERDICT_R_MAILBOX_FULL,
-	    VERDICT_S_MAILBOX_FULL, VERDICT_C_RISKY, 30 },
+	    VERDICT_S_MAILBOX_FULL, VERDICT_C_RISKY, 72 },
 	[VERDICT_K_CATCH_ALL] = { VERDICT_UNKNOWN, VERDICT_R_CATCH_ALL,
-	    VERDICT_S_CATCH_ALL, VERDICT_C_CATCH_ALL, 50 },
+	    VERDICT_S_CATCH_ALL, VERDICT_C_CATCH_ALL, 45 },
 	[VERDICT_K_DISPOSABLE] = { VERDICT_UNDELIVERABLE,
 	    VERDICT_R_DISPOSABLE_EMAIL, VERDICT_S_DISPOSABLE,
-	    VERDICT_C_DISPOSABLE, 5 },
+	    VERDICT_C_DISPOSABLE, 10 },
 	[VERDICT_K_SPAM_TRAP] = { VERDICT_RISKY, VERDICT_R_SPAM_TRAP,
-	    VERDICT_S_SPAM_TRAP, VERDICT_C_RISKY, 5 },
+	    VERDICT_S_SPAM_TRAP, VERDICT_C_RISKY, 62 },
 	[VERDICT_K_COMPLAINER] = { VERDICT_RISKY, VERDICT_R_KNOWN_COMPLAINER,
-	    VERDICT_S_KNOWN_COMPLAINER, VERDICT_C_RISKY, 20 },
+	    VERDICT_S_KNOWN_COMPLAINER, VERDICT_C_RISKY, 66 },
 	[VERDICT_K_GREYLISTED] = { VERDICT_UNKNOWN, VERDICT_R_UNKNOWN,
-	    VERDICT_S_GREYLISTED, VERDICT_C_UNKNOWN, 45 },
+	    VERDICT_S_GREYLISTED, VERDICT_C_UNKNOWN, 40 },
 	[VERDICT_K_BLOCKED] = { VERDICT_UNKNOWN, VERDICT_R_UNKNOWN,
-	    VERDICT_S_SMTP_BLOCKED, VERDICT_C_UNKNOWN, 40 },
+	    VERDICT_S_SMTP_BLOCKED, VERDICT_C_UNKNOWN, 35 },
 	[VERDICT_K_UNREACHABLE] = { VERDICT_UNKNOWN, VERDICT_R_UNKNOWN,
-	    VERDICT_S_SMTP_UNREACHABLE, VERDICT_C_UNKNOWN, 30 },
+	    VERDICT_S_SMTP_UNREACHABLE, VERDICT_C_UNKNOWN, 25 },
 	[VERDICT_K_DNS_ERROR] = { VERDICT_UNKNOWN, VERDICT_R_UNKNOWN,
-	    VERDICT_S_DNS_ERROR, VERDICT_C_UNKNOWN, 35 },
+	    VERDICT_S_DNS_ERROR, VERDICT_C_UNKNOWN, 30 },
 	[VERDICT_K_UNDETERMINED] = { VERDICT_UNKNOWN, VERDICT_R_UNKNOWN,
-	    VERDICT_S_NONE, VERDICT_C_UNKNOWN, 40 },
+	    VERDICT_S_NONE, VERDICT_C_UNKNOWN, 35 },
 };
 
 struct verdict
@@ -136,7 +141,7 @@ verdict_score(const struct verdict *v, enum verdict_catch_all ca,
 
 	if (v->kind == VERDICT_K_CATCH_ALL)
 		s += ca == VERDICT_CA_SEND_SAFE ? 15 :
-		    ca == VERDICT_CA_AVOID ? -25 : 0;
+		    ca == VERDICT_CA_AVOID ? -15 : 0;
 	if (f->free_provider && (v->kind == VERDICT_K_ACCEPTED ||
 	    v->kind == VERDICT_K_CATCH_ALL))
 		s -= 5;

@@ -113,16 +113,20 @@ test_score_formula(void **st)
 		{ VERDICT_K_ACCEPTED, VERDICT_CA_NONE, 1, 1, 90 },
 		{ VERDICT_K_ACCEPTED, VERDICT_CA_NONE, 0, 0, 92 },
 		{ VERDICT_K_ACCEPTED, VERDICT_CA_NONE, 1, 0, 87 },
-		{ VERDICT_K_ROLE, VERDICT_CA_NONE, 1, 1, 70 },
-		{ VERDICT_K_CATCH_ALL, VERDICT_CA_SEND_SAFE, 0, 1, 65 },
-		{ VERDICT_K_CATCH_ALL, VERDICT_CA_SEND_WITH_CAUTION, 0, 1, 50 },
-		{ VERDICT_K_CATCH_ALL, VERDICT_CA_AVOID, 1, 0, 17 },
+		{ VERDICT_K_ROLE, VERDICT_CA_NONE, 1, 1, 78 },
+		{ VERDICT_K_ROLE, VERDICT_CA_NONE, 0, 0, 75 },
+		{ VERDICT_K_CATCH_ALL, VERDICT_CA_SEND_SAFE, 0, 1, 60 },
+		{ VERDICT_K_CATCH_ALL, VERDICT_CA_SEND_WITH_CAUTION, 0, 1, 45 },
+		{ VERDICT_K_CATCH_ALL, VERDICT_CA_AVOID, 1, 0, 22 },
 		{ VERDICT_K_REJECTED, VERDICT_CA_NONE, 0, 0, 0 },
-		{ VERDICT_K_DISABLED, VERDICT_CA_NONE, 0, 0, 2 },
-		{ VERDICT_K_FULL, VERDICT_CA_NONE, 0, 1, 30 },
-		{ VERDICT_K_GREYLISTED, VERDICT_CA_NONE, 0, 0, 45 },
-		{ VERDICT_K_DNS_ERROR, VERDICT_CA_NONE, 0, 0, 35 },
-		{ VERDICT_K_SPAM_TRAP, VERDICT_CA_NONE, 0, 0, 5 },
+		{ VERDICT_K_DISABLED, VERDICT_CA_NONE, 0, 0, 5 },
+		{ VERDICT_K_DISPOSABLE, VERDICT_CA_NONE, 0, 0, 10 },
+		{ VERDICT_K_FULL, VERDICT_CA_NONE, 0, 1, 72 },
+		{ VERDICT_K_COMPLAINER, VERDICT_CA_NONE, 0, 1, 66 },
+		{ VERDICT_K_GREYLISTED, VERDICT_CA_NONE, 0, 0, 40 },
+		{ VERDICT_K_DNS_ERROR, VERDICT_CA_NONE, 0, 0, 30 },
+		{ VERDICT_K_UNREACHABLE, VERDICT_CA_NONE, 0, 0, 25 },
+		{ VERDICT_K_SPAM_TRAP, VERDICT_CA_NONE, 0, 0, 62 },
 	};
 	size_t i;
 
@@ -252,19 +256,17 @@ test_scores_follow_the_status(void **st)
 		if (s != VERDICT_DELIVERABLE && hi[s] > other)
 			other = hi[s];
 	}
-	/* A deliverable address scores above anything else, and an
-	 * undeliverable one never above a risky or unknown one. (Risky and
-	 * unknown overlap: a spam trap or a full mailbox is risky but
-	 * scores below an unknown greylisted address.) */
+	/* Deliverable scores above risky above unknown above undeliverable,
+	 * whatever the kind, send verdict and facts (the issue's contract). */
 	if (lo[VERDICT_DELIVERABLE] <= other)
 		fail_msg("a deliverable address scores %d, another one %d",
 		    lo[VERDICT_DELIVERABLE], other);
-	if (hi[VERDICT_UNDELIVERABLE] >= lo[VERDICT_UNKNOWN])
-		fail_msg("an undeliverable address scores %d, an unknown one "
-		    "%d", hi[VERDICT_UNDELIVERABLE], lo[VERDICT_UNKNOWN]);
-	if (hi[VERDICT_UNDELIVERABLE] > lo[VERDICT_RISKY])
-		fail_msg("an undeliverable address scores %d, a risky one %d",
-		    hi[VERDICT_UNDELIVERABLE], lo[VERDICT_RISKY]);
+	if (lo[VERDICT_RISKY] <= hi[VERDICT_UNKNOWN])
+		fail_msg("a risky address scores %d, an unknown one %d",
+		    lo[VERDICT_RISKY], hi[VERDICT_UNKNOWN]);
+	if (lo[VERDICT_UNKNOWN] <= hi[VERDICT_UNDELIVERABLE])
+		fail_msg("an unknown address scores %d, an undeliverable one "
+		    "%d", lo[VERDICT_UNKNOWN], hi[VERDICT_UNDELIVERABLE]);
 }
 
 /* Local parts of every shape a catch-all address can have. */
