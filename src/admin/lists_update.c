@@ -4,7 +4,7 @@
  * folder as svc-api and svc-worker would and prints the counts. Running
  * processes keep the lists they loaded at start until they are restarted. */
 #include "admin/lists_update.h"
-#include "core/lists.h"
+#include "engine/lists.h"
 #include <errno.h>
 #include <spawn.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include "core/accounts.h"
 #include "core/auth.h"
 #include "core/authcache.h"
-#include "core/complainers.h"
+#include "engine/complainers.h"
 #include "core/db.h"
 #include "core/keys.h"
 #include "core/ledger.h"

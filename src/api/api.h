@@ -8,7 +8,7 @@
 #include "core/authcache.h"
 #include "core/db.h"
 #include "core/ratelimit.h"
-#include "core/verify.h"
+#include "engine/verify.h"
 #include "util/conf.h"
 #include "util/ipnet.h"
 

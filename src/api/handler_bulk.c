@@ -5,7 +5,8 @@
  * store the Idempotency-Key answer in the same transaction as the job, so a
  * retried request can never create or charge twice. */
 #include "api/api.h"
-#include "core/jobs_body.h"
+#include "core/idempotency.h"
+#include "jobs/jobs_body.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/urlguard.h"
@@ -66,15 +67,25 @@ bulk_body(struct bulk_req *b, const char *id, long long left)
 	    "status_url", path, "progress_url", prog);
 }
 
-/* jobs_create's callback: the response, stored with the Idempotency-Key. */
-static char *
-bulk_response(void *arg, const char *id, long long left)
+/* Commits the job jobs_create left open, with its Idempotency-Key answer
+ * in the same transaction: 0, or -1 (rolled back, nothing created). */
+static int
+bulk_commit(struct bulk_req *b, int status, json_t *answer)
 {
-	json_t *o = bulk_body(arg, id, left);
-	char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	struct api_call *c = b->c;
+	char *text = NULL;
+	int ok;
 
-	json_decref(o);
-	return s;
+	if (c->idem_key != NULL)
+		text = json_dumps(answer, JSON_COMPACT | JSON_ENSURE_ASCII);
+	ok = (c->idem_key == NULL || (text != NULL && idempotency_finish(
+	    c->ctx->db, c->key.account_id, c->idem_key, status, text,
+	    strlen(text)) == DB_OK)) && db_commit(c->ctx->db) == DB_OK;
+	if (!ok)
+		db_rollback(c->ctx->db);
+	free(text);
+	c->idem_done = ok && c->idem_key != NULL;
+	return ok ? 0 : -1;
 }
 
 /* Whether u may be a webhook URL (urlguard_check: https, http too with
@@ -220,9 +231,11 @@ static void
 bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 {
 	struct bulk_req b;
-	char id[IDS_MAX], sandbox[300], *cb = NULL;
-	long long left = 0, available = 0;
+	char sandbox[300], *cb = NULL;
+	struct jobs_created made;
+	json_t *answer = NULL;
 	enum jobs_err rc;
+	int status;
 
 	memset(&b, 0, sizeof(b));
 	b.c = c;
@@ -247,23 +260,22 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 	    (c->key.sandbox ? (long long)b.body.in.sandbox : 0);
 	b.spec.sandbox = c->key.sandbox && b.spec.cost == 0;
 	b.spec.callback_data = cb;
-	b.spec.idem_key = c->idem_key;
-	b.spec.status = type == JOBS_TYPE_BATCH ? 201 : 202;
-	b.spec.response = bulk_response;
-	b.spec.arg = &b;
-	rc = jobs_create(c->ctx->db, &b.spec, &b.body.in, id, &left,
-	    &available);
+	status = type == JOBS_TYPE_BATCH ? 201 : 202;
+	rc = jobs_create(c->ctx->db, &b.spec, &b.body.in, &made);
 	if (rc == JOBS_INSUFFICIENT)
-		api_insufficient_credits(c, b.spec.cost, available);
+		api_insufficient_credits(c, b.spec.cost, made.balance);
 	else if (rc != JOBS_OK)
 		api_internal_error(c, "jobs_create");
-	else {
-		c->idem_done = c->idem_key != NULL;
+	else if (bulk_commit(&b, status, (answer = bulk_body(&b, made.id,
+	    made.balance))) == -1) {
+		json_decref(answer);
+		api_internal_error(c, "jobs_create_commit");
+	} else {
 		log_info("event=job_created req=%s job=%s type=%s total=%zu "
-		    "duplicates=%zu charged=%lld", c->req->request_id, id,
+		    "duplicates=%zu charged=%lld", c->req->request_id, made.id,
 		    jobs_type_names[type], b.body.in.n, b.body.in.duplicates,
 		    b.spec.cost);
-		http_json(c->resp, b.spec.status, bulk_body(&b, id, left));
+		http_json(c->resp, status, answer);
 	}
 out:
 	free(cb);

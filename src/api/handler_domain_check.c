@@ -3,7 +3,7 @@
  * with its own limit of 30 requests a minute per account, answered with the
  * flat 429 body of the spec. */
 #include "api/probes.h"
-#include "core/addr.h"
+#include "engine/addr.h"
 #include "util/timeutil.h"
 #include <stdio.h>
 

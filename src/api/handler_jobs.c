@@ -2,7 +2,7 @@
  * /progress, /results, /download (CSV, streamed), DELETE /v1/jobs/{id}
  * (cancel), and GET /v1/verify/batch/{id}. Another account's job is 404. */
 #include "api/api.h"
-#include "core/jobs.h"
+#include "jobs/jobs.h"
 #include "util/strparse.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * probes.h) is never charged. A sandbox key costs nothing on a
  * sandbox-domain address. */
 #include "api/probes.h"
-#include "core/addr.h"
+#include "engine/addr.h"
 #include "core/ledger.h"
 #include "util/log.h"
 #include <string.h>

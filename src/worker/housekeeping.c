@@ -6,9 +6,9 @@
  * (addresses, chunks, then the job). Each pass logs what it removed. */
 #include "worker/housekeeping.h"
 #include "core/idempotency.h"
-#include "core/jobqueue.h"
+#include "jobs/jobqueue.h"
 #include "core/ratelimit.h"
-#include "core/vcache.h"
+#include "engine/vcache.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 

@@ -6,7 +6,7 @@
  * the loop's poll. */
 #ifndef SVC_WORKER_RESOLVER_H
 #define SVC_WORKER_RESOLVER_H
-#include "core/dns.h"
+#include "engine/dns.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include <stddef.h>

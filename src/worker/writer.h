@@ -6,8 +6,8 @@
  * failure) comes back as outcomes. */
 #ifndef SVC_WORKER_WRITER_H
 #define SVC_WORKER_WRITER_H
-#include "core/jobqueue.h"
-#include "core/vcache.h"
+#include "jobs/jobqueue.h"
+#include "engine/vcache.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include <stddef.h>

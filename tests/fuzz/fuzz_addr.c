@@ -3,7 +3,7 @@
  * domains are lower-case LDH (one label or more) whose last label is not
  * all digits; a parsed address re-parses to the same normalised form, both
  * as displayed and as its SMTP path (A-label form). */
-#include "core/addr.h"
+#include "engine/addr.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* fuzz_dns_reply.c: libFuzzer target for the DNS reply handling of
- * src/core/dns.c that is not ldns's own: the reader of MX host names from
+ * src/engine/dns.c that is not ldns's own: the reader of MX host names from
  * the wire (dns_wire_name, through dns_wire_name_for_test), plus the string
  * checks dns_name_valid and dns_server_parse.
  *
@@ -12,7 +12,7 @@
  * most DNS_NAME_MAX. The input as a string goes through dns_name_valid and
  * dns_server_parse: a parsed server is an IPv4 or IPv6 address with a port
  * in 1..65535. */
-#include "core/dns.h"
+#include "engine/dns.h"
 #include <arpa/inet.h>
 #include <ldns/ldns.h>
 #include <stdint.h>

@@ -19,8 +19,8 @@
  * ASCII-lower-cased text for a non-address) with the first spelling kept,
  * in input order, each with its A-label domain, the sandbox count and the
  * duplicates. */
-#include "core/addr.h"
-#include "core/jobs_body.h"
+#include "engine/addr.h"
+#include "jobs/jobs_body.h"
 #include <ctype.h>
 #include <jansson.h>
 #include <stdint.h>

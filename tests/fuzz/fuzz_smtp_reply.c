@@ -4,8 +4,8 @@
  * same replies and the same final status. Invariants on every reply: code
  * 200-599, bounded cleaned text (valid UTF-8, no control characters but
  * the line separators), consistent enhanced code, a verdict in range. */
-#include "core/smtp_classify.h"
-#include "core/smtp_reply.h"
+#include "engine/smtp_classify.h"
+#include "engine/smtp_reply.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """fake_smtp.py: a scriptable SMTP server on loopback for the faults a real
-MTA will not produce on demand (tests of src/core/smtp.c).
+MTA will not produce on demand (tests of src/engine/smtp.c).
 
   fake_smtp.py --ready FILE [--host 127.0.0.1] [--also 127.0.0.3 ...]
                [--port 0] [--cert CERT --key KEY] [SETTING=VALUE ...]

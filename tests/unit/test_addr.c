@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/addr.h"
+#include "engine/addr.h"
 
 struct acase {
 	const char	*in;

@@ -1,4 +1,4 @@
-/* test_dns.c: tests of src/core/dns. The offline part checks name and
+/* test_dns.c: tests of src/engine/dns. The offline part checks name and
  * resolver-setting parsing and the timeout and deadline paths against
  * silent and closed loopback ports. The server part runs against a real
  * unbound serving the zones of tests/dns on loopback, at the address in
@@ -6,7 +6,7 @@
  * $SVC_TEST_SLOW_DNS (500 ms late for the budget-slowNN.svc.test hosts);
  * without them the program re-runs itself through
  * tests/integration/test_dns.sh, which starts and stops both. */
-#include "core/dns.h"
+#include "engine/dns.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include "util/timeutil.h"

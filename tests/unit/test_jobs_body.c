@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jobs_body.h"
+#include "jobs/jobs_body.h"
 #include "util/buf.h"
 
 #define MEMORY (144 << 20)	/* api_job_memory_mb's default */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jobs.h"
+#include "jobs/jobs.h"
 
 #define SANDBOX "sandbox.svc.test"
 

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/lists.h"
+#include "engine/lists.h"
 
 static char tmpdir[] = "/tmp/test_lists.XXXXXX";
 

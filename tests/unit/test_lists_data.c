@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/lists.h"
+#include "engine/lists.h"
 
 #ifndef LISTS_CURATED_DIR
 #define LISTS_CURATED_DIR "contrib/lists"

@@ -1,4 +1,4 @@
-/* test_smtp.c: tests of src/core/smtp, the SMTP probing client. The offline
+/* test_smtp.c: tests of src/engine/smtp, the SMTP probing client. The offline
  * part checks arguments, the private-MX refusal, closed and silent ports.
  * The server part runs against tests/smtp/fake_smtp.py on loopback (port in
  * $SVC_TEST_SMTP_PORT, its control port in $SVC_TEST_SMTP_CONTROL); without
@@ -7,8 +7,8 @@
  * server test scripts the fake server, probes, and asserts the outcome, the
  * per-recipient replies and what the server saw (commands, flights, TLS),
  * including that DATA was never sent. */
-#include "core/smtp.h"
-#include "core/addr.h"
+#include "engine/smtp.h"
+#include "engine/addr.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include "util/ipnet.h"

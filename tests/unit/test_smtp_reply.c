@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/smtp_classify.h"
-#include "core/smtp_reply.h"
+#include "engine/smtp_classify.h"
+#include "engine/smtp_reply.h"
 
 struct rcase {
 	const char		*in;

@@ -3,7 +3,7 @@
  * from the contract's side (spec/interface.md), what must hold whatever the
  * table says: every score is 0-100 and follows the status, and a catch-all
  * address gets exactly one of send_safe, send_with_caution, avoid. */
-#include "core/verdict.h"
+#include "engine/verdict.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

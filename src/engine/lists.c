@@ -2,8 +2,8 @@
  * into hash sets (open addressing, linear probing, strings in one pool) and
  * answers membership and did-you-mean questions. See lists.h for the file
  * format and the matching rules. */
-#include "core/lists.h"
-#include "core/addr.h"
+#include "engine/lists.h"
+#include "engine/addr.h"
 #include "util/khash.h"
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
-/* jobs.h: bulk and batch jobs as the API sees them: cleaning and
- * de-duplicating the input, creating a job (rows, chunks, charge and the
- * Idempotency-Key record in one transaction), reading, listing and
+/* jobs.h: bulk and batch jobs as the API sees them: the input (cleaned and
+ * de-duplicated addresses), creating a job (rows, chunks and charge in one
+ * transaction, which the caller completes), reading, listing and
  * cancelling. The worker's side is jobqueue.h. */
 #ifndef SVC_JOBS_H
 #define SVC_JOBS_H
@@ -96,17 +96,24 @@ struct jobs_new {
 	const char	*webhook_url;	/* NULL: none */
 	const char	*webhook_secret;
 	const char	*callback_data;	/* JSON text or NULL */
-	/* Called inside the transaction with the new id and the balance left,
-	 * to make the response stored with idem_key (when idem_key is set). */
-	const char	*idem_key;
-	int		 status;	/* HTTP status of that response */
-	char		*(*response)(void *arg, const char *id, long long left);
-	void		*arg;
 };
 
+/* What creating a job did. */
+struct jobs_created {
+	char		 id[IDS_MAX];
+	/* The pool's balance after the charge; on JOBS_INSUFFICIENT, what it
+	 * holds, short of the cost. */
+	long long	 balance;
+};
+
+/* Writes the job, in one transaction it begins: the charge (ledger ref
+ * job:<id>:charge), the job row, one row per address in input order and
+ * the chunks. On JOBS_OK the transaction is left open, so that the caller
+ * adds what must stand or fall with the job (the Idempotency-Key answer:
+ * idempotency_finish) and then calls db_commit (or db_rollback); on any
+ * error it is rolled back and nothing is written. */
 enum jobs_err jobs_create(struct db *, const struct jobs_new *,
-	    const struct jobs_input *, char id[IDS_MAX], long long *remaining,
-	    long long *available);
+	    const struct jobs_input *, struct jobs_created *);
 
 /* One job as stored. */
 struct jobs_row {

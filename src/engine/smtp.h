@@ -6,9 +6,9 @@
  * PIPELINING, MAIL, every RCPT and QUIT go out in one flight. */
 #ifndef SVC_SMTP_H
 #define SVC_SMTP_H
-#include "core/dns.h"
-#include "core/smtp_classify.h"
-#include "core/smtp_reply.h"
+#include "engine/dns.h"
+#include "engine/smtp_classify.h"
+#include "engine/smtp_reply.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include <poll.h>

@@ -9,7 +9,7 @@
  * key twice in one object: each object's keys are kept as 64-bit keyed
  * hashes, khash.h, while it is open and compared when it closes). An error is
  * reported at the first place the text check or yajl found one. */
-#include "core/jobs_body.h"
+#include "jobs/jobs_body.h"
 #include "util/buf.h"
 #include "util/khash.h"
 #include <errno.h>

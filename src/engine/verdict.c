@@ -23,7 +23,7 @@
  *                     like a person's name (letters, at most one '.', '_' or
  *                     '-', 2 to 30 characters);
  *   send_with_caution anything else. */
-#include "core/verdict.h"
+#include "engine/verdict.h"
 #include <ctype.h>
 #include <string.h>
 

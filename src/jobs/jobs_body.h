@@ -14,7 +14,7 @@
  * at most its body, memory_max and small change. */
 #ifndef SVC_JOBS_BODY_H
 #define SVC_JOBS_BODY_H
-#include "core/jobs.h"
+#include "jobs/jobs.h"
 #include "util/urlguard.h"
 #include <jansson.h>
 

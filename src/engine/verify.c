@@ -5,11 +5,11 @@
  * answer is retried after greylist_retry_ms while the time budget lasts),
  * then mailbox verdict > spam trap > known complainer > catch-all > role.
  * DNS and SMTP trouble become "unknown" verdicts, never "undeliverable". */
-#include "core/verify.h"
-#include "core/addr.h"
-#include "core/complainers.h"
-#include "core/smtp.h"
-#include "core/vcache.h"
+#include "engine/verify.h"
+#include "engine/addr.h"
+#include "engine/complainers.h"
+#include "engine/smtp.h"
+#include "engine/vcache.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/strparse.h"

@@ -8,8 +8,8 @@
 #ifndef SVC_JOBQUEUE_H
 #define SVC_JOBQUEUE_H
 #include "core/db.h"
-#include "core/verdict.h"
-#include "core/verify.h"
+#include "engine/verdict.h"
+#include "engine/verify.h"
 #include <stddef.h>
 #include <time.h>
 

@@ -5,9 +5,9 @@
  * results are written only over rows that are not done yet, so a chunk taken
  * over after a crash never counts twice. A deadlock retries the whole
  * transaction a few times. */
-#include "core/jobqueue.h"
+#include "jobs/jobqueue.h"
 #include "core/dbsql.h"
-#include "core/jobs.h"
+#include "jobs/jobs.h"
 #include "core/ledger.h"
 #include "util/buf.h"
 #include "util/grow.h"

@@ -10,7 +10,7 @@
  * do not occur in real mailing lists.
  * Errors are reported in scan order: the first problem met wins, then the
  * length limits. */
-#include "core/addr.h"
+#include "engine/addr.h"
 #include <idn2.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,13 +4,13 @@
  * credentials) and reuses it. */
 #ifndef SVC_VERIFY_H
 #define SVC_VERIFY_H
-#include "core/addr.h"
+#include "engine/addr.h"
 #include "core/db.h"
-#include "core/dns.h"
-#include "core/lists.h"
-#include "core/smtp.h"
-#include "core/vcache.h"
-#include "core/verdict.h"
+#include "engine/dns.h"
+#include "engine/lists.h"
+#include "engine/smtp.h"
+#include "engine/vcache.h"
+#include "engine/verdict.h"
 #include "util/conf.h"
 #include <jansson.h>
 #include <time.h>

@@ -10,8 +10,8 @@
  * spelling of a kept address: case, Unicode forms of the domain, U-label
  * or A-label), which is not stored: when it is not simply the lower-cased
  * text, a candidate is compared with it by parsing the kept text again. */
-#include "core/jobs.h"
-#include "core/addr.h"
+#include "jobs/jobs.h"
+#include "engine/addr.h"
 #include "util/grow.h"
 #include "util/strset.h"
 #include <ctype.h>

@@ -6,7 +6,7 @@
  * everything in a 5xx, because a verifier that is blocked has learnt
  * nothing about the mailbox. 5.1.7/5.1.8 are about our sender, 5.1.2 about
  * the destination system, not the mailbox. */
-#include "core/smtp_classify.h"
+#include "engine/smtp_classify.h"
 #include <string.h>
 
 const char *const smtp_verdict_names[SMTP_VERDICT__MAX] = {

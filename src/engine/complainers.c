@@ -1,7 +1,7 @@
 /* complainers.c: the known-complainer list. Addresses are stored in their
  * normalised form so that case and quoting do not hide a match. */
-#include "core/complainers.h"
-#include "core/addr.h"
+#include "engine/complainers.h"
+#include "engine/addr.h"
 #include "core/dbsql.h"
 #include "util/strparse.h"
 #include <string.h>

@@ -3,7 +3,7 @@
  * out. The verification engine maps verdicts onto API.md's table. */
 #ifndef SVC_SMTP_CLASSIFY_H
 #define SVC_SMTP_CLASSIFY_H
-#include "core/smtp_reply.h"
+#include "engine/smtp_reply.h"
 
 /*
  * Intended mapping (API.md classification table):

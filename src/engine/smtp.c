@@ -7,8 +7,8 @@
  * Replies come from the pure parser in smtp_reply.c; RCPT verdicts from
  * smtp_classify.c. The client never sends DATA: after RCPT it sends QUIT.
  * Every transition is logged at debug level. */
-#include "core/smtp.h"
-#include "core/addr.h"
+#include "engine/smtp.h"
+#include "engine/addr.h"
 #include "util/log.h"
 #include <gnutls/gnutls.h>
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-/* dns_send.h: the network side of the DNS lookups (src/core/dns.c): DNS
+/* dns_send.h: the network side of the DNS lookups (src/engine/dns.c): DNS
  * messages sent all at once over UDP to the resolver's servers, asked again
  * over TCP when the answer is truncated, each try waiting the timeout at
  * most and all of them ending by a deadline. It knows the wire format only

@@ -4,8 +4,8 @@
  * query (id, question), names are taken from the wire and checked as host
  * names, counts are capped. SERVFAIL, REFUSED, timeouts and malformed
  * replies are DNS_ERROR, never a verdict about the domain. */
-#include "core/dns.h"
-#include "core/dns_send.h"
+#include "engine/dns.h"
+#include "engine/dns_send.h"
 #include "util/log.h"
 #include "util/strparse.h"
 #include <ldns/ldns.h>

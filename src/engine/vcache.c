@@ -1,7 +1,7 @@
 /* vcache.c: caches of the verification engine, kept in MariaDB so every
  * responder and worker shares them. Values are JSON text; a row past its
  * expires_at is a miss and is removed by housekeeping. */
-#include "core/vcache.h"
+#include "engine/vcache.h"
 #include "core/dbsql.h"
 #include <stdlib.h>
 #include <string.h>

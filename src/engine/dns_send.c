@@ -6,7 +6,7 @@
  * and the next one starts on the next server. A datagram that is not a
  * response with the query's id is ignored: a stray packet does not end the
  * wait. */
-#include "core/dns_send.h"
+#include "engine/dns_send.h"
 #include "util/timeutil.h"
 #include <errno.h>
 #include <poll.h>

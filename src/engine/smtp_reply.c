@@ -5,7 +5,7 @@
  * SMTP_REPLY_LINE_MAX and a reply at SMTP_REPLY_MAX octets; passing either
  * is an error, as are non-digit codes, codes outside 2xx-5xx and lines of
  * one reply with different codes. Also reads EHLO extension keywords. */
-#include "core/smtp_reply.h"
+#include "engine/smtp_reply.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

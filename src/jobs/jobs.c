@@ -2,13 +2,13 @@
  *
  * Creation writes, in one transaction: the charge (ledger ref
  * job:<id>:charge), the job row, one job_emails row per unique address in
- * input order, the job_chunks rows, and the Idempotency-Key record, so that
- * a crash leaves either all of it or none. Addresses are grouped by domain
+ * input order and the job_chunks rows; the caller adds the Idempotency-Key
+ * record before it commits, so that a crash leaves either all of it or
+ * none. Addresses are grouped by domain
  * into chunks of at most JOBS_CHUNK_SIZE, so a worker verifies a domain's
  * addresses together (one MX lookup, several RCPTs per session). */
-#include "core/jobs.h"
+#include "jobs/jobs.h"
 #include "core/dbsql.h"
-#include "core/idempotency.h"
 #include "core/ledger.h"
 #include "util/buf.h"
 #include "util/strparse.h"
@@ -149,17 +149,16 @@ jobs_insert_rows(struct db *db, const char *id, const struct jobs_new *spec,
 
 enum jobs_err
 jobs_create(struct db *db, const struct jobs_new *spec,
-    const struct jobs_input *in, char id[IDS_MAX], long long *remaining,
-    long long *available)
+    const struct jobs_input *in, struct jobs_created *out)
 {
 	char ref[IDS_MAX + 16];
 	enum ledger_err lr;
 	enum jobs_err rc;
 	long nchunks;
 	int *chunk;
-	char *body;
 
-	if (ids_new("job", id) == -1)
+	memset(out, 0, sizeof(*out));
+	if (ids_new("job", out->id) == -1)
 		return JOBS_DB;
 	if ((chunk = calloc(in->n, sizeof(*chunk))) == NULL)
 		return JOBS_NOMEM;
@@ -171,9 +170,9 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 		free(chunk);
 		return JOBS_DB;
 	}
-	snprintf(ref, sizeof(ref), "job:%s:charge", id);
+	snprintf(ref, sizeof(ref), "job:%s:charge", out->id);
 	lr = ledger_charge(db, spec->pool_id, spec->account_id, spec->cost,
-	    spec->cost ? ref : NULL, available);
+	    spec->cost ? ref : NULL, &out->balance);
 	if (lr == LEDGER_INSUFFICIENT) {
 		rc = JOBS_INSUFFICIENT;
 		goto fail;
@@ -182,14 +181,13 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 		rc = JOBS_DB;
 		goto fail;
 	}
-	*remaining = *available;
 	rc = jobs_from_db(db_exec(db, "INSERT INTO jobs (id, account_id, "
 	    "pool_id, type, name, status, sandbox, total_emails, "
 	    "duplicates_removed, credits_charged, webhook_url, webhook_secret, "
 	    "callback_data, created_at, expires_at) VALUES (?, ?, ?, ?, ?, "
 	    "'pending', ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), "
 	    "IF(? = 'batch', UTC_TIMESTAMP(3) + INTERVAL 30 DAY, NULL))",
-	    DB_ARGS(DBP_STR(id), DBP_STR(spec->account_id),
+	    DB_ARGS(DBP_STR(out->id), DBP_STR(spec->account_id),
 	    DBP_STR(spec->pool_id), DBP_STR(jobs_type_names[spec->type]),
 	    DBP_STR(spec->name ? spec->name : ""), DBP_INT(spec->sandbox),
 	    DBP_INT((long long)in->n), DBP_INT((long long)in->duplicates),
@@ -197,22 +195,12 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 	    DBP_STR(spec->webhook_secret), DBP_STR(spec->callback_data),
 	    DBP_STR(jobs_type_names[spec->type])), NULL));
 	if (rc == JOBS_OK)
-		rc = jobs_insert_rows(db, id, spec, in, chunk, nchunks);
-	if (rc == JOBS_OK && spec->idem_key && spec->response) {
-		if ((body = spec->response(spec->arg, id, *remaining)) == NULL)
-			rc = JOBS_NOMEM;
-		else {
-			if (idempotency_finish(db, spec->account_id,
-			    spec->idem_key, spec->status, body, strlen(body)) !=
-			    DB_OK)
-				rc = JOBS_DB;
-			free(body);
-		}
-	}
-	if (rc != JOBS_OK)
-		goto fail;
+		rc = jobs_insert_rows(db, out->id, spec, in, chunk, nchunks);
 	free(chunk);
-	return db_commit(db) == DB_OK ? JOBS_OK : JOBS_DB;
+	if (rc == JOBS_OK)
+		return JOBS_OK;		/* the caller commits */
+	db_rollback(db);
+	return rc;
 fail:
 	db_rollback(db);
 	free(chunk);
