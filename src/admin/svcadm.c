@@ -131,20 +131,8 @@ parse_opts(int argc, char **argv, struct opt *o, size_t n, char **pos,
 static void
 grant(struct db *db, const char *pool, long long n, const char *note)
 {
-	enum ledger_err rc = LEDGER_DB;
-	int tries;
-
-	for (tries = 0; tries < 3; tries++) {
-		if (db_begin(db) != DB_OK)
-			break;
-		rc = ledger_grant(db, pool, pool, n, note);
-		if (rc == LEDGER_OK && db_commit(db) == DB_OK)
-			return;
-		db_rollback(db);
-		if (rc != LEDGER_RETRY)
-			break;
-	}
-	die("granting credits failed: %s", db_error(db));
+	if (ledger_grant_tx(db, pool, pool, n, note) != LEDGER_OK)
+		die("granting credits failed: %s", db_error(db));
 }
 
 /*

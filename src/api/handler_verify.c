@@ -24,21 +24,12 @@ verify_is_sandbox(struct verify_engine *e, const char *email)
 static int
 verify_charge(struct api_call *c, long long cost, long long *remaining)
 {
-	const char *pool = auth_key_pool(&c->key);
-	enum ledger_err rc = LEDGER_DB;
-	int tries;
+	enum ledger_err rc;
 
-	for (tries = 0; tries < 3; tries++) {
-		if (db_begin(c->ctx->db) != DB_OK)
-			break;
-		rc = ledger_charge(c->ctx->db, pool, c->key.account_id, cost,
-		    NULL, remaining);
-		if (rc == LEDGER_OK && db_commit(c->ctx->db) == DB_OK)
-			return 0;
-		db_rollback(c->ctx->db);
-		if (rc != LEDGER_RETRY)
-			break;
-	}
+	rc = ledger_charge_tx(c->ctx->db, auth_key_pool(&c->key),
+	    c->key.account_id, cost, NULL, remaining);
+	if (rc == LEDGER_OK)
+		return 0;
 	if (rc == LEDGER_INSUFFICIENT)
 		api_insufficient_credits(c, cost, *remaining);
 	else

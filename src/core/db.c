@@ -11,7 +11,7 @@
 #define DB_CACHE_SIZE 96
 
 const char *const db_err_names[DB_ERR__MAX] = {
-	"ok", "connect", "query", "duplicate", "retry", "schema"
+	"ok", "connect", "query", "duplicate", "retry", "schema", "abort"
 };
 
 struct db_cached {
@@ -547,3 +547,20 @@ db_rollback(struct db *db)
 	db->in_tx = 0;
 }
 
+
+enum db_err
+db_tx_retry(struct db *db, enum db_err (*work)(struct db *, void *),
+    void *arg)
+{
+	enum db_err e = DB_ERR_RETRY;
+	int tries;
+
+	for (tries = 0; tries < DB_TX_TRIES && e == DB_ERR_RETRY; tries++) {
+		if ((e = db_begin(db)) != DB_OK)
+			continue;	/* a lost connection is not retried */
+		if ((e = work(db, arg)) == DB_OK && (e = db_commit(db)) == DB_OK)
+			return DB_OK;
+		db_rollback(db);
+	}
+	return e;
+}

@@ -16,6 +16,7 @@ enum db_err {
 	DB_ERR_DUPLICATE,	/* unique key violated */
 	DB_ERR_RETRY,		/* deadlock or lock wait timeout: retry the transaction */
 	DB_ERR_SCHEMA,		/* schema older than this build */
+	DB_ABORT,		/* db_tx_retry: the work undid itself on purpose */
 	DB_ERR__MAX
 };
 extern const char *const db_err_names[DB_ERR__MAX];
@@ -80,6 +81,18 @@ enum db_err db_query_int(struct db *, const char *sql,
 enum db_err db_begin(struct db *);
 enum db_err db_commit(struct db *);
 void	 db_rollback(struct db *);
+
+/* How often db_tx_retry runs a transaction that keeps deadlocking. */
+#define DB_TX_TRIES 5
+/* The one way to run a transaction that may deadlock: begins it, runs
+ * work(db, arg), commits when work returns DB_OK and rolls back otherwise.
+ * A deadlock or lock wait timeout (DB_ERR_RETRY, from work or the commit)
+ * runs the whole of it again, DB_TX_TRIES times at most, so work must
+ * leave nothing behind in arg that a second run would double. work
+ * returns DB_ABORT to roll back on purpose (it says why in arg). Returns
+ * DB_OK (committed), DB_ABORT, or the error (logged by the caller). */
+enum db_err db_tx_retry(struct db *,
+	    enum db_err (*work)(struct db *, void *arg), void *arg);
 /* Runs a statement that takes no parameters, such as DDL (migrations). */
 enum db_err db_exec_plain(struct db *, const char *sql);
 #endif

@@ -173,3 +173,67 @@ ledger_verify(struct db *db, const char *pool, int *equal)
 	    t.refunded == sum.refunded && t.granted == sum.granted;
 	return LEDGER_OK;
 }
+
+/* One movement as a transaction of its own. */
+struct ledger_move {
+	const char	*pool, *account, *text;	/* text: ref or note */
+	long long	 amount, available;
+	int		 grant;
+	enum ledger_err	 rc;
+};
+
+static enum db_err
+ledger_move_work(struct db *db, void *arg)
+{
+	struct ledger_move *m = arg;
+
+	m->rc = m->grant ? ledger_grant(db, m->pool, m->account, m->amount,
+	    m->text) : ledger_charge(db, m->pool, m->account, m->amount,
+	    m->text, &m->available);
+	switch (m->rc) {
+	case LEDGER_OK:
+		return DB_OK;
+	case LEDGER_RETRY:
+		return DB_ERR_RETRY;
+	case LEDGER_INSUFFICIENT:
+	case LEDGER_ALREADY:
+		return DB_ABORT;
+	default:
+		return DB_ERR_QUERY;
+	}
+}
+
+static enum ledger_err
+ledger_move_tx(struct db *db, struct ledger_move *m)
+{
+	switch (db_tx_retry(db, ledger_move_work, m)) {
+	case DB_OK:
+	case DB_ABORT:
+		return m->rc;
+	case DB_ERR_RETRY:
+		return LEDGER_RETRY;
+	default:
+		return LEDGER_DB;
+	}
+}
+
+enum ledger_err
+ledger_charge_tx(struct db *db, const char *pool, const char *account,
+    long long amount, const char *ref, long long *available)
+{
+	struct ledger_move m = { pool, account, ref, amount, 0, 0, LEDGER_OK };
+	enum ledger_err rc = ledger_move_tx(db, &m);
+
+	if (available)
+		*available = m.available;
+	return rc;
+}
+
+enum ledger_err
+ledger_grant_tx(struct db *db, const char *pool, const char *account,
+    long long amount, const char *note)
+{
+	struct ledger_move m = { pool, account, note, amount, 0, 1, LEDGER_OK };
+
+	return ledger_move_tx(db, &m);
+}

@@ -30,6 +30,13 @@ enum ledger_err ledger_refund(struct db *, const char *pool,
 	    const char *account, long long amount, const char *ref);
 enum ledger_err ledger_grant(struct db *, const char *pool,
 	    const char *account, long long amount, const char *note);
+/* ledger_charge and ledger_grant as transactions of their own, retried
+ * on deadlock (db_tx_retry). */
+enum ledger_err ledger_charge_tx(struct db *, const char *pool,
+	    const char *account, long long amount, const char *ref,
+	    long long *available);
+enum ledger_err ledger_grant_tx(struct db *, const char *pool,
+	    const char *account, long long amount, const char *note);
 enum ledger_err ledger_totals(struct db *, const char *pool,
 	    struct ledger_totals *);
 /* Recomputes the totals from the ledger rows and compares: 1 if equal. */

@@ -130,7 +130,10 @@ ratelimit_check(struct db *db, const char *bucket, long limit, int count,
 			ratelimit_status_from(limit, &w, now_ms, st);
 		return e;
 	}
-	for (tries = 0; tries < 3; tries++) {
+	/* Not db_tx_retry: the procedure is a transaction of its own, one
+	 * round trip; around it, START TRANSACTION and COMMIT would be two
+	 * more on every counted request. Its deadlocks are retried alike. */
+	for (tries = 0; tries < DB_TX_TRIES; tries++) {
 		st->exceeded = 0;
 		e = ratelimit_count_once(db, bucket, limit, now_ms, st);
 		if (e != DB_ERR_RETRY)

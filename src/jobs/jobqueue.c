@@ -1,75 +1,37 @@
-/* jobqueue.c: chunk leases, result writes, chunk completion and job
- * completion or failure in MariaDB (see jobqueue.h). Every transaction that
- * changes a job's rows or counters locks the job row first (SELECT ... FOR
- * UPDATE), like cancellation does, so "processed" and the refunds stay exact;
- * results are written only over rows that are not done yet, so a chunk taken
- * over after a crash never counts twice. A deadlock retries the whole
- * transaction a few times. */
+/* jobqueue.c: chunk leases, result writes and chunk ends in MariaDB (see
+ * jobqueue.h); a job's own end is jobend.c. Every transaction that changes
+ * a job's rows or counters locks the job row first (jobs_lock), like
+ * cancellation does, so "processed" and the refunds stay exact; results
+ * are written only over rows that are not done yet, so a chunk taken over
+ * after a crash never counts twice. Transactions run through db_tx_retry
+ * (a deadlock runs the whole of one again). */
 #include "jobs/jobqueue.h"
 #include "core/dbsql.h"
+#include "jobs/jobend.h"
 #include "jobs/jobs.h"
-#include "core/ledger.h"
 #include "util/buf.h"
 #include "util/grow.h"
-#include "util/ids.h"
 #include "util/log.h"
-#include "util/timeutil.h"
 #include "util/strparse.h"
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define JOBQUEUE_TRIES 5
-#define JOBQUEUE_PURGE_BATCH 10000
 
 const char *const jobqueue_err_names[JOBQUEUE_ERR__MAX] = {
 	"ok", "gone", "lost", "db"
 };
 
-/* A transaction step's outcome: done (with rc), or retry the transaction. */
-enum jobqueue_tx {
-	JOBQUEUE_TX_DONE,
-	JOBQUEUE_TX_RETRY,
-	JOBQUEUE_TX__MAX
-};
-
-/* DB_ERR_RETRY asks for the transaction again; anything else fails it. */
-static enum jobqueue_tx
-jobqueue_dberr(struct db *db, enum db_err e, enum jobqueue_err *rc)
+/* A transaction's end as the worker sees it. */
+static enum jobqueue_err
+jobqueue_of(struct db *db, enum db_err e, enum jobqueue_err rc)
 {
-	db_rollback(db);
-	if (e == DB_ERR_RETRY)
-		return JOBQUEUE_TX_RETRY;
-	log_error("event=jobqueue_db_error error=\"%s\"", db_error(db));
-	*rc = JOBQUEUE_DB;
-	return JOBQUEUE_TX_DONE;
-}
-
-static int
-jobqueue_active(const char *status)
-{
-	return status != NULL && (strcmp(status, "pending") == 0 ||
-	    strcmp(status, "processing") == 0);
-}
-
-/* Locks the job row; *active: pending or processing; *found: it exists. */
-static enum db_err
-jobqueue_lock_job(struct db *db, const char *job_id, int *active, int *found)
-{
-	struct db_res *res = NULL;
-	enum db_err e;
-
-	*active = *found = 0;
-	e = db_query(db, "SELECT status FROM jobs WHERE id = ? FOR UPDATE",
-	    DB_ARGS(DBP_STR(job_id)), &res);
-	if (e != DB_OK)
-		return e;
-	if (db_res_next(res) == 1) {
-		*found = 1;
-		*active = jobqueue_active(db_res_str(res, 0));
+	switch (e) {
+	case DB_OK:
+	case DB_ABORT:
+		return rc;
+	default:
+		log_error("event=jobqueue_db_error error=\"%s\"", db_error(db));
+		return JOBQUEUE_DB;
 	}
-	db_res_free(res);
-	return DB_OK;
 }
 
 static enum db_err
@@ -81,75 +43,98 @@ jobqueue_chunk_done(struct db *db, const struct jobqueue_chunk *c)
 	    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)), NULL);
 }
 
+/* The first step of a transaction on a chunk: its job's row locked. 1 to
+ * go on; 0 when the job is no longer pending or processing (its chunk is
+ * marked done, *rc = JOBQUEUE_GONE, and the transaction is to commit: *e
+ * DB_OK), or on a database error (*e). */
+static int
+jobqueue_lock_chunk(struct db *db, const struct jobqueue_chunk *c,
+    enum jobqueue_err *rc, enum db_err *e)
+{
+	enum jobs_status status;
+
+	*rc = JOBQUEUE_OK;
+	switch (jobs_lock(db, NULL, c->job_id, &status)) {
+	case JOBS_OK:
+		if (jobs_status_active(status))
+			return 1;
+		*e = jobqueue_chunk_done(db, c);
+		break;
+	case JOBS_NOT_FOUND:
+		*e = DB_OK;
+		break;
+	default:
+		*e = DB_ERR_QUERY;
+		return 0;
+	}
+	*rc = JOBQUEUE_GONE;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- leases */
 
-static enum jobqueue_tx
-jobqueue_claim_tx(struct db *db, const char *owner, long lease,
-    struct jobqueue_chunk *out, size_t max, size_t *n, enum jobqueue_err *rc)
+struct jobqueue_claiming {
+	const char		*owner;
+	long			 lease;
+	struct jobqueue_chunk	*out;
+	size_t			 max, n;
+};
+
+static enum db_err
+jobqueue_claim_work(struct db *db, void *arg)
 {
+	struct jobqueue_claiming *cl = arg;
 	struct db_res *res = NULL;
 	enum db_err e;
 	size_t i;
 
-	*n = 0;
-	if ((e = db_begin(db)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
+	cl->n = 0;
 	/* The subquery is a plain (non-locking) read: claiming never waits
 	 * for a job row that a result write holds. */
 	e = db_query(db, "SELECT job_id, chunk, attempts FROM job_chunks "
 	    "WHERE ((state = 'pending' AND (not_before IS NULL OR "
 	    "not_before <= UTC_TIMESTAMP(3))) OR (state = 'leased' AND "
 	    "lease_expires < UTC_TIMESTAMP(3))) AND job_id IN (SELECT id "
-	    "FROM jobs WHERE status IN ('pending', 'processing')) "
+	    "FROM jobs WHERE status IN (?, ?)) "
 	    "ORDER BY job_id, chunk LIMIT ? FOR UPDATE SKIP LOCKED",
-	    DB_ARGS(DBP_INT((long long)max)), &res);
+	    DB_ARGS(DBP_STR(jobs_status_names[JOBS_PENDING]),
+	    DBP_STR(jobs_status_names[JOBS_PROCESSING]),
+	    DBP_INT((long long)cl->max)), &res);
 	if (e != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	while (*n < max && db_res_next(res) == 1) {
-		strparse_copy(out[*n].job_id, sizeof(out[*n].job_id),
-		    db_res_str(res, 0));
-		out[*n].chunk = (int)db_res_int(res, 1);
-		out[*n].attempts = (int)db_res_int(res, 2) + 1;
-		(*n)++;
+		return e;
+	while (cl->n < cl->max && db_res_next(res) == 1) {
+		strparse_copy(cl->out[cl->n].job_id,
+		    sizeof(cl->out[cl->n].job_id), db_res_str(res, 0));
+		cl->out[cl->n].chunk = (int)db_res_int(res, 1);
+		cl->out[cl->n].attempts = (int)db_res_int(res, 2) + 1;
+		cl->n++;
 	}
 	db_res_free(res);
-	for (i = 0; i < *n; i++) {
+	for (i = 0; e == DB_OK && i < cl->n; i++)
 		e = db_exec(db, "UPDATE job_chunks SET state = 'leased', "
 		    "lease_owner = ?, lease_expires = UTC_TIMESTAMP(3) + "
 		    "INTERVAL ? SECOND, attempts = attempts + 1 "
-		    "WHERE job_id = ? AND chunk = ?", DB_ARGS(DBP_STR(owner),
-		    DBP_INT(lease), DBP_STR(out[i].job_id),
-		    DBP_INT(out[i].chunk)), NULL);
-		if (e != DB_OK)
-			return jobqueue_dberr(db, e, rc);
-	}
-	if ((e = db_commit(db)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	return JOBQUEUE_TX_DONE;
+		    "WHERE job_id = ? AND chunk = ?", DB_ARGS(DBP_STR(cl->owner),
+		    DBP_INT(cl->lease), DBP_STR(cl->out[i].job_id),
+		    DBP_INT(cl->out[i].chunk)), NULL);
+	return e;
 }
 
 enum jobqueue_err
 jobqueue_claim(struct db *db, const char *owner, long lease_seconds,
     struct jobqueue_chunk *out, size_t max, size_t *n)
 {
-	enum jobqueue_err rc = JOBQUEUE_OK;
+	struct jobqueue_claiming cl = { owner, lease_seconds, out, max, 0 };
 	unsigned long long changed;
 	size_t i, j;
-	int tries;
 
 	*n = 0;
 	if (max == 0)
 		return JOBQUEUE_OK;
-	for (tries = 0; tries < JOBQUEUE_TRIES; tries++)
-		if (jobqueue_claim_tx(db, owner, lease_seconds, out, max, n,
-		    &rc) == JOBQUEUE_TX_DONE)
-			break;
-	if (tries == JOBQUEUE_TRIES)
-		rc = JOBQUEUE_DB;
-	if (rc != JOBQUEUE_OK) {
-		*n = 0;
-		return rc;
-	}
+	if (jobqueue_of(db, db_tx_retry(db, jobqueue_claim_work, &cl),
+	    JOBQUEUE_OK) != JOBQUEUE_OK)
+		return JOBQUEUE_DB;
+	*n = cl.n;
 	/* First claim of a job: pending -> processing, in its own statement
 	 * (not under the chunk locks: no lock-order inversion with writes). */
 	for (i = 0; i < *n; i++) {
@@ -159,10 +144,12 @@ jobqueue_claim(struct db *db, const char *owner, long lease_seconds,
 		if (j < i)
 			continue;
 		changed = 0;
-		if (db_exec(db, "UPDATE jobs SET status = 'processing', "
+		if (db_exec(db, "UPDATE jobs SET status = ?, "
 		    "started_at = UTC_TIMESTAMP(3) WHERE id = ? AND "
-		    "status = 'pending'", DB_ARGS(DBP_STR(out[i].job_id)),
-		    &changed) != DB_OK)
+		    "status = ?", DB_ARGS(
+		    DBP_STR(jobs_status_names[JOBS_PROCESSING]),
+		    DBP_STR(out[i].job_id),
+		    DBP_STR(jobs_status_names[JOBS_PENDING])), &changed) != DB_OK)
 			log_warn("event=job_start_failed job=%s error=\"%s\"",
 			    out[i].job_id, db_error(db));
 		else if (changed)
@@ -515,60 +502,38 @@ out:
 	return e;
 }
 
-/* Starts a transaction on a chunk with its job row locked: 1 to go on.
- * 0 when there is nothing more to do in it, with *t what the transaction
- * function returns: the job is no longer pending or processing (its chunk
- * is marked done, *rc = JOBQUEUE_GONE), or a database error. */
-static int
-jobqueue_begin_chunk(struct db *db, const struct jobqueue_chunk *c,
-    enum jobqueue_tx *t, enum jobqueue_err *rc)
-{
-	enum db_err e;
-	int active, found;
+struct jobqueue_writing {
+	const struct jobqueue_chunk	*c;
+	const struct jobqueue_result	*v;
+	size_t				 n, done;
+	long				 retry_seconds;
+	enum jobqueue_err		 rc;
+};
 
-	if ((e = db_begin(db)) != DB_OK ||
-	    (e = jobqueue_lock_job(db, c->job_id, &active, &found)) != DB_OK) {
-		*t = jobqueue_dberr(db, e, rc);
-		return 0;
-	}
-	if (active)
-		return 1;
-	if ((found && (e = jobqueue_chunk_done(db, c)) != DB_OK) ||
-	    (e = db_commit(db)) != DB_OK) {
-		*t = jobqueue_dberr(db, e, rc);
-		return 0;
-	}
-	*rc = JOBQUEUE_GONE;
-	*t = JOBQUEUE_TX_DONE;
-	return 0;
-}
-
-static enum jobqueue_tx
-jobqueue_write_tx(struct db *db, const struct jobqueue_chunk *c,
-    const struct jobqueue_result *v, size_t n, long retry_seconds,
-    size_t *done, enum jobqueue_err *rc)
+static enum db_err
+jobqueue_write_work(struct db *db, void *arg)
 {
+	struct jobqueue_writing *w = arg;
 	struct jobqueue_tally tally;
-	enum jobqueue_tx t;
-	enum db_err e;
+	enum db_err e = DB_OK;
 
-	*done = 0;
+	w->done = 0;
 	memset(&tally, 0, sizeof(tally));
-	if (!jobqueue_begin_chunk(db, c, &t, rc))
-		return t;
-	if (n > 0 && (e = jobqueue_write_rows(db, c, v, n, retry_seconds,
-	    &tally, done)) != DB_OK) {
-		*done = 0;
-		return jobqueue_dberr(db, e, rc);
-	}
-	if (*done > 0 && (e = db_exec(db, "UPDATE jobs SET processed_emails = "
+	if (!jobqueue_lock_chunk(db, w->c, &w->rc, &e))
+		return e;
+	if (w->n > 0 && (e = jobqueue_write_rows(db, w->c, w->v, w->n,
+	    w->retry_seconds, &tally, &w->done)) != DB_OK)
+		return e;
+	if (w->done == 0)
+		return DB_OK;
+	return db_exec(db, "UPDATE jobs SET processed_emails = "
 	    "processed_emails + ?, count_valid = count_valid + ?, "
 	    "count_invalid = count_invalid + ?, count_risky = count_risky + ?, "
 	    "count_catch_all = count_catch_all + ?, count_disposable = "
 	    "count_disposable + ?, count_unknown = count_unknown + ?, "
 	    "charged_done = charged_done + ?, charged_unknown = "
 	    "charged_unknown + ? WHERE id = ?",
-	    DB_ARGS(DBP_INT((long long)*done),
+	    DB_ARGS(DBP_INT((long long)w->done),
 	    DBP_INT(tally.counts[VERDICT_C_VALID]),
 	    DBP_INT(tally.counts[VERDICT_C_INVALID]),
 	    DBP_INT(tally.counts[VERDICT_C_RISKY]),
@@ -576,11 +541,7 @@ jobqueue_write_tx(struct db *db, const struct jobqueue_chunk *c,
 	    DBP_INT(tally.counts[VERDICT_C_DISPOSABLE]),
 	    DBP_INT(tally.counts[VERDICT_C_UNKNOWN]),
 	    DBP_INT(tally.charged_done), DBP_INT(tally.charged_unknown),
-	    DBP_STR(c->job_id)), NULL)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	if ((e = db_commit(db)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	return JOBQUEUE_TX_DONE;
+	    DBP_STR(w->c->job_id)), NULL);
 }
 
 enum jobqueue_err
@@ -588,284 +549,60 @@ jobqueue_write(struct db *db, const struct jobqueue_chunk *c,
     const struct jobqueue_result *v, size_t n, long retry_seconds,
     size_t *done)
 {
-	enum jobqueue_err rc = JOBQUEUE_OK;
-	int tries;
+	struct jobqueue_writing w = { c, v, n, 0, retry_seconds, JOBQUEUE_OK };
+	enum jobqueue_err rc;
 
-	for (tries = 0; tries < JOBQUEUE_TRIES; tries++)
-		if (jobqueue_write_tx(db, c, v, n, retry_seconds, done, &rc) ==
-		    JOBQUEUE_TX_DONE)
-			return rc;
-	*done = 0;
-	return JOBQUEUE_DB;
-}
-
-/* ---------------------------------------------------------------- events */
-
-static void
-jobqueue_iso(char out[TIMEUTIL_ISO_LEN])
-{
-	timeutil_iso8601(time(NULL), out);
-}
-
-/* Inserts the event once per job and kind (a duplicate is not an error). */
-static enum db_err
-jobqueue_event(struct db *db, const char *account, const char *job_id,
-    const char *event, json_t *data)
-{
-	char id[IDS_MAX], ts[TIMEUTIL_ISO_LEN];
-	json_t *env;
-	char *text;
-	enum db_err e;
-
-	if (ids_new("evt", id) == -1) {
-		json_decref(data);
-		return DB_ERR_QUERY;
-	}
-	jobqueue_iso(ts);
-	env = json_pack("{s:s, s:s, s:s, s:o}", "event_id", id, "event", event,
-	    "timestamp", ts, "data", data);
-	if (env == NULL || (text = json_dumps(env, JSON_COMPACT)) == NULL) {
-		json_decref(env);
-		return DB_ERR_QUERY;
-	}
-	json_decref(env);
-	e = db_exec(db, "INSERT INTO event_outbox (id, account_id, job_id, "
-	    "event, payload, created_at) VALUES (?, ?, ?, ?, ?, "
-	    "UTC_TIMESTAMP(3))", DB_ARGS(DBP_STR(id), DBP_STR(account),
-	    DBP_STR(job_id), DBP_STR(event), DBP_STR(text)), NULL);
-	free(text);
-	if (e == DB_ERR_DUPLICATE) {
-		log_info("event=job_event_exists job=%s kind=%s", job_id, event);
-		return DB_OK;
-	}
-	if (e == DB_OK)
-		log_info("event=job_event job=%s kind=%s id=%s", job_id, event,
-		    id);
-	return e;
-}
-
-/* The job row's facts that completion and failure need. */
-struct jobqueue_job {
-	char		 account[JOBQUEUE_ID_MAX + 1];
-	char		 pool[JOBQUEUE_ID_MAX + 1];
-	char		 type[16];
-	char		*name;
-	char		*callback_data;
-	char		 created_at[TIMEUTIL_ISO_LEN];
-	long long	 total, processed, counts[VERDICT_CLASS__MAX];
-	long long	 charged, refunded, charged_done, charged_unknown;
-};
-
-static void
-jobqueue_job_free(struct jobqueue_job *j)
-{
-	free(j->name);
-	free(j->callback_data);
-	j->name = j->callback_data = NULL;
-}
-
-static enum db_err
-jobqueue_job_read(struct db *db, const char *job_id, struct jobqueue_job *j)
-{
-	struct db_res *res = NULL;
-	enum db_err e;
-	int k;
-
-	memset(j, 0, sizeof(*j));
-	e = db_query(db, "SELECT account_id, pool_id, type, name, "
-	    "total_emails, processed_emails, count_valid, count_invalid, "
-	    "count_risky, count_catch_all, count_disposable, count_unknown, "
-	    "credits_charged, credits_refunded, callback_data, "
-	    "DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ'), charged_done, "
-	    "charged_unknown FROM jobs WHERE id = ?",
-	    DB_ARGS(DBP_STR(job_id)), &res);
-	if (e != DB_OK)
-		return e;
-	if (db_res_next(res) != 1) {
-		db_res_free(res);
-		return DB_ERR_QUERY;
-	}
-	strparse_copy(j->account, sizeof(j->account), db_res_str(res, 0));
-	strparse_copy(j->pool, sizeof(j->pool), db_res_str(res, 1));
-	strparse_copy(j->type, sizeof(j->type), db_res_str(res, 2));
-	j->name = strdup(db_res_str(res, 3) ? db_res_str(res, 3) : "");
-	j->total = db_res_int(res, 4);
-	j->processed = db_res_int(res, 5);
-	for (k = 0; k < VERDICT_CLASS__MAX; k++)
-		j->counts[k] = db_res_int(res, 6 + (unsigned)k);
-	j->charged = db_res_int(res, 12);
-	j->refunded = db_res_int(res, 13);
-	if (!db_res_isnull(res, 14))
-		j->callback_data = strdup(db_res_str(res, 14));
-	strparse_copy(j->created_at, sizeof(j->created_at),
-	    db_res_str(res, 15));
-	j->charged_done = db_res_int(res, 16);
-	j->charged_unknown = db_res_int(res, 17);
-	db_res_free(res);
-	if (j->name == NULL) {
-		jobqueue_job_free(j);
-		return DB_ERR_QUERY;
-	}
-	return DB_OK;
-}
-
-static enum jobqueue_tx
-jobqueue_refund(struct db *db, const char *job_id, const struct jobqueue_job *j,
-    long long amount, enum jobqueue_err *rc)
-{
-	char ref[JOBQUEUE_ID_MAX + 16];
-	enum ledger_err le;
-
-	if (amount <= 0)
-		return JOBQUEUE_TX_DONE;
-	snprintf(ref, sizeof(ref), "job:%s:refund", job_id);
-	le = ledger_refund(db, j->pool, j->account, amount, ref);
-	switch (le) {
-	case LEDGER_OK:
-		log_info("event=job_refund job=%s pool=%s credits=%lld",
-		    job_id, j->pool, amount);
-		return JOBQUEUE_TX_DONE;
-	case LEDGER_ALREADY:
-		log_info("event=job_refund_exists job=%s ref=%s", job_id, ref);
-		return JOBQUEUE_TX_DONE;
-	case LEDGER_RETRY:
-		db_rollback(db);
-		return JOBQUEUE_TX_RETRY;
-	default:
-		log_error("event=job_refund_failed job=%s error=\"%s\"", job_id,
-		    db_error(db));
-		db_rollback(db);
-		*rc = JOBQUEUE_DB;
-		return JOBQUEUE_TX_RETRY;	/* the caller sees rc */
-	}
-}
-
-static json_t *
-jobqueue_counts_json(const struct jobqueue_job *j)
-{
-	json_t *o = json_object();
-	int k;
-
-	for (k = 0; k < VERDICT_CLASS__MAX; k++)
-		json_object_set_new(o, verdict_class_names[k],
-		    json_integer(j->counts[k]));
-	return o;
-}
-
-/* Completes the job whose row the caller holds locked (inside its tx). */
-static enum jobqueue_tx
-jobqueue_complete(struct db *db, const char *job_id, enum jobqueue_err *rc)
-{
-	struct jobqueue_job j;
-	char path[JOBQUEUE_ID_MAX + 32], now[TIMEUTIL_ISO_LEN];
-	long long refund = 0;
-	json_t *data, *cb;
-	enum db_err e;
-	enum jobqueue_tx t;
-
-	if ((e = jobqueue_job_read(db, job_id, &j)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	/* Bulk and upload jobs give back their charged "unknown" results
-	 * (a catch-all verdict is an answer; free rows were never charged);
-	 * batch jobs nothing (API.md). */
-	if (strcmp(j.type, "batch") != 0) {
-		refund = j.charged_unknown;
-		if (refund > j.charged - j.refunded)
-			refund = j.charged - j.refunded;
-	}
-	if (refund > 0 && ((t = jobqueue_refund(db, job_id, &j, refund, rc)) !=
-	    JOBQUEUE_TX_DONE || *rc != JOBQUEUE_OK)) {
-		jobqueue_job_free(&j);
-		return t;
-	}
-	if (refund < 0)
-		refund = 0;
-	if ((e = db_exec(db, "UPDATE jobs SET status = 'completed', "
-	    "completed_at = UTC_TIMESTAMP(3), credits_refunded = "
-	    "credits_refunded + ? WHERE id = ?", DB_ARGS(DBP_INT(refund),
-	    DBP_STR(job_id)), NULL)) != DB_OK) {
-		jobqueue_job_free(&j);
-		return jobqueue_dberr(db, e, rc);
-	}
-	snprintf(path, sizeof(path), "/v1/jobs/%s/download", job_id);
-	data = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:I, s:s}",
-	    "job_id", job_id, "type", j.type, "name", j.name,
-	    "status", "completed", "total_emails", (json_int_t)j.total,
-	    "counts", jobqueue_counts_json(&j),
-	    "credits_charged", (json_int_t)j.charged,
-	    "credits_refunded", (json_int_t)(j.refunded + refund),
-	    "download_url", path);
-	if (data != NULL && strcmp(j.type, "batch") == 0) {
-		cb = j.callback_data ? json_loads(j.callback_data, 0, NULL) :
-		    NULL;
-		jobqueue_iso(now);
-		json_object_set_new(data, "callback_data", cb ? cb :
-		    json_null());
-		json_object_set_new(data, "id", json_string(job_id));
-		json_object_set_new(data, "processed_emails",
-		    json_integer(j.processed));
-		json_object_set_new(data, "valid_count",
-		    json_integer(j.counts[VERDICT_C_VALID]));
-		json_object_set_new(data, "invalid_count",
-		    json_integer(j.counts[VERDICT_C_INVALID]));
-		json_object_set_new(data, "risky_count",
-		    json_integer(j.counts[VERDICT_C_RISKY]));
-		json_object_set_new(data, "created_at",
-		    json_string(j.created_at));
-		json_object_set_new(data, "completed_at", json_string(now));
-	}
-	e = data ? jobqueue_event(db, j.account, job_id, "job.completed",
-	    data) : DB_ERR_QUERY;
-	if (e != DB_OK) {
-		jobqueue_job_free(&j);
-		return jobqueue_dberr(db, e, rc);
-	}
-	log_info("event=job_completed job=%s type=%s total=%lld "
-	    "processed=%lld valid=%lld invalid=%lld risky=%lld catch_all=%lld "
-	    "disposable=%lld unknown=%lld refunded=%lld", job_id, j.type,
-	    j.total, j.processed, j.counts[VERDICT_C_VALID],
-	    j.counts[VERDICT_C_INVALID], j.counts[VERDICT_C_RISKY],
-	    j.counts[VERDICT_C_CATCH_ALL], j.counts[VERDICT_C_DISPOSABLE],
-	    j.counts[VERDICT_C_UNKNOWN], refund);
-	jobqueue_job_free(&j);
-	return JOBQUEUE_TX_DONE;
+	rc = jobqueue_of(db, db_tx_retry(db, jobqueue_write_work, &w), w.rc);
+	*done = rc == JOBQUEUE_OK ? w.done : 0;
+	return rc;
 }
 
 /* ---------------------------------------------------------------- finish */
 
-static enum jobqueue_tx
-jobqueue_finish_tx(struct db *db, const struct jobqueue_chunk *c,
-    const char *owner, int *completed, enum jobqueue_err *rc)
+struct jobqueue_finishing {
+	const struct jobqueue_chunk	*c;
+	const char			*owner;
+	long long			 pending, retry;
+	int				 completed;
+	enum jobqueue_err		 rc;
+};
+
+/* The chunk goes back to pending (rows left, or greylisted ones due
+ * later: not before the first of them), or is done; the last chunk done
+ * completes the job. */
+static enum db_err
+jobqueue_finish_work(struct db *db, void *arg)
 {
-	long long pending = 0, retry = 0, open = 0;
+	struct jobqueue_finishing *f = arg;
+	const struct jobqueue_chunk *c = f->c;
 	unsigned long long changed = 0;
-	enum db_err e;
-	enum jobqueue_tx t;
+	long long open = 0;
+	enum db_err e = DB_OK;
 	int found;
 
-	*completed = 0;
-	if (!jobqueue_begin_chunk(db, c, &t, rc))
-		return t;
+	f->completed = 0;
+	if (!jobqueue_lock_chunk(db, c, &f->rc, &e))
+		return e;
 	if ((e = db_query_int(db, "SELECT COUNT(*) FROM job_emails WHERE "
 	    "job_id = ? AND chunk = ? AND state = 'pending'",
-	    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)), &pending, &found))
-	    != DB_OK || (e = db_query_int(db, "SELECT COUNT(*) FROM job_emails "
-	    "WHERE job_id = ? AND chunk = ? AND state = 'retry'",
-	    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)), &retry, &found))
-	    != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	if (pending == 0 && retry == 0)
+	    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)), &f->pending,
+	    &found)) != DB_OK || (e = db_query_int(db, "SELECT COUNT(*) FROM "
+	    "job_emails WHERE job_id = ? AND chunk = ? AND state = 'retry'",
+	    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk)), &f->retry,
+	    &found)) != DB_OK)
+		return e;
+	if (f->pending == 0 && f->retry == 0)
 		e = db_exec(db, "UPDATE job_chunks SET state = 'done', "
 		    "lease_owner = NULL, lease_expires = NULL, not_before = NULL "
 		    "WHERE job_id = ? AND chunk = ? AND state = 'leased' AND "
 		    "lease_owner = ?", DB_ARGS(DBP_STR(c->job_id),
-		    DBP_INT(c->chunk), DBP_STR(owner)), &changed);
-	else if (pending > 0)
+		    DBP_INT(c->chunk), DBP_STR(f->owner)), &changed);
+	else if (f->pending > 0)
 		e = db_exec(db, "UPDATE job_chunks SET state = 'pending', "
 		    "lease_owner = NULL, lease_expires = NULL, not_before = NULL "
 		    "WHERE job_id = ? AND chunk = ? AND state = 'leased' AND "
 		    "lease_owner = ?", DB_ARGS(DBP_STR(c->job_id),
-		    DBP_INT(c->chunk), DBP_STR(owner)), &changed);
+		    DBP_INT(c->chunk), DBP_STR(f->owner)), &changed);
 	else
 		e = db_exec(db, "UPDATE job_chunks SET state = 'pending', "
 		    "lease_owner = NULL, lease_expires = NULL, not_before = "
@@ -873,182 +610,40 @@ jobqueue_finish_tx(struct db *db, const struct jobqueue_chunk *c,
 		    "chunk = ? AND state = 'retry') WHERE job_id = ? AND "
 		    "chunk = ? AND state = 'leased' AND lease_owner = ?",
 		    DB_ARGS(DBP_STR(c->job_id), DBP_INT(c->chunk),
-		    DBP_STR(c->job_id), DBP_INT(c->chunk), DBP_STR(owner)),
+		    DBP_STR(c->job_id), DBP_INT(c->chunk), DBP_STR(f->owner)),
 		    &changed);
 	if (e != DB_OK)
-		return jobqueue_dberr(db, e, rc);
+		return e;
 	if (changed == 0) {
-		db_rollback(db);
-		*rc = JOBQUEUE_LOST;
-		return JOBQUEUE_TX_DONE;
+		f->rc = JOBQUEUE_LOST;
+		return DB_ABORT;
 	}
-	if (pending == 0 && retry == 0) {
-		if ((e = db_query_int(db, "SELECT COUNT(*) FROM job_chunks "
-		    "WHERE job_id = ? AND state <> 'done'",
-		    DB_ARGS(DBP_STR(c->job_id)), &open, &found)) != DB_OK)
-			return jobqueue_dberr(db, e, rc);
-		if (open == 0) {
-			t = jobqueue_complete(db, c->job_id, rc);
-			if (t != JOBQUEUE_TX_DONE || *rc != JOBQUEUE_OK)
-				return *rc != JOBQUEUE_OK ? JOBQUEUE_TX_DONE : t;
-			*completed = 1;
-		}
-	}
-	if ((e = db_commit(db)) != DB_OK) {
-		*completed = 0;
-		return jobqueue_dberr(db, e, rc);
-	}
-	log_info("event=chunk_finished job=%s chunk=%d state=%s retry=%lld",
-	    c->job_id, c->chunk, pending || retry ? "pending" : "done", retry);
-	return JOBQUEUE_TX_DONE;
+	if (f->pending || f->retry)
+		return DB_OK;
+	if ((e = db_query_int(db, "SELECT COUNT(*) FROM job_chunks WHERE "
+	    "job_id = ? AND state <> 'done'", DB_ARGS(DBP_STR(c->job_id)),
+	    &open, &found)) != DB_OK || open > 0)
+		return e;
+	if ((e = jobend_complete(db, c->job_id)) == DB_OK)
+		f->completed = 1;
+	return e;
 }
 
 enum jobqueue_err
 jobqueue_finish(struct db *db, const struct jobqueue_chunk *c,
     const char *owner, int *completed)
 {
-	enum jobqueue_err rc = JOBQUEUE_OK;
-	int tries;
-
-	for (tries = 0; tries < JOBQUEUE_TRIES; tries++) {
-		rc = JOBQUEUE_OK;
-		if (jobqueue_finish_tx(db, c, owner, completed, &rc) ==
-		    JOBQUEUE_TX_DONE)
-			return rc;
-	}
-	*completed = 0;
-	return JOBQUEUE_DB;
-}
-
-/* ---------------------------------------------------------------- failure */
-
-static enum jobqueue_tx
-jobqueue_fail_tx(struct db *db, const char *job_id, const char *code,
-    const char *message, enum jobqueue_err *rc)
-{
-	struct jobqueue_job j;
-	long long refund;
+	struct jobqueue_finishing f;
 	enum db_err e;
-	enum jobqueue_tx t;
-	int active, found;
-	json_t *data;
 
-	if ((e = db_begin(db)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	if ((e = jobqueue_lock_job(db, job_id, &active, &found)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	if (!active) {
-		db_rollback(db);
-		*rc = JOBQUEUE_GONE;
-		return JOBQUEUE_TX_DONE;
-	}
-	if ((e = jobqueue_job_read(db, job_id, &j)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	/* Like a cancellation: what was charged and not processed. */
-	refund = jobs_unprocessed_refund(j.charged, j.charged_done,
-	    j.refunded);
-	if (refund > 0 && ((t = jobqueue_refund(db, job_id, &j, refund, rc)) !=
-	    JOBQUEUE_TX_DONE || *rc != JOBQUEUE_OK)) {
-		jobqueue_job_free(&j);
-		return *rc != JOBQUEUE_OK ? JOBQUEUE_TX_DONE : t;
-	}
-	e = db_exec(db, "UPDATE jobs SET status = 'failed', error_code = ?, "
-	    "error_message = ?, credits_refunded = credits_refunded + ? "
-	    "WHERE id = ?", DB_ARGS(DBP_STR(code), DBP_STR(message),
-	    DBP_INT(refund), DBP_STR(job_id)), NULL);
-	if (e == DB_OK)
-		e = db_exec(db, "UPDATE job_chunks SET state = 'done', "
-		    "lease_owner = NULL, lease_expires = NULL WHERE job_id = ? "
-		    "AND state <> 'done'", DB_ARGS(DBP_STR(job_id)), NULL);
-	if (e == DB_OK) {
-		data = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}}", "job_id",
-		    job_id, "type", j.type, "name", j.name, "error", "code",
-		    code, "message", message);
-		e = data ? jobqueue_event(db, j.account, job_id, "job.failed",
-		    data) : DB_ERR_QUERY;
-	}
-	jobqueue_job_free(&j);
-	if (e != DB_OK || (e = db_commit(db)) != DB_OK)
-		return jobqueue_dberr(db, e, rc);
-	log_warn("event=job_failed job=%s code=%s refunded=%lld", job_id, code,
-	    refund);
-	return JOBQUEUE_TX_DONE;
-}
-
-enum jobqueue_err
-jobqueue_fail(struct db *db, const char *job_id, const char *code,
-    const char *message)
-{
-	enum jobqueue_err rc = JOBQUEUE_OK;
-	int tries;
-
-	for (tries = 0; tries < JOBQUEUE_TRIES; tries++) {
-		rc = JOBQUEUE_OK;
-		if (jobqueue_fail_tx(db, job_id, code, message, &rc) ==
-		    JOBQUEUE_TX_DONE)
-			return rc;
-	}
-	return JOBQUEUE_DB;
-}
-
-/* ---------------------------------------------------------------- purge */
-
-static int
-jobqueue_delete_all(struct db *db, const char *sql, const char *job_id)
-{
-	unsigned long long changed;
-
-	do {
-		changed = 0;
-		if (db_exec(db, sql, DB_ARGS(DBP_STR(job_id),
-		    DBP_INT(JOBQUEUE_PURGE_BATCH)), &changed) != DB_OK)
-			return -1;
-	} while (changed == JOBQUEUE_PURGE_BATCH);
-	return 0;
-}
-
-long long
-jobqueue_purge_expired(struct db *db, long retention_days, long limit)
-{
-	struct db_res *res = NULL;
-	char (*ids)[JOBQUEUE_ID_MAX + 1] = NULL;
-	size_t n = 0, i;
-	long long purged = 0;
-
-	if (limit <= 0)
-		return 0;
-	if ((ids = calloc((size_t)limit, sizeof(*ids))) == NULL)
-		return -1;
-	/* Batch jobs at their expires_at (30 days from creation, the spec);
-	 * bulk and upload jobs retention_days after they ended. */
-	if (db_query(db, "(SELECT id FROM jobs WHERE type = 'batch' AND "
-	    "expires_at IS NOT NULL AND expires_at < UTC_TIMESTAMP(3) "
-	    "LIMIT ?) UNION ALL (SELECT id FROM jobs WHERE type <> 'batch' "
-	    "AND status IN ('completed', 'failed', 'cancelled') AND "
-	    "COALESCE(completed_at, created_at) < UTC_TIMESTAMP(3) - "
-	    "INTERVAL ? DAY LIMIT ?)", DB_ARGS(DBP_INT(limit),
-	    DBP_INT(retention_days), DBP_INT(limit)), &res) != DB_OK) {
-		free(ids);
-		return -1;
-	}
-	while (n < (size_t)limit && db_res_next(res) == 1)
-		strparse_copy(ids[n++], sizeof(ids[0]), db_res_str(res, 0));
-	db_res_free(res);
-	/* Addresses, then chunks, then the job: an interrupted purge leaves
-	 * the job row, so the next pass finishes it. */
-	for (i = 0; i < n; i++) {
-		if (jobqueue_delete_all(db, "DELETE FROM job_emails WHERE "
-		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
-		    jobqueue_delete_all(db, "DELETE FROM job_chunks WHERE "
-		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
-		    db_exec(db, "DELETE FROM jobs WHERE id = ?",
-		    DB_ARGS(DBP_STR(ids[i])), NULL) != DB_OK) {
-			free(ids);
-			return -1;
-		}
-		log_info("event=job_purged job=%s", ids[i]);
-		purged++;
-	}
-	free(ids);
-	return purged;
+	memset(&f, 0, sizeof(f));
+	f.c = c;
+	f.owner = owner;
+	e = db_tx_retry(db, jobqueue_finish_work, &f);
+	*completed = e == DB_OK && f.completed;
+	if (e == DB_OK && f.rc == JOBQUEUE_OK)
+		log_info("event=chunk_finished job=%s chunk=%d state=%s "
+		    "retry=%lld", c->job_id, c->chunk, f.pending || f.retry ?
+		    "pending" : "done", f.retry);
+	return jobqueue_of(db, e, f.rc);
 }

@@ -3,8 +3,7 @@
  * LOCKED), renewing and releasing leases, reading a chunk's addresses,
  * writing results and the job's counters in one transaction under the job
  * row lock (so cancellation's refund of unprocessed addresses stays exact),
- * finishing chunks, and completing or failing a job with its refund of
- * unknown results and its job.completed / job.failed event in the outbox. */
+ * and finishing chunks: the last one completes the job (jobend.h). */
 #ifndef SVC_JOBQUEUE_H
 #define SVC_JOBQUEUE_H
 #include "core/db.h"
@@ -89,17 +88,8 @@ enum jobqueue_err jobqueue_write(struct db *, const struct jobqueue_chunk *,
  * again (not_before: the earliest retry_at of its retry rows, or now when
  * rows are still pending). The last chunk to be done completes the job
  * (*completed set): status completed, refund of unknown results for bulk
- * and upload jobs (once, ledger ref job:<id>:refund), job.completed event. */
+ * and upload jobs (once, ledger ref job:<id>:refund), job.completed event:
+ * jobend_complete. */
 enum jobqueue_err jobqueue_finish(struct db *, const struct jobqueue_chunk *,
 	    const char *owner, int *completed);
-/* Marks a job that cannot be processed failed (from pending or
- * processing): error code and message, its chunks done, unprocessed
- * addresses refunded (ref job:<id>:refund), job.failed event. */
-enum jobqueue_err jobqueue_fail(struct db *, const char *job_id,
-	    const char *code, const char *message);
-/* Housekeeping: deletes batch jobs past expires_at and bulk and upload
- * jobs that ended more than retention_days ago (addresses, chunks, then
- * the job), at most limit jobs; returns how many or -1. */
-long long jobqueue_purge_expired(struct db *, long retention_days,
-	    long limit);
 #endif

@@ -241,11 +241,9 @@ jobs_fill(const struct db_res *r, struct jobs_row *j)
 	strparse_copy(j->id, sizeof(j->id), db_res_str(r, 0));
 	strparse_copy(j->account_id, sizeof(j->account_id), db_res_str(r, 1));
 	strparse_copy(j->pool_id, sizeof(j->pool_id), db_res_str(r, 2));
-	j->type = (enum jobs_type)jobs_lookup(jobs_type_names, JOBS_TYPE__MAX,
-	    db_res_str(r, 3));
+	j->type = jobs_type_of(db_res_str(r, 3));
 	strparse_copy(j->name, sizeof(j->name), db_res_str(r, 4));
-	j->status = (enum jobs_status)jobs_lookup(jobs_status_names,
-	    JOBS_STATUS__MAX, db_res_str(r, 5));
+	j->status = jobs_status_of(db_res_str(r, 5));
 	j->total = db_res_int(r, 6);
 	j->duplicates = db_res_int(r, 7);
 	j->processed = db_res_int(r, 8);
@@ -336,69 +334,124 @@ jobs_unprocessed_refund(long long charged, long long charged_done,
 	return n > 0 ? n : 0;
 }
 
-static enum jobs_err
-jobs_cancel_once(struct db *db, const char *account, const char *id,
-    long long *refunded)
+struct jobs_cancelling {
+	const char	*account, *id;
+	long long	 refunded;
+	enum jobs_err	 rc;
+};
+
+static enum db_err
+jobs_cancel_work(struct db *db, void *arg)
 {
-	char ref[IDS_MAX + 16], pool[IDS_MAX], status[32];
+	struct jobs_cancelling *k = arg;
+	char ref[IDS_MAX + 16], pool[IDS_MAX];
 	long long charged, charged_done, before;
+	enum jobs_status status;
 	struct db_res *r;
 	enum ledger_err lr;
+	enum db_err e;
 	int row;
 
-	if (db_begin(db) != DB_OK)
-		return JOBS_DB;
-	if (db_query(db, "SELECT status, credits_charged, charged_done, "
+	k->rc = JOBS_OK;
+	if ((e = db_query(db, "SELECT status, credits_charged, charged_done, "
 	    "credits_refunded, pool_id FROM jobs WHERE id = ? AND "
-	    "account_id = ? FOR UPDATE", DB_ARGS(DBP_STR(id),
-	    DBP_STR(account)), &r) != DB_OK)
-		goto dberr;
+	    "account_id = ? FOR UPDATE", DB_ARGS(DBP_STR(k->id),
+	    DBP_STR(k->account)), &r)) != DB_OK)
+		return e;
 	if ((row = db_res_next(r)) != 1) {
 		db_res_free(r);
-		db_rollback(db);
-		return row == 0 ? JOBS_NOT_FOUND : JOBS_DB;
+		k->rc = JOBS_NOT_FOUND;
+		return row == 0 ? DB_ABORT : DB_ERR_QUERY;
 	}
-	strparse_copy(status, sizeof(status), db_res_str(r, 0));
+	status = jobs_status_of(db_res_str(r, 0));
 	charged = db_res_int(r, 1);
 	charged_done = db_res_int(r, 2);
 	before = db_res_int(r, 3);
 	strparse_copy(pool, sizeof(pool), db_res_str(r, 4));
 	db_res_free(r);
-	if (strcmp(status, "pending") != 0 && strcmp(status, "processing") !=
-	    0 && strcmp(status, "awaiting_confirmation") != 0) {
-		db_rollback(db);
-		return JOBS_NOT_CANCELLABLE;
+	if (!jobs_status_active(status) &&
+	    status != JOBS_AWAITING_CONFIRMATION) {
+		k->rc = JOBS_NOT_CANCELLABLE;
+		return DB_ABORT;
 	}
 	/* The charged addresses not verified yet come back (free sandbox
 	 * rows were never charged); a job awaiting confirmation was never
 	 * charged (spec rule 4). */
-	*refunded = jobs_unprocessed_refund(charged, charged_done, before);
-	snprintf(ref, sizeof(ref), "job:%s:refund", id);
-	lr = ledger_refund(db, pool, account, *refunded, ref);
+	k->refunded = jobs_unprocessed_refund(charged, charged_done, before);
+	snprintf(ref, sizeof(ref), "job:%s:refund", k->id);
+	lr = ledger_refund(db, pool, k->account, k->refunded, ref);
+	if (lr == LEDGER_RETRY)
+		return DB_ERR_RETRY;
 	if (lr != LEDGER_OK && lr != LEDGER_ALREADY)
-		goto dberr;
-	if (db_exec(db, "UPDATE jobs SET status = 'cancelled', "
+		return DB_ERR_QUERY;
+	if ((e = db_exec(db, "UPDATE jobs SET status = ?, "
 	    "credits_refunded = credits_refunded + ?, "
 	    "completed_at = UTC_TIMESTAMP(3) WHERE id = ?",
-	    DB_ARGS(DBP_INT(*refunded), DBP_STR(id)), NULL) != DB_OK ||
-	    db_exec(db, "UPDATE job_chunks SET state = 'done', lease_owner = "
-	    "NULL, lease_expires = NULL WHERE job_id = ? AND state <> 'done'",
-	    DB_ARGS(DBP_STR(id)), NULL) != DB_OK)
-		goto dberr;
-	return db_commit(db) == DB_OK ? JOBS_OK : JOBS_DB;
-dberr:
-	db_rollback(db);
-	return JOBS_DB;
+	    DB_ARGS(DBP_STR(jobs_status_names[JOBS_CANCELLED]),
+	    DBP_INT(k->refunded), DBP_STR(k->id)), NULL)) != DB_OK)
+		return e;
+	return jobs_chunks_done(db, k->id);
 }
 
 enum jobs_err
 jobs_cancel(struct db *db, const char *account, const char *id,
     long long *refunded)
 {
-	enum jobs_err rc = JOBS_DB;
-	int tries;
+	struct jobs_cancelling k = { account, id, 0, JOBS_OK };
 
-	for (tries = 0; tries < 3 && rc == JOBS_DB; tries++)
-		rc = jobs_cancel_once(db, account, id, refunded);
-	return rc;
+	switch (db_tx_retry(db, jobs_cancel_work, &k)) {
+	case DB_OK:
+		*refunded = k.refunded;
+		return JOBS_OK;
+	case DB_ABORT:
+		return k.rc;
+	default:
+		return JOBS_DB;
+	}
+}
+
+/* ---------------------------------------------------------------- shared */
+
+enum jobs_type
+jobs_type_of(const char *s)
+{
+	return (enum jobs_type)jobs_lookup(jobs_type_names, JOBS_TYPE__MAX, s);
+}
+
+enum jobs_status
+jobs_status_of(const char *s)
+{
+	return (enum jobs_status)jobs_lookup(jobs_status_names,
+	    JOBS_STATUS__MAX, s);
+}
+
+int
+jobs_status_active(enum jobs_status s)
+{
+	return s == JOBS_PENDING || s == JOBS_PROCESSING;
+}
+
+enum jobs_err
+jobs_lock(struct db *db, const char *account, const char *id,
+    enum jobs_status *status)
+{
+	struct db_res *r;
+	int row;
+
+	if (db_query(db, "SELECT status FROM jobs WHERE id = ? AND "
+	    "(? IS NULL OR account_id = ?) FOR UPDATE", DB_ARGS(DBP_STR(id),
+	    DBP_STR(account), DBP_STR(account)), &r) != DB_OK)
+		return JOBS_DB;
+	if ((row = db_res_next(r)) == 1)
+		*status = jobs_status_of(db_res_str(r, 0));
+	db_res_free(r);
+	return row == 1 ? JOBS_OK : row == 0 ? JOBS_NOT_FOUND : JOBS_DB;
+}
+
+enum db_err
+jobs_chunks_done(struct db *db, const char *id)
+{
+	return db_exec(db, "UPDATE job_chunks SET state = 'done', lease_owner = "
+	    "NULL, lease_expires = NULL WHERE job_id = ? AND state <> 'done'",
+	    DB_ARGS(DBP_STR(id)), NULL);
 }

@@ -147,4 +147,20 @@ enum jobs_err jobs_cancel(struct db *, const char *account, const char *id,
  * done (charged - charged_done), never more than is left unrefunded. */
 long long jobs_unprocessed_refund(long long charged, long long charged_done,
 	    long long refunded);
+
+/* The enum of a type or status name as stored (the first one for a name
+ * not known). */
+enum jobs_type	 jobs_type_of(const char *);
+enum jobs_status jobs_status_of(const char *);
+/* Being verified: pending or processing. */
+int	 jobs_status_active(enum jobs_status);
+/* Inside the caller's transaction: locks the job's row (every writer of a
+ * job's rows and counters takes it first) and gives its status.
+ * JOBS_NOT_FOUND for no such job, or another account's (account NULL:
+ * any). */
+enum jobs_err jobs_lock(struct db *, const char *account, const char *id,
+	    enum jobs_status *);
+/* Inside the caller's transaction: every chunk of the job done, none
+ * leased (the job ended). */
+enum db_err jobs_chunks_done(struct db *, const char *id);
 #endif

@@ -6,7 +6,7 @@
  * (addresses, chunks, then the job). Each pass logs what it removed. */
 #include "worker/housekeeping.h"
 #include "core/idempotency.h"
-#include "jobs/jobqueue.h"
+#include "jobs/jobend.h"
 #include "core/ratelimit.h"
 #include "engine/vcache.h"
 #include "util/log.h"
@@ -25,7 +25,7 @@ housekeeping_run(const struct conf *c, struct db *db)
 	hits = ratelimit_purge(db, timeutil_now_ms());
 	buckets = ratelimit_purge_buckets(db);
 	cached = vcache_expire(db);
-	jobs = jobqueue_purge_expired(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
+	jobs = jobend_purge(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
 	    HOUSEKEEPING_JOBS_MAX);
 	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));

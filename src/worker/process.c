@@ -25,6 +25,7 @@
 #include "engine/addr.h"
 #include "engine/complainers.h"
 #include "engine/dns.h"
+#include "jobs/jobend.h"
 #include "jobs/jobqueue.h"
 #include "engine/smtp.h"
 #include "engine/vcache.h"
@@ -818,7 +819,7 @@ process_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 		/* A chunk without addresses: the job cannot be processed. */
 		log_error("event=chunk_empty job=%s chunk=%d", c->job_id,
 		    c->chunk);
-		if (jobqueue_fail(p->db, c->job_id, "job_rows_missing",
+		if (jobend_fail(p->db, c->job_id, "job_rows_missing",
 		    "the job's addresses are missing") == JOBQUEUE_DB)
 			p->db_failed = 1;
 		jobqueue_rows_free(rows, n);
