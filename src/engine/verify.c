@@ -6,6 +6,7 @@
  * then mailbox verdict > spam trap > known complainer > catch-all > role.
  * DNS and SMTP trouble become "unknown" verdicts, never "undeliverable". */
 #include "engine/verify.h"
+#include "engine/verify_batch.h"
 #include "engine/addr.h"
 #include "engine/complainers.h"
 #include "engine/smtp.h"
@@ -19,9 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* MX answers are cached for their TTL within these bounds. */
-#define VERIFY_DNS_TTL_MIN 60
-#define VERIFY_DNS_TTL_MAX 86400
+/* What is known of a domain (domain_facts) is kept this long. */
 #define VERIFY_FACTS_SECONDS 86400
 /* An SMTP session is not started with less of the budget left. */
 #define VERIFY_SMTP_MIN_MS 200
@@ -85,111 +84,20 @@ verify_sandbox_domain(const struct verify_engine *e)
 	return e->sandbox;
 }
 
-/* ---------------------------------------------------------------- DNS */
-
-static json_t *
-verify_mx_to_json(const struct dns_mx_result *m)
+const struct smtp_opts *
+verify_engine_smtp(const struct verify_engine *e)
 {
-	json_t *hosts = json_array(), *addrs;
-	size_t i, j;
-
-	for (i = 0; i < m->nhosts; i++) {
-		addrs = json_array();
-		for (j = 0; j < m->hosts[i].addrs.n; j++)
-			json_array_append_new(addrs,
-			    json_string(m->hosts[i].addrs.addr[j].text));
-		json_array_append_new(hosts, json_pack("{s:s,s:i,s:o}",
-		    "name", m->hosts[i].name, "pref",
-		    (int)m->hosts[i].preference, "addrs", addrs));
-	}
-	return json_pack("{s:i,s:b,s:b,s:o}", "status", (int)m->status,
-	    "implicit", m->implicit, "null_mx", m->null_mx, "hosts", hosts);
-}
-
-static int
-verify_mx_from_json(json_t *j, struct dns_mx_result *m)
-{
-	json_t *hosts = json_object_get(j, "hosts"), *h, *a;
-	size_t i, k;
-
-	memset(m, 0, sizeof(*m));
-	if (!json_is_array(hosts) || json_array_size(hosts) > DNS_MAX_MX)
-		return -1;
-	m->status = (enum dns_status)json_integer_value(json_object_get(j,
-	    "status"));
-	if (m->status >= DNS__MAX)
-		return -1;
-	m->implicit = json_is_true(json_object_get(j, "implicit"));
-	m->null_mx = json_is_true(json_object_get(j, "null_mx"));
-	if (json_array_size(hosts) == 0)
-		return 0;
-	if ((m->hosts = calloc(json_array_size(hosts), sizeof(*m->hosts))) ==
-	    NULL)
-		return -1;
-	json_array_foreach(hosts, i, h) {
-		struct dns_mx_host *mh = &m->hosts[i];
-		const char *name = json_string_value(json_object_get(h, "name"));
-		json_t *addrs = json_object_get(h, "addrs");
-		if (name == NULL || strlen(name) > DNS_NAME_MAX ||
-		    !json_is_array(addrs))
-			return -1;
-		strparse_copy(mh->name, sizeof(mh->name), name);
-		mh->preference = (unsigned)json_integer_value(json_object_get(h,
-		    "pref"));
-		mh->addrs.status = DNS_OK;
-		json_array_foreach(addrs, k, a) {
-			const char *t = json_string_value(a);
-			if (k >= DNS_MAX_ADDRS || t == NULL ||
-			    ipnet_parse_addr(t, &mh->addrs.addr[k].ip) == -1)
-				return -1;
-			strparse_copy(mh->addrs.addr[k].text, DNS_ADDR_TEXT, t);
-			mh->addrs.n++;
-		}
-		if (mh->addrs.n == 0)
-			mh->addrs.status = DNS_NO_ADDR;
-		m->nhosts++;
-	}
-	return 0;
-}
-
-/* MX lookup through the shared cache. Failures and incomplete answers
- * (a host not looked up: failed, or cut off by the deadline) are never
- * cached. */
-int
-verify_mx_cached(struct db *db, const char *domain, struct dns_mx_result *m)
-{
-	json_t *cached = NULL;
-	int ok;
-
-	memset(m, 0, sizeof(*m));
-	if (db == NULL || vcache_get(db, VCACHE_DNS, domain, &cached) != DB_OK ||
-	    cached == NULL)
-		return 0;
-	ok = verify_mx_from_json(cached, m) == 0;
-	json_decref(cached);
-	if (!ok) {
-		dns_mx_result_free(m);
-		memset(m, 0, sizeof(*m));
-	}
-	return ok;
+	return &e->smtp;
 }
 
 void
-verify_mx_store(struct db *db, const char *domain,
-    const struct dns_mx_result *m)
+verify_engine_lookup_mx(struct verify_engine *e, const char *domain,
+    struct dns_mx_result *m)
 {
-	json_t *j;
-	long ttl;
-
-	if (db == NULL || m->status == DNS_ERROR || m->incomplete)
-		return;
-	ttl = m->ttl < VERIFY_DNS_TTL_MIN ? VERIFY_DNS_TTL_MIN :
-	    m->ttl > VERIFY_DNS_TTL_MAX ? VERIFY_DNS_TTL_MAX : (long)m->ttl;
-	j = verify_mx_to_json(m);
-	vcache_put(db, VCACHE_DNS, domain, j, ttl);
-	json_decref(j);
+	dns_lookup_mx(e->dns, domain, m);
 }
 
+/* ---------------------------------------------------------------- DNS */
 
 /* Whether the domain has a web site, from domain_facts or DNS. A lookup
  * that fails (or runs out of time) tells nothing: the domain counts as
@@ -301,58 +209,6 @@ verify_mailbox_kind(const struct smtp_session_info *si,
 		return verify_kind_of_rcpt(rr->verdict);
 	return si ? verify_kind_of_outcome(si->outcome) :
 	    VERDICT_K_UNREACHABLE;
-}
-
-/* Single verification's SMTP part: one session with the address and a
- * random address of the domain; a greylisted answer is tried again after
- * greylist_retry_ms while the budget lasts. The last session is handed
- * back (the caller concludes from it and frees it), NULL if none ran. */
-static struct smtp_session *
-verify_smtp(struct verify_engine *e, const struct dns_mx_result *mx,
-    const struct addr *a, int64_t deadline)
-{
-	char random_local[32], random_addr[VERIFY_EMAIL_MAX + 2];
-	const char *rcpts[2];
-	struct smtp_opts opts = e->smtp;
-	struct smtp_session *s = NULL;
-	int64_t left;
-	int tries;
-
-	if (smtp_random_local(random_local, sizeof(random_local)) == -1)
-		return NULL;
-	snprintf(random_addr, sizeof(random_addr), "%s@%s", random_local,
-	    a->ascii_domain);
-	/* The A-label form, SMTPUTF8 or not (struct addr's smtp_path). */
-	rcpts[0] = a->smtp_path;
-	rcpts[1] = random_addr;
-	for (tries = 0; ; tries++) {
-		left = deadline - timeutil_mono_ms();
-		if (left < VERIFY_SMTP_MIN_MS)
-			break;
-		opts.deadline_ms = (int)left;
-		smtp_session_free(s);
-		if ((s = smtp_session_new_mx(&opts, mx, rcpts, 2)) == NULL)
-			break;
-		verify_drive(s);
-		log_debug("event=smtp_probe domain=%s outcome=%s host=%s "
-		    "code=%d tls=%d", a->ascii_domain,
-		    smtp_outcome_names[smtp_session_info(s)->outcome],
-		    smtp_session_info(s)->host ? smtp_session_info(s)->host :
-		    "-", smtp_session_rcpt(s, 0) ? smtp_session_rcpt(s, 0)->code :
-		    0, smtp_session_info(s)->tls);
-		if (verify_mailbox_kind(smtp_session_info(s),
-		    smtp_session_rcpt(s, 0)) != VERDICT_K_GREYLISTED ||
-		    tries >= 2)
-			break;
-		/* Greylisting: try again once the server's delay may be
-		 * over, if the budget allows a wait and another session. */
-		left = deadline - timeutil_mono_ms();
-		if (left < conf_int(e->conf, CONF_GREYLIST_RETRY_MS) + 1000)
-			break;
-		usleep((useconds_t)conf_int(e->conf, CONF_GREYLIST_RETRY_MS) *
-		    1000);
-	}
-	return s;
 }
 
 /* ---------------------------------------------------------------- results */
@@ -540,12 +396,9 @@ verify_from_cache(struct verify_result *r, const struct addr *a,
 }
 
 enum verify_step
-verify_begin(struct verify_engine *e, struct db *db, const char *email,
-    int use_cache, struct verify_result *r, struct addr *a)
+verify_begin(struct verify_engine *e, const char *email,
+    struct verify_result *r, struct addr *a)
 {
-	json_t *cached = NULL;
-	int hit;
-
 	memset(r, 0, sizeof(*r));
 	strparse_copy(r->email, sizeof(r->email), email);
 	if (addr_parse(email, a) != ADDR_OK) {
@@ -556,13 +409,6 @@ verify_begin(struct verify_engine *e, struct db *db, const char *email,
 	if (strcmp(a->ascii_domain, e->sandbox) == 0) {
 		verify_sandbox(r, a);
 		return VERIFY_STEP_DONE;
-	}
-	if (use_cache && db && vcache_get(db, VCACHE_VERDICT, a->normalised,
-	    &cached) == DB_OK && cached != NULL) {
-		hit = verify_from_cache(r, a, cached) == 0;
-		json_decref(cached);
-		if (hit)
-			return VERIFY_STEP_DONE;
 	}
 	r->free_provider = lists_is_free(e->lists, a->ascii_domain);
 	r->disposable = lists_is_disposable(e->lists, a->ascii_domain);
@@ -668,69 +514,117 @@ verify_gate_pass(struct verify_gate *g)
 	return g->admit(g->arg);
 }
 
-/* The MX answer from the DNS cache, else (once the gate lets it) from DNS,
- * stored: 0, or -1 when the gate refused (*m empty). */
+/* The batch's MX answer from the DNS cache, else (once the gate lets it)
+ * from DNS within the resolver's deadline: 0, or -1 when the gate refused. */
 static int
-verify_gated_mx(struct verify_engine *e, struct db *db, const char *domain,
-    struct verify_gate *g, struct dns_mx_result *m)
+verify_resolve(struct verify_engine *e, struct db *db, struct verify_batch *b,
+    struct verify_gate *g)
 {
-	if (verify_mx_cached(db, domain, m))
+	struct dns_mx_result mx;
+
+	if (verify_batch_mx_cached(db, b))
 		return 0;
 	if (verify_gate_pass(g) == -1)
 		return -1;
-	dns_lookup_mx(e->dns, domain, m);
-	verify_mx_store(db, domain, m);
+	verify_engine_lookup_mx(e, b->domain, &mx);
+	verify_batch_mx_answer(db, b, &mx);
 	return 0;
 }
 
-enum dns_status
-verify_lookup_mx(struct verify_engine *e, struct db *db, const char *domain,
-    struct dns_mx_result *m)
+/* Single verification's SMTP part: a session of the batch face for the
+ * one item (led by the catch-all probe while the domain's answer is not
+ * known); a greylisted answer is tried again after greylist_retry_ms while
+ * the budget lasts. The last session is handed back (the caller concludes
+ * from it and frees it), *rcpt the item's RCPT in it; NULL if none ran. */
+static struct smtp_session *
+verify_single_smtp(struct verify_engine *e, struct db *db,
+    struct verify_batch *b, struct verify_item *it, int64_t deadline,
+    size_t *rcpt)
 {
-	verify_gated_mx(e, db, domain, NULL, m);
-	return m->status;
+	struct smtp_session *s = NULL;
+	int64_t left;
+	int tries, probe;
+
+	for (tries = 0; ; tries++) {
+		left = deadline - timeutil_mono_ms();
+		if (left < VERIFY_SMTP_MIN_MS)
+			break;
+		smtp_session_free(s);
+		if ((s = verify_batch_session(e, b, &it, 1, left, &probe)) ==
+		    NULL)
+			break;
+		verify_drive(s);
+		if (probe)
+			verify_batch_probe_done(db, b, s);
+		*rcpt = probe ? 1 : 0;
+		log_debug("event=smtp_probe domain=%s outcome=%s host=%s "
+		    "code=%d tls=%d", b->domain,
+		    smtp_outcome_names[smtp_session_info(s)->outcome],
+		    smtp_session_info(s)->host ? smtp_session_info(s)->host :
+		    "-", smtp_session_rcpt(s, *rcpt) ?
+		    smtp_session_rcpt(s, *rcpt)->code : 0,
+		    smtp_session_info(s)->tls);
+		if (verify_mailbox_kind(smtp_session_info(s),
+		    smtp_session_rcpt(s, *rcpt)) != VERDICT_K_GREYLISTED ||
+		    tries >= 2)
+			break;
+		/* Greylisting: try again once the server's delay may be
+		 * over, if the budget allows a wait and another session. */
+		left = deadline - timeutil_mono_ms();
+		if (left < conf_int(e->conf, CONF_GREYLIST_RETRY_MS) + 1000)
+			break;
+		usleep((useconds_t)conf_int(e->conf, CONF_GREYLIST_RETRY_MS) *
+		    1000);
+	}
+	return s;
 }
 
 enum verify_err
 verify_address(struct verify_engine *e, struct db *db, const char *email,
     struct verify_gate *gate, struct verify_result *r)
 {
-	struct dns_mx_result mx;
+	struct verify_item it, *one = &it;
+	struct verify_batch b;
 	struct smtp_session *s;
-	const struct smtp_rcpt_result *r1;
-	struct addr a;
 	enum verify_err rc = VERIFY_OK;
 	int64_t deadline = timeutil_mono_ms() +
 	    conf_int(e->conf, CONF_VERIFY_TIME_BUDGET_MS);
-	int accept_all = 0;
+	size_t rcpt = 0;
 
-	if (verify_begin(e, db, email, 1, r, &a) == VERIFY_STEP_DONE)
+	/* A batch of one, through the same face as the worker's jobs. */
+	if (verify_item_begin(e, email, &it) == VERIFY_STEP_DONE) {
+		*r = it.r;
 		return VERIFY_OK;
+	}
+	verify_items_lookup(db, &one, 1);
+	if (it.r.cached) {
+		*r = it.r;
+		return VERIFY_OK;
+	}
+	verify_batch_init(&b, it.a.ascii_domain);
 	/* The budget covers the DNS lookups too (MX, the hosts' addresses,
 	 * web presence), not only the SMTP part. */
 	dns_resolver_set_deadline(e->dns, deadline);
-	if (verify_gated_mx(e, db, a.ascii_domain, gate, &mx) == -1) {
-		dns_resolver_set_deadline(e->dns, 0);
-		return VERIFY_ERR_REFUSED;
+	if (verify_resolve(e, db, &b, gate) == -1) {
+		rc = VERIFY_ERR_REFUSED;
+		goto out;
 	}
-	if (verify_with_mx(e, r, &a, &mx) == VERIFY_STEP_NEXT) {
+	if (verify_item_with_mx(e, &b, &it) == VERIFY_STEP_NEXT) {
 		if (verify_gate_pass(gate) == -1) {
-			dns_resolver_set_deadline(e->dns, 0);
-			dns_mx_result_free(&mx);
-			return VERIFY_ERR_REFUSED;
+			rc = VERIFY_ERR_REFUSED;
+			goto out;
 		}
-		s = verify_smtp(e, &mx, &a, deadline);
-		if (s != NULL && (r1 = smtp_session_rcpt(s, 1)) != NULL &&
-		    r1->code)
-			accept_all = r1->verdict == SMTP_VERDICT_ACCEPTED;
-		rc = verify_conclude(e, db, r, &a, s ? smtp_session_info(s) :
-		    NULL, s ? smtp_session_rcpt(s, 0) : NULL, accept_all);
+		s = verify_single_smtp(e, db, &b, &it, deadline, &rcpt);
+		rc = verify_item_conclude(e, db, &b, &it, s, rcpt);
 		smtp_session_free(s);
 	}
+	if (rc == VERIFY_OK) {
+		verify_store(db, &it.r);
+		*r = it.r;
+	}
+out:
 	dns_resolver_set_deadline(e->dns, 0);
-	if (rc == VERIFY_OK)
-		verify_store(db, r);
-	dns_mx_result_free(&mx);
+	verify_batch_free(&b);
 	return rc;
 }
 
@@ -892,35 +786,33 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
     const char *display, struct verify_gate *gate,
     struct verify_domain_result *d)
 {
-	char local[32], addr[300];
-	const char *rcpts[1];
-	struct dns_mx_result mx;
-	struct smtp_opts opts = e->smtp;
+	struct verify_batch b;
 	struct smtp_session *s;
-	const struct smtp_rcpt_result *rr;
-	struct vcache_facts f;
-	int found = 0;
+	enum verify_err rc = VERIFY_OK;
 	size_t i;
 	int64_t left, deadline = timeutil_mono_ms() +
 	    conf_int(e->conf, CONF_VERIFY_TIME_BUDGET_MS);
+	int probe;
 
 	memset(d, 0, sizeof(*d));
 	strparse_copy(d->domain, sizeof(d->domain), display);
 	d->accept_all = -1;
 	d->disposable = lists_is_disposable(e->lists, ascii);
-	/* One budget for the MX lookup and the catch-all probe. */
+	/* One budget for the MX lookup and the catch-all probe, through the
+	 * batch face with no address (only the probe). */
+	verify_batch_init(&b, ascii);
 	dns_resolver_set_deadline(e->dns, deadline);
-	if (verify_gated_mx(e, db, ascii, gate, &mx) == -1) {
-		dns_resolver_set_deadline(e->dns, 0);
-		return VERIFY_ERR_REFUSED;
-	}
+	if (verify_resolve(e, db, &b, gate) == -1)
+		rc = VERIFY_ERR_REFUSED;
 	dns_resolver_set_deadline(e->dns, 0);
-	d->dns = mx.status;
-	for (i = 0; i < mx.nhosts && i < DNS_MAX_MX; i++) {
-		d->mx[i].priority = mx.hosts[i].preference;
+	if (rc != VERIFY_OK)
+		goto out;
+	d->dns = b.mx.status;
+	for (i = 0; i < b.mx.nhosts && i < DNS_MAX_MX; i++) {
+		d->mx[i].priority = b.mx.hosts[i].preference;
 		strparse_copy(d->mx[i].host, sizeof(d->mx[i].host),
-		    mx.hosts[i].name);
-		if (mx.hosts[i].addrs.n > 0)
+		    b.mx.hosts[i].name);
+		if (b.mx.hosts[i].addrs.n > 0)
 			d->has_valid_mx = 1;
 	}
 	d->nmx = i;
@@ -928,36 +820,22 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 		verify_provider(d->mx[0].host, d->provider, sizeof(d->provider));
 	if (d->dns != DNS_OK || !d->has_valid_mx)
 		goto out;
-	if (db && vcache_facts_get(db, ascii, &f, &found) == DB_OK && found &&
-	    f.accept_all >= 0) {
-		d->accept_all = f.accept_all;
-		goto out;
+	if (b.probe != VERIFY_PROBE_KNOWN) {
+		if (verify_gate_pass(gate) == -1) {
+			rc = VERIFY_ERR_REFUSED;
+			goto out;
+		}
+		left = deadline - timeutil_mono_ms();
+		if (left < VERIFY_SMTP_MIN_MS || (s = verify_batch_session(e,
+		    &b, NULL, 0, left, &probe)) == NULL)
+			goto out;
+		verify_drive(s);
+		verify_batch_probe_done(db, &b, s);
+		smtp_session_free(s);
 	}
-	if (verify_gate_pass(gate) == -1) {
-		dns_mx_result_free(&mx);
-		return VERIFY_ERR_REFUSED;
-	}
-	left = deadline - timeutil_mono_ms();
-	if (left < VERIFY_SMTP_MIN_MS ||
-	    smtp_random_local(local, sizeof(local)) == -1)
-		goto out;
-	opts.deadline_ms = (int)left;
-	snprintf(addr, sizeof(addr), "%s@%s", local, ascii);
-	rcpts[0] = addr;
-	if ((s = smtp_session_new_mx(&opts, &mx, rcpts, 1)) == NULL)
-		goto out;
-	verify_drive(s);
-	rr = smtp_session_rcpt(s, 0);
-	if (rr != NULL && rr->code)
-		d->accept_all = rr->verdict == SMTP_VERDICT_ACCEPTED ? 1 :
-		    rr->code >= 500 ? 0 : -1;
-	smtp_session_free(s);
-	if (db && d->accept_all >= 0) {
-		f.accept_all = d->accept_all;
-		f.web_presence = found ? f.web_presence : -1;
-		vcache_facts_put(db, ascii, &f, VERIFY_FACTS_SECONDS);
-	}
+	if (b.probe == VERIFY_PROBE_KNOWN)
+		d->accept_all = b.accept_all;
 out:
-	dns_mx_result_free(&mx);
-	return VERIFY_OK;
+	verify_batch_free(&b);
+	return rc;
 }

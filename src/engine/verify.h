@@ -96,29 +96,16 @@ enum verify_err verify_address(struct verify_engine *, struct db *,
 enum verify_err verify_domain(struct verify_engine *, struct db *,
 	    const char *ascii_domain, const char *display, struct verify_gate *,
 	    struct verify_domain_result *);
-/* The steps of verify_address, for a caller that batches the SMTP part
- * by domain (the worker: one MX lookup and one catch-all probe per domain,
- * many RCPTs per session, many sessions at once). */
+/* The steps of a verification, for verify_batch.c (the face callers use:
+ * verify_batch.h). */
 enum verify_step {
 	VERIFY_STEP_DONE,	/* r holds the result */
 	VERIFY_STEP_NEXT,	/* go on with the next step */
 	VERIFY_STEP__MAX
 };
-/* Syntax, sandbox, then (use_cache) the verdict cache. Fills *a. */
-enum verify_step verify_begin(struct verify_engine *, struct db *,
-	    const char *email, int use_cache, struct verify_result *,
-	    struct addr *a);
-/* The domain's MX lookup through the shared DNS cache (one per domain). */
-enum dns_status verify_lookup_mx(struct verify_engine *, struct db *,
-	    const char *ascii_domain, struct dns_mx_result *);
-/* Its two halves around dns_lookup_mx, for a caller that looks up in
- * threads of its own: 1 and *m filled on a cache hit, else 0 (*m empty);
- * the answer stored for its TTL (within limits; DNS errors and incomplete
- * answers are not). */
-int	 verify_mx_cached(struct db *, const char *ascii_domain,
-	    struct dns_mx_result *);
-void	 verify_mx_store(struct db *, const char *ascii_domain,
-	    const struct dns_mx_result *);
+/* Syntax and sandbox. Fills *a. */
+enum verify_step verify_begin(struct verify_engine *, const char *email,
+	    struct verify_result *, struct addr *a);
 /* Invalid domain, no MX, DNS failure, disposable: DONE; else NEXT (SMTP).
  * Copies the MX hosts into r. */
 enum verify_step verify_with_mx(struct verify_engine *,
@@ -132,6 +119,12 @@ enum verify_err verify_conclude(struct verify_engine *, struct db *,
 	    struct verify_result *, const struct addr *,
 	    const struct smtp_session_info *, const struct smtp_rcpt_result *,
 	    int accept_all);
+/* The SMTP options of the engine's sessions (its TLS credentials in). */
+const struct smtp_opts *verify_engine_smtp(const struct verify_engine *);
+/* An MX lookup with the engine's resolver (verify_batch_mx_answer takes
+ * the answer over), for a caller with no resolver of its own. */
+void	 verify_engine_lookup_mx(struct verify_engine *, const char *domain,
+	    struct dns_mx_result *);
 /* Stores a result in the verdict cache for its lifetime. */
 void	 verify_store(struct db *, const struct verify_result *);
 /* The verdict cache entry of a result (key and JSON text, to free), for a

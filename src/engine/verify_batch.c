@@ -1,0 +1,311 @@
+/* verify_batch.c: a domain's worth of addresses through the engine
+ * (verify_batch.h): the items' first steps and their lookups in a few
+ * statements, the domain's MX answer through the DNS cache, its facts
+ * (catch-all, web presence: domain_facts, a day), SMTP sessions with the
+ * catch-all probe, the probe's answer by one rule, and conclusions. */
+#include "engine/verify_batch.h"
+#include "engine/complainers.h"
+#include "engine/vcache.h"
+#include "util/strparse.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* MX answers are cached for their TTL within these bounds. */
+#define VERIFY_BATCH_DNS_TTL_MIN 60
+#define VERIFY_BATCH_DNS_TTL_MAX 86400
+#define VERIFY_BATCH_FACTS_SECONDS 86400
+
+/* ---------------------------------------------------------------- items */
+
+enum verify_step
+verify_item_begin(struct verify_engine *e, const char *email,
+    struct verify_item *it)
+{
+	return verify_begin(e, email, &it->r, &it->a);
+}
+
+void
+verify_items_lookup(struct db *db, struct verify_item *const *v, size_t n)
+{
+	const char **keys;
+	unsigned char *found;
+	json_t **hits;
+	size_t i, k;
+
+	if (db == NULL || n == 0)
+		return;
+	keys = calloc(n + 1, sizeof(*keys));
+	hits = calloc(n + 1, sizeof(*hits));
+	found = calloc(n + 1, 1);
+	if (keys == NULL || hits == NULL || found == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		keys[i] = v[i]->a.normalised;
+	if (vcache_get_many(db, VCACHE_VERDICT, keys, n, hits) == DB_OK)
+		for (i = 0; i < n; i++)
+			if (hits[i] != NULL)
+				(void)verify_from_cache(&v[i]->r, &v[i]->a,
+				    hits[i]);
+	for (i = k = 0; i < n; i++)
+		if (!v[i]->r.cached)
+			keys[k++] = v[i]->a.normalised;
+	if (k > 0 && complainers_contains_many(db, keys, k, found) == DB_OK)
+		for (i = k = 0; i < n; i++)
+			if (!v[i]->r.cached)
+				v[i]->r.complainer = found[k++];
+out:
+	for (i = 0; hits != NULL && i < n; i++)
+		json_decref(hits[i]);
+	free(keys);
+	free(hits);
+	free(found);
+}
+
+enum verify_step
+verify_item_with_mx(struct verify_engine *e, const struct verify_batch *b,
+    struct verify_item *it)
+{
+	return verify_with_mx(e, &it->r, &it->a, &b->mx);
+}
+
+enum verify_err
+verify_item_conclude(struct verify_engine *e, struct db *db,
+    struct verify_batch *b, struct verify_item *it,
+    const struct smtp_session *s, size_t rcpt)
+{
+	enum verify_err rc;
+
+	/* One web presence lookup per batch (catch-all verdicts). */
+	it->r.web_presence = b->web_presence;
+	rc = verify_conclude(e, db, &it->r, &it->a, s ? smtp_session_info(s) :
+	    NULL, s ? smtp_session_rcpt(s, rcpt) : NULL,
+	    verify_batch_accept_all(b));
+	if (it->r.web_presence >= 0)
+		b->web_presence = it->r.web_presence;
+	return rc;
+}
+
+/* ---------------------------------------------------------------- MX */
+
+static json_t *
+verify_batch_mx_to_json(const struct dns_mx_result *m)
+{
+	json_t *hosts = json_array(), *addrs;
+	size_t i, j;
+
+	for (i = 0; i < m->nhosts; i++) {
+		addrs = json_array();
+		for (j = 0; j < m->hosts[i].addrs.n; j++)
+			json_array_append_new(addrs,
+			    json_string(m->hosts[i].addrs.addr[j].text));
+		json_array_append_new(hosts, json_pack("{s:s,s:i,s:o}",
+		    "name", m->hosts[i].name, "pref",
+		    (int)m->hosts[i].preference, "addrs", addrs));
+	}
+	return json_pack("{s:i,s:b,s:b,s:o}", "status", (int)m->status,
+	    "implicit", m->implicit, "null_mx", m->null_mx, "hosts", hosts);
+}
+
+static int
+verify_batch_mx_from_json(json_t *j, struct dns_mx_result *m)
+{
+	json_t *hosts = json_object_get(j, "hosts"), *h, *a;
+	size_t i, k;
+
+	memset(m, 0, sizeof(*m));
+	if (!json_is_array(hosts) || json_array_size(hosts) > DNS_MAX_MX)
+		return -1;
+	m->status = (enum dns_status)json_integer_value(json_object_get(j,
+	    "status"));
+	if (m->status >= DNS__MAX)
+		return -1;
+	m->implicit = json_is_true(json_object_get(j, "implicit"));
+	m->null_mx = json_is_true(json_object_get(j, "null_mx"));
+	if (json_array_size(hosts) == 0)
+		return 0;
+	if ((m->hosts = calloc(json_array_size(hosts), sizeof(*m->hosts))) ==
+	    NULL)
+		return -1;
+	json_array_foreach(hosts, i, h) {
+		struct dns_mx_host *mh = &m->hosts[i];
+		const char *name = json_string_value(json_object_get(h, "name"));
+		json_t *addrs = json_object_get(h, "addrs");
+		if (name == NULL || strlen(name) > DNS_NAME_MAX ||
+		    !json_is_array(addrs))
+			return -1;
+		strparse_copy(mh->name, sizeof(mh->name), name);
+		mh->preference = (unsigned)json_integer_value(json_object_get(h,
+		    "pref"));
+		mh->addrs.status = DNS_OK;
+		json_array_foreach(addrs, k, a) {
+			const char *t = json_string_value(a);
+			if (k >= DNS_MAX_ADDRS || t == NULL ||
+			    ipnet_parse_addr(t, &mh->addrs.addr[k].ip) == -1)
+				return -1;
+			strparse_copy(mh->addrs.addr[k].text, DNS_ADDR_TEXT, t);
+			mh->addrs.n++;
+		}
+		if (mh->addrs.n == 0)
+			mh->addrs.status = DNS_NO_ADDR;
+		m->nhosts++;
+	}
+	return 0;
+}
+
+/* The domain's facts (domain_facts): what its catch-all probe and web
+ * presence lookups found, kept for a day. */
+static void
+verify_batch_facts(struct db *db, struct verify_batch *b)
+{
+	struct vcache_facts f;
+	int found = 0;
+
+	if (db == NULL || vcache_facts_get(db, b->domain, &f, &found) !=
+	    DB_OK || !found)
+		return;
+	b->web_presence = f.web_presence;
+	if (f.accept_all >= 0 && b->probe != VERIFY_PROBE_RUNNING) {
+		b->probe = VERIFY_PROBE_KNOWN;
+		b->accept_all = f.accept_all;
+	}
+}
+
+int
+verify_batch_mx_cached(struct db *db, struct verify_batch *b)
+{
+	json_t *cached = NULL;
+	int ok;
+
+	memset(&b->mx, 0, sizeof(b->mx));
+	if (db == NULL || vcache_get(db, VCACHE_DNS, b->domain, &cached) !=
+	    DB_OK || cached == NULL)
+		return 0;
+	ok = verify_batch_mx_from_json(cached, &b->mx) == 0;
+	json_decref(cached);
+	if (!ok) {
+		dns_mx_result_free(&b->mx);
+		memset(&b->mx, 0, sizeof(b->mx));
+		return 0;
+	}
+	b->resolved = 1;
+	if (b->mx.status == DNS_OK)
+		verify_batch_facts(db, b);
+	return 1;
+}
+
+/* Failures and incomplete answers (a host not looked up: failed, or cut
+ * off by the deadline) are never cached. */
+void
+verify_batch_mx_answer(struct db *db, struct verify_batch *b,
+    struct dns_mx_result *m)
+{
+	const struct dns_mx_result *a = m;
+	json_t *j;
+	long ttl;
+
+	b->mx = *m;
+	memset(m, 0, sizeof(*m));
+	b->resolved = 1;
+	a = &b->mx;
+	if (db == NULL)
+		return;
+	if (a->status != DNS_ERROR && !a->incomplete) {
+		ttl = a->ttl < VERIFY_BATCH_DNS_TTL_MIN ?
+		    VERIFY_BATCH_DNS_TTL_MIN : a->ttl >
+		    VERIFY_BATCH_DNS_TTL_MAX ? VERIFY_BATCH_DNS_TTL_MAX :
+		    (long)a->ttl;
+		j = verify_batch_mx_to_json(a);
+		vcache_put(db, VCACHE_DNS, b->domain, j, ttl);
+		json_decref(j);
+	}
+	if (a->status == DNS_OK)
+		verify_batch_facts(db, b);
+}
+
+void
+verify_batch_init(struct verify_batch *b, const char *domain)
+{
+	memset(b, 0, sizeof(*b));
+	strparse_copy(b->domain, sizeof(b->domain), domain);
+	b->web_presence = -1;
+}
+
+void
+verify_batch_free(struct verify_batch *b)
+{
+	if (b->resolved)
+		dns_mx_result_free(&b->mx);
+	b->resolved = 0;
+}
+
+/* ---------------------------------------------------------------- SMTP */
+
+struct smtp_session *
+verify_batch_session(struct verify_engine *e, struct verify_batch *b,
+    struct verify_item *const *v, size_t n, int64_t deadline_ms, int *probe)
+{
+	char local[32], probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
+	const struct smtp_opts *opts = verify_engine_smtp(e);
+	struct smtp_session *s;
+	const char **rcpts;
+	size_t k = 0, i;
+
+	*probe = 0;
+	if ((rcpts = calloc(n + 2, sizeof(*rcpts))) == NULL)
+		return NULL;
+	if (b->probe == VERIFY_PROBE_UNKNOWN &&
+	    smtp_random_local(local, sizeof(local)) == 0) {
+		snprintf(probe_addr, sizeof(probe_addr), "%s@%s", local,
+		    b->domain);
+		rcpts[k++] = probe_addr;
+		*probe = 1;
+	}
+	/* The A-label form, SMTPUTF8 or not (struct addr's smtp_path). */
+	for (i = 0; i < n; i++)
+		rcpts[k++] = v[i]->a.smtp_path;
+	if (deadline_ms > 0) {
+		/* One session at a time has a deadline of its own (verify.c);
+		 * the worker's sessions share the engine's options. */
+		b->opts = *opts;
+		b->opts.deadline_ms = (int)deadline_ms;
+		opts = &b->opts;
+	}
+	s = k > 0 ? smtp_session_new_mx(opts, &b->mx, rcpts, k) : NULL;
+	free(rcpts);
+	if (s == NULL)
+		*probe = 0;
+	else if (*probe)
+		b->probe = VERIFY_PROBE_RUNNING;
+	return s;
+}
+
+int
+verify_batch_probe_done(struct db *db, struct verify_batch *b,
+    const struct smtp_session *s)
+{
+	const struct smtp_rcpt_result *rr = smtp_session_rcpt(s, 0);
+	struct vcache_facts f;
+	int found = 0;
+
+	if (rr == NULL || (rr->code / 100 != 2 && rr->code / 100 != 5)) {
+		b->probe = VERIFY_PROBE_UNKNOWN;	/* the next session */
+		return 0;
+	}
+	b->probe = VERIFY_PROBE_KNOWN;
+	b->accept_all = rr->code / 100 == 2;
+	if (db != NULL) {
+		if (vcache_facts_get(db, b->domain, &f, &found) != DB_OK ||
+		    !found)
+			f.web_presence = -1;
+		f.accept_all = b->accept_all;
+		vcache_facts_put(db, b->domain, &f, VERIFY_BATCH_FACTS_SECONDS);
+	}
+	return b->accept_all;
+}
+
+int
+verify_batch_accept_all(const struct verify_batch *b)
+{
+	return b->probe == VERIFY_PROBE_KNOWN && b->accept_all;
+}

@@ -1,0 +1,91 @@
+/* verify_batch.h: the engine's face for a domain's worth of addresses, the
+ * one svc-worker's jobs and a single verification (a batch of one) both go
+ * through. For the items (addresses): syntax and sandbox, then the verdict
+ * cache and the complainer list looked up for many at once; for the batch
+ * (their domain): the MX answer and its cache, what is known of the domain
+ * (catch-all, web presence: domain_facts), SMTP sessions carrying the
+ * catch-all probe while its answer is not known, the probe's answer read by
+ * one rule, and each item's conclusion. What runs when, how many sessions
+ * at once and to which host is the caller's. */
+#ifndef SVC_VERIFY_BATCH_H
+#define SVC_VERIFY_BATCH_H
+#include "engine/verify.h"
+
+/* One address on its way. */
+struct verify_item {
+	struct verify_result	 r;
+	struct addr		 a;
+};
+
+/* Where the domain's catch-all probe is. */
+enum verify_probe {
+	VERIFY_PROBE_UNKNOWN,	/* the next session carries the probe */
+	VERIFY_PROBE_RUNNING,	/* a session with it is out */
+	VERIFY_PROBE_KNOWN,	/* accept_all holds the answer */
+	VERIFY_PROBE__MAX
+};
+
+/* A domain and what is known of it. */
+struct verify_batch {
+	char			 domain[ADDR_ASCII_DOMAIN_MAX + 1];
+	struct dns_mx_result	 mx;
+	int			 resolved;	/* mx holds the answer */
+	enum verify_probe	 probe;
+	int			 accept_all;	/* PROBE_KNOWN: 1 or 0 */
+	int			 web_presence;	/* 1, 0, or -1 not known */
+	/* The options of a session with its own deadline: a session keeps a
+	 * pointer to them, so they live as long as the batch. */
+	struct smtp_opts	 opts;
+};
+
+/* Syntax and sandbox, no database: DONE with the result in it->r, or NEXT
+ * (it->a parsed, the list facts set). */
+enum verify_step verify_item_begin(struct verify_engine *, const char *email,
+	    struct verify_item *);
+/* The verdict cache and the complainer list for items that are NEXT, in a
+ * few statements: a cached item is DONE (it->r.cached set). A lookup that
+ * fails finds nothing: the verdict is made afresh, and the complainer list
+ * is asked again one by one when an item concludes. */
+void	 verify_items_lookup(struct db *, struct verify_item *const *,
+	    size_t n);
+/* Its domain's answer and facts: the MX hosts, or the reason there are
+ * none. DONE for an address that needs no SMTP (invalid domain, no MX, DNS
+ * error, disposable), else NEXT. */
+enum verify_step verify_item_with_mx(struct verify_engine *,
+	    const struct verify_batch *, struct verify_item *);
+/* Its conclusion from a finished session (its reply to RCPT number rcpt,
+ * or the session's outcome) or, with s NULL, as unreachable; with the
+ * batch's catch-all answer (0 while not known) and web presence (looked up
+ * once per batch, only for a catch-all domain). VERIFY_ERR_DB when the
+ * complainer list could not be read. */
+enum verify_err verify_item_conclude(struct verify_engine *, struct db *,
+	    struct verify_batch *, struct verify_item *,
+	    const struct smtp_session *s, size_t rcpt);
+
+void	 verify_batch_init(struct verify_batch *, const char *ascii_domain);
+void	 verify_batch_free(struct verify_batch *);
+/* The MX answer from the DNS cache: 1 (resolved, facts read), or 0. */
+int	 verify_batch_mx_cached(struct db *, struct verify_batch *);
+/* An MX answer looked up by the caller (taken over), stored in the DNS
+ * cache unless it is an error or incomplete, then the domain's facts. */
+void	 verify_batch_mx_answer(struct db *, struct verify_batch *,
+	    struct dns_mx_result *);
+/* A session for n items (rcpts in their order), led by the catch-all probe
+ * while the domain's answer is not known and no probe is out (*probe set,
+ * and RCPT 0 is the probe); deadline_ms: the session's deadline from now
+ * (0: verify_time_budget_ms). n may be 0 with the probe (a domain check).
+ * NULL when it cannot be made (no memory). */
+struct smtp_session *verify_batch_session(struct verify_engine *,
+	    struct verify_batch *, struct verify_item *const *, size_t n,
+	    int64_t deadline_ms, int *probe);
+/* A finished session that carried the probe: its answer, by the one rule
+ * (2xx: the domain accepts any address; 5xx: it does not; anything else,
+ * or no reply: not known, the next session probes again), kept for the
+ * batch and in domain_facts. Returns the catch-all answer to conclude the
+ * session's items with: 1, or 0 (also when not known). */
+int	 verify_batch_probe_done(struct db *, struct verify_batch *,
+	    const struct smtp_session *);
+/* The answer items are concluded with now: 1 when the domain is known to
+ * accept any address, else 0. */
+int	 verify_batch_accept_all(const struct verify_batch *);
+#endif

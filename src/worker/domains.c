@@ -1,0 +1,386 @@
+/* domains.c: the domains of the chunks svc-worker holds (sched.h): a table
+ * of them (keyed hash) with the engine's batch of each, its addresses
+ * waiting (for the MX answer, then for SMTP), the MX lookups (the shared
+ * DNS cache at once, else the resolver threads: resolver.h, so that a slow
+ * DNS answer holds up only its own domain), and the hosts that limit
+ * sessions: an MX host by name and by its first address, each with its
+ * sessions running, its back-off after a deferral (doubling from 1 s to
+ * 60 s) and the recipients per session it takes. */
+#include "util/khash.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include "worker/resolver.h"
+#include "worker/sched.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DOMAINS_DNS_SLICE_MS	200	/* cache lookups per loop turn at most */
+#define DOMAINS_BACKOFF_MIN_MS	1000
+#define DOMAINS_BACKOFF_MAX_MS	60000
+
+/* ---------------------------------------------------------------- tables */
+
+static unsigned
+domains_hash(const char *s)
+{
+	return (unsigned)(khash(s, strlen(s)) % SCHED_HASH);
+}
+
+static struct process_domain *
+domains_find(struct process *p, const char *name)
+{
+	struct process_domain *d;
+
+	for (d = p->hash[domains_hash(name)]; d != NULL; d = d->hnext)
+		if (strcmp(d->b.domain, name) == 0)
+			return d;
+	return NULL;
+}
+
+struct process_domain *
+domains_get(struct process *p, const char *name)
+{
+	unsigned h = domains_hash(name);
+	struct process_domain *d;
+
+	if ((d = domains_find(p, name)) != NULL)
+		return d;
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return NULL;
+	verify_batch_init(&d->b, name);
+	d->hnext = p->hash[h];
+	p->hash[h] = d;
+	return d;
+}
+
+static struct process_host *
+domains_host(struct process *p, const char *name)
+{
+	struct process_host *h;
+
+	for (h = p->hosts; h != NULL; h = h->next)
+		if (strcmp(h->name, name) == 0)
+			return h;
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return NULL;
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->rcpt_limit = SMTP_RCPT_MAX;
+	h->next = p->hosts;
+	p->hosts = h;
+	return h;
+}
+
+/* Drops domains with nothing queued and nothing running, and hosts no
+ * domain uses whose back-off is over. */
+void
+domains_sweep(struct process *p, int64_t now)
+{
+	struct process_domain **dp, *d;
+	struct process_host **hp, *h;
+	unsigned i;
+	int t;
+
+	for (i = 0; i < SCHED_HASH; i++) {
+		for (dp = &p->hash[i]; (d = *dp) != NULL; ) {
+			if (d->queued || d->active || d->in_dns ||
+			    d->parked) {
+				dp = &d->hnext;
+				continue;
+			}
+			*dp = d->hnext;
+			for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+				if (d->host[t])
+					d->host[t]->refs--;
+			verify_batch_free(&d->b);
+			free(d);
+		}
+	}
+	for (hp = &p->hosts; (h = *hp) != NULL; ) {
+		if (h->refs || h->active || now < h->backoff_until) {
+			hp = &h->next;
+			continue;
+		}
+		*hp = h->next;
+		free(h);
+	}
+}
+
+/* ---------------------------------------------------------------- queues */
+
+void
+domains_enqueue(struct process_domain *d, struct process_addr *pa, int front)
+{
+	if (front) {
+		pa->next = d->head;
+		d->head = pa;
+		if (d->tail == NULL)
+			d->tail = pa;
+	} else {
+		pa->next = NULL;
+		if (d->tail)
+			d->tail->next = pa;
+		else
+			d->head = pa;
+		d->tail = pa;
+	}
+	d->queued++;
+}
+
+struct process_addr *
+domains_dequeue(struct process_domain *d)
+{
+	struct process_addr *pa = d->head;
+
+	if (pa == NULL)
+		return NULL;
+	d->head = pa->next;
+	if (d->head == NULL)
+		d->tail = NULL;
+	d->queued--;
+	pa->next = NULL;
+	return pa;
+}
+
+/* The MX answer is known: addresses it concludes are done, the rest wait
+ * for SMTP, in their order. */
+static void
+domains_after_mx(struct process *p, struct process_domain *d)
+{
+	struct process_addr *pa, *keep = NULL, *tail = NULL;
+
+	while ((pa = domains_dequeue(d)) != NULL) {
+		if (pa->chunk->gone) {
+			chunks_abandon(pa);
+			continue;
+		}
+		if (verify_item_with_mx(p->engine, &d->b, &pa->it) ==
+		    VERIFY_STEP_DONE) {
+			chunks_result(p, pa, 1);
+			free(pa);
+			continue;
+		}
+		pa->next = NULL;
+		if (tail)
+			tail->next = pa;
+		else
+			keep = pa;
+		tail = pa;
+	}
+	for (pa = keep; pa != NULL; pa = keep) {
+		keep = pa->next;
+		domains_enqueue(d, pa, 0);
+	}
+}
+
+/* An address not concluded by syntax, sandbox or cache: to its domain's
+ * queue (the domain's MX lookup queued if it is new). */
+void
+domains_route(struct process *p, struct process_addr *pa)
+{
+	struct process_domain *d;
+
+	if ((d = domains_get(p, pa->it.a.ascii_domain)) == NULL) {
+		chunks_abandon(pa);
+		return;
+	}
+	if (d->b.resolved) {
+		if (verify_item_with_mx(p->engine, &d->b, &pa->it) ==
+		    VERIFY_STEP_DONE) {
+			chunks_result(p, pa, 1);
+			free(pa);
+		} else
+			domains_enqueue(d, pa, 0);
+		return;
+	}
+	domains_enqueue(d, pa, 0);
+	if (!d->in_dns) {
+		d->in_dns = 1;
+		if (p->dns_tail)
+			p->dns_tail->dnext = d;
+		else
+			p->dns_head = d;
+		p->dns_tail = d;
+	}
+}
+
+/* ---------------------------------------------------------------- hosts */
+
+/* The hosts of a resolved domain: its first MX host by name and by that
+ * host's first address (the server its sessions reach first). */
+static void
+domains_hosts(struct process *p, struct process_domain *d)
+{
+	char key[DNS_NAME_MAX + 3];
+	struct process_host *h;
+	const struct dns_mx_host *mh = d->b.mx.nhosts ? &d->b.mx.hosts[0] :
+	    NULL;
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
+		if (t == PROCESS_BY_NAME)
+			snprintf(key, sizeof(key), "%s", mh ? mh->name :
+			    d->b.domain);
+		else if (mh != NULL && mh->addrs.n > 0)
+			snprintf(key, sizeof(key), "[%s]",
+			    mh->addrs.addr[0].text);
+		else
+			continue;
+		if ((h = domains_host(p, key)) != NULL) {
+			h->refs++;
+			d->host[t] = h;
+		}
+	}
+}
+
+/* Not while a host it goes to has its share of sessions running, or is
+ * in back-off. */
+int
+domains_may_start(const struct process *p, const struct process_domain *d,
+    int64_t now)
+{
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t] && (d->host[t]->active >= p->domain_concurrency ||
+		    now < d->host[t]->backoff_until))
+			return 0;
+	return 1;
+}
+
+void
+domains_active(struct process_domain *d, int delta)
+{
+	int t;
+
+	d->active += delta;
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t])
+			d->host[t]->active += delta;
+}
+
+/* Recipients in the domain's next session: worker_rcpts_per_session, or
+ * fewer when one of its hosts closed sessions early. */
+size_t
+domains_rcpt_limit(const struct process *p, const struct process_domain *d)
+{
+	size_t limit = (size_t)p->rcpts;
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t] && (size_t)d->host[t]->rcpt_limit < limit)
+			limit = (size_t)d->host[t]->rcpt_limit;
+	return limit;
+}
+
+int
+domains_deferred(const struct smtp_session_info *si)
+{
+	return si->outcome == SMTP_OUTCOME_TEMPFAIL ||
+	    (si->outcome == SMTP_OUTCOME_REFUSED_AT_BANNER &&
+	    si->code / 100 == 4);
+}
+
+static void
+domains_host_learn(struct process_host *h, const struct smtp_session_info *si,
+    size_t answered, int64_t now)
+{
+	if (!domains_deferred(si))
+		h->backoff_ms = 0;
+	else if (answered > 0) {
+		/* Closed after some replies (a per-session limit): fewer
+		 * recipients per session from now on. */
+		h->rcpt_limit = answered > 1 ? (int)answered - 1 : 1;
+		log_info("event=smtp_rcpt_limit host=%s limit=%d", h->name,
+		    h->rcpt_limit);
+	} else {
+		h->backoff_ms = h->backoff_ms ? h->backoff_ms * 2 :
+		    DOMAINS_BACKOFF_MIN_MS;
+		if (h->backoff_ms > DOMAINS_BACKOFF_MAX_MS)
+			h->backoff_ms = DOMAINS_BACKOFF_MAX_MS;
+		h->backoff_until = now + h->backoff_ms;
+		log_info("event=smtp_backoff host=%s ms=%d code=%d", h->name,
+		    h->backoff_ms, si->code);
+	}
+}
+
+void
+domains_learn(struct process_domain *d, const struct smtp_session_info *si,
+    size_t answered, int64_t now)
+{
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t])
+			domains_host_learn(d->host[t], si, answered, now);
+}
+
+/* ---------------------------------------------------------------- DNS */
+
+/* The domain's MX answer is in its batch (facts read with it): its hosts,
+ * then its addresses go on. */
+static void
+domains_resolved(struct process *p, struct process_domain *d)
+{
+	d->in_dns = 0;
+	if (d->b.mx.status == DNS_OK)
+		domains_hosts(p, d);
+	log_debug("event=domain_resolved domain=%s dns=%s hosts=%zu "
+	    "accept_all=%s", d->b.domain, dns_status_names[d->b.mx.status],
+	    d->b.mx.nhosts, d->b.probe == VERIFY_PROBE_KNOWN ?
+	    (d->b.accept_all ? "yes" : "no") : "unknown");
+	domains_after_mx(p, d);
+}
+
+/* Domains waiting for their MX answer: from the shared DNS cache at once,
+ * else handed to the resolver threads (for at most a slice of time, as
+ * each cache lookup is a round trip). */
+void
+domains_dns(struct process *p)
+{
+	int64_t start = timeutil_mono_ms();
+	struct process_domain *d;
+	struct dns_mx_result mx;
+
+	while ((d = p->dns_head) != NULL) {
+		p->dns_head = d->dnext;
+		if (p->dns_head == NULL)
+			p->dns_tail = NULL;
+		d->dnext = NULL;
+		if (verify_batch_mx_cached(p->db, &d->b))
+			domains_resolved(p, d);
+		else if (resolver_submit(p->resolver, d->b.domain) == 0)
+			p->dns_pending++;
+		else {
+			/* Out of memory: look it up here. */
+			verify_engine_lookup_mx(p->engine, d->b.domain, &mx);
+			verify_batch_mx_answer(p->db, &d->b, &mx);
+			domains_resolved(p, d);
+		}
+		if (timeutil_mono_ms() - start >= DOMAINS_DNS_SLICE_MS)
+			break;
+	}
+}
+
+/* Answers of the resolver threads: stored in the DNS cache, then their
+ * domains go on (an answer for a domain no longer waiting is dropped). */
+void
+domains_dns_answers(struct process *p)
+{
+	struct resolver_answer a[16];
+	struct process_domain *d;
+	size_t n, i;
+
+	while ((n = resolver_answers(p->resolver, a, 16)) > 0)
+		for (i = 0; i < n; i++) {
+			if (p->dns_pending > 0)
+				p->dns_pending--;
+			d = domains_find(p, a[i].domain);
+			if (d == NULL || !d->in_dns || d->b.resolved) {
+				dns_mx_result_free(&a[i].mx);
+				continue;
+			}
+			verify_batch_mx_answer(p->db, &d->b, &a[i].mx);
+			domains_resolved(p, d);
+		}
+}

@@ -1,0 +1,161 @@
+/* sched.h: the state of svc-worker's verification loop, shared by the files
+ * that run it (for them only): chunks.c (claims, leases, results handed to
+ * the writer), domains.c (domains, their MX answers and the hosts that
+ * limit sessions, back-off), sessions.c (SMTP sessions: starting,
+ * stepping, parking, concluding) and process.c (set-up, the loop, stop).
+ * The engine's batch face (engine/verify_batch.h) does every verification
+ * step; these files decide what runs when. */
+#ifndef SVC_WORKER_SCHED_H
+#define SVC_WORKER_SCHED_H
+#include "engine/verify_batch.h"
+#include "jobs/jobqueue.h"
+#include "util/conf.h"
+#include "worker/process.h"
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCHED_CHUNK_SIZE	200	/* addresses per chunk (jobs.c) */
+#define SCHED_CHUNKS_MAX	64	/* chunks held at once */
+#define SCHED_HASH		1024	/* domain table buckets */
+
+/* A claimed chunk and what waits to be written of it. */
+struct process_chunk {
+	struct jobqueue_chunk	 c;
+	struct jobqueue_result	*res;		/* waiting to be written */
+	size_t			 nres, capres;
+	struct vcache_entry	*cache;		/* verdicts to cache */
+	size_t			 ncache, capcache;
+	size_t			 outstanding;	/* addresses not concluded */
+	size_t			 rows;
+	int			 gone;		/* the job ended: drop all */
+	int64_t			 last_flush, last_renew;
+	struct process_chunk	*next;
+};
+
+/* What sessions are limited by: an MX host by name, and the address it
+ * resolves to first ("[192.0.2.1]"), so that domains whose differently named
+ * MX hosts point at one server share that server's limit. */
+enum process_throttle {
+	PROCESS_BY_NAME,
+	PROCESS_BY_ADDRESS,
+	PROCESS_THROTTLE__MAX
+};
+
+struct process_host {
+	char			 name[DNS_NAME_MAX + 3];	/* or "[address]" */
+	int			 refs;		/* domains using it */
+	int			 active;	/* sessions now */
+	int64_t			 backoff_until;
+	int			 backoff_ms;
+	int			 rcpt_limit;	/* learned from early 421s */
+	struct process_host	*next;
+};
+
+/* An address of a chunk on its way. */
+struct process_addr {
+	struct process_chunk	*chunk;
+	int			 seq;
+	int			 attempts;	/* greylisted attempts (job) */
+	int			 tries;		/* sessions lost to deferrals */
+	struct verify_item	 it;
+	struct process_addr	*next;
+};
+
+struct process_parked;
+
+/* A domain of the chunks held: the engine's batch, and its queue. */
+struct process_domain {
+	struct verify_batch	 b;
+	int			 in_dns;	/* queued for, or in, a lookup */
+	struct process_host	*host[PROCESS_THROTTLE__MAX];	/* or NULL */
+	int			 active;	/* sessions now */
+	struct process_addr	*head, *tail;	/* waiting (for DNS or SMTP) */
+	size_t			 queued;
+	struct process_parked	*parked;	/* ended, waiting for the probe */
+	struct process_domain	*hnext;		/* hash chain */
+	struct process_domain	*dnext;		/* DNS queue */
+};
+
+struct process_session {
+	struct smtp_session	*s;
+	struct process_domain	*d;
+	struct process_addr	**addrs;
+	size_t			 n;
+	int			 probe;		/* rcpt 0 is the probe */
+};
+
+/* A finished session whose addresses wait for the domain's probe answer. */
+struct process_parked {
+	struct process_session	 ss;
+	struct process_parked	*next;
+};
+
+struct process {
+	const struct conf	*conf;
+	struct verify_engine	*engine;
+	char			 owner[JOBQUEUE_OWNER_MAX + 1];
+	long			 lease;
+	int			 concurrency, domain_concurrency, rcpts;
+	int			 grey_retries;
+	long			 grey_delay;
+	size_t			 max_chunks;
+
+	struct db		*db;
+	struct writer		*writer;	/* results, chunk ends */
+	struct resolver		*resolver;	/* MX lookups */
+	size_t			 dns_pending;	/* lookups handed over */
+	struct process_chunk	*chunks;
+	size_t			 nchunks;
+	struct process_domain	*hash[SCHED_HASH];
+	struct process_domain	*dns_head, *dns_tail;
+	struct process_host	*hosts;
+	struct process_session	*sessions;
+	size_t			 nsessions;
+	struct pollfd		*pfd;
+	int64_t			 last_claim;
+	int			 claim_empty;	/* the last claim found nothing */
+	int			 claim_short;	/* it found fewer than asked */
+	unsigned		 rr;		/* first hash bucket scheduled */
+	int			 db_failed;
+};
+
+/* chunks.c */
+void	 chunks_claim(struct process *, int64_t now);
+void	 chunks_tick(struct process *, int64_t now);
+void	 chunks_flush(struct process *, struct process_chunk *, int64_t now);
+void	 chunks_outcomes(struct process *);
+void	 chunks_free(struct process_chunk *);
+/* An address is concluded (a result, or "greylisted, try later"); store:
+ * its verdict goes to the cache too. The caller frees pa. */
+void	 chunks_result(struct process *, struct process_addr *, int store);
+/* An address given up for this pass (its row stays pending); frees pa. */
+void	 chunks_abandon(struct process_addr *);
+
+/* domains.c */
+struct process_domain *domains_get(struct process *, const char *name);
+void	 domains_route(struct process *, struct process_addr *);
+void	 domains_enqueue(struct process_domain *, struct process_addr *,
+	    int front);
+struct process_addr *domains_dequeue(struct process_domain *);
+void	 domains_dns(struct process *);
+void	 domains_dns_answers(struct process *);
+/* May the domain start a session now? */
+int	 domains_may_start(const struct process *,
+	    const struct process_domain *, int64_t now);
+void	 domains_active(struct process_domain *, int delta);
+size_t	 domains_rcpt_limit(const struct process *,
+	    const struct process_domain *);
+/* The back-off or recipient limit its hosts learn from how a session
+ * ended (answered: the RCPTs that got a reply). */
+void	 domains_learn(struct process_domain *,
+	    const struct smtp_session_info *, size_t answered, int64_t now);
+/* Did the host defer the whole session (4xx greeting, HELO or MAIL, 421)? */
+int	 domains_deferred(const struct smtp_session_info *);
+void	 domains_sweep(struct process *, int64_t now);
+
+/* sessions.c */
+void	 sessions_schedule(struct process *, int64_t now);
+void	 sessions_poll(struct process *, int timeout_ms);
+void	 sessions_drop_all(struct process *);
+#endif
