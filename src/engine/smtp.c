@@ -10,6 +10,7 @@
 #include "engine/smtp.h"
 #include "engine/addr.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include <gnutls/gnutls.h>
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 const char *const smtp_outcome_names[SMTP_OUTCOME__MAX] = {
@@ -151,15 +151,6 @@ static char smtp_empty[1];
 static unsigned smtp_session_ids;
 
 static void	smtp_session_next_target(struct smtp_session *, int64_t);
-
-int64_t
-smtp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void
 smtp_opts_from_conf(struct smtp_opts *o, const struct conf *cf)
@@ -1137,7 +1128,7 @@ smtp_session_alloc(const struct smtp_opts *o, const char *const *rcpts,
 	if (smtp_has_8bit(o->mail_from))
 		s->needs_utf8 = 1;
 	if (o->deadline_ms > 0)
-		s->deadline = smtp_now_ms() + o->deadline_ms;
+		s->deadline = timeutil_mono_ms() + o->deadline_ms;
 	return s;
 fail:
 	smtp_session_free(s);
@@ -1148,7 +1139,7 @@ fail:
 static struct smtp_session *
 smtp_session_start(struct smtp_session *s)
 {
-	int64_t now = smtp_now_ms();
+	int64_t now = timeutil_mono_ms();
 
 	log_debug("event=smtp_session session=%u host=%s targets=%zu "
 	    "refused_private=%zu rcpts=%zu", s->id,
@@ -1440,17 +1431,17 @@ smtp_probe(const struct smtp_opts *o, const char *mx_host,
 	if ((s = smtp_session_new(o, mx_host, a, rcpts, n)) == NULL)
 		return SMTP_OUTCOME_ERROR;
 	while (smtp_session_poll(s, &pfd.fd, &pfd.events, &deadline)) {
-		now = smtp_now_ms();
+		now = timeutil_mono_ms();
 		wait = deadline <= now ? 0 : deadline - now > 60000 ? 60000 :
 		    (int)(deadline - now);
 		pfd.revents = 0;
 		r = poll(&pfd, 1, wait);
 		if (r == -1 && errno != EINTR) {
 			smtp_session_finish(s, SMTP_OUTCOME_ERROR, NULL,
-			    "poll failed", smtp_now_ms());
+			    "poll failed", timeutil_mono_ms());
 			break;
 		}
-		smtp_session_step(s, r > 0 ? pfd.revents : 0, smtp_now_ms());
+		smtp_session_step(s, r > 0 ? pfd.revents : 0, timeutil_mono_ms());
 	}
 	*out = s;
 	return s->info.outcome;

@@ -1141,7 +1141,7 @@ process_session_end(struct process *p, struct process_session *ss,
 static void
 process_poll(struct process *p, int timeout_ms)
 {
-	int64_t now = smtp_now_ms(), deadline, next = now + timeout_ms;
+	int64_t now = timeutil_mono_ms(), deadline, next = now + timeout_ms;
 	int64_t *dl;
 	size_t i, j;
 	short events;
@@ -1171,7 +1171,7 @@ process_poll(struct process *p, int timeout_ms)
 	if (poll(p->pfd, (nfds_t)p->nsessions + 1, wait) == -1)
 		for (i = 0; i < p->nsessions; i++)
 			p->pfd[i].revents = 0;
-	now = smtp_now_ms();
+	now = timeutil_mono_ms();
 	for (i = 0; i < p->nsessions; i++) {
 		if (!smtp_session_done(p->sessions[i].s) &&
 		    (p->pfd[i].revents || now >= dl[i]))
@@ -1242,7 +1242,7 @@ process_drop_all(struct process *p, int release)
 	 * it is written. */
 	for (ch = p->chunks; release && !p->db_failed && ch != NULL;
 	    ch = ch->next)
-		process_flush(p, ch, smtp_now_ms());
+		process_flush(p, ch, timeutil_mono_ms());
 	writer_drain(p->writer);
 	process_outcomes(p);
 	while ((ch = p->chunks) != NULL) {
@@ -1306,7 +1306,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 	p->claim_short = 0;
 	p->last_claim = 0;
 	for (;;) {
-		now = smtp_now_ms();
+		now = timeutil_mono_ms();
 		if (*stop) {
 			process_drop_all(p, 1);
 			process_threads_stop(p);
@@ -1336,14 +1336,14 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		}
 		process_dns(p);
 		process_dns_answers(p);
-		process_schedule(p, smtp_now_ms());
+		process_schedule(p, timeutil_mono_ms());
 		timeout = p->dns_head ? 0 : PROCESS_POLL_MS;
 		if (p->nsessions > 0 || p->dns_pending > 0)
 			process_poll(p, timeout);
 		else if (timeout > 0 && p->nchunks > 0)
 			/* waiting for a host's back-off */
 			poll(NULL, 0, 50);
-		now = smtp_now_ms();
+		now = timeutil_mono_ms();
 		process_chunks_tick(p, now);
 		if (p->db_failed)
 			break;
