@@ -595,6 +595,67 @@ test_starttls_used_whenever_offered(void **state)
 	smtp_session_free(s);
 }
 
+/* Every change of state is one debug line with the session id, from and
+ * to, and the lines chain: a STARTTLS session's whole way, init to done,
+ * each state entered once (CONNECT only when connect() did not finish at
+ * once). */
+static void
+test_every_transition_is_traced(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test", "unknown@x.test" };
+	const char *want = "banner,ehlo,starttls,tls_handshake,ehlo_tls,mail,"
+	    "rcpt,quit,done";
+	char path[] = "/tmp/test_smtp_trace.XXXXXX", line[4096], way[512] = "";
+	char from[32], to[32], prev[32] = "init";
+	unsigned id, first = 0;
+	const char *p;
+	FILE *f;
+	int fd, saved;
+
+	(void)state;
+	fake("starttls=offered");
+	opts_for_test(&o);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	log_init("test_smtp", LOG_LEVEL_DEBUG, NULL);
+	s = probe_local(&o, rcpt, 2);
+	log_init("test_smtp", getenv("SVC_TEST_DEBUG") != NULL ?
+	    LOG_LEVEL_DEBUG : LOG_LEVEL_INFO, NULL);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	smtp_session_free(s);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if ((p = strstr(line, "event=smtp_state ")) == NULL)
+			continue;
+		if (sscanf(p, "event=smtp_state session=%u host=%*s addr=%*s "
+		    "from=%31s to=%31s", &id, from, to) != 3)
+			fail_msg("bad transition line: %s", line);
+		if (first == 0)
+			first = id;
+		if (id != first || strcmp(from, prev) != 0)
+			fail_msg("transition does not follow (session %u, "
+			    "state %s): %s", first, prev, line);
+		snprintf(way + strlen(way), sizeof(way) - strlen(way), "%s%s",
+		    *way ? "," : "", to);
+		snprintf(prev, sizeof(prev), "%s", to);
+	}
+	fclose(f);
+	assert_true(first != 0);
+	if (strcmp(way, want) != 0 && (strncmp(way, "connect,", 8) != 0 ||
+	    strcmp(way + 8, want) != 0))
+		fail_msg("transitions %s, want [connect,]%s", way, want);
+}
+
 static void
 test_certificate_verification_recorded_with_ca(void **state)
 {
@@ -1230,6 +1291,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_without_pipelining_one_command_at_a_time),
 		cmocka_unit_test(test_catch_all_domain_accepts_random_address),
 		cmocka_unit_test(test_starttls_used_whenever_offered),
+		cmocka_unit_test(test_every_transition_is_traced),
 		cmocka_unit_test(test_certificate_verification_recorded_with_ca),
 		cmocka_unit_test(test_starttls_required_is_the_reason_without_tls),
 		cmocka_unit_test(test_failed_handshake_retries_in_plain_text),
