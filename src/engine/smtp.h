@@ -138,12 +138,9 @@ struct smtp_session *smtp_session_new_mx(const struct smtp_opts *,
 	    const struct dns_mx_result *, const char *const *rcpts, size_t n);
 void	 smtp_session_free(struct smtp_session *);
 
-/* Monotonic clock in milliseconds: the time base of poll and step. */
-int64_t	 smtp_now_ms(void);
-
 /* What the session waits for: returns 1 and sets *fd, *events (POLLIN
- * and/or POLLOUT) and *deadline_ms (absolute, smtp_now_ms() time) when
- * it is running; 0 when it is done. */
+ * and/or POLLOUT) and *deadline_ms (absolute, timeutil_mono_ms() time, the
+ * time base of poll and step) when it is running; 0 when it is done. */
 int	 smtp_session_poll(const struct smtp_session *, int *fd,
 	    short *events, int64_t *deadline_ms);
 /* Advances the session with the poll revents of its fd (0 when only the

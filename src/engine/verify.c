@@ -133,13 +133,13 @@ verify_drive(struct smtp_session *s)
 	int fd, n, wait;
 
 	while (smtp_session_poll(s, &fd, &events, &deadline)) {
-		now = smtp_now_ms();
+		now = timeutil_mono_ms();
 		wait = deadline > now ? (int)(deadline - now) : 0;
 		p.fd = fd;
 		p.events = events;
 		p.revents = 0;
 		n = poll(&p, fd >= 0 ? 1 : 0, wait);
-		smtp_session_step(s, n > 0 ? p.revents : 0, smtp_now_ms());
+		smtp_session_step(s, n > 0 ? p.revents : 0, timeutil_mono_ms());
 	}
 }
 

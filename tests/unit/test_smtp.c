@@ -13,6 +13,7 @@
 #include "util/conf.h"
 #include "util/ipnet.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -379,12 +380,12 @@ test_listener_that_never_greets_times_out(void **state)
 	o.port = port;
 	o.reply_timeout_ms = 300;
 	addrs_of(&a, "127.0.0.1", NULL);
-	t0 = smtp_now_ms();
+	t0 = timeutil_mono_ms();
 	s = probe(&o, "mx.x.test", &a, rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
 	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_BANNER);
-	assert_true(smtp_now_ms() - t0 >= 290);
-	assert_true(smtp_now_ms() - t0 < 2000);
+	assert_true(timeutil_mono_ms() - t0 >= 290);
+	assert_true(timeutil_mono_ms() - t0 < 2000);
 	smtp_session_free(s);
 	close(fd);
 }
@@ -594,6 +595,67 @@ test_starttls_used_whenever_offered(void **state)
 	smtp_session_free(s);
 }
 
+/* Every change of state is one debug line with the session id, from and
+ * to, and the lines chain: a STARTTLS session's whole way, init to done,
+ * each state entered once (CONNECT only when connect() did not finish at
+ * once). */
+static void
+test_every_transition_is_traced(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	const char *rcpt[] = { "user1@x.test", "unknown@x.test" };
+	const char *want = "banner,ehlo,starttls,tls_handshake,ehlo_tls,mail,"
+	    "rcpt,quit,done";
+	char path[] = "/tmp/test_smtp_trace.XXXXXX", line[4096], way[512] = "";
+	char from[32], to[32], prev[32] = "init";
+	unsigned id, first = 0;
+	const char *p;
+	FILE *f;
+	int fd, saved;
+
+	(void)state;
+	fake("starttls=offered");
+	opts_for_test(&o);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	log_init("test_smtp", LOG_LEVEL_DEBUG, NULL);
+	s = probe_local(&o, rcpt, 2);
+	log_init("test_smtp", getenv("SVC_TEST_DEBUG") != NULL ?
+	    LOG_LEVEL_DEBUG : LOG_LEVEL_INFO, NULL);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	smtp_session_free(s);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if ((p = strstr(line, "event=smtp_state ")) == NULL)
+			continue;
+		if (sscanf(p, "event=smtp_state session=%u host=%*s addr=%*s "
+		    "from=%31s to=%31s", &id, from, to) != 3)
+			fail_msg("bad transition line: %s", line);
+		if (first == 0)
+			first = id;
+		if (id != first || strcmp(from, prev) != 0)
+			fail_msg("transition does not follow (session %u, "
+			    "state %s): %s", first, prev, line);
+		snprintf(way + strlen(way), sizeof(way) - strlen(way), "%s%s",
+		    *way ? "," : "", to);
+		snprintf(prev, sizeof(prev), "%s", to);
+	}
+	fclose(f);
+	assert_true(first != 0);
+	if (strcmp(way, want) != 0 && (strncmp(way, "connect,", 8) != 0 ||
+	    strcmp(way + 8, want) != 0))
+		fail_msg("transitions %s, want [connect,]%s", way, want);
+}
+
 static void
 test_certificate_verification_recorded_with_ca(void **state)
 {
@@ -730,11 +792,11 @@ test_silence_after_connect_times_out(void **state)
 	fake("banner=silent");
 	opts_for_test(&o);
 	o.reply_timeout_ms = 300;
-	t0 = smtp_now_ms();
+	t0 = timeutil_mono_ms();
 	s = probe_local(&o, rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
 	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_BANNER);
-	assert_true(smtp_now_ms() - t0 < 3000);	/* not the 10 s default */
+	assert_true(timeutil_mono_ms() - t0 < 3000);	/* not the 10 s default */
 	smtp_session_free(s);
 }
 
@@ -768,11 +830,11 @@ test_slow_reply_beyond_the_timeout_times_out(void **state)
 	fake("flight_delay_ms=600");
 	opts_for_test(&o);
 	o.reply_timeout_ms = 250;
-	t0 = smtp_now_ms();
+	t0 = timeutil_mono_ms();
 	s = probe_local(&o, rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
 	assert_int_equal(smtp_session_info(s)->stage, SMTP_STATE_EHLO);
-	assert_true(smtp_now_ms() - t0 < 3000);
+	assert_true(timeutil_mono_ms() - t0 < 3000);
 	smtp_session_free(s);
 }
 
@@ -790,9 +852,9 @@ test_overall_deadline_ends_a_slow_session(void **state)
 	opts_for_test(&o);
 	o.reply_timeout_ms = 1000;
 	o.deadline_ms = 500;
-	t0 = smtp_now_ms();
+	t0 = timeutil_mono_ms();
 	s = probe_local(&o, rcpt, 1);
-	took = smtp_now_ms() - t0;
+	took = timeutil_mono_ms() - t0;
 	assert_outcome(s, SMTP_OUTCOME_TIMEOUT);
 	/* Stopped by the deadline, well before the four 200 ms replies and
 	 * the 1 s reply timeout would have ended it. */
@@ -1076,11 +1138,11 @@ test_next_mx_host_in_preference_order(void **state)
 	s = smtp_session_new_mx(&o, &mx, rcpt, 1);
 	assert_non_null(s);
 	while (smtp_session_poll(s, &pfd.fd, &pfd.events, &deadline)) {
-		now = smtp_now_ms();
+		now = timeutil_mono_ms();
 		pfd.revents = 0;
 		if (poll(&pfd, 1, deadline > now ? (int)(deadline - now) : 0) < 0)
 			fail_msg("poll");
-		smtp_session_step(s, pfd.revents, smtp_now_ms());
+		smtp_session_step(s, pfd.revents, timeutil_mono_ms());
 	}
 	assert_outcome(s, SMTP_OUTCOME_OK);
 	assert_string_equal(smtp_session_info(s)->host, "mx2.fake.test");
@@ -1126,7 +1188,7 @@ test_many_sessions_driven_from_one_poll_loop(void **state)
 	fake("flight_delay_ms=150");
 	opts_for_test(&o);
 	addrs_of(&a, "127.0.0.1", "127.0.0.3", NULL);
-	t0 = smtp_now_ms();
+	t0 = timeutil_mono_ms();
 	for (i = 0; i < N; i++) {
 		s[i] = smtp_session_new(&o, "mx.fake.test", &a, rcpt, 3);
 		assert_non_null(s[i]);
@@ -1144,15 +1206,15 @@ test_many_sessions_driven_from_one_poll_loop(void **state)
 		}
 		if (k == 0)
 			break;
-		now = smtp_now_ms();
+		now = timeutil_mono_ms();
 		live = poll(pfd, (nfds_t)k, deadline > now ?
 		    (int)(deadline - now) : 0);
 		assert_true(live >= 0);
-		now = smtp_now_ms();
+		now = timeutil_mono_ms();
 		for (i = 0; i < k; i++)
 			smtp_session_step(s[map[i]], pfd[i].revents, now);
 	}
-	took = smtp_now_ms() - t0;
+	took = timeutil_mono_ms() - t0;
 	for (i = 0; i < N; i++) {
 		assert_outcome(s[i], SMTP_OUTCOME_OK);
 		assert_rcpt(s[i], 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
@@ -1229,6 +1291,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_without_pipelining_one_command_at_a_time),
 		cmocka_unit_test(test_catch_all_domain_accepts_random_address),
 		cmocka_unit_test(test_starttls_used_whenever_offered),
+		cmocka_unit_test(test_every_transition_is_traced),
 		cmocka_unit_test(test_certificate_verification_recorded_with_ca),
 		cmocka_unit_test(test_starttls_required_is_the_reason_without_tls),
 		cmocka_unit_test(test_failed_handshake_retries_in_plain_text),
