@@ -1,5 +1,6 @@
 /* api.h: what a responder process keeps (config, DB connection, trusted
- * proxies) and what one request's handler is given. */
+ * proxies), what one request's handler is given, and the helpers every
+ * handler uses (api.c). */
 #ifndef SVC_API_H
 #define SVC_API_H
 #include "api/http.h"
