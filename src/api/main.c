@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 static void
-usage(void)
+main_usage(void)
 {
 	fprintf(stderr, "usage: svc-api [-c svc.conf] [-s unix:PATH | "
 	    "-s tcp:HOST:PORT] [-n workers]\n"
@@ -28,7 +28,7 @@ usage(void)
 }
 
 static int
-open_listen(const char *spec)
+main_open_listen(const char *spec)
 {
 	char path[512];
 	int fd;
@@ -54,7 +54,7 @@ open_listen(const char *spec)
 }
 
 static int
-stdin_is_listening_socket(void)
+main_stdin_is_listening_socket(void)
 {
 	int v = 0;
 	socklen_t l = sizeof(v);
@@ -88,11 +88,11 @@ main(int argc, char **argv)
 			}
 			break;
 		default:
-			usage();
+			main_usage();
 		}
 	}
 	if (optind != argc)
-		usage();
+		main_usage();
 	/* Before any fork: the responders share the master's hash key. */
 	if (khash_init() == -1) {
 		fprintf(stderr, "svc-api: cannot initialise libsodium\n");
@@ -117,9 +117,9 @@ main(int argc, char **argv)
 	if (workers == 0)
 		workers = conf_int(&conf, CONF_API_WORKERS);
 	if (listen != NULL)
-		fd = open_listen(listen);
+		fd = main_open_listen(listen);
 	else {
-		if (!stdin_is_listening_socket()) {
+		if (!main_stdin_is_listening_socket()) {
 			fprintf(stderr, "svc-api: standard input is not a "
 			    "listening socket; use -s, or start it from a "
 			    "FastCGI web server\n");
