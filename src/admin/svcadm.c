@@ -12,7 +12,7 @@
 #include "core/keys.h"
 #include "core/ledger.h"
 #include "util/conf.h"
-#include "util/khash.h"
+#include "util/startup.h"
 #include "util/strparse.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -473,7 +473,7 @@ main(int argc, char **argv)
 {
 	const char *path = NULL;
 	struct buf err;
-	int explicit_conf, i = 1;
+	int i = 1;
 
 	if (argc > 2 && strcmp(argv[1], "-c") == 0) {
 		path = argv[2];
@@ -481,13 +481,8 @@ main(int argc, char **argv)
 	}
 	if (i >= argc)
 		svcadm_usage();
-	if (khash_init() == -1)
-		svcadm_die("cannot initialise libsodium");
-	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
-	if (path == NULL)
-		path = conf_default_path();
 	buf_init(&err, 1024);
-	if (conf_load(&conf, path, explicit_conf, &err) == -1)
+	if (startup(&conf, path, NULL, &err) == -1)
 		svcadm_die("%s", buf_str(&err));
 	buf_free(&err);
 	argc -= i + 1;

@@ -8,8 +8,8 @@
  * is retried. */
 #include "core/db.h"
 #include "util/conf.h"
-#include "util/khash.h"
 #include "util/log.h"
+#include "util/startup.h"
 #include "worker/housekeeping.h"
 #include "worker/process.h"
 #include <signal.h>
@@ -78,9 +78,8 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	struct db *db = NULL;
 	struct process *proc = NULL;
-	enum log_level level;
 	time_t last = 0;
-	int i, once = 0, explicit_conf, rc = 0;
+	int i, once = 0, rc = 0;
 	unsigned slept;
 
 	for (i = 1; i < argc; i++) {
@@ -91,28 +90,12 @@ main(int argc, char **argv)
 		else
 			main_usage();
 	}
-	if (khash_init() == -1) {
-		fprintf(stderr, "svc-worker: cannot initialise libsodium\n");
-		return 1;
-	}
-	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
-	if (path == NULL)
-		path = conf_default_path();
 	buf_init(&err, 1024);
-	if (conf_load(&conf, path, explicit_conf, &err) == -1) {
+	if (startup(&conf, path, "svc-worker", &err) == -1) {
 		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
-		conf_free(&conf);
 		buf_free(&err);
 		return 1;
 	}
-	if (log_level_parse(conf_str(&conf, CONF_LOG_LEVEL), &level) == -1) {
-		fprintf(stderr, "svc-worker: log_level: error, warn, info or "
-		    "debug\n");
-		conf_free(&conf);
-		buf_free(&err);
-		return 1;
-	}
-	log_init("svc-worker", level, conf_str(&conf, CONF_LOG_FILE));
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = main_on_term;
 	sigaction(SIGTERM, &sa, NULL);
