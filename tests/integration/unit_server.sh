@@ -1,6 +1,6 @@
 # unit_server.sh: what test_dns.sh and test_smtp.sh share, the scripts that
 # start the servers of a unit test program (tests/unit/unit_server.h), run
-# it and stop them. Sourced (sh) once they have set their EXIT trap:
+# it and stop them. Sourced (sh) before they start a server:
 #
 #   . "$srcdir/tests/integration/unit_server.sh"
 #   unit_server_wait FILE PID     until server PID has written FILE (its
@@ -11,8 +11,8 @@
 #                                 failed (not 0, not 77: skipped), shows LOG
 #                                 under "--- WHAT"
 #
-# A signal stops the command too, and exits 130: the EXIT trap then stops
-# the servers.
+# A signal stops the command too, and exits 130: the script's EXIT trap
+# then stops the servers.
 
 unit_server_child=
 trap '[ -n "$unit_server_child" ] && kill "$unit_server_child" 2>/dev/null; exit 130' INT TERM HUP
