@@ -13,6 +13,7 @@
 #
 # A signal stops the command too, and exits 130: the script's EXIT trap
 # then stops the servers.
+# shellcheck shell=sh
 
 unit_server_child=
 trap '[ -n "$unit_server_child" ] && kill "$unit_server_child" 2>/dev/null; exit 130' INT TERM HUP
