@@ -95,7 +95,7 @@ static const struct startup_case cases[] = {
 };
 
 static void
-test_startup_reads_the_right_file_with_the_programs_messages(void **state)
+test_startup_finds_the_file_and_fails_with_its_messages(void **state)
 {
 	size_t i, k;
 
@@ -186,7 +186,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(
-		    test_startup_reads_the_right_file_with_the_programs_messages),
+		    test_startup_finds_the_file_and_fails_with_its_messages),
 		cmocka_unit_test(
 		    test_startup_opens_the_log_only_for_a_program_that_asks),
 	};
