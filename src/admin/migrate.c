@@ -19,7 +19,7 @@ struct migration {
 };
 
 static int
-migration_cmp(const void *a, const void *b)
+migrate_cmp(const void *a, const void *b)
 {
 	const struct migration *x = a, *y = b;
 
@@ -74,7 +74,7 @@ migrate_list(const char *dir, struct migration **out, size_t *n,
 		cnt++;
 	}
 	closedir(d);
-	qsort(v, cnt, sizeof(*v), migration_cmp);
+	qsort(v, cnt, sizeof(*v), migrate_cmp);
 	*out = v;
 	*n = cnt;
 	return 0;

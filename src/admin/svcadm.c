@@ -12,7 +12,7 @@
 #include "core/keys.h"
 #include "core/ledger.h"
 #include "util/conf.h"
-#include "util/khash.h"
+#include "util/startup.h"
 #include "util/strparse.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@
 static struct conf conf;
 
 static void
-usage(void)
+svcadm_usage(void)
 {
 	fputs("usage: svcadm [-c svc.conf] COMMAND ...\n"
 	    "  db migrate [--sql-dir DIR]\n"
@@ -52,11 +52,11 @@ usage(void)
 	exit(2);
 }
 
-static void die(const char *, ...)
+static void svcadm_die(const char *, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 
 static void
-die(const char *fmt, ...)
+svcadm_die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -69,25 +69,25 @@ die(const char *fmt, ...)
 }
 
 static struct db *
-open_db(int check_schema)
+svcadm_open_db(int check_schema)
 {
 	struct db *db;
 	struct buf err;
 
 	buf_init(&err, 1024);
 	if (db_open(&conf, check_schema, &db, &err) != DB_OK)
-		die("%s", buf_str(&err));
+		svcadm_die("%s", buf_str(&err));
 	buf_free(&err);
 	return db;
 }
 
 static long
-number(const char *s, const char *what, long min, long max)
+svcadm_number(const char *s, const char *what, long min, long max)
 {
 	long v;
 
 	if (strparse_long(s, min, max, &v) == -1)
-		die("%s: not a number in range", what);
+		svcadm_die("%s: not a number in range", what);
 	return v;
 }
 
@@ -100,7 +100,7 @@ struct opt {
 };
 
 static int
-parse_opts(int argc, char **argv, struct opt *o, size_t n, char **pos,
+svcadm_parse_opts(int argc, char **argv, struct opt *o, size_t n, char **pos,
     int maxpos)
 {
 	int i, np = 0;
@@ -109,7 +109,7 @@ parse_opts(int argc, char **argv, struct opt *o, size_t n, char **pos,
 	for (i = 0; i < argc; i++) {
 		if (strncmp(argv[i], "--", 2) != 0) {
 			if (np == maxpos)
-				usage();
+				svcadm_usage();
 			pos[np++] = argv[i];
 			continue;
 		}
@@ -117,11 +117,11 @@ parse_opts(int argc, char **argv, struct opt *o, size_t n, char **pos,
 			if (strcmp(argv[i] + 2, o[k].name) == 0)
 				break;
 		if (k == n)
-			die("unknown option %s", argv[i]);
+			svcadm_die("unknown option %s", argv[i]);
 		o[k].seen++;
 		if (o[k].has_arg) {
 			if (i + 1 >= argc)
-				die("%s needs a value", argv[i]);
+				svcadm_die("%s needs a value", argv[i]);
 			o[k].val = argv[++i];
 		}
 	}
@@ -129,27 +129,27 @@ parse_opts(int argc, char **argv, struct opt *o, size_t n, char **pos,
 }
 
 static void
-grant(struct db *db, const char *pool, long long n, const char *note)
+svcadm_grant(struct db *db, const char *pool, long long n, const char *note)
 {
 	if (ledger_grant_tx(db, pool, pool, n, note) != LEDGER_OK)
-		die("granting credits failed: %s", db_error(db));
+		svcadm_die("granting credits failed: %s", db_error(db));
 }
 
 /*
  * The start of a sub-command "NOUN VERB [ARG]... [--option ...]": argv[0]
  * is the verb; its options go into o[], its arguments into pos[] (at most
- * maxpos, at least minpos, else usage()); then the database is opened.
+ * maxpos, at least minpos, else svcadm_usage()); then the database is opened.
  */
 static struct db *
-subcommand(int argc, char **argv, struct opt *o, size_t n, char **pos,
+svcadm_subcommand(int argc, char **argv, struct opt *o, size_t n, char **pos,
     int minpos, int maxpos, int *np)
 {
 	if (argc < 1)
-		usage();
-	*np = parse_opts(argc - 1, argv + 1, o, n, pos, maxpos);
+		svcadm_usage();
+	*np = svcadm_parse_opts(argc - 1, argv + 1, o, n, pos, maxpos);
 	if (*np < minpos)
-		usage();
-	return open_db(1);
+		svcadm_usage();
+	return svcadm_open_db(1);
 }
 
 /*
@@ -157,14 +157,15 @@ subcommand(int argc, char **argv, struct opt *o, size_t n, char **pos,
  * failed, else grants the --credits given (if any) and prints the new id.
  */
 static void
-created(struct db *db, enum accounts_err rc, const struct buf *why,
+svcadm_created(struct db *db, enum accounts_err rc, const struct buf *why,
     const char *id, const char *credits)
 {
 	if (rc != ACCOUNTS_OK)
-		die("%s", rc == ACCOUNTS_DB ? db_error(db) : buf_str(why));
+		svcadm_die("%s", rc == ACCOUNTS_DB ? db_error(db) :
+		    buf_str(why));
 	if (credits)
-		grant(db, id, number(credits, "--credits", 0, 1000000000000L),
-		    "initial credits");
+		svcadm_grant(db, id, svcadm_number(credits, "--credits", 0,
+		    1000000000000L), "initial credits");
 	puts(id);
 }
 
@@ -172,25 +173,25 @@ created(struct db *db, enum accounts_err rc, const struct buf *why,
  * still trusts a row it cached before the change (authcache.h), so that
  * what this command reports is in force when it exits. */
 static void
-settle(void)
+svcadm_settle(void)
 {
 	authcache_settle(conf_int(&conf, CONF_AUTH_CACHE_MS));
 }
 
 static int
-pool_exists(struct db *db, const char *id)
+svcadm_pool_exists(struct db *db, const char *id)
 {
 	long long v;
 	int found = 0;
 
 	if (db_query_int(db, "SELECT 1 FROM credit_pools WHERE owner_id = ?",
 	    DB_ARGS(DBP_STR(id)), &v, &found) != DB_OK)
-		die("%s", db_error(db));
+		svcadm_die("%s", db_error(db));
 	return found;
 }
 
 static int
-cmd_db(int argc, char **argv)
+svcadm_cmd_db(int argc, char **argv)
 {
 	struct opt o[] = { { "sql-dir", 1, PKGDATADIR "/sql", 0 } };
 	char *pos[1];
@@ -199,27 +200,27 @@ cmd_db(int argc, char **argv)
 	long long v;
 
 	if (argc < 1)
-		usage();
+		svcadm_usage();
 	if (strcmp(argv[0], "migrate") == 0) {
-		parse_opts(argc - 1, argv + 1, o, 1, pos, 0);
-		db = open_db(0);
+		svcadm_parse_opts(argc - 1, argv + 1, o, 1, pos, 0);
+		db = svcadm_open_db(0);
 		buf_init(&err, 1024);
 		if (migrate_apply(db, o[0].val, &err) == -1)
-			die("migrate: %s", buf_str(&err));
+			svcadm_die("migrate: %s", buf_str(&err));
 		buf_free(&err);
 	} else if (strcmp(argv[0], "version") == 0) {
-		db = open_db(0);
+		db = svcadm_open_db(0);
 		if (migrate_version(db, &v) == -1)
-			die("%s", db_error(db));
+			svcadm_die("%s", db_error(db));
 		printf("%lld (this build needs %d)\n", v, DB_SCHEMA_VERSION);
 	} else
-		usage();
+		svcadm_usage();
 	db_close(db);
 	return 0;
 }
 
 static int
-cmd_account(int argc, char **argv)
+svcadm_cmd_account(int argc, char **argv)
 {
 	struct opt o[] = { { "email", 1, NULL, 0 }, { "tier", 1, NULL, 0 },
 	    { "credits", 1, NULL, 0 }, { "type", 1, NULL, 0 } };
@@ -230,21 +231,22 @@ cmd_account(int argc, char **argv)
 	enum accounts_err rc;
 	int np;
 
-	db = subcommand(argc, argv, o, 4, pos, 0, 3, &np);
+	db = svcadm_subcommand(argc, argv, o, 4, pos, 0, 3, &np);
 	buf_init(&why, 512);
 	if (strcmp(argv[0], "create") == 0) {
 		if (!o[0].val || !o[1].val)
-			usage();
+			svcadm_usage();
 		if (auth_tier_parse(o[1].val, &tier) == -1)
-			die("--tier %s: free, trial, pro or admin", o[1].val);
+			svcadm_die("--tier %s: free, trial, pro or admin",
+			    o[1].val);
 		rc = accounts_create(db, o[0].val, tier, id, &why);
-		created(db, rc, &why, id, o[2].val);
+		svcadm_created(db, rc, &why, id, o[2].val);
 	} else if (strcmp(argv[0], "tier") == 0 && np == 2) {
 		if (auth_tier_parse(pos[1], &tier) == -1)
-			die("%s: free, trial, pro or admin", pos[1]);
+			svcadm_die("%s: free, trial, pro or admin", pos[1]);
 		if ((rc = accounts_set_tier(db, pos[0], tier)) != ACCOUNTS_OK)
-			die("no account %s", pos[0]);
-		settle();
+			svcadm_die("no account %s", pos[0]);
+		svcadm_settle();
 	} else if (strcmp(argv[0], "subscription") == 0 && np == 2) {
 		int active;
 		if (strcmp(pos[1], "active") == 0)
@@ -252,20 +254,20 @@ cmd_account(int argc, char **argv)
 		else if (strcmp(pos[1], "inactive") == 0)
 			active = 0;
 		else
-			usage();
+			svcadm_usage();
 		if (accounts_set_subscription(db, pos[0], active, o[3].val) !=
 		    ACCOUNTS_OK)
-			die("no account %s", pos[0]);
-		settle();
+			svcadm_die("no account %s", pos[0]);
+		svcadm_settle();
 	} else
-		usage();
+		svcadm_usage();
 	buf_free(&why);
 	db_close(db);
 	return 0;
 }
 
 static int
-cmd_org(int argc, char **argv)
+svcadm_cmd_org(int argc, char **argv)
 {
 	struct opt o[] = { { "name", 1, NULL, 0 }, { "rate-limit", 1, NULL, 0 },
 	    { "credits", 1, NULL, 0 } };
@@ -275,28 +277,29 @@ cmd_org(int argc, char **argv)
 	enum accounts_err rc;
 	int np;
 
-	db = subcommand(argc, argv, o, 3, pos, 0, 2, &np);
+	db = svcadm_subcommand(argc, argv, o, 3, pos, 0, 2, &np);
 	buf_init(&why, 512);
 	if (strcmp(argv[0], "create") == 0) {
 		if (!o[0].val)
-			usage();
+			svcadm_usage();
 		rc = accounts_org_create(db, o[0].val, o[1].val ?
-		    number(o[1].val, "--rate-limit", 1, 100000) : -1, id, &why);
-		created(db, rc, &why, id, o[2].val);
+		    svcadm_number(o[1].val, "--rate-limit", 1, 100000) : -1, id,
+		    &why);
+		svcadm_created(db, rc, &why, id, o[2].val);
 	} else if (strcmp(argv[0], "add") == 0 && np == 2) {
 		if ((rc = accounts_join_org(db, pos[1], pos[0])) != ACCOUNTS_OK)
-			die("%s", rc == ACCOUNTS_NOT_FOUND ?
+			svcadm_die("%s", rc == ACCOUNTS_NOT_FOUND ?
 			    "no such organization or account" : db_error(db));
-		settle();
+		svcadm_settle();
 	} else
-		usage();
+		svcadm_usage();
 	buf_free(&why);
 	db_close(db);
 	return 0;
 }
 
 static int
-cmd_credits(int argc, char **argv)
+svcadm_cmd_credits(int argc, char **argv)
 {
 	struct opt o[] = { { "note", 1, "operator grant", 0 } };
 	struct ledger_totals t;
@@ -304,34 +307,34 @@ cmd_credits(int argc, char **argv)
 	struct db *db;
 	int np, equal;
 
-	db = subcommand(argc, argv, o, 1, pos, 1, 2, &np);
-	if (!pool_exists(db, pos[0]))
-		die("no account or organization %s", pos[0]);
+	db = svcadm_subcommand(argc, argv, o, 1, pos, 1, 2, &np);
+	if (!svcadm_pool_exists(db, pos[0]))
+		svcadm_die("no account or organization %s", pos[0]);
 	if (strcmp(argv[0], "grant") == 0 && np == 2) {
-		grant(db, pos[0], number(pos[1], "credits", 1, 1000000000000L),
-		    o[0].val);
+		svcadm_grant(db, pos[0], svcadm_number(pos[1], "credits", 1,
+		    1000000000000L), o[0].val);
 		if (ledger_totals(db, pos[0], &t) != LEDGER_OK)
-			die("%s", db_error(db));
+			svcadm_die("%s", db_error(db));
 		printf("%lld\n", t.balance);
 	} else if (strcmp(argv[0], "show") == 0 && np == 1) {
 		if (ledger_totals(db, pos[0], &t) != LEDGER_OK)
-			die("%s", db_error(db));
+			svcadm_die("%s", db_error(db));
 		printf("balance %lld\nused %lld\nrefunded %lld\ngranted %lld\n",
 		    t.balance, t.used, t.refunded, t.granted);
 	} else if (strcmp(argv[0], "check") == 0 && np == 1) {
 		if (ledger_verify(db, pos[0], &equal) != LEDGER_OK)
-			die("%s", db_error(db));
+			svcadm_die("%s", db_error(db));
 		if (!equal)
-			die("%s: totals differ from the ledger", pos[0]);
+			svcadm_die("%s: totals differ from the ledger", pos[0]);
 		puts("ok");
 	} else
-		usage();
+		svcadm_usage();
 	db_close(db);
 	return 0;
 }
 
 static int
-print_key(void *arg, const struct keys_info *k)
+svcadm_print_key(void *arg, const struct keys_info *k)
 {
 	(void)arg;
 	printf("%s\t%s\t%s\t%s\t%s\t%s\n", k->id, k->hint, k->scopes,
@@ -341,7 +344,7 @@ print_key(void *arg, const struct keys_info *k)
 }
 
 static int
-cmd_key(int argc, char **argv)
+svcadm_cmd_key(int argc, char **argv)
 {
 	struct opt o[] = { { "account", 1, NULL, 0 }, { "scopes", 1, NULL, 0 },
 	    { "name", 1, NULL, 0 }, { "sandbox", 0, NULL, 0 },
@@ -362,52 +365,53 @@ cmd_key(int argc, char **argv)
 				buf_putc(&allow, ',');
 			buf_puts(&allow, argv[i + 1]);
 		}
-	db = subcommand(argc, argv, o, 8, pos, 0, 1, &np);
+	db = svcadm_subcommand(argc, argv, o, 8, pos, 0, 1, &np);
 	buf_init(&why, 512);
 	if (strcmp(argv[0], "create") == 0) {
 		if (!o[0].val || !o[1].val)
-			usage();
+			svcadm_usage();
 		memset(&s, 0, sizeof(s));
 		s.account_id = o[0].val;
 		if (auth_scope_parse_list(o[1].val, &s.scopes) == -1)
-			die("--scopes %s: comma-separated scopes out of "
+			svcadm_die("--scopes %s: comma-separated scopes out of "
 			    "verify:single, verify:bulk, jobs:read, jobs:write, "
 			    "webhooks:manage, credits:read, *", o[1].val);
 		s.name = o[2].val;
 		s.sandbox = o[3].seen > 0;
-		s.rate_limit = o[4].val ? number(o[4].val, "--rate-limit", 1,
-		    KEYS_RATE_LIMIT_MAX) : -1;
+		s.rate_limit = o[4].val ? svcadm_number(o[4].val,
+		    "--rate-limit", 1, KEYS_RATE_LIMIT_MAX) : -1;
 		s.org_id = o[5].val;
 		s.expires_at = o[6].val;
 		s.ip_allowlist = buf_str(&allow);
 		rc = keys_create(db, &s, id, key, &why);
 		if (rc != KEYS_OK)
-			die("%s", rc == KEYS_DB ? db_error(db) : buf_str(&why));
+			svcadm_die("%s", rc == KEYS_DB ? db_error(db) :
+			    buf_str(&why));
 		puts(key);
 		fprintf(stderr, "key id %s (the key is shown only once)\n", id);
 	} else if (strcmp(argv[0], "list") == 0 && o[0].val) {
-		if (keys_list(db, o[0].val, print_key, NULL) != KEYS_OK)
-			die("%s", db_error(db));
+		if (keys_list(db, o[0].val, svcadm_print_key, NULL) != KEYS_OK)
+			svcadm_die("%s", db_error(db));
 	} else if (strcmp(argv[0], "set") == 0 && np == 1 && o[4].val) {
 		/* The operator may set any limit, above the tier's too. */
 		rc = keys_set_rate_limit(db, pos[0], strcmp(o[4].val, "none") ==
-		    0 ? -1 : number(o[4].val, "--rate-limit", 1,
+		    0 ? -1 : svcadm_number(o[4].val, "--rate-limit", 1,
 		    KEYS_RATE_LIMIT_MAX));
 		if (rc == KEYS_NOT_FOUND)
-			die("no key %s", pos[0]);
+			svcadm_die("no key %s", pos[0]);
 		if (rc != KEYS_OK)
-			die("%s", db_error(db));
-		settle();
+			svcadm_die("%s", db_error(db));
+		svcadm_settle();
 	} else if (strcmp(argv[0], "revoke") == 0 && np == 1) {
 		rc = keys_revoke(db, NULL, pos[0]);
 		if (rc == KEYS_NOT_FOUND)
-			die("no active key %s (unknown, or revoked already)",
-			    pos[0]);
+			svcadm_die("no active key %s (unknown, or revoked "
+			    "already)", pos[0]);
 		if (rc != KEYS_OK)
-			die("%s", db_error(db));
-		settle();
+			svcadm_die("%s", db_error(db));
+		svcadm_settle();
 	} else
-		usage();
+		svcadm_usage();
 	buf_free(&why);
 	buf_free(&allow);
 	db_close(db);
@@ -415,7 +419,7 @@ cmd_key(int argc, char **argv)
 }
 
 static int
-cmd_complainers(int argc, char **argv)
+svcadm_cmd_complainers(int argc, char **argv)
 {
 	struct opt o[] = { { "source", 1, NULL, 0 } };
 	struct complainers_counts c;
@@ -424,16 +428,16 @@ cmd_complainers(int argc, char **argv)
 	FILE *in;
 
 	if (argc < 1 || strcmp(argv[0], "import") != 0 ||
-	    parse_opts(argc - 1, argv + 1, o, 1, pos, 1) != 1)
-		usage();
+	    svcadm_parse_opts(argc - 1, argv + 1, o, 1, pos, 1) != 1)
+		svcadm_usage();
 	if (strcmp(pos[0], "-") == 0)
 		in = stdin;
 	else if ((in = fopen(pos[0], "r")) == NULL)
-		die("%s: cannot open", pos[0]);
-	db = open_db(1);
+		svcadm_die("%s: cannot open", pos[0]);
+	db = svcadm_open_db(1);
 	if (complainers_import(db, in, o[0].val ? o[0].val : pos[0], &c) !=
 	    DB_OK)
-		die("%s", db_error(db));
+		svcadm_die("%s", db_error(db));
 	printf("added %lu\nexisting %lu\ninvalid %lu\n", c.added, c.existing,
 	    c.invalid);
 	if (in != stdin)
@@ -443,23 +447,23 @@ cmd_complainers(int argc, char **argv)
 }
 
 static int
-cmd_lists(int argc, char **argv)
+svcadm_cmd_lists(int argc, char **argv)
 {
 	const char *dir = conf_str(&conf, CONF_LISTS_DIR);
 	enum lists_update_err rc;
 	struct buf err;
 
 	if (argc != 1)
-		usage();
+		svcadm_usage();
 	buf_init(&err, 1024);
 	if (strcmp(argv[0], "update") == 0)
 		rc = lists_update_run(dir, lists_update_script(), stdout, &err);
 	else if (strcmp(argv[0], "check") == 0)
 		rc = lists_update_check(dir, stdout, &err);
 	else
-		usage();
+		svcadm_usage();
 	if (rc != LISTS_UPDATE_OK)
-		die("lists %s: %s", argv[0], buf_str(&err));
+		svcadm_die("lists %s: %s", argv[0], buf_str(&err));
 	buf_free(&err);
 	return 0;
 }
@@ -469,42 +473,37 @@ main(int argc, char **argv)
 {
 	const char *path = NULL;
 	struct buf err;
-	int explicit_conf, i = 1;
+	int i = 1;
 
 	if (argc > 2 && strcmp(argv[1], "-c") == 0) {
 		path = argv[2];
 		i = 3;
 	}
 	if (i >= argc)
-		usage();
-	if (khash_init() == -1)
-		die("cannot initialise libsodium");
-	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
-	if (path == NULL)
-		path = conf_default_path();
+		svcadm_usage();
 	buf_init(&err, 1024);
-	if (conf_load(&conf, path, explicit_conf, &err) == -1)
-		die("%s", buf_str(&err));
+	if (startup(&conf, path, NULL, &err) == -1)
+		svcadm_die("%s", buf_str(&err));
 	buf_free(&err);
 	argc -= i + 1;
 	if (strcmp(argv[i], "db") == 0)
-		return cmd_db(argc, argv + i + 1);
+		return svcadm_cmd_db(argc, argv + i + 1);
 	if (strcmp(argv[i], "account") == 0)
-		return cmd_account(argc, argv + i + 1);
+		return svcadm_cmd_account(argc, argv + i + 1);
 	if (strcmp(argv[i], "org") == 0)
-		return cmd_org(argc, argv + i + 1);
+		return svcadm_cmd_org(argc, argv + i + 1);
 	if (strcmp(argv[i], "credits") == 0)
-		return cmd_credits(argc, argv + i + 1);
+		return svcadm_cmd_credits(argc, argv + i + 1);
 	if (strcmp(argv[i], "key") == 0)
-		return cmd_key(argc, argv + i + 1);
+		return svcadm_cmd_key(argc, argv + i + 1);
 	if (strcmp(argv[i], "lists") == 0)
-		return cmd_lists(argc, argv + i + 1);
+		return svcadm_cmd_lists(argc, argv + i + 1);
 	if (strcmp(argv[i], "complainers") == 0)
-		return cmd_complainers(argc, argv + i + 1);
+		return svcadm_cmd_complainers(argc, argv + i + 1);
 	if (strcmp(argv[i], "config") == 0) {
 		conf_dump(&conf, stdout);
 		return 0;
 	}
-	usage();
+	svcadm_usage();
 	return 2;
 }

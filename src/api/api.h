@@ -1,5 +1,6 @@
 /* api.h: what a responder process keeps (config, DB connection, trusted
- * proxies) and what one request's handler is given. */
+ * proxies), what one request's handler is given, and the helpers every
+ * handler uses (api.c). */
 #ifndef SVC_API_H
 #define SVC_API_H
 #include "api/http.h"
@@ -80,8 +81,8 @@ void	 handler_keys_list(struct api_call *);
 void	 handler_keys_delete(struct api_call *);
 void	 handler_verify(struct api_call *);
 void	 handler_bulk_create(struct api_call *);
-void	 handler_batch_create(struct api_call *);
-void	 handler_batch_get(struct api_call *);
+void	 handler_bulk_batch_create(struct api_call *);
+void	 handler_jobs_batch_get(struct api_call *);
 void	 handler_jobs_list(struct api_call *);
 void	 handler_jobs_get(struct api_call *);
 void	 handler_jobs_progress(struct api_call *);

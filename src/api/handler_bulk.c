@@ -20,7 +20,7 @@
 /* After a body this large the freed heap is given back to the system. */
 #define BULK_TRIM_BYTES (1024 * 1024)
 
-struct bulk_req {
+struct handler_bulk_req {
 	struct api_call		*c;
 	struct jobs_new		 spec;
 	struct jobs_body	 body;
@@ -31,7 +31,7 @@ struct bulk_req {
 };
 
 static json_t *
-bulk_body(struct bulk_req *b, const char *id, long long left)
+handler_bulk_body(struct handler_bulk_req *b, const char *id, long long left)
 {
 	char path[IDS_MAX + 32], prog[IDS_MAX + 48], when[TIMEUTIL_ISO_LEN],
 	    eta[TIMEUTIL_ISO_LEN];
@@ -70,7 +70,7 @@ bulk_body(struct bulk_req *b, const char *id, long long left)
 /* Commits the job jobs_create left open, with its Idempotency-Key answer
  * in the same transaction: 0, or -1 (rolled back, nothing created). */
 static int
-bulk_commit(struct bulk_req *b, int status, json_t *answer)
+handler_bulk_commit(struct handler_bulk_req *b, int status, json_t *answer)
 {
 	struct api_call *c = b->c;
 	char *text = NULL;
@@ -91,7 +91,7 @@ bulk_commit(struct bulk_req *b, int status, json_t *answer)
 /* Whether u may be a webhook URL (urlguard_check: https, http too with
  * allow_private_urls, no local or private host); *why says what is wrong. */
 static int
-bulk_url_ok(const struct conf *c, const char *u, const char **why)
+handler_bulk_url_ok(const struct conf *c, const char *u, const char **why)
 {
 	int allow = conf_int(c, CONF_ALLOW_PRIVATE_URLS) != 0;
 	enum urlguard_reason r = urlguard_check(u, allow);
@@ -103,7 +103,7 @@ bulk_url_ok(const struct conf *c, const char *u, const char **why)
 /* What the input, the keys of open objects and yajl's buffer may hold
  * together while the body is read (jobs_body.h). */
 static size_t
-bulk_memory_max(const struct api_call *c)
+handler_bulk_memory_max(const struct api_call *c)
 {
 	return (size_t)conf_int(c->ctx->conf, CONF_API_JOB_MEMORY_MB) << 20;
 }
@@ -111,7 +111,7 @@ bulk_memory_max(const struct api_call *c)
 /* The checks of today's order on what the body held: name, webhook_url
  * and callback_data (batch), the emails array, its size, its entries. */
 static int
-bulk_parse(struct bulk_req *b, size_t max)
+handler_bulk_parse(struct handler_bulk_req *b, size_t max)
 {
 	struct api_call *c = b->c;
 	const struct jobs_body *j = &b->body;
@@ -128,7 +128,7 @@ bulk_parse(struct bulk_req *b, size_t max)
 
 		if (j->url_state == JOBS_BODY_WRONG ||
 		    (j->url_state == JOBS_BODY_SET &&
-		    !bulk_url_ok(c->ctx->conf, j->webhook_url, &why))) {
+		    !handler_bulk_url_ok(c->ctx->conf, j->webhook_url, &why))) {
 			api_bad_field(c, "webhook_url", "%s", why);
 			return -1;
 		}
@@ -162,10 +162,10 @@ bulk_parse(struct bulk_req *b, size_t max)
 	}
 	if (j->too_big) {
 		http_error(c->resp, 413, "file_too_large", json_pack("{s:I}",
-		    "limit_bytes", (json_int_t)bulk_memory_max(c)), "the "
-		    "addresses need more than %zu MiB in memory once read "
+		    "limit_bytes", (json_int_t)handler_bulk_memory_max(c)),
+		    "the addresses need more than %zu MiB in memory once read "
 		    "(api_job_memory_mb); send them in smaller jobs",
-		    bulk_memory_max(c) >> 20);
+		    handler_bulk_memory_max(c) >> 20);
 		return -1;
 	}
 	switch (j->emails_rc) {
@@ -193,7 +193,7 @@ bulk_parse(struct bulk_req *b, size_t max)
  * Idempotency-Key was hashed from it before the handler ran, and nothing
  * else needs it, so a large body does not stay while the job is written. */
 static int
-bulk_read(struct bulk_req *b, size_t max, const char *sandbox)
+handler_bulk_read(struct handler_bulk_req *b, size_t max, const char *sandbox)
 {
 	struct api_call *c = b->c;
 	enum jobs_body_err rc;
@@ -201,7 +201,7 @@ bulk_read(struct bulk_req *b, size_t max, const char *sandbox)
 	if (api_json_read(c) == -1)
 		return -1;
 	if (jobs_body_init(&b->body, b->spec.type == JOBS_TYPE_BATCH, max,
-	    sandbox, bulk_memory_max(c)) == -1) {
+	    sandbox, handler_bulk_memory_max(c)) == -1) {
 		api_internal_error(c, "jobs_body_init");
 		return -1;
 	}
@@ -228,9 +228,9 @@ bulk_read(struct bulk_req *b, size_t max, const char *sandbox)
 }
 
 static void
-bulk_create(struct api_call *c, enum jobs_type type, size_t max)
+handler_bulk_job(struct api_call *c, enum jobs_type type, size_t max)
 {
-	struct bulk_req b;
+	struct handler_bulk_req b;
 	char sandbox[300], *cb = NULL;
 	struct jobs_created made;
 	json_t *answer = NULL;
@@ -243,7 +243,8 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 	b.spec.type = type;
 	snprintf(sandbox, sizeof(sandbox), "sandbox.%s",
 	    conf_str(c->ctx->conf, CONF_SERVICE_DOMAIN));
-	if (bulk_read(&b, max, sandbox) == -1 || bulk_parse(&b, max) == -1)
+	if (handler_bulk_read(&b, max, sandbox) == -1 ||
+	    handler_bulk_parse(&b, max) == -1)
 		goto out;
 	if (b.body.callback_data != NULL &&
 	    (cb = json_dumps(b.body.callback_data, JSON_COMPACT)) == NULL) {
@@ -266,8 +267,8 @@ bulk_create(struct api_call *c, enum jobs_type type, size_t max)
 		api_insufficient_credits(c, b.spec.cost, made.balance);
 	else if (rc != JOBS_OK)
 		api_internal_error(c, "jobs_create");
-	else if (bulk_commit(&b, status, (answer = bulk_body(&b, made.id,
-	    made.balance))) == -1) {
+	else if (handler_bulk_commit(&b, status, (answer =
+	    handler_bulk_body(&b, made.id, made.balance))) == -1) {
 		json_decref(answer);
 		api_internal_error(c, "jobs_create_commit");
 	} else {
@@ -291,11 +292,11 @@ out:
 void
 handler_bulk_create(struct api_call *c)
 {
-	bulk_create(c, JOBS_TYPE_BULK, JOBS_BULK_MAX);
+	handler_bulk_job(c, JOBS_TYPE_BULK, JOBS_BULK_MAX);
 }
 
 void
-handler_batch_create(struct api_call *c)
+handler_bulk_batch_create(struct api_call *c)
 {
-	bulk_create(c, JOBS_TYPE_BATCH, JOBS_BATCH_MAX);
+	handler_bulk_job(c, JOBS_TYPE_BATCH, JOBS_BATCH_MAX);
 }

@@ -11,7 +11,7 @@
 
 /* The endpoint's own window; 0 to go on, -1 when answered. */
 static int
-domain_check_limit(struct api_call *c)
+handler_domain_check_limit(struct api_call *c)
 {
 	struct ratelimit_status st;
 	char bucket[96], when[TIMEUTIL_ISO_LEN], v[32];
@@ -59,7 +59,7 @@ handler_domain_check(struct api_call *c)
 		api_bad_field(c, "domain", "not a valid domain name");
 		goto out;
 	}
-	if (domain_check_limit(c) == -1 || (e = api_engine(c)) == NULL)
+	if (handler_domain_check_limit(c) == -1 || (e = api_engine(c)) == NULL)
 		goto out;
 	probes_gate(c, &gate);
 	if (verify_domain(e, c->ctx->db, ad.ascii, ad.domain, &gate, &d) ==

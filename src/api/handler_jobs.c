@@ -12,13 +12,13 @@
 #define DOWNLOAD_PAGE 5000
 
 static json_t *
-jobs_opt(const char *s)
+handler_jobs_opt(const char *s)
 {
 	return s && *s ? json_string(s) : json_null();
 }
 
 static json_t *
-jobs_download_url(struct api_call *c, const struct jobs_row *j)
+handler_jobs_download_url(struct api_call *c, const struct jobs_row *j)
 {
 	char url[1024];
 
@@ -30,7 +30,7 @@ jobs_download_url(struct api_call *c, const struct jobs_row *j)
 }
 
 static json_t *
-jobs_record(struct api_call *c, const struct jobs_row *j)
+handler_jobs_record(struct api_call *c, const struct jobs_row *j)
 {
 	json_t *counts = json_object();
 	int i;
@@ -48,16 +48,16 @@ jobs_record(struct api_call *c, const struct jobs_row *j)
 	    "counts", counts, "credits_charged", (json_int_t)j->charged,
 	    "credits_refunded", (json_int_t)j->refunded,
 	    "created_at", j->created_at,
-	    "started_at", jobs_opt(j->started_at),
-	    "completed_at", jobs_opt(j->completed_at),
+	    "started_at", handler_jobs_opt(j->started_at),
+	    "completed_at", handler_jobs_opt(j->completed_at),
 	    "error", j->error_code[0] ? json_pack("{s:s,s:s}", "code",
 	    j->error_code, "message", j->error_message) : json_null(),
-	    "preview", "download_url", jobs_download_url(c, j));
+	    "preview", "download_url", handler_jobs_download_url(c, j));
 }
 
 /* Loads the caller's job named in the path; 404 or 500 answered. */
 static int
-jobs_load(struct api_call *c, struct jobs_row *j)
+handler_jobs_load(struct api_call *c, struct jobs_row *j)
 {
 	switch (jobs_get(c->ctx->db, c->key.account_id, c->params[0], j)) {
 	case JOBS_OK:
@@ -74,8 +74,8 @@ jobs_load(struct api_call *c, struct jobs_row *j)
 
 /* An integer query parameter within [min, max], def when absent. */
 static int
-jobs_query_long(struct api_call *c, const char *name, long min, long max,
-    long def, long *out)
+handler_jobs_query_long(struct api_call *c, const char *name, long min,
+    long max, long def, long *out)
 {
 	struct buf v;
 	int rc = 0;
@@ -93,7 +93,7 @@ jobs_query_long(struct api_call *c, const char *name, long min, long max,
 
 /* A query parameter that must be one of names[] (NULL-terminated). */
 static int
-jobs_query_enum(struct api_call *c, const char *name,
+handler_jobs_query_enum(struct api_call *c, const char *name,
     const char *const *names, struct buf *out)
 {
 	size_t i;
@@ -109,17 +109,17 @@ jobs_query_enum(struct api_call *c, const char *name,
 	return -1;
 }
 
-struct jobs_list_ctx {
+struct handler_jobs_list_ctx {
 	struct api_call	*c;
 	json_t		*data;
 };
 
 static int
-jobs_list_one(void *arg, const struct jobs_row *j)
+handler_jobs_list_one(void *arg, const struct jobs_row *j)
 {
-	struct jobs_list_ctx *l = arg;
+	struct handler_jobs_list_ctx *l = arg;
 
-	json_array_append_new(l->data, jobs_record(l->c, j));
+	json_array_append_new(l->data, handler_jobs_record(l->c, j));
 	return 0;
 }
 
@@ -130,22 +130,22 @@ handler_jobs_list(struct api_call *c)
 	    "awaiting_confirmation", "pending", "processing", "completed",
 	    "failed", "cancelled", NULL };
 	static const char *const types[] = { "bulk", "upload", "batch", NULL };
-	struct jobs_list_ctx l = { c, NULL };
+	struct handler_jobs_list_ctx l = { c, NULL };
 	struct buf status, type;
 	long page, limit;
 	long long total = 0;
 
 	buf_init(&status, 64);
 	buf_init(&type, 64);
-	if (jobs_query_enum(c, "status", statuses, &status) == -1 ||
-	    jobs_query_enum(c, "type", types, &type) == -1 ||
-	    jobs_query_long(c, "page", 1, 1000000, 1, &page) == -1 ||
-	    jobs_query_long(c, "limit", 1, 100, 20, &limit) == -1)
+	if (handler_jobs_query_enum(c, "status", statuses, &status) == -1 ||
+	    handler_jobs_query_enum(c, "type", types, &type) == -1 ||
+	    handler_jobs_query_long(c, "page", 1, 1000000, 1, &page) == -1 ||
+	    handler_jobs_query_long(c, "limit", 1, 100, 20, &limit) == -1)
 		goto out;
 	l.data = json_array();
 	if (jobs_list(c->ctx->db, c->key.account_id, status.len ?
 	    buf_str(&status) : NULL, type.len ? buf_str(&type) : NULL, page,
-	    limit, &total, jobs_list_one, &l) != JOBS_OK) {
+	    limit, &total, handler_jobs_list_one, &l) != JOBS_OK) {
 		json_decref(l.data);
 		api_internal_error(c, "jobs_list");
 		goto out;
@@ -162,9 +162,9 @@ handler_jobs_get(struct api_call *c)
 {
 	struct jobs_row j;
 
-	if (jobs_load(c, &j) == -1)
+	if (handler_jobs_load(c, &j) == -1)
 		return;
-	http_json(c->resp, 200, jobs_record(c, &j));
+	http_json(c->resp, 200, handler_jobs_record(c, &j));
 	jobs_row_free(&j);
 }
 
@@ -175,7 +175,7 @@ handler_jobs_progress(struct api_call *c)
 	double rate = 0, minutes;
 	json_t *eta = json_null();
 
-	if (jobs_load(c, &j) == -1)
+	if (handler_jobs_load(c, &j) == -1)
 		return;
 	minutes = j.seconds_running / 60.0;
 	if (j.processed > 0 && minutes > 0)
@@ -207,7 +207,7 @@ handler_jobs_progress(struct api_call *c)
 	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ')"
 
 static const char *
-jobs_yes_no(const struct db_res *r, unsigned col)
+handler_jobs_yes_no(const struct db_res *r, unsigned col)
 {
 	return db_res_int(r, col) ? "yes" : "no";
 }
@@ -226,10 +226,10 @@ handler_jobs_results(struct api_call *c)
 	int found, row;
 
 	buf_init(&cls, 64);
-	if (jobs_query_enum(c, "classification", classes, &cls) == -1 ||
-	    jobs_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
-	    jobs_query_long(c, "limit", 1, RESULTS_LIMIT_MAX, 100, &limit) ==
-	    -1 || jobs_load(c, &j) == -1)
+	if (handler_jobs_query_enum(c, "classification", classes, &cls) == -1 ||
+	    handler_jobs_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
+	    handler_jobs_query_long(c, "limit", 1, RESULTS_LIMIT_MAX, 100,
+	    &limit) == -1 || handler_jobs_load(c, &j) == -1)
 		goto out;
 	jobs_row_free(&j);
 	if (db_query_int(c->ctx->db, "SELECT COUNT(*) FROM job_emails WHERE "
@@ -252,12 +252,14 @@ handler_jobs_results(struct api_call *c)
 		    "email", db_res_str(r, 0), "classification",
 		    db_res_str(r, 1), "status", db_res_str(r, 2),
 		    "reason", db_res_str(r, 3), "sub_status",
-		    jobs_opt(db_res_str(r, 4)), "score", (int)db_res_int(r, 5),
-		    "free", jobs_yes_no(r, 6), "role", jobs_yes_no(r, 7),
-		    "disposable", jobs_yes_no(r, 8),
-		    "accept_all", jobs_yes_no(r, 9),
-		    "catch_all_verdict", jobs_opt(db_res_str(r, 10)),
-		    "verified_at", jobs_opt(db_res_str(r, 11))));
+		    handler_jobs_opt(db_res_str(r, 4)),
+		    "score", (int)db_res_int(r, 5),
+		    "free", handler_jobs_yes_no(r, 6),
+		    "role", handler_jobs_yes_no(r, 7),
+		    "disposable", handler_jobs_yes_no(r, 8),
+		    "accept_all", handler_jobs_yes_no(r, 9),
+		    "catch_all_verdict", handler_jobs_opt(db_res_str(r, 10)),
+		    "verified_at", handler_jobs_opt(db_res_str(r, 11))));
 	db_res_free(r);
 	if (row == -1) {
 		json_decref(rows);
@@ -273,7 +275,7 @@ out:
 
 /* ---------------------------------------------------------------- CSV */
 
-struct download {
+struct handler_jobs_csv {
 	struct db	*db;
 	char		 id[IDS_MAX];
 	char		 filter[32];
@@ -284,7 +286,7 @@ struct download {
  * =, +, -, @, tab or CR) gets a leading ' (OWASP's advice on CSV
  * injection): the address "=HYPERLINK(...)" stays text. */
 static void
-csv_field(struct buf *b, const char *s, int last)
+handler_jobs_csv_field(struct buf *b, const char *s, int last)
 {
 	const char *p;
 	int formula;
@@ -311,9 +313,9 @@ csv_field(struct buf *b, const char *s, int last)
 }
 
 static int
-download_stream(void *arg, http_write_fn w, void *io)
+handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 {
-	struct download *d = arg;
+	struct handler_jobs_csv *d = arg;
 	const char *f = d->filter[0] ? d->filter : NULL;
 	struct db_res *r;
 	struct buf b;
@@ -342,19 +344,23 @@ download_stream(void *arg, http_write_fn w, void *io)
 		while ((row = db_res_next(r)) == 1) {
 			after = db_res_int(r, 0);
 			n++;
-			csv_field(&b, db_res_str(r, 1), 0);
-			csv_field(&b, db_res_str(r, 3), 0);
-			csv_field(&b, db_res_str(r, 2), 0);
-			csv_field(&b, db_res_str(r, 5), 0);
-			csv_field(&b, db_res_str(r, 4), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 1), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 3), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 2), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 5), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 4), 0);
 			snprintf(score, sizeof(score), "%lld", db_res_int(r, 6));
-			csv_field(&b, score, 0);
-			csv_field(&b, jobs_yes_no(r, 7), 0);
-			csv_field(&b, jobs_yes_no(r, 8), 0);
-			csv_field(&b, jobs_yes_no(r, 9), 0);
-			csv_field(&b, jobs_yes_no(r, 10), 0);
-			csv_field(&b, db_res_str(r, 11), 0);
-			csv_field(&b, db_res_str(r, 12), 1);
+			handler_jobs_csv_field(&b, score, 0);
+			handler_jobs_csv_field(&b,
+			    handler_jobs_yes_no(r, 7), 0);
+			handler_jobs_csv_field(&b,
+			    handler_jobs_yes_no(r, 8), 0);
+			handler_jobs_csv_field(&b,
+			    handler_jobs_yes_no(r, 9), 0);
+			handler_jobs_csv_field(&b,
+			    handler_jobs_yes_no(r, 10), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 11), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 12), 1);
 			if (b.len > 256 * 1024) {
 				if (w(io, b.data, b.len) == -1)
 					rc = -1;
@@ -377,16 +383,16 @@ handler_jobs_download(struct api_call *c)
 	static const char *const filters[] = { "deliverable", "undeliverable",
 	    "risky", "unknown", "send_safe", NULL };
 	static const char *const formats[] = { "csv", NULL };
-	struct download *d;
+	struct handler_jobs_csv *d;
 	struct jobs_row j;
 	struct buf filter, format;
 	char disp[IDS_MAX + 64];
 
 	buf_init(&filter, 64);
 	buf_init(&format, 64);
-	if (jobs_query_enum(c, "filter", filters, &filter) == -1 ||
-	    jobs_query_enum(c, "format", formats, &format) == -1 ||
-	    jobs_load(c, &j) == -1)
+	if (handler_jobs_query_enum(c, "filter", filters, &filter) == -1 ||
+	    handler_jobs_query_enum(c, "format", formats, &format) == -1 ||
+	    handler_jobs_load(c, &j) == -1)
 		goto out;
 	if (j.status != JOBS_COMPLETED) {
 		http_error(c->resp, 409, "job_not_completed", json_pack("{s:s}",
@@ -410,7 +416,7 @@ handler_jobs_download(struct api_call *c)
 	snprintf(disp, sizeof(disp), "attachment; filename=\"%s%s%s.csv\"",
 	    d->id, d->filter[0] ? "-" : "", d->filter);
 	http_set_header(c->resp, "Content-Disposition", disp);
-	c->resp->stream = download_stream;
+	c->resp->stream = handler_jobs_csv_stream;
 	c->resp->stream_arg = d;
 	c->resp->stream_free = free;
 out:
@@ -444,12 +450,12 @@ handler_jobs_cancel(struct api_call *c)
 }
 
 void
-handler_batch_get(struct api_call *c)
+handler_jobs_batch_get(struct api_call *c)
 {
 	struct jobs_row j;
 	json_t *o;
 
-	if (jobs_load(c, &j) == -1)
+	if (handler_jobs_load(c, &j) == -1)
 		return;
 	if (j.type != JOBS_TYPE_BATCH) {
 		http_error(c->resp, 404, "not_found", NULL, "no batch %s",
@@ -466,9 +472,10 @@ handler_batch_get(struct api_call *c)
 	    "invalid_count", (json_int_t)(j.counts[1] + j.counts[4]),
 	    "risky_count", (json_int_t)j.counts[2],
 	    "created_at", j.created_at,
-	    "completed_at", jobs_opt(j.completed_at));
+	    "completed_at", handler_jobs_opt(j.completed_at));
 	if (j.status == JOBS_COMPLETED)
-		json_object_set_new(o, "download_url", jobs_download_url(c, &j));
+		json_object_set_new(o, "download_url",
+		    handler_jobs_download_url(c, &j));
 	if (j.error_code[0])
 		json_object_set_new(o, "error", json_pack("{s:s,s:s}", "code",
 		    j.error_code, "message", j.error_message));

@@ -13,7 +13,7 @@
 
 /* A JSON array of strings (or one string) joined with commas into out. */
 static int
-keys_join_strings(json_t *v, struct buf *out)
+handler_keys_join_strings(json_t *v, struct buf *out)
 {
 	size_t i;
 	json_t *e;
@@ -34,7 +34,7 @@ keys_join_strings(json_t *v, struct buf *out)
 
 /* "a,b c" into ["a","b","c"]. */
 static json_t *
-keys_split(const char *s)
+handler_keys_split(const char *s)
 {
 	json_t *a = json_array();
 	size_t n;
@@ -50,14 +50,14 @@ keys_split(const char *s)
 }
 
 static int
-keys_bad_field(struct api_call *c, const char *field, const char *what)
+handler_keys_bad_field(struct api_call *c, const char *field, const char *what)
 {
 	api_bad_field(c, field, "%s", what);
 	return -1;
 }
 
 static int
-keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
+handler_keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
     struct buf *scopes, struct buf *allow, const char **limit_field)
 {
 	json_t *v, *other;
@@ -65,19 +65,20 @@ keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
 	v = json_object_get(body, "name");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v))
-			return keys_bad_field(c, "name", "must be a string");
+			return handler_keys_bad_field(c, "name",
+			    "must be a string");
 		s->name = json_string_value(v);
 	}
 	v = json_object_get(body, "scopes");
-	if (v == NULL || keys_join_strings(v, scopes) == -1 ||
+	if (v == NULL || handler_keys_join_strings(v, scopes) == -1 ||
 	    auth_scope_parse_list(buf_str(scopes), &s->scopes) == -1)
-		return keys_bad_field(c, "scopes", "an array of scopes out of "
-		    "verify:single, verify:bulk, jobs:read, jobs:write, "
-		    "webhooks:manage, credits:read, *");
+		return handler_keys_bad_field(c, "scopes", "an array of "
+		    "scopes out of verify:single, verify:bulk, jobs:read, "
+		    "jobs:write, webhooks:manage, credits:read, *");
 	v = json_object_get(body, "ip_allowlist");
 	if (v && !json_is_null(v)) {
-		if (keys_join_strings(v, allow) == -1)
-			return keys_bad_field(c, "ip_allowlist",
+		if (handler_keys_join_strings(v, allow) == -1)
+			return handler_keys_bad_field(c, "ip_allowlist",
 			    "an array of addresses or CIDR networks");
 		s->ip_allowlist = buf_str(allow);
 	}
@@ -89,25 +90,26 @@ keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
 		v = other;
 		*limit_field = "rate_limit";
 	} else if (other && !json_is_null(other) && !json_equal(v, other))
-		return keys_bad_field(c, "rateLimit", "rateLimit and rate_limit "
-		    "differ; send one of them");
+		return handler_keys_bad_field(c, "rateLimit", "rateLimit and "
+		    "rate_limit differ; send one of them");
 	if (v && !json_is_null(v)) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 		    json_integer_value(v) > KEYS_RATE_LIMIT_MAX)
-			return keys_bad_field(c, *limit_field,
+			return handler_keys_bad_field(c, *limit_field,
 			    "an integer from 1 to 100000");
 		s->rate_limit = (long)json_integer_value(v);
 	}
 	v = json_object_get(body, "sandbox");
 	if (v && !json_is_null(v)) {
 		if (!json_is_boolean(v))
-			return keys_bad_field(c, "sandbox", "must be a boolean");
+			return handler_keys_bad_field(c, "sandbox",
+			    "must be a boolean");
 		s->sandbox = json_is_true(v);
 	}
 	v = json_object_get(body, "expires_at");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v))
-			return keys_bad_field(c, "expires_at",
+			return handler_keys_bad_field(c, "expires_at",
 			    "an ISO 8601 UTC time");
 		s->expires_at = json_string_value(v);
 	}
@@ -115,22 +117,22 @@ keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
 }
 
 static json_t *
-keys_limit_json(long limit)
+handler_keys_limit_json(long limit)
 {
 	return limit == -1 ? json_null() : json_integer(limit);
 }
 
 /* The new key's record; with the key text only in the 201 itself. */
 static json_t *
-keys_created(const char *id, const char *key, const struct keys_spec *s,
+handler_keys_created(const char *id, const char *key, const struct keys_spec *s,
     const char *scopes)
 {
 	json_t *o = json_pack("{s:s,s:s,s:o,s:b,s:o,s:o,s:o,s:o}",
 	    "id", id, "name", s->name ? s->name : "",
-	    "scopes", keys_split(scopes), "sandbox", s->sandbox,
-	    "rateLimit", keys_limit_json(s->rate_limit),
-	    "rate_limit", keys_limit_json(s->rate_limit),
-	    "ip_allowlist", keys_split(s->ip_allowlist),
+	    "scopes", handler_keys_split(scopes), "sandbox", s->sandbox,
+	    "rateLimit", handler_keys_limit_json(s->rate_limit),
+	    "rate_limit", handler_keys_limit_json(s->rate_limit),
+	    "ip_allowlist", handler_keys_split(s->ip_allowlist),
 	    "expires_at", s->expires_at ? json_string(s->expires_at) :
 	    json_null());
 
@@ -142,10 +144,10 @@ keys_created(const char *id, const char *key, const struct keys_spec *s,
 /* The answer kept for the Idempotency-Key: the record without the key
  * text, which is never stored anywhere (a replay says so). */
 static void
-keys_store_replay(struct api_call *c, const char *id,
+handler_keys_store_replay(struct api_call *c, const char *id,
     const struct keys_spec *s, const char *scopes)
 {
-	json_t *o = keys_created(id, NULL, s, scopes);
+	json_t *o = handler_keys_created(id, NULL, s, scopes);
 	char *text;
 
 	json_object_set_new(o, "key", json_null());
@@ -183,7 +185,8 @@ handler_keys_create(struct api_call *c)
 	buf_init(&allow, 4096);
 	buf_init(&why, 512);
 	buf_init(&fmt, 256);
-	if (keys_parse_body(c, body, &s, &scopes, &allow, &limit_field) == -1)
+	if (handler_keys_parse_body(c, body, &s, &scopes, &allow,
+	    &limit_field) == -1)
 		goto out;
 	rc = keys_create(c->ctx->db, &s, id, key, &why);
 	if (rc == KEYS_INVALID) {
@@ -193,7 +196,7 @@ handler_keys_create(struct api_call *c)
 		if (colon && (size_t)(colon - buf_str(&why)) < sizeof(field))
 			snprintf(field, sizeof(field), "%.*s",
 			    (int)(colon - buf_str(&why)), buf_str(&why));
-		keys_bad_field(c, strcmp(field, "rate_limit") == 0 ?
+		handler_keys_bad_field(c, strcmp(field, "rate_limit") == 0 ?
 		    limit_field : field, colon ? colon + 2 : buf_str(&why));
 		goto out;
 	}
@@ -203,8 +206,9 @@ handler_keys_create(struct api_call *c)
 	}
 	auth_scope_format(s.scopes, &fmt);
 	if (c->idem_key != NULL)
-		keys_store_replay(c, id, &s, buf_str(&fmt));
-	http_json(c->resp, 201, keys_created(id, key, &s, buf_str(&fmt)));
+		handler_keys_store_replay(c, id, &s, buf_str(&fmt));
+	http_json(c->resp, 201, handler_keys_created(id, key, &s,
+	    buf_str(&fmt)));
 	memset(key, 0, sizeof(key));
 out:
 	json_decref(body);
@@ -215,13 +219,13 @@ out:
 }
 
 static json_t *
-keys_opt_string(const char *s)
+handler_keys_opt_string(const char *s)
 {
 	return s ? json_string(s) : json_null();
 }
 
 static int
-keys_list_one(void *arg, const struct keys_info *k)
+handler_keys_list_one(void *arg, const struct keys_info *k)
 {
 	json_t *data = arg;
 	const char *status = k->revoked_at ? "revoked" : "active";
@@ -229,16 +233,17 @@ keys_list_one(void *arg, const struct keys_info *k)
 	json_t *o = json_pack(
 	    "{s:s,s:s,s:s,s:o,s:b,s:o,s:o,s:o,s:s,s:o,s:o,s:s}",
 	    "id", k->id, "name", k->name ? k->name : "", "hint", k->hint,
-	    "scopes", keys_split(k->scopes), "sandbox", k->sandbox,
-	    "rateLimit", keys_limit_json(k->rate_limit),
-	    "ip_allowlist", keys_split(k->ip_allowlist),
-	    "organization_id", keys_opt_string(k->org_id),
+	    "scopes", handler_keys_split(k->scopes), "sandbox", k->sandbox,
+	    "rateLimit", handler_keys_limit_json(k->rate_limit),
+	    "ip_allowlist", handler_keys_split(k->ip_allowlist),
+	    "organization_id", handler_keys_opt_string(k->org_id),
 	    "created_at", k->created_at,
-	    "expires_at", keys_opt_string(k->expires_at),
-	    "revoked_at", keys_opt_string(k->revoked_at),
+	    "expires_at", handler_keys_opt_string(k->expires_at),
+	    "revoked_at", handler_keys_opt_string(k->revoked_at),
 	    "status", status);
 
-	json_object_set_new(o, "rate_limit", keys_limit_json(k->rate_limit));
+	json_object_set_new(o, "rate_limit",
+	    handler_keys_limit_json(k->rate_limit));
 	json_array_append_new(data, o);
 	return 0;
 }
@@ -248,8 +253,8 @@ handler_keys_list(struct api_call *c)
 {
 	json_t *data = json_array();
 
-	if (keys_list(c->ctx->db, c->key.account_id, keys_list_one, data) !=
-	    KEYS_OK) {
+	if (keys_list(c->ctx->db, c->key.account_id, handler_keys_list_one,
+	    data) != KEYS_OK) {
 		json_decref(data);
 		api_internal_error(c, "keys_list");
 		return;

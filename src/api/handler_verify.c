@@ -12,7 +12,7 @@
 
 /* Is this a sandbox-domain address, answered without the network? */
 static int
-verify_is_sandbox(struct verify_engine *e, const char *email)
+handler_verify_is_sandbox(struct verify_engine *e, const char *email)
 {
 	struct addr a;
 
@@ -22,7 +22,7 @@ verify_is_sandbox(struct verify_engine *e, const char *email)
 
 /* Charges cost credits; 0 done (remaining set), -1 answered (402/500). */
 static int
-verify_charge(struct api_call *c, long long cost, long long *remaining)
+handler_verify_charge(struct api_call *c, long long cost, long long *remaining)
 {
 	enum ledger_err rc;
 
@@ -56,8 +56,8 @@ handler_verify(struct api_call *c)
 	}
 	if ((e = api_engine(c)) == NULL)
 		goto out;
-	cost = c->key.sandbox && verify_is_sandbox(e, json_string_value(email))
-	    ? 0 : 1;
+	cost = c->key.sandbox && handler_verify_is_sandbox(e,
+	    json_string_value(email)) ? 0 : 1;
 	if (ledger_totals(c->ctx->db, auth_key_pool(&c->key), &t) != LEDGER_OK) {
 		api_internal_error(c, "verify_balance");
 		goto out;
@@ -77,7 +77,7 @@ handler_verify(struct api_call *c)
 		api_internal_error(c, "verify_address");
 		goto out;
 	}
-	if (verify_charge(c, cost, &remaining) == -1)
+	if (handler_verify_charge(c, cost, &remaining) == -1)
 		goto out;
 	out = verify_result_json(&r);
 	json_object_set_new(out, "credits_charged", json_integer(cost));

@@ -6,8 +6,7 @@
 #include "api/api.h"
 #include "api/prefork.h"
 #include "api/serve.h"
-#include "util/khash.h"
-#include "util/log.h"
+#include "util/startup.h"
 #include "util/strparse.h"
 #include <errno.h>
 #include <fcgiapp.h>
@@ -19,7 +18,7 @@
 #include <unistd.h>
 
 static void
-usage(void)
+main_usage(void)
 {
 	fprintf(stderr, "usage: svc-api [-c svc.conf] [-s unix:PATH | "
 	    "-s tcp:HOST:PORT] [-n workers]\n"
@@ -28,7 +27,7 @@ usage(void)
 }
 
 static int
-open_listen(const char *spec)
+main_open_listen(const char *spec)
 {
 	char path[512];
 	int fd;
@@ -54,7 +53,7 @@ open_listen(const char *spec)
 }
 
 static int
-stdin_is_listening_socket(void)
+main_stdin_is_listening_socket(void)
 {
 	int v = 0;
 	socklen_t l = sizeof(v);
@@ -69,9 +68,8 @@ main(int argc, char **argv)
 	struct api_shared shared = { NULL, -1, 1 };
 	struct conf conf;
 	struct buf err;
-	enum log_level level;
 	long workers = 0;
-	int ch, fd, rc, explicit_conf;
+	int ch, fd, rc;
 
 	while ((ch = getopt(argc, argv, "c:s:n:h")) != -1) {
 		switch (ch) {
@@ -88,38 +86,25 @@ main(int argc, char **argv)
 			}
 			break;
 		default:
-			usage();
+			main_usage();
 		}
 	}
 	if (optind != argc)
-		usage();
+		main_usage();
 	/* Before any fork: the responders share the master's hash key. */
-	if (khash_init() == -1) {
-		fprintf(stderr, "svc-api: cannot initialise libsodium\n");
-		return 1;
-	}
-	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
-	if (path == NULL)
-		path = conf_default_path();
 	buf_init(&err, 1024);
-	if (conf_load(&conf, path, explicit_conf, &err) == -1) {
+	if (startup(&conf, path, "svc-api", &err) == -1) {
 		fprintf(stderr, "svc-api: %s\n", buf_str(&err));
+		buf_free(&err);
 		return 1;
 	}
 	buf_free(&err);
-	if (log_level_parse(conf_str(&conf, CONF_LOG_LEVEL), &level) == -1) {
-		fprintf(stderr, "svc-api: log_level: error, warn, info or "
-		    "debug\n");
-		conf_free(&conf);
-		return 1;
-	}
-	log_init("svc-api", level, conf_str(&conf, CONF_LOG_FILE));
 	if (workers == 0)
 		workers = conf_int(&conf, CONF_API_WORKERS);
 	if (listen != NULL)
-		fd = open_listen(listen);
+		fd = main_open_listen(listen);
 	else {
-		if (!stdin_is_listening_socket()) {
+		if (!main_stdin_is_listening_socket()) {
 			fprintf(stderr, "svc-api: standard input is not a "
 			    "listening socket; use -s, or start it from a "
 			    "FastCGI web server\n");

@@ -4,18 +4,19 @@
  * nobody can choose inputs that all land in one bucket.
  *
  * The key is drawn at random once per process (libsodium's randombytes).
- * Programs call khash_init() early in main; khash() also initialises on its
- * first call (unit tests and fuzzers rely on that), safely from any thread.
+ * Programs call khash_init() first thing (startup.c does); khash() also
+ * initialises on its first call (unit tests and fuzzers rely on that),
+ * safely from any thread.
  *
  * The key is inherited across fork(), and that matters: svc-api's prefork
  * master maps authcache's account generation table before forking its
  * responders, and every responder must find an account at the same index
  * of it. So the key must be set before the fork, never first in a child:
- * svc-api calls khash_init() in main, and authcache_gens_shared() calls it
- * too before it maps the table. A process started with exec (another host,
- * another master) has another key, which is fine for everything that only
- * lives in one process or in the processes of one master. Never store a
- * khash value or send it anywhere. */
+ * svc-api's main calls startup(), which calls khash_init(), and
+ * authcache_gens_shared() calls it too before it maps the table. A process
+ * started with exec (another host, another master) has another key, which
+ * is fine for everything that only lives in one process or in the
+ * processes of one master. Never store a khash value or send it anywhere. */
 #ifndef SVC_KHASH_H
 #define SVC_KHASH_H
 #include <stddef.h>

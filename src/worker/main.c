@@ -8,8 +8,8 @@
  * is retried. */
 #include "core/db.h"
 #include "util/conf.h"
-#include "util/khash.h"
 #include "util/log.h"
+#include "util/startup.h"
 #include "worker/housekeeping.h"
 #include "worker/process.h"
 #include <signal.h>
@@ -25,14 +25,14 @@ static volatile sig_atomic_t stopping;
 static time_t engine_tried;
 
 static void
-on_term(int sig)
+main_on_term(int sig)
 {
 	(void)sig;
 	stopping = 1;
 }
 
 static void
-usage(void)
+main_usage(void)
 {
 	fprintf(stderr, "usage: svc-worker [-c svc.conf] [--once]\n");
 	exit(2);
@@ -41,7 +41,7 @@ usage(void)
 /* One pass: housekeeping when due, then job chunks until nothing is left
  * to claim; returns 0 or -1 when the database failed. */
 static int
-worker_pass(const struct conf *conf, struct db *db, struct process **proc,
+main_pass(const struct conf *conf, struct db *db, struct process **proc,
     time_t *last_housekeeping)
 {
 	time_t now = time(NULL);
@@ -78,9 +78,8 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	struct db *db = NULL;
 	struct process *proc = NULL;
-	enum log_level level;
 	time_t last = 0;
-	int i, once = 0, explicit_conf, rc = 0;
+	int i, once = 0, rc = 0;
 	unsigned slept;
 
 	for (i = 1; i < argc; i++) {
@@ -89,32 +88,16 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
 			path = argv[++i];
 		else
-			usage();
+			main_usage();
 	}
-	if (khash_init() == -1) {
-		fprintf(stderr, "svc-worker: cannot initialise libsodium\n");
-		return 1;
-	}
-	explicit_conf = path != NULL || getenv("SVC_CONF") != NULL;
-	if (path == NULL)
-		path = conf_default_path();
 	buf_init(&err, 1024);
-	if (conf_load(&conf, path, explicit_conf, &err) == -1) {
+	if (startup(&conf, path, "svc-worker", &err) == -1) {
 		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
-		conf_free(&conf);
 		buf_free(&err);
 		return 1;
 	}
-	if (log_level_parse(conf_str(&conf, CONF_LOG_LEVEL), &level) == -1) {
-		fprintf(stderr, "svc-worker: log_level: error, warn, info or "
-		    "debug\n");
-		conf_free(&conf);
-		buf_free(&err);
-		return 1;
-	}
-	log_init("svc-worker", level, conf_str(&conf, CONF_LOG_FILE));
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
+	sa.sa_handler = main_on_term;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
@@ -132,7 +115,7 @@ main(int argc, char **argv)
 				}
 			}
 		}
-		if (db != NULL && worker_pass(&conf, db, &proc, &last) == -1) {
+		if (db != NULL && main_pass(&conf, db, &proc, &last) == -1) {
 			db_close(db);
 			db = NULL;
 			if (once) {

@@ -20,6 +20,7 @@
 # asked, every wrk answer 200), 1 otherwise, 77 without the tools.
 . "${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
+. "$top_srcdir/tests/bench/bench_lib.sh"
 it_require wrk unbound drill ss curl
 
 WORKERS=${BENCH_PROBES_WORKERS:-72}
@@ -27,11 +28,7 @@ INFLIGHT=${BENCH_PROBES_INFLIGHT:-64}
 DURATION=${BENCH_PROBES_DURATION:-10}
 CONNS=${BENCH_PROBES_CONNECTIONS:-8}
 API=${BENCH_SVC_API:-$top_builddir/src/api/svc-api}
-FAILED=0
-say() { echo "bench-probes: $*"; }
-bad() { echo "bench-probes: FAIL: $*"; FAILED=1; }
-grep -q __asan_init "$API" 2>/dev/null &&
-    say "WARNING: $API is built with AddressSanitizer; the figures are not representative"
+bench_init bench-probes "$API"
 
 mail_env_dns
 SMTP_PORT=$(stack_free_port)
@@ -44,13 +41,13 @@ start_api() {
     local w=$1
     shift
     stack_lighttpd_stop "$IT_DIR/lighttpd" 2>/dev/null || true
-    sed -i -e "s/^log_level = .*/log_level = warn/" -e "s/^api_workers = .*/api_workers = $w/" \
+    sed -i -e "s/^api_workers = .*/api_workers = $w/" \
         -e '/^probe_/d' -e '/^verify_time_budget_ms/d' -e '/^smtp_reply_timeout_ms/d' "$SVC_CONF"
     { echo "verify_time_budget_ms = 60000"; echo "smtp_reply_timeout_ms = 60000"
       printf '%s\n' "$@"; } >> "$SVC_CONF"
-    stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$API" "$SVC_CONF" ||
-        { echo "Bail out! lighttpd with svc-api did not start"; it_show_logs; exit 1; }
+    it_api_start
 }
+IT_LOG_LEVEL=warn IT_SVC_API=$API
 it_stack_start --db-only
 [ -x "$API" ] || it_skip "$API is not built"
 # conf_default NAME: the value svc.conf has when it does not set NAME

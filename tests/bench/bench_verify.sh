@@ -38,6 +38,7 @@
 # running; the work directory is removed unless SVC_TEST_KEEP=1.
 . "${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
+. "$top_srcdir/tests/bench/bench_lib.sh"
 it_require wrk unbound drill postfix awk
 
 WORKERS=${BENCH_VERIFY_WORKERS:-4}
@@ -47,33 +48,17 @@ CACHED_CONNS=${BENCH_VERIFY_CACHED_CONNECTIONS:-8}
 FRESH_CONNS=${BENCH_VERIFY_FRESH_CONNECTIONS:-4}
 THREADS=${BENCH_VERIFY_THREADS:-1}
 API=${BENCH_SVC_API:-$top_builddir/src/api/svc-api}
-HZ=$(getconf CLK_TCK)
-FAILED=0
-
-say() { echo "bench-verify: $*"; }
-bad() { echo "bench-verify: FAIL: $*"; FAILED=1; }
 
 [ "$NADDR" -ge 8 ] || it_skip "BENCH_VERIFY_ADDRESSES must be at least 8"
-if grep -q __asan_init "$API" 2>/dev/null; then
-    say "WARNING: $API is built with AddressSanitizer; the figures are not representative"
-fi
+bench_init bench-verify "$API"
 
 # --- DNS and the MTA (tests/integration/mail_env.sh, as in test_verify.sh)
 mail_env_start
 mail_env_lists
 mail_env_conf
 
-# lib.sh writes "log_level = debug" and "api_workers = 2" and a setting may
-# not appear twice: start the database only, edit those two lines of the
-# svc.conf it wrote, then start lighttpd with svc-api as it_stack_start does.
-it_stack_start --db-only
-sed -i -e "s/^log_level = debug\$/log_level = warn/" \
-    -e "s/^api_workers = 2\$/api_workers = $WORKERS/" "$SVC_CONF"
-grep -qx 'log_level = warn' "$SVC_CONF" && grep -qx "api_workers = $WORKERS" "$SVC_CONF" ||
-    { echo "Bail out! lib.sh's svc.conf no longer has the lines this script edits"; exit 1; }
-[ -x "$API" ] || it_skip "$API is not built"
-stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$API" "$SVC_CONF" ||
-    { echo "Bail out! lighttpd with svc-api did not start"; it_show_logs; exit 1; }
+IT_LOG_LEVEL=warn IT_API_WORKERS=$WORKERS IT_SVC_API=$API
+it_stack_start
 
 # bench_key NAME: an admin account with 10M credits and a key for it, printed
 bench_key() {
@@ -82,30 +67,14 @@ bench_key() {
     svcadm key create --account "$acc" --scopes '*' --rate-limit 100000 2>> "$IT_DIR/svcadm.log"
 }
 
-# --- CPU accounting: clock ticks of a process tree (the root's own time,
-# the live descendants' time and what reaped children left in cutime/cstime)
-tree_ticks() {
-    local p t=0 v
-    for p in "$@"; do
-        [ -n "$p" ] || continue
-        for v in "$p" $(stack_descendants "$p"); do
-            [ -r "/proc/$v/stat" ] || continue
-            t=$(( t + $(sed 's/.*) //' "/proc/$v/stat" | awk '{ print $12 + $13 + $14 + $15 }') ))
-        done
-    done
-    echo "$t"
-}
-own_ticks() {
-    [ -r "/proc/$1/stat" ] || { echo 0; return; }
-    sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
-}
-machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
+# --- CPU accounting: clock ticks of each party (bench_lib.sh): the
+# responders, MariaDB and Postfix as process trees, lighttpd alone
 LIGHTTPD_PID=$(stack_pidfile_pid "$IT_DIR/lighttpd/lighttpd.pid")
 MARIADB_PID=$(stack_pidfile_pid "$IT_DIR/mariadb/mariadbd.pid")
 POSTFIX_PID=$(head -n 1 "$IT_DIR/mta/queue/pid/master.pid" | tr -dc 0-9)
 cpu_snapshot() {
-    echo "$(tree_ticks $(pgrep -P "$LIGHTTPD_PID")) $(tree_ticks "$MARIADB_PID")" \
-        "$(own_ticks "$LIGHTTPD_PID") $(tree_ticks "$POSTFIX_PID") $(machine_ticks)"
+    echo "$(bench_tree_ticks $(pgrep -P "$LIGHTTPD_PID")) $(bench_tree_ticks "$MARIADB_PID")" \
+        "$(bench_ticks "$LIGHTTPD_PID") $(bench_tree_ticks "$POSTFIX_PID") $(bench_machine_ticks)"
 }
 
 # --- wrk scripts. setup() numbers the threads; response() counts the

@@ -60,6 +60,7 @@
 export STACK_DB_BUFFER_POOL=${STACK_DB_BUFFER_POOL:-256M} STACK_DB_LOG_FILE=${STACK_DB_LOG_FILE:-128M}
 . "${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
+. "$top_srcdir/tests/bench/bench_lib.sh"
 it_require unbound drill python3 certtool awk
 
 NDOM=${BENCH_WORKER_DOMAINS:-200}
@@ -76,19 +77,12 @@ TIMEOUT=${BENCH_WORKER_TIMEOUT:-600}
 WORKER=${BENCH_WORKER_BIN:-$top_builddir/src/worker/svc-worker}
 PYTHON=/usr/bin/python3
 [ -x "$PYTHON" ] || PYTHON=$(command -v python3)
-HZ=$(getconf CLK_TCK)
-FAILED=0
-
-say() { echo "bench-worker: $*"; }
-bad() { echo "bench-worker: FAIL: $*"; FAILED=1; }
 
 [ -x "$WORKER" ] || it_skip "$WORKER is not built"
 case $MXMODE in per-domain|shared) ;; *) it_skip "BENCH_WORKER_MX must be per-domain or shared" ;; esac
 [ $(( PERDOM % 2 )) = 0 ] && [ "$PERDOM" -ge 2 ] || it_skip "BENCH_WORKER_PER_DOMAIN must be even"
 [ "$NFAKES" -ge 1 ] && [ "$NFAKES" -le 50 ] || it_skip "BENCH_WORKER_FAKES must be 1-50"
-if grep -q __asan_init "$WORKER" 2>/dev/null; then
-    say "WARNING: $WORKER is built with AddressSanitizer; the figures are not representative"
-fi
+bench_init bench-worker "$WORKER"
 
 # ------------------------------------------------------------- certificates
 mail_env_certs mx.bench.test "*.bench.test" bench.test
@@ -151,15 +145,8 @@ worker_poll_interval = 1"
 [ -n "${BENCH_WORKER_CONCURRENCY:-}" ] && it_conf_add "worker_concurrency = $BENCH_WORKER_CONCURRENCY"
 [ -n "${BENCH_WORKER_DOMAIN_CONCURRENCY:-}" ] && it_conf_add "worker_domain_concurrency = $BENCH_WORKER_DOMAIN_CONCURRENCY"
 [ -n "${BENCH_WORKER_RCPTS:-}" ] && it_conf_add "worker_rcpts_per_session = $BENCH_WORKER_RCPTS"
-# lib.sh writes "log_level = debug" and a setting may not appear twice:
-# start the database only, edit that line, then start lighttpd with svc-api
-it_stack_start --db-only
-LOG_LEVEL=${BENCH_WORKER_LOG_LEVEL:-warn}
-sed -i -e "s/^log_level = debug\$/log_level = $LOG_LEVEL/" "$SVC_CONF"
-grep -qx "log_level = $LOG_LEVEL" "$SVC_CONF" ||
-    { echo "Bail out! lib.sh's svc.conf no longer has the line this script edits"; exit 1; }
-stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$top_builddir/src/api/svc-api" "$SVC_CONF" ||
-    { echo "Bail out! lighttpd with svc-api did not start"; it_show_logs; exit 1; }
+IT_LOG_LEVEL=${BENCH_WORKER_LOG_LEVEL:-warn}
+it_stack_start
 MARIADB_PID=$(stack_pidfile_pid "$IT_DIR/mariadb/mariadbd.pid")
 # the effective worker settings (defaults included)
 setting() { svcadm config 2>/dev/null | awk -v k="$1" '$1 == k { print $3; exit }'; }
@@ -173,17 +160,9 @@ ACC=$(svcadm account create --email bench-worker@bench.example --tier admin --cr
 API_KEY=$(svcadm key create --account "$ACC" --scopes '*' --rate-limit 100000)
 
 # ------------------------------------------------------------- CPU accounting
-ticks() {	# ticks PID...: utime + stime of the processes (their own threads)
-    local p t=0
-    for p in "$@"; do
-        [ -n "$p" ] && [ -r "/proc/$p/stat" ] || continue
-        t=$(( t + $(sed 's/.*) //' "/proc/$p/stat" | awk '{ print $12 + $13 }') ))
-    done
-    echo "$t"
-}
-machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
 snapshot() {	# snapshot WORKER_PID...: workers mariadbd fakes unbound machine_busy machine_all
-    echo "$(ticks "$@") $(ticks "$MARIADB_PID") $(ticks "${FAKE_PIDS[@]}") $(ticks "$UNBOUND_PID") $(machine_ticks)"
+    echo "$(bench_ticks "$@") $(bench_ticks "$MARIADB_PID") $(bench_ticks "${FAKE_PIDS[@]}")" \
+        "$(bench_ticks "$UNBOUND_PID") $(bench_machine_ticks)"
 }
 elapsed() { echo "$1 $(date +%s.%N)" | awk '{ printf "%.3f", $2 - $1 }'; }
 sql_status() {

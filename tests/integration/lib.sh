@@ -86,20 +86,22 @@ it_log() { echo "# $*"; }
 # ---------------------------------------------------------------- the stack
 
 # it_conf_add "name = value": extra svc.conf lines for it_stack_start (call before).
-# IT_API_WORKERS: responder processes (default 2).
+# IT_API_WORKERS: responder processes (default 2); IT_LOG_LEVEL: svc.conf's
+# log_level (default debug); IT_SVC_API: the svc-api that lighttpd spawns
+# (default the built one; the benchmarks bench another with BENCH_SVC_API).
 IT_CONF_EXTRA=
 it_conf_add() { IT_CONF_EXTRA="$IT_CONF_EXTRA$*
 "; }
 
 # it_stack_start: MariaDB in IT_DIR/mariadb with database and user svc,
 # IT_DIR/svc.conf, "svcadm db migrate" with the source tree's sql/, lighttpd on
-# a free port spawning the built src/api/svc-api. Exports SVC_CONF, BASE_URL,
-# HTTP_PORT, DB_SOCKET. With --db-only it stops after the migration.
+# a free port spawning the built src/api/svc-api (it_api_start). Exports
+# SVC_CONF, BASE_URL, HTTP_PORT, DB_SOCKET. With --db-only it stops after the
+# migration (it_api_start starts lighttpd later, once SVC_CONF is as wanted).
 it_stack_start() {
-    local api=$top_builddir/src/api/svc-api
     it_require mariadbd mariadb-install-db mariadb lighttpd
     if [ "${1:-}" != --db-only ]; then
-        [ -x "$api" ] || it_skip "$api is not built"
+        [ -x "$(it_api)" ] || it_skip "$(it_api) is not built"
     fi
     [ -x "$top_builddir/src/admin/svcadm" ] || it_skip "src/admin/svcadm is not built"
     stack_mariadb_init "$IT_DIR/mariadb"
@@ -119,7 +121,7 @@ db_name = svc
 db_user = svc
 db_password_file = $IT_DIR/mariadb/db-password
 base_url = $BASE_URL
-log_level = debug
+log_level = ${IT_LOG_LEVEL:-debug}
 log_file = $IT_DIR/log/svc.log
 api_workers = ${IT_API_WORKERS:-2}
 $IT_CONF_EXTRA
@@ -132,7 +134,18 @@ EOF
         exit 1
     fi
     [ "${1:-}" = --db-only ] && return 0
-    stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$api" "$SVC_CONF" ||
+    it_api_start
+}
+
+# it_api: the svc-api lighttpd spawns (IT_SVC_API, else the built one).
+it_api() { echo "${IT_SVC_API:-$top_builddir/src/api/svc-api}"; }
+
+# it_api_start: lighttpd in IT_DIR/lighttpd on HTTP_PORT spawning svc-api on
+# SVC_CONF (after it_stack_start --db-only, or again after stopping it with
+# stack_lighttpd_stop "$IT_DIR/lighttpd" to read a changed SVC_CONF).
+it_api_start() {
+    [ -x "$(it_api)" ] || it_skip "$(it_api) is not built"
+    stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$(it_api)" "$SVC_CONF" ||
         { echo "Bail out! lighttpd with svc-api did not start"; it_show_logs; exit 1; }
 }
 

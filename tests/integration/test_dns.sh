@@ -33,10 +33,8 @@ cleanup() {
 	sh "$srcdir/tests/dns/server.sh" stop "$dir"
 	rm -rf "$dir"
 }
-child=
 trap cleanup EXIT
-# A signal stops the command too; the EXIT trap then stops the server.
-trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 130' INT TERM HUP
+. "$srcdir/tests/integration/unit_server.sh"
 
 if ! addr=$(sh "$srcdir/tests/dns/server.sh" start "$dir"); then
 	echo "could not start the DNS test server" >&2
@@ -50,12 +48,7 @@ if command -v python3 >/dev/null 2>&1; then
 	    --upstream "$addr" --pattern '^budget-slow[0-9]+\.svc\.test$' \
 	    --delay-ms 500 > "$dir/slow-dns.log" 2>&1 &
 	slow=$!
-	i=0
-	while [ ! -s "$dir/slow-dns" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if [ ! -s "$dir/slow-dns" ]; then
+	if ! unit_server_wait "$dir/slow-dns" "$slow"; then
 		cat "$dir/slow-dns.log" >&2
 		echo "could not start the slow DNS forwarder" >&2
 		exit 99
@@ -63,14 +56,4 @@ if command -v python3 >/dev/null 2>&1; then
 	SVC_TEST_SLOW_DNS=$(cat "$dir/slow-dns")
 	export SVC_TEST_SLOW_DNS
 fi
-# In the background, so that a signal is handled at once, not after it.
-"$@" &
-child=$!
-wait "$child"
-rc=$?
-child=
-if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
-	echo "--- unbound log" >&2
-	cat "$dir/unbound.log" >&2
-fi
-exit $rc
+unit_server_run "$dir/unbound.log" "unbound log" "$@"

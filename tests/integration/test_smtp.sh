@@ -28,7 +28,6 @@ fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/svc-test-smtp.XXXXXX") || exit 99
 server=
-child=
 cleanup() {
 	if [ -n "$server" ]; then
 		kill "$server" 2>/dev/null
@@ -43,8 +42,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-# A signal stops the command too; the EXIT trap then stops the server.
-trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 130' INT TERM HUP
+. "$srcdir/tests/integration/unit_server.sh"
 
 # A throw-away CA and a server certificate for mx.fake.test and 127.0.0.1.
 if ! sh "$srcdir/tests/smtp/certs.sh" "$dir" mx.fake.test mx.fake.test 127.0.0.1 \
@@ -59,12 +57,7 @@ fi
     --cert "$dir/server.pem" --key "$dir/server.key" \
     >"$dir/fake_smtp.log" 2>&1 &
 server=$!
-i=0
-while [ ! -s "$dir/ready" ] && [ $i -lt 100 ]; do
-	kill -0 "$server" 2>/dev/null || break
-	sleep 0.1; i=$((i + 1))
-done
-if [ ! -s "$dir/ready" ]; then
+if ! unit_server_wait "$dir/ready" "$server"; then
 	echo "could not start the fake SMTP server" >&2
 	cat "$dir/fake_smtp.log" >&2
 	exit 99
@@ -75,14 +68,4 @@ SVC_TEST_SMTP_PORT=$port
 SVC_TEST_SMTP_CONTROL=$control
 SVC_TEST_SMTP_CA=$dir/ca.pem
 export SVC_TEST_SMTP_PORT SVC_TEST_SMTP_CONTROL SVC_TEST_SMTP_CA
-# In the background, so that a signal is handled at once, not after it.
-"$@" &
-child=$!
-wait "$child"
-rc=$?
-child=
-if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
-	echo "--- fake_smtp log" >&2
-	cat "$dir/fake_smtp.log" >&2
-fi
-exit $rc
+unit_server_run "$dir/fake_smtp.log" "fake_smtp log" "$@"

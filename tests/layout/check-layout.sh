@@ -12,7 +12,9 @@
 #
 # Nothing in core, engine or jobs knows HTTP: their headers mention no
 # HTTP status or response, and none of their files includes api/. A file of
-# src/ over 900 lines says why in its head comment ("long because").
+# src/ over 900 lines says why in its head comment ("long because"). A
+# function's prefix is its file's name: every function a file NAME.c
+# defines (its name at the start of a line) is NAME or NAME_*, or main.
 # Prints one line per breach and exits 1 if there is any. Run by make check.
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -48,6 +50,14 @@ for dir in */; do
         if [ "$(wc -l < "$f")" -gt 900 ] && ! head -n 40 "$f" | grep -q "long because"; then
             breach "src/$f has $(wc -l < "$f") lines and its head comment does not say why (\"long because\")"
         fi
+        case $f in
+        *.c)
+            name=$(basename "$f" .c)
+            while IFS= read -r fn; do
+                case $fn in "$name" | "$name"_* | main) ;; *) breach "src/$f defines $fn(), whose prefix is not the file's name ($name)" ;; esac
+            done < <(sed -n 's/^\([a-z_][a-z0-9_]*\)(.*/\1/p' "$f")
+            ;;
+        esac
     done
 done
 for f in core/*.h engine/*.h jobs/*.h; do

@@ -14,11 +14,10 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "unit_server.h"
 #include "unit_skip.h"
 #include <ldns/ldns.h>
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,28 +55,6 @@ resolver_for(const char *addr, const char *timeout_ms)
 	conf_free(&cf);
 	buf_free(&err);
 	return r;
-}
-
-/* A UDP port on 127.0.0.1: kept bound and never read (silent), or closed. */
-static int
-loopback_udp(int keep, unsigned *port)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	assert_true(fd >= 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
-	*port = ntohs(sin.sin_port);
-	if (!keep) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* ---- offline ---- */
@@ -227,7 +204,7 @@ test_invalid_domain_is_refused_without_a_query(void **state)
 	struct dns_addrs a;
 	unsigned port;
 	char addr[32];
-	int fd = loopback_udp(1, &port), present = 1;
+	int fd = unit_server_loopback(SOCK_DGRAM, 1, &port), present = 1;
 	double t0;
 
 	(void)state;
@@ -256,7 +233,7 @@ test_silent_server_is_dns_error_within_timeout(void **state)
 	struct dns_addrs a;
 	unsigned port;
 	char addr[32];
-	int fd = loopback_udp(1, &port), present = 1;
+	int fd = unit_server_loopback(SOCK_DGRAM, 1, &port), present = 1;
 	double t0, dt;
 
 	(void)state;
@@ -291,7 +268,7 @@ test_closed_port_is_dns_error(void **state)
 	double t0;
 
 	(void)state;
-	loopback_udp(0, &port);
+	unit_server_loopback(SOCK_DGRAM, 0, &port);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
 	r = resolver_for(addr, "300");
 	t0 = now_ms();
@@ -308,7 +285,7 @@ silent_resolver(const char *timeout_ms, int *fd)
 	unsigned port;
 	char addr[32];
 
-	*fd = loopback_udp(1, &port);
+	*fd = unit_server_loopback(SOCK_DGRAM, 1, &port);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
 	return resolver_for(addr, timeout_ms);
 }
@@ -808,26 +785,6 @@ test_deadline_leaves_late_hosts_as_errors(void **state)
 	dns_resolver_free(r);
 }
 
-/* Without $SVC_TEST_DNS: run again under the script that starts unbound. */
-static void
-reexec_with_server(char **argv)
-{
-	const char *srcdir = getenv("top_srcdir");
-	char path[1024];
-
-	if (getenv("SVC_TEST_DNS_NOEXEC") != NULL)
-		return;
-	if (srcdir == NULL)
-		srcdir = getenv("srcdir");
-	snprintf(path, sizeof(path), "%s/tests/integration/test_dns.sh",
-	    srcdir != NULL ? srcdir : ".");
-	if (access(path, R_OK) != 0)
-		return;
-	setenv("SVC_TEST_DNS_NOEXEC", "1", 1);
-	fflush(NULL);
-	execl("/bin/sh", "sh", path, argv[0], (char *)NULL);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -869,7 +826,7 @@ main(int argc, char **argv)
 	server = getenv("SVC_TEST_DNS");
 	slow_server = getenv("SVC_TEST_SLOW_DNS");
 	if (server == NULL || *server == '\0')
-		reexec_with_server(argv);
+		unit_server_reexec("dns", argv);
 	rc = cmocka_run_group_tests_name("dns_offline", offline, NULL, NULL);
 	if (server == NULL || *server == '\0')
 		return unit_skip_rest(rc, "server tests need SVC_TEST_DNS "

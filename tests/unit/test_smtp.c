@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "unit_server.h"
 #include "unit_skip.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -181,29 +182,6 @@ assert_outcome(const struct smtp_session *s, enum smtp_outcome o)
 		    smtp_outcome_names[o]);
 }
 
-/* A TCP port on 127.0.0.1 that is closed, or listening and never served. */
-static int
-loopback_tcp(int listening, unsigned *port)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
-	*port = ntohs(sin.sin_port);
-	if (!listening) {
-		close(fd);
-		return -1;
-	}
-	assert_int_equal(listen(fd, 8), 0);
-	return fd;
-}
-
 /* ---- offline ---- */
 
 static void
@@ -320,7 +298,7 @@ test_closed_port_is_unreachable(void **state)
 
 	(void)state;
 	opts_for_test(&o);
-	(void)loopback_tcp(0, &port);
+	(void)unit_server_loopback(SOCK_STREAM, 0, &port);
 	o.port = port;
 	addrs_of(&a, "127.0.0.1", NULL);
 	s = probe(&o, "mx.x.test", &a, rcpt, 1);
@@ -376,7 +354,7 @@ test_listener_that_never_greets_times_out(void **state)
 
 	(void)state;
 	opts_for_test(&o);
-	fd = loopback_tcp(1, &port);
+	fd = unit_server_loopback(SOCK_STREAM, 1, &port);
 	o.port = port;
 	o.reply_timeout_ms = 300;
 	addrs_of(&a, "127.0.0.1", NULL);
@@ -1236,27 +1214,6 @@ server_setup(void **state)
 	return 0;
 }
 
-/* Without $SVC_TEST_SMTP_PORT: run again under the script that starts the
- * fake server. */
-static void
-reexec_with_server(char **argv)
-{
-	const char *srcdir = getenv("top_srcdir");
-	char path[1024];
-
-	if (getenv("SVC_TEST_SMTP_NOEXEC") != NULL)
-		return;
-	if (srcdir == NULL)
-		srcdir = getenv("srcdir");
-	snprintf(path, sizeof(path), "%s/tests/integration/test_smtp.sh",
-	    srcdir != NULL ? srcdir : ".");
-	if (access(path, R_OK) != 0)
-		return;
-	setenv("SVC_TEST_SMTP_NOEXEC", "1", 1);
-	fflush(NULL);
-	execl("/bin/sh", "sh", path, argv[0], (char *)NULL);
-}
-
 static unsigned
 env_port(const char *name)
 {
@@ -1324,7 +1281,7 @@ main(int argc, char **argv)
 		log_init("test_smtp", LOG_LEVEL_DEBUG, NULL);
 	smtp_port = env_port("SVC_TEST_SMTP_PORT");
 	if (smtp_port == 0)
-		reexec_with_server(argv);
+		unit_server_reexec("smtp", argv);
 	control_port = env_port("SVC_TEST_SMTP_CONTROL");
 	ca_file = getenv("SVC_TEST_SMTP_CA");
 	rc = cmocka_run_group_tests_name("smtp_offline", offline, NULL, NULL);

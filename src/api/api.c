@@ -1,0 +1,139 @@
+/* api.c: what every handler of svc-api uses (api.h): the process's DB
+ * connection and verification engine, made on first use, the JSON body of
+ * a request, and the error answers the handlers share (400 naming a field,
+ * 402, 500 and 503). */
+#include "api/api.h"
+#include "util/log.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+struct db *
+api_db(struct api_call *c)
+{
+	struct buf err;
+
+	if (c->ctx->db != NULL)
+		return c->ctx->db;
+	buf_init(&err, 1024);
+	if (db_open(c->ctx->conf, 1, &c->ctx->db, &err) != DB_OK) {
+		log_error("event=db_unavailable req=%s error=\"%s\"",
+		    c->req->request_id, buf_str(&err));
+		api_unavailable(c, "the service cannot reach its database");
+	}
+	buf_free(&err);
+	return c->ctx->db;
+}
+
+struct verify_engine *
+api_engine(struct api_call *c)
+{
+	struct buf err;
+
+	if (c->ctx->engine != NULL)
+		return c->ctx->engine;
+	buf_init(&err, 1024);
+	if ((c->ctx->engine = verify_engine_new(c->ctx->conf, &err)) == NULL) {
+		log_error("event=engine_unavailable req=%s error=\"%s\"",
+		    c->req->request_id, buf_str(&err));
+		api_unavailable(c, "the verification engine cannot start");
+	}
+	buf_free(&err);
+	return c->ctx->engine;
+}
+
+void
+api_insufficient_credits(struct api_call *c, long long required,
+    long long available)
+{
+	http_error(c->resp, 402, "insufficient_credits",
+	    json_pack("{s:I,s:I}", "required", (json_int_t)required,
+	    "available", (json_int_t)(available < 0 ? 0 : available)),
+	    "%lld credits are needed, %lld are available", required,
+	    available < 0 ? 0 : available);
+}
+
+void
+api_bad_field(struct api_call *c, const char *field, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	http_error(c->resp, 400, "invalid_email", json_pack("{s:s}", "field",
+	    field), "%s: %s", field, msg);
+}
+
+void
+api_unavailable(struct api_call *c, const char *why)
+{
+	http_set_header(c->resp, "Retry-After", API_RETRY_AFTER);
+	http_error(c->resp, 503, "queue_unavailable", NULL,
+	    "%s; retry in %s s", why, API_RETRY_AFTER);
+}
+
+void
+api_internal_error(struct api_call *c, const char *what)
+{
+	log_error("event=internal_error req=%s what=%s db=\"%s\"",
+	    c->req->request_id, what,
+	    c->ctx->db ? db_error(c->ctx->db) : "");
+	/* A database that went away is an outage, not a broken request. */
+	if (c->ctx->db != NULL && db_unreachable(c->ctx->db)) {
+		api_unavailable(c, "the service cannot reach its database");
+		return;
+	}
+	http_error(c->resp, 500, "verification_failed", NULL,
+	    "unexpected error (request %s)", c->req->request_id);
+}
+
+int
+api_json_read(struct api_call *c)
+{
+	const char *ct = http_param(c->req, "CONTENT_TYPE");
+	int rc;
+
+	/* JSON is accepted under its own type, with no type, and under the
+	 * types command-line clients send by default (curl -d); a body that
+	 * announces itself as something else (multipart, XML...) is not. */
+	if (ct && *ct && strncasecmp(ct, "application/json", 16) != 0 &&
+	    strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0 &&
+	    strncasecmp(ct, "text/plain", 10) != 0) {
+		http_error(c->resp, 415, "unsupported_media_type", NULL,
+		    "send the body as application/json");
+		return -1;
+	}
+	if ((rc = http_read_body(c->req, c->body_max)) != 0) {
+		http_body_error(c->resp, rc, c->body_max);
+		return -1;
+	}
+	return 0;
+}
+
+json_t *
+api_json_body(struct api_call *c)
+{
+	json_error_t jerr;
+	json_t *v;
+
+	if (api_json_read(c) == -1)
+		return NULL;
+	v = json_loadb(buf_str(&c->req->body), c->req->body.len,
+	    JSON_REJECT_DUPLICATES, &jerr);
+	if (v == NULL) {
+		http_error(c->resp, 400, "invalid_json", NULL,
+		    "request body is not valid JSON: %s at line %d column %d",
+		    jerr.text, jerr.line, jerr.column);
+		return NULL;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		http_error(c->resp, 400, "invalid_json", NULL,
+		    "request body must be a JSON object");
+		return NULL;
+	}
+	return v;
+}
