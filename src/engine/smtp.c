@@ -276,7 +276,7 @@ smtp_session_free(struct smtp_session *s)
 	free(s->expect);
 	free(s->expect_rcpt);
 	smtp_str_free(s->info.text);
-	smtp_tls_free(s->own_tls);
+	smtp_io_tls_free(s->own_tls);
 	free(s);
 }
 

@@ -90,8 +90,8 @@ void	 smtp_opts_from_conf(struct smtp_opts *, const struct conf *);
  * sends nothing secret. With a ca_file (or "" for the system store) the
  * session only records whether the certificate verified. NULL on error,
  * with a message in err. */
-struct smtp_tls *smtp_tls_new(const char *ca_file, struct buf *err);
-void	 smtp_tls_free(struct smtp_tls *);
+struct smtp_tls *smtp_io_tls_new(const char *ca_file, struct buf *err);
+void	 smtp_io_tls_free(struct smtp_tls *);
 
 /* The reply to one RCPT. code 0: no reply arrived (the session ended). */
 struct smtp_rcpt_result {

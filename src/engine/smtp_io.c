@@ -2,9 +2,9 @@
  * connection to one address, bytes in and out in plain text or in TLS
  * records (GNUTLS_E_AGAIN and the direction GnuTLS waits for go into
  * s->io_events), the start of TLS after STARTTLS and its handshake, the
- * certificate check, closing. Also the TLS credentials (smtp_tls_new, named
- * in smtp.h), so that every GnuTLS call is here. What a byte means is for
- * smtp_session.c. */
+ * certificate check, closing. Also the TLS credentials (smtp_io_tls_new,
+ * declared in smtp.h), so that every GnuTLS call is here. What a byte means
+ * is for smtp_session.c. */
 #include "engine/smtp_session.h"
 #include "util/log.h"
 #include <arpa/inet.h>
@@ -32,7 +32,7 @@ struct smtp_tls {
 /* ---- TLS credentials ---- */
 
 struct smtp_tls *
-smtp_tls_new(const char *ca_file, struct buf *err)
+smtp_io_tls_new(const char *ca_file, struct buf *err)
 {
 	struct smtp_tls *t;
 	int r;
@@ -56,7 +56,7 @@ smtp_tls_new(const char *ca_file, struct buf *err)
 	if (r < 0) {
 		buf_printf(err, "ca_file %s: %s", *ca_file ? ca_file :
 		    "(system)", gnutls_strerror(r));
-		smtp_tls_free(t);
+		smtp_io_tls_free(t);
 		return NULL;
 	}
 	t->have_ca = r > 0;
@@ -64,7 +64,7 @@ smtp_tls_new(const char *ca_file, struct buf *err)
 }
 
 void
-smtp_tls_free(struct smtp_tls *t)
+smtp_io_tls_free(struct smtp_tls *t)
 {
 	if (t == NULL)
 		return;
@@ -240,7 +240,7 @@ smtp_io_tls_start(struct smtp_session *s, const char *host)
 			struct buf err;
 
 			buf_init(&err, 256);
-			s->own_tls = smtp_tls_new(NULL, &err);
+			s->own_tls = smtp_io_tls_new(NULL, &err);
 			if (s->own_tls == NULL)
 				log_warn("event=smtp_tls_setup_failed "
 				    "error=\"%s\"", buf_str(&err));

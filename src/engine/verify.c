@@ -48,7 +48,7 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	buf_init(&warn, 64 * 1024);
 	if ((e->dns = dns_resolver_new(c, err)) == NULL ||
 	    lists_load(conf_str(c, CONF_LISTS_DIR), &e->lists, &warn) !=
-	    LISTS_OK || (e->tls = smtp_tls_new(conf_str(c, CONF_CA_FILE),
+	    LISTS_OK || (e->tls = smtp_io_tls_new(conf_str(c, CONF_CA_FILE),
 	    err)) == NULL) {
 		if (e->dns != NULL && e->lists == NULL)
 			buf_printf(err, "lists: %s", buf_str(&warn));
@@ -74,7 +74,7 @@ verify_engine_free(struct verify_engine *e)
 		return;
 	dns_resolver_free(e->dns);
 	lists_free(e->lists);
-	smtp_tls_free(e->tls);
+	smtp_io_tls_free(e->tls);
 	free(e);
 }
 
@@ -592,11 +592,11 @@ verify_address(struct verify_engine *e, struct db *db, const char *email,
 	size_t rcpt = 0;
 
 	/* A batch of one, through the same face as the worker's jobs. */
-	if (verify_item_begin(e, email, &it) == VERIFY_STEP_DONE) {
+	if (verify_batch_item_begin(e, email, &it) == VERIFY_STEP_DONE) {
 		*r = it.r;
 		return VERIFY_OK;
 	}
-	verify_items_lookup(db, &one, 1);
+	verify_batch_lookup(db, &one, 1);
 	if (it.r.cached) {
 		*r = it.r;
 		return VERIFY_OK;
@@ -609,13 +609,13 @@ verify_address(struct verify_engine *e, struct db *db, const char *email,
 		rc = VERIFY_ERR_REFUSED;
 		goto out;
 	}
-	if (verify_item_with_mx(e, &b, &it) == VERIFY_STEP_NEXT) {
+	if (verify_batch_item_with_mx(e, &b, &it) == VERIFY_STEP_NEXT) {
 		if (verify_gate_pass(gate) == -1) {
 			rc = VERIFY_ERR_REFUSED;
 			goto out;
 		}
 		s = verify_single_smtp(e, db, &b, &it, deadline, &rcpt);
-		rc = verify_item_conclude(e, db, &b, &it, s, rcpt);
+		rc = verify_batch_item_conclude(e, db, &b, &it, s, rcpt);
 		smtp_session_free(s);
 	}
 	if (rc == VERIFY_OK) {

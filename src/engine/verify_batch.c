@@ -19,14 +19,14 @@
 /* ---------------------------------------------------------------- items */
 
 enum verify_step
-verify_item_begin(struct verify_engine *e, const char *email,
+verify_batch_item_begin(struct verify_engine *e, const char *email,
     struct verify_item *it)
 {
 	return verify_begin(e, email, &it->r, &it->a);
 }
 
 void
-verify_items_lookup(struct db *db, struct verify_item *const *v, size_t n)
+verify_batch_lookup(struct db *db, struct verify_item *const *v, size_t n)
 {
 	const char **keys;
 	unsigned char *found;
@@ -63,14 +63,14 @@ out:
 }
 
 enum verify_step
-verify_item_with_mx(struct verify_engine *e, const struct verify_batch *b,
+verify_batch_item_with_mx(struct verify_engine *e, const struct verify_batch *b,
     struct verify_item *it)
 {
 	return verify_with_mx(e, &it->r, &it->a, &b->mx);
 }
 
 enum verify_err
-verify_item_conclude(struct verify_engine *e, struct db *db,
+verify_batch_item_conclude(struct verify_engine *e, struct db *db,
     struct verify_batch *b, struct verify_item *it,
     const struct smtp_session *s, size_t rcpt)
 {

@@ -40,25 +40,25 @@ struct verify_batch {
 
 /* Syntax and sandbox, no database: DONE with the result in it->r, or NEXT
  * (it->a parsed, the list facts set). */
-enum verify_step verify_item_begin(struct verify_engine *, const char *email,
-	    struct verify_item *);
+enum verify_step verify_batch_item_begin(struct verify_engine *,
+	    const char *email, struct verify_item *);
 /* The verdict cache and the complainer list for items that are NEXT, in a
  * few statements: a cached item is DONE (it->r.cached set). A lookup that
  * fails finds nothing: the verdict is made afresh, and the complainer list
  * is asked again one by one when an item concludes. */
-void	 verify_items_lookup(struct db *, struct verify_item *const *,
+void	 verify_batch_lookup(struct db *, struct verify_item *const *,
 	    size_t n);
 /* Its domain's answer and facts: the MX hosts, or the reason there are
  * none. DONE for an address that needs no SMTP (invalid domain, no MX, DNS
  * error, disposable), else NEXT. */
-enum verify_step verify_item_with_mx(struct verify_engine *,
+enum verify_step verify_batch_item_with_mx(struct verify_engine *,
 	    const struct verify_batch *, struct verify_item *);
 /* Its conclusion from a finished session (its reply to RCPT number rcpt,
  * or the session's outcome) or, with s NULL, as unreachable; with the
  * batch's catch-all answer (0 while not known) and web presence (looked up
  * once per batch, only for a catch-all domain). VERIFY_ERR_DB when the
  * complainer list could not be read. */
-enum verify_err verify_item_conclude(struct verify_engine *, struct db *,
+enum verify_err verify_batch_item_conclude(struct verify_engine *, struct db *,
 	    struct verify_batch *, struct verify_item *,
 	    const struct smtp_session *s, size_t rcpt);
 

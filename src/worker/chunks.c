@@ -181,7 +181,7 @@ chunks_begin(struct process *p, struct process_chunk *ch,
 {
 	struct process_addr *pa;
 
-	/* Not calloc: the item (8 KB) is cleared by verify_item_begin and
+	/* Not calloc: the item (8 KB) is cleared by verify_batch_item_begin and
 	 * addr_parse anyway, and 20,000 addresses a run made the double
 	 * clearing show in profiles. */
 	if ((pa = malloc(sizeof(*pa))) == NULL) {
@@ -195,7 +195,7 @@ chunks_begin(struct process *p, struct process_chunk *ch,
 	pa->tries = 0;
 	pa->next = NULL;
 	ch->outstanding++;
-	if (verify_item_begin(p->engine, row->email, &pa->it) ==
+	if (verify_batch_item_begin(p->engine, row->email, &pa->it) ==
 	    VERIFY_STEP_DONE) {
 		chunks_result(p, pa, 1);
 		free(pa);
@@ -257,7 +257,7 @@ chunks_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 			m++;
 		}
 	jobqueue_rows_free(rows, n);
-	verify_items_lookup(p->db, items, m);
+	verify_batch_lookup(p->db, items, m);
 	for (i = 0; i < m; i++) {
 		if (todo[i]->it.r.cached) {
 			chunks_result(p, todo[i], 0);

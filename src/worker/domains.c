@@ -154,7 +154,7 @@ domains_after_mx(struct process *p, struct process_domain *d)
 			chunks_abandon(pa);
 			continue;
 		}
-		if (verify_item_with_mx(p->engine, &d->b, &pa->it) ==
+		if (verify_batch_item_with_mx(p->engine, &d->b, &pa->it) ==
 		    VERIFY_STEP_DONE) {
 			chunks_result(p, pa, 1);
 			free(pa);
@@ -185,7 +185,7 @@ domains_route(struct process *p, struct process_addr *pa)
 		return;
 	}
 	if (d->b.resolved) {
-		if (verify_item_with_mx(p->engine, &d->b, &pa->it) ==
+		if (verify_batch_item_with_mx(p->engine, &d->b, &pa->it) ==
 		    VERIFY_STEP_DONE) {
 			chunks_result(p, pa, 1);
 			free(pa);

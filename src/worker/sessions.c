@@ -62,7 +62,7 @@ sessions_start(struct process *p, struct process_domain *d)
 	if (ss->s == NULL) {
 		/* Cannot even start (memory): conclude as unreachable. */
 		for (i = 0; i < ss->n; i++) {
-			verify_item_conclude(p->engine, p->db, &d->b,
+			verify_batch_item_conclude(p->engine, p->db, &d->b,
 			    &ss->addrs[i]->it, NULL, 0);
 			chunks_result(p, ss->addrs[i], 0);
 			free(ss->addrs[i]);
@@ -132,7 +132,7 @@ sessions_conclude(struct process *p, struct process_session *ss)
 			domains_enqueue(d, pa, 1);	/* keeps the order */
 			continue;
 		}
-		if (verify_item_conclude(p->engine, p->db, &d->b, &pa->it,
+		if (verify_batch_item_conclude(p->engine, p->db, &d->b, &pa->it,
 		    ss->s, base + i) != VERIFY_OK) {
 			chunks_abandon(pa);
 			continue;

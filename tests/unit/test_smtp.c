@@ -650,9 +650,9 @@ test_certificate_verification_recorded_with_ca(void **state)
 	fake("starttls=offered");
 	opts_for_test(&o);
 	buf_init(&err, 256);
-	o.tls = smtp_tls_new(ca_file, &err);
+	o.tls = smtp_io_tls_new(ca_file, &err);
 	if (o.tls == NULL)
-		fail_msg("smtp_tls_new: %s", buf_str(&err));
+		fail_msg("smtp_io_tls_new: %s", buf_str(&err));
 	addrs_of(&a, "127.0.0.1", NULL);
 	s = probe(&o, "mx.fake.test", &a, rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_OK);
@@ -665,7 +665,7 @@ test_certificate_verification_recorded_with_ca(void **state)
 	assert_int_equal(smtp_session_info(s)->tls, 1);
 	assert_int_equal(smtp_session_info(s)->tls_verified, 0);
 	smtp_session_free(s);
-	smtp_tls_free(o.tls);
+	smtp_io_tls_free(o.tls);
 	buf_free(&err);
 }
 
