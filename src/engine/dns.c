@@ -1,10 +1,12 @@
-/* dns.c: MX and address lookups, with ldns for the messages and dns_send.c
- * for the network (queries of one step asked at once, within the
- * resolver's deadline). Answers are untrusted: the reply must match the
- * query (id, question), names are taken from the wire and checked as host
- * names, counts are capped. SERVFAIL, REFUSED, timeouts and malformed
- * replies are DNS_ERROR, never a verdict about the domain. */
+/* dns.c: host names, the resolver's servers, and the lookups (MX hosts
+ * with their addresses, addresses, web presence) built on dns_reply.c (one
+ * question and its checked reply) and dns_send.c (the network: queries of
+ * one step asked at once, within the resolver's deadline). Answers are
+ * untrusted: names are taken from the wire and checked as host names,
+ * counts are capped. SERVFAIL, REFUSED, timeouts and malformed replies are
+ * DNS_ERROR, never a verdict about the domain. */
 #include "engine/dns.h"
+#include "engine/dns_reply.h"
 #include "engine/dns_send.h"
 #include "util/log.h"
 #include "util/strparse.h"
@@ -12,7 +14,6 @@
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <netinet/in.h>
 
 const char *const dns_status_names[DNS__MAX] = {
@@ -25,30 +26,9 @@ const char *const dns_status_names[DNS__MAX] = {
 };
 
 #define DNS_RETRIES	2	/* tries per server and query */
-#define DNS_EDNS_SIZE	1232	/* EDNS buffer size (DNS flag day 2020) */
-#define DNS_CNAME_MAX	8	/* CNAME hops followed inside one answer */
 #define DNS_MX_PARSE	256	/* MX records looked at in one answer */
 #define DNS_ADDR_PARSE	64	/* A or AAAA records looked at per family */
 #define DNS_TTL_MAX	86400	/* cap on any TTL handed to a cache */
-#define DNS_NEG_TTL_MAX	10800	/* cap on negative TTLs (RFC 2308) */
-#define DNS_NEG_TTL_DEF	300	/* negative TTL when the reply has no SOA */
-
-struct dns_resolver {
-	struct dns_send_conf send;	/* servers, timeout, deadline */
-	int		 unreachable;	/* a query of this lookup timed out */
-};
-
-/* One query: the question (wire), then its reply checked against it. */
-struct dns_reply {
-	char		 name[DNS_NAME_MAX + 1];	/* normalised */
-	ldns_rr_type	 type;
-	uint16_t	 id;
-	uint8_t		*wire;		/* the query; NULL: not asked */
-	size_t		 wlen;
-	ldns_pkt	*pkt;
-	ldns_rdf	*qname;
-	enum dns_status	 status;	/* OK, NXDOMAIN or ERROR */
-};
 
 struct dns_mx_cand {
 	unsigned	 pref;
@@ -273,292 +253,6 @@ dns_norm(const char *in, char *out, size_t outsz)
 	return 0;
 }
 
-/*
- * A domain name from the wire (uncompressed rdf data) as lower-case text
- * without the trailing dot. Returns 1 for a valid host name, 0 for the
- * root ".", -1 for anything else (odd bytes, empty labels, too long).
- */
-static int
-dns_wire_name(const ldns_rdf *rdf, char *out, size_t outsz)
-{
-	const uint8_t *d;
-	size_t sz, pos = 0, o = 0, i;
-	uint8_t lab;
-
-	if (rdf == NULL || ldns_rdf_get_type(rdf) != LDNS_RDF_TYPE_DNAME)
-		return -1;
-	d = ldns_rdf_data(rdf);
-	sz = ldns_rdf_size(rdf);
-	if (sz == 1 && d[0] == 0) {
-		out[0] = '\0';
-		return 0;
-	}
-	while (pos < sz) {
-		lab = d[pos++];
-		if (lab == 0)
-			break;
-		if (lab > 63 || pos + lab > sz)
-			return -1;
-		if (o != 0) {
-			if (o + 1 >= outsz)
-				return -1;
-			out[o++] = '.';
-		}
-		for (i = 0; i < lab; i++) {
-			unsigned char c = d[pos + i];
-			if (!dns_ldh(c) || o + 1 >= outsz)
-				return -1;
-			out[o++] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) :
-			    (char)c;
-		}
-		pos += lab;
-	}
-	if (pos != sz || o == 0)
-		return -1;
-	out[o] = '\0';
-	return dns_name_valid(out) ? 1 : -1;
-}
-
-int
-dns_wire_name_for_test(const uint8_t *wire, size_t len, char *out,
-    size_t outsz)
-{
-	ldns_rdf *rdf;
-	int rc;
-
-	/* The rdf borrows wire; ldns_rdf_free leaves the data alone. */
-	if ((rdf = ldns_rdf_new(LDNS_RDF_TYPE_DNAME, len, (void *)wire)) ==
-	    NULL)
-		return -1;
-	rc = dns_wire_name(rdf, out, outsz);
-	ldns_rdf_free(rdf);
-	return rc;
-}
-
-static uint32_t
-dns_ttl_min(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
-}
-
-/* Negative TTL (RFC 2308): the SOA in the authority section. */
-static uint32_t
-dns_neg_ttl(const ldns_pkt *p)
-{
-	ldns_rr_list *auth = ldns_pkt_authority(p);
-	size_t i;
-	uint32_t ttl = DNS_NEG_TTL_DEF;
-
-	for (i = 0; i < ldns_rr_list_rr_count(auth); i++) {
-		ldns_rr *rr = ldns_rr_list_rr(auth, i);
-		ldns_rdf *min;
-		if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_SOA)
-			continue;
-		ttl = ldns_rr_ttl(rr);
-		min = ldns_rr_rdf(rr, 6);
-		if (min != NULL && ldns_rdf_size(min) == 4)
-			ttl = dns_ttl_min(ttl, ldns_rdf2native_int32(min));
-		break;
-	}
-	return dns_ttl_min(ttl, DNS_NEG_TTL_MAX);
-}
-
-static uint16_t
-dns_random_id(void)
-{
-	uint16_t id;
-
-	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
-		id = (uint16_t)random();
-	return id;
-}
-
-static void
-dns_reply_free(struct dns_reply *rp)
-{
-	if (rp->pkt != NULL)
-		ldns_pkt_free(rp->pkt);
-	if (rp->qname != NULL)
-		ldns_rdf_deep_free(rp->qname);
-	free(rp->wire);
-	memset(rp, 0, sizeof(*rp));
-}
-
-/* The question for a normalised name, on the wire. The reply's status is
- * DNS_ERROR until an answer is checked (and stays so if this fails). */
-static void
-dns_question(struct dns_reply *rp, const char *name, ldns_rr_type type)
-{
-	ldns_pkt *q;
-	ldns_rdf *qn;
-	char fq[DNS_NAME_MAX + 2];
-	size_t len = strlen(name);
-
-	memset(rp, 0, sizeof(*rp));
-	rp->status = DNS_ERROR;
-	rp->type = type;
-	if (len + 2 > sizeof(fq))
-		return;
-	memcpy(rp->name, name, len + 1);
-	memcpy(fq, name, len);
-	fq[len] = '.';
-	fq[len + 1] = '\0';
-	if ((rp->qname = ldns_dname_new_frm_str(fq)) == NULL ||
-	    (qn = ldns_rdf_clone(rp->qname)) == NULL)
-		return;
-	if ((q = ldns_pkt_query_new(qn, type, LDNS_RR_CLASS_IN, LDNS_RD)) ==
-	    NULL) {
-		ldns_rdf_deep_free(qn);
-		return;
-	}
-	rp->id = dns_random_id();
-	ldns_pkt_set_id(q, rp->id);
-	ldns_pkt_set_edns_udp_size(q, DNS_EDNS_SIZE);
-	if (ldns_pkt2wire(&rp->wire, q, &rp->wlen) != LDNS_STATUS_OK) {
-		free(rp->wire);
-		rp->wire = NULL;
-	}
-	ldns_pkt_free(q);
-}
-
-/* Checks that a reply answers the question and takes its rcode. */
-static void
-dns_answer(struct dns_reply *rp, const uint8_t *wire, size_t len)
-{
-	ldns_pkt *a = NULL;
-	ldns_rr *qrr;
-	const char *n = rp->name;
-
-	if (ldns_wire2pkt(&a, wire, len) != LDNS_STATUS_OK || a == NULL) {
-		log_debug("event=dns_query name=%s result=malformed_reply", n);
-		if (a != NULL)
-			ldns_pkt_free(a);
-		return;
-	}
-	rp->pkt = a;
-	/* The reply must be the answer to this question. */
-	if (!ldns_pkt_qr(a) || ldns_pkt_id(a) != rp->id ||
-	    ldns_pkt_get_opcode(a) != LDNS_PACKET_QUERY ||
-	    ldns_rr_list_rr_count(ldns_pkt_question(a)) != 1 ||
-	    ldns_pkt_tc(a)) {
-		log_debug("event=dns_query name=%s result=mismatched_reply", n);
-		return;
-	}
-	qrr = ldns_rr_list_rr(ldns_pkt_question(a), 0);
-	if (ldns_rr_get_type(qrr) != rp->type ||
-	    ldns_rr_get_class(qrr) != LDNS_RR_CLASS_IN ||
-	    ldns_dname_compare(ldns_rr_owner(qrr), rp->qname) != 0) {
-		log_debug("event=dns_query name=%s result=wrong_question", n);
-		return;
-	}
-	switch (ldns_pkt_get_rcode(a)) {
-	case LDNS_RCODE_NOERROR:
-		rp->status = DNS_OK;
-		break;
-	case LDNS_RCODE_NXDOMAIN:
-		rp->status = DNS_NXDOMAIN;
-		break;
-	default:
-		log_debug("event=dns_query name=%s type=%d rcode=%d", n,
-		    (int)rp->type, (int)ldns_pkt_get_rcode(a));
-		break;
-	}
-}
-
-/*
- * Sends the questions of rp at once and checks their replies. A question
- * that times out (or is cut off by the deadline) stays DNS_ERROR and marks
- * the server unreachable for the rest of the lookup: the same server is
- * not waited for once per record.
- */
-static void
-dns_ask(struct dns_resolver *r, struct dns_reply *rp, size_t n)
-{
-	struct dns_send_query *q;
-	size_t *idx, i, m = 0;
-
-	if (r->unreachable)
-		return;
-	q = calloc(n, sizeof(*q));
-	idx = calloc(n, sizeof(*idx));
-	if (q == NULL || idx == NULL)
-		goto out;
-	for (i = 0; i < n; i++) {
-		if (rp[i].wire == NULL)
-			continue;
-		q[m].msg = rp[i].wire;
-		q[m].len = rp[i].wlen;
-		idx[m++] = i;
-	}
-	dns_send(&r->send, q, m);
-	for (i = 0; i < m; i++) {
-		struct dns_reply *p = &rp[idx[i]];
-		if (q[i].status == DNS_SEND_OK) {
-			dns_answer(p, q[i].reply, q[i].rlen);
-		} else {
-			r->unreachable = 1;
-			log_debug("event=dns_query name=%s type=%d result=%s",
-			    p->name, (int)p->type,
-			    dns_send_status_names[q[i].status]);
-		}
-		free(q[i].reply);
-	}
-out:
-	free(q);
-	free(idx);
-}
-
-/* One query for a normalised name. */
-static enum dns_status
-dns_query(struct dns_resolver *r, const char *name, ldns_rr_type type,
-    struct dns_reply *rp)
-{
-	dns_question(rp, name, type);
-	dns_ask(r, rp, 1);
-	return rp->status;
-}
-
-/*
- * Follows the CNAME chain of the question name inside the answer section.
- * Returns the final owner name (owned by the reply's qname or a CNAME rdf,
- * not to be freed) and lowers *ttl by the CNAME TTLs.
- */
-static const ldns_rdf *
-dns_chain(const struct dns_reply *rp, uint32_t *ttl)
-{
-	ldns_rr_list *ans = ldns_pkt_answer(rp->pkt);
-	const ldns_rdf *cur = rp->qname;
-	size_t i, hop;
-	int moved;
-
-	for (hop = 0; hop < DNS_CNAME_MAX; hop++) {
-		moved = 0;
-		for (i = 0; i < ldns_rr_list_rr_count(ans); i++) {
-			ldns_rr *rr = ldns_rr_list_rr(ans, i);
-			if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_CNAME ||
-			    ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN ||
-			    ldns_rr_rd_count(rr) != 1 ||
-			    ldns_dname_compare(ldns_rr_owner(rr), cur) != 0)
-				continue;
-			*ttl = dns_ttl_min(*ttl, ldns_rr_ttl(rr));
-			cur = ldns_rr_rdf(rr, 0);
-			moved = 1;
-			break;
-		}
-		if (!moved)
-			break;
-	}
-	return cur;
-}
-
-/* Whether rr is a record of this type, class IN, owned by owner. */
-static int
-dns_rr_is(const ldns_rr *rr, ldns_rr_type type, const ldns_rdf *owner)
-{
-	return ldns_rr_get_type(rr) == type &&
-	    ldns_rr_get_class(rr) == LDNS_RR_CLASS_IN &&
-	    ldns_dname_compare(ldns_rr_owner(rr), owner) == 0;
-}
 
 static int
 dns_addr_cmp(const void *a, const void *b)
@@ -584,12 +278,13 @@ dns_collect_addrs(const struct dns_reply *rp, ldns_rr_type type,
 	int af = type == LDNS_RR_TYPE_A ? AF_INET : AF_INET6;
 	size_t alen = type == LDNS_RR_TYPE_A ? 4 : 16;
 
-	owner = dns_chain(rp, &t);
+	owner = dns_reply_chain(rp, &t);
 	for (i = 0; i < ldns_rr_list_rr_count(ans) && n < room; i++) {
 		ldns_rr *rr = ldns_rr_list_rr(ans, i);
 		ldns_rdf *d;
 		struct dns_addr *a = &cand[n];
-		if (!dns_rr_is(rr, type, owner) || ldns_rr_rd_count(rr) != 1)
+		if (!dns_reply_rr_is(rr, type, owner) ||
+		    ldns_rr_rd_count(rr) != 1)
 			continue;
 		d = ldns_rr_rdf(rr, 0);
 		if (ldns_rdf_size(d) != alen ||
@@ -602,11 +297,11 @@ dns_collect_addrs(const struct dns_reply *rp, ldns_rr_type type,
 		if (inet_ntop(a->ip.family == 4 ? AF_INET : AF_INET6,
 		    a->ip.addr, a->text, sizeof(a->text)) == NULL)
 			continue;
-		t = dns_ttl_min(t, ldns_rr_ttl(rr));
+		t = dns_reply_ttl_min(t, ldns_rr_ttl(rr));
 		n++;
 	}
 	if (n > 0)
-		*ttl = dns_ttl_min(*ttl, t);
+		*ttl = dns_reply_ttl_min(*ttl, t);
 	return n;
 }
 
@@ -657,13 +352,14 @@ dns_addrs_of(struct dns_reply *rp, struct dns_addr *cand,
 		if (rp[t].status == DNS_OK) {
 			n += dns_collect_addrs(&rp[t], types[t], cand + n,
 			    DNS_ADDR_PARSE, &ttl);
-			neg = dns_ttl_min(neg, dns_neg_ttl(rp[t].pkt));
+			neg = dns_reply_ttl_min(neg,
+			    dns_reply_neg_ttl(rp[t].pkt));
 		} else if (rp[t].status == DNS_NXDOMAIN && n == 0 &&
 		    errors == 0) {
 			/* The name does not exist: the other answer is moot. */
 			out->status = DNS_NXDOMAIN;
-			out->ttl = dns_neg_ttl(rp[t].pkt);
-			dns_chain(&rp[t], &out->ttl);
+			out->ttl = dns_reply_neg_ttl(rp[t].pkt);
+			dns_reply_chain(&rp[t], &out->ttl);
 			return;
 		} else
 			errors++;
@@ -698,13 +394,14 @@ dns_addrs_many(struct dns_resolver *r, const char *const *hosts,
 		if (dns_norm(hosts[i], name, sizeof(name)) != 0)
 			outs[i]->status = DNS_INVALID_NAME;
 		else if (rp != NULL) {
-			dns_question(&rp[2 * i], name, LDNS_RR_TYPE_A);
-			dns_question(&rp[2 * i + 1], name, LDNS_RR_TYPE_AAAA);
+			dns_reply_question(&rp[2 * i], name, LDNS_RR_TYPE_A);
+			dns_reply_question(&rp[2 * i + 1], name,
+			    LDNS_RR_TYPE_AAAA);
 		}
 	}
 	if (rp == NULL || cand == NULL)
 		goto out;
-	dns_ask(r, rp, 2 * n);
+	dns_reply_ask(r, rp, 2 * n);
 	for (i = 0; i < n; i++)
 		if (outs[i]->status != DNS_INVALID_NAME)
 			dns_addrs_of(&rp[2 * i], cand, outs[i]);
@@ -777,7 +474,7 @@ dns_mx_hosts(struct dns_resolver *r, struct dns_mx_cand *cand, size_t n,
 		struct dns_mx_host *h = &res->hosts[i];
 		memcpy(h->name, cand[i].name, sizeof(h->name));
 		h->preference = cand[i].pref;
-		res->ttl = dns_ttl_min(res->ttl, cand[i].ttl);
+		res->ttl = dns_reply_ttl_min(res->ttl, cand[i].ttl);
 		names[i] = h->name;
 		outs[i] = &h->addrs;
 	}
@@ -786,14 +483,16 @@ dns_mx_hosts(struct dns_resolver *r, struct dns_mx_cand *cand, size_t n,
 		switch (res->hosts[i].addrs.status) {
 		case DNS_OK:
 			ok++;
-			res->ttl = dns_ttl_min(res->ttl, res->hosts[i].addrs.ttl);
+			res->ttl = dns_reply_ttl_min(res->ttl,
+			    res->hosts[i].addrs.ttl);
 			break;
 		case DNS_ERROR:
 			err++;
 			break;
 		default:
 			/* NXDOMAIN or no address: part of the answer. */
-			res->ttl = dns_ttl_min(res->ttl, res->hosts[i].addrs.ttl);
+			res->ttl = dns_reply_ttl_min(res->ttl,
+			    res->hosts[i].addrs.ttl);
 			break;
 		}
 	}
@@ -822,16 +521,16 @@ dns_mx_implicit(struct dns_resolver *r, const char *domain,
 		memcpy(res->hosts[0].name, domain, strlen(domain) + 1);
 		res->hosts[0].preference = 0;
 		res->hosts[0].addrs = addrs;
-		res->ttl = dns_ttl_min(res->ttl, addrs.ttl);
+		res->ttl = dns_reply_ttl_min(res->ttl, addrs.ttl);
 		res->status = DNS_OK;
 		break;
 	case DNS_NO_ADDR:
-		res->ttl = dns_ttl_min(res->ttl, addrs.ttl);
+		res->ttl = dns_reply_ttl_min(res->ttl, addrs.ttl);
 		res->status = DNS_NO_MX;
 		break;
 	case DNS_NXDOMAIN:
 		/* Gone between the two queries. */
-		res->ttl = dns_ttl_min(res->ttl, addrs.ttl);
+		res->ttl = dns_reply_ttl_min(res->ttl, addrs.ttl);
 		res->status = DNS_NXDOMAIN;
 		break;
 	default:
@@ -860,26 +559,26 @@ dns_lookup_mx(struct dns_resolver *r, const char *domain,
 		return res->status;
 	r->unreachable = 0;
 	res->status = DNS_ERROR;
-	switch (dns_query(r, name, LDNS_RR_TYPE_MX, &rp)) {
+	switch (dns_reply_query(r, name, LDNS_RR_TYPE_MX, &rp)) {
 	case DNS_OK:
 		break;
 	case DNS_NXDOMAIN:
 		res->status = DNS_NXDOMAIN;
-		res->ttl = dns_neg_ttl(rp.pkt);
-		dns_chain(&rp, &res->ttl);
+		res->ttl = dns_reply_neg_ttl(rp.pkt);
+		dns_reply_chain(&rp, &res->ttl);
 		goto out;
 	default:
 		goto out;
 	}
 	if ((cand = calloc(DNS_MX_PARSE, sizeof(*cand))) == NULL)
 		goto out;
-	owner = dns_chain(&rp, &ttl);
+	owner = dns_reply_chain(&rp, &ttl);
 	ans = ldns_pkt_answer(rp.pkt);
 	for (i = 0; i < ldns_rr_list_rr_count(ans) && nmx < DNS_MX_PARSE;
 	    i++) {
 		ldns_rr *rr = ldns_rr_list_rr(ans, i);
 		ldns_rdf *pref;
-		if (!dns_rr_is(rr, LDNS_RR_TYPE_MX, owner))
+		if (!dns_reply_rr_is(rr, LDNS_RR_TYPE_MX, owner))
 			continue;
 		nmx++;
 		pref = ldns_rr_rdf(rr, 0);
@@ -887,9 +586,9 @@ dns_lookup_mx(struct dns_resolver *r, const char *domain,
 			res->invalid_hosts++;
 			continue;
 		}
-		kind = dns_wire_name(ldns_rr_rdf(rr, 1), cand[n].name,
+		kind = dns_reply_wire_name(ldns_rr_rdf(rr, 1), cand[n].name,
 		    sizeof(cand[n].name));
-		ttl = dns_ttl_min(ttl, ldns_rr_ttl(rr));
+		ttl = dns_reply_ttl_min(ttl, ldns_rr_ttl(rr));
 		if (kind == 0) {
 			nroot++;
 		} else if (kind < 0) {
@@ -904,7 +603,8 @@ dns_lookup_mx(struct dns_resolver *r, const char *domain,
 	if (nmx == 0) {
 		/* NOERROR without MX: RFC 5321 5.1 implicit MX. The
 		 * negative answer's TTL also bounds the cache. */
-		res->ttl = dns_ttl_min(res->ttl, dns_neg_ttl(rp.pkt));
+		res->ttl = dns_reply_ttl_min(res->ttl,
+		    dns_reply_neg_ttl(rp.pkt));
 		dns_reply_free(&rp);
 		dns_mx_implicit(r, name, res);
 	} else if (n == 0) {

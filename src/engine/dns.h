@@ -110,10 +110,4 @@ int	 dns_name_valid(const char *s);
  * none is given). 0 on success, -1 if malformed. */
 int	 dns_server_parse(const char *s, char *addr, size_t addrsz,
 	    unsigned *port);
-/* For tests/fuzz only: the reader of MX host names from the wire, on the
- * uncompressed wire form of one name (len octets). out holds at least
- * DNS_NAME_MAX + 1. 1: a host name (lower case, no dot), 0: the root,
- * -1: anything else. */
-int	 dns_wire_name_for_test(const uint8_t *wire, size_t len, char *out,
-	    size_t outsz);
 #endif

@@ -1,7 +1,7 @@
 /* fuzz_dns_reply.c: libFuzzer target for the DNS reply handling of
- * src/engine/dns.c that is not ldns's own: the reader of MX host names from
- * the wire (dns_wire_name, through dns_wire_name_for_test), plus the string
- * checks dns_name_valid and dns_server_parse.
+ * src/engine/dns*.c that is not ldns's own: the reader of MX host names
+ * from the wire (dns_reply_wire_name, through dns_reply_wire_name_for_test),
+ * plus the string checks dns_name_valid and dns_server_parse.
  *
  * The input is a DNS message in wire format. When ldns parses it, every
  * domain-name rdata and owner name of every record goes through the reader,
@@ -13,6 +13,7 @@
  * dns_server_parse: a parsed server is an IPv4 or IPv6 address with a port
  * in 1..65535. */
 #include "engine/dns.h"
+#include "engine/dns_reply.h"
 #include <arpa/inet.h>
 #include <ldns/ldns.h>
 #include <stdint.h>
@@ -47,7 +48,7 @@ check_rdf(const ldns_rdf *rdf)
 	size_t sz = ldns_rdf_size(rdf), len, i;
 	int rc, root;
 
-	rc = dns_wire_name_for_test(d, sz, out, sizeof(out));
+	rc = dns_reply_wire_name_for_test(d, sz, out, sizeof(out));
 	root = sz == 1 && d[0] == 0;
 	CHECK(rc == 0 ? root : !root);
 	if ((text = ldns_rdf2str(rdf)) == NULL)
@@ -117,7 +118,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (pkt != NULL)
 		ldns_pkt_free(pkt);
-	rc = dns_wire_name_for_test(data, size, out, sizeof(out));
+	rc = dns_reply_wire_name_for_test(data, size, out, sizeof(out));
 	CHECK(rc >= -1 && rc <= 1);
 	if (rc == 1)
 		check_host(out);
