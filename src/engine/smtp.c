@@ -383,19 +383,13 @@ smtp_session_rcpt(const struct smtp_session *s, size_t i)
 	return i < s->nrcpt ? &s->rcpt[i] : NULL;
 }
 
-enum smtp_outcome
-smtp_probe(const struct smtp_opts *o, const char *mx_host,
-    const struct dns_addrs *a, const char *const *rcpts, size_t n,
-    struct smtp_session **out)
+void
+smtp_session_run(struct smtp_session *s)
 {
-	struct smtp_session *s;
 	struct pollfd pfd;
 	int64_t deadline, now;
 	int r, wait;
 
-	*out = NULL;
-	if ((s = smtp_session_new(o, mx_host, a, rcpts, n)) == NULL)
-		return SMTP_OUTCOME_ERROR;
 	while (smtp_session_poll(s, &pfd.fd, &pfd.events, &deadline)) {
 		now = timeutil_mono_ms();
 		wait = deadline <= now ? 0 : deadline - now > 60000 ? 60000 :
@@ -407,8 +401,22 @@ smtp_probe(const struct smtp_opts *o, const char *mx_host,
 			    "poll failed", timeutil_mono_ms());
 			break;
 		}
-		smtp_session_step(s, r > 0 ? pfd.revents : 0, timeutil_mono_ms());
+		smtp_session_step(s, r > 0 ? pfd.revents : 0,
+		    timeutil_mono_ms());
 	}
+}
+
+enum smtp_outcome
+smtp_probe(const struct smtp_opts *o, const char *mx_host,
+    const struct dns_addrs *a, const char *const *rcpts, size_t n,
+    struct smtp_session **out)
+{
+	struct smtp_session *s;
+
+	*out = NULL;
+	if ((s = smtp_session_new(o, mx_host, a, rcpts, n)) == NULL)
+		return SMTP_OUTCOME_ERROR;
+	smtp_session_run(s);
 	*out = s;
 	return s->info.outcome;
 }

@@ -1,7 +1,8 @@
 /* smtp.h: the SMTP probing client. An explicit, non-blocking state machine
  * (banner, EHLO or HELO, STARTTLS with GnuTLS when offered, EHLO again,
  * MAIL FROM, RCPT TO for each address, QUIT; never DATA) that a worker can
- * drive for many sessions from one poll loop, plus a blocking smtp_probe().
+ * drive for many sessions from one poll loop, or run one at a time
+ * (smtp_session_run, smtp_probe).
  * One session checks several addresses of one domain at one MX: with
  * PIPELINING, MAIL, every RCPT and QUIT go out in one flight. */
 #ifndef SVC_SMTP_H
@@ -152,7 +153,10 @@ size_t	 smtp_session_nrcpt(const struct smtp_session *);
 const struct smtp_rcpt_result *smtp_session_rcpt(const struct smtp_session *,
 	    size_t i);
 
-/* Drives one session with poll() until it is done; returns its outcome.
+/* Drives one session with poll() until it is done (single verification's
+ * driver). */
+void	 smtp_session_run(struct smtp_session *);
+/* A new session run to its end; returns its outcome.
  * *out gets the session (the caller reads and frees it), or NULL when it
  * could not be made (SMTP_OUTCOME_ERROR). */
 enum smtp_outcome smtp_probe(const struct smtp_opts *, const char *mx_host,

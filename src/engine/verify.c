@@ -15,7 +15,6 @@
 #include "util/timeutil.h"
 #include "util/strparse.h"
 #include <ctype.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,25 +122,6 @@ verify_web_presence(struct verify_engine *e, struct db *db,
 }
 
 /* ---------------------------------------------------------------- SMTP */
-
-static void
-verify_drive(struct smtp_session *s)
-{
-	struct pollfd p;
-	int64_t deadline, now;
-	short events;
-	int fd, n, wait;
-
-	while (smtp_session_poll(s, &fd, &events, &deadline)) {
-		now = timeutil_mono_ms();
-		wait = deadline > now ? (int)(deadline - now) : 0;
-		p.fd = fd;
-		p.events = events;
-		p.revents = 0;
-		n = poll(&p, fd >= 0 ? 1 : 0, wait);
-		smtp_session_step(s, n > 0 ? p.revents : 0, timeutil_mono_ms());
-	}
-}
 
 static enum verdict_kind
 verify_kind_of_outcome(enum smtp_outcome o)
@@ -553,7 +533,7 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
 		if ((s = verify_batch_session(e, b, &it, 1, left, &probe)) ==
 		    NULL)
 			break;
-		verify_drive(s);
+		smtp_session_run(s);
 		if (probe)
 			verify_batch_probe_done(db, b, s);
 		*rcpt = probe ? 1 : 0;
@@ -829,7 +809,7 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 		if (left < VERIFY_SMTP_MIN_MS || (s = verify_batch_session(e,
 		    &b, NULL, 0, left, &probe)) == NULL)
 			goto out;
-		verify_drive(s);
+		smtp_session_run(s);
 		verify_batch_probe_done(db, &b, s);
 		smtp_session_free(s);
 	}
