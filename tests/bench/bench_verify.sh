@@ -11,7 +11,8 @@
 #     (f<run>-<thread>-<n>@mx.svc.test, unknown at the MTA: 550 5.1.1), so
 #     each one is a real SMTP session (EHLO, STARTTLS, MAIL, RCPT) with the
 #     loopback Postfix; BENCH_VERIFY_FRESH_CONNECTIONS (4) connections, as
-#     many as svc-api has workers by default. Every answer must be 200,
+#     many probes as one account may have at once by default
+#     (probe_concurrency_per_account). Every answer must be 200,
 #     "cached":false, reason rejected_email, and Postfix's log must show one
 #     rejected RCPT per answered request.
 #
@@ -19,7 +20,7 @@
 # (tests/integration/lib.sh, mail_env.sh): unbound with the test zones
 # (tests/dns/server.sh), the private Postfix (tests/smtp/mta.sh), MariaDB +
 # lighttpd + svc-api on 127.0.0.1, but with log_level = warn and
-# api_workers = BENCH_VERIFY_WORKERS (4, svc.conf's default). Each case uses
+# api_workers = BENCH_VERIFY_WORKERS (16, svc.conf's default). Each case uses
 # an admin account of its own with 10,000,000 credits and a key with
 # --rate-limit 100000 (per minute), so neither credits nor the rate limit
 # stop a run. wrk uses BENCH_VERIFY_THREADS (1) thread: the machine's cores
@@ -41,7 +42,7 @@
 . "$top_srcdir/tests/bench/bench_lib.sh"
 it_require wrk unbound drill postfix awk
 
-WORKERS=${BENCH_VERIFY_WORKERS:-4}
+WORKERS=${BENCH_VERIFY_WORKERS:-16}
 DURATION=${BENCH_VERIFY_DURATION:-15}
 NADDR=${BENCH_VERIFY_ADDRESSES:-200}
 CACHED_CONNS=${BENCH_VERIFY_CACHED_CONNECTIONS:-8}
