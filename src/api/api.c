@@ -4,6 +4,7 @@
  * 402, 500 and 503). */
 #include "api/api.h"
 #include "util/log.h"
+#include "util/strparse.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -136,4 +137,22 @@ api_json_body(struct api_call *c)
 		return NULL;
 	}
 	return v;
+}
+
+int
+api_query_long(struct api_call *c, const char *name, long min, long max,
+    long def, long *out)
+{
+	struct buf v;
+	int rc = 0;
+
+	buf_init(&v, 64);
+	*out = def;
+	if (http_query_get(c->req->query, name, &v) == 0 &&
+	    strparse_long(buf_str(&v), min, max, out) == -1) {
+		api_bad_field(c, name, "an integer from %ld to %ld", min, max);
+		rc = -1;
+	}
+	buf_free(&v);
+	return rc;
 }

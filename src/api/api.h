@@ -72,6 +72,10 @@ void	 api_insufficient_credits(struct api_call *, long long required,
 /* 400 invalid_email naming the field (details.field); printf message. */
 void	 api_bad_field(struct api_call *, const char *field, const char *fmt,
 	    ...) __attribute__((format(printf, 3, 4)));
+/* An integer query parameter within [min, max], def when absent; 400
+ * invalid_email naming it answered (-1) when it is something else. */
+int	 api_query_long(struct api_call *, const char *name, long min,
+	    long max, long def, long *out);
 
 /* Handlers, one file per resource. */
 void	 handler_rate_limit(struct api_call *);
@@ -90,4 +94,7 @@ void	 handler_jobs_results(struct api_call *);
 void	 handler_jobs_download(struct api_call *);
 void	 handler_jobs_cancel(struct api_call *);
 void	 handler_domain_check(struct api_call *);
+void	 handler_suppressions_add(struct api_call *);
+void	 handler_suppressions_list(struct api_call *);
+void	 handler_suppressions_delete(struct api_call *);
 #endif

@@ -72,25 +72,6 @@ handler_jobs_load(struct api_call *c, struct jobs_row *j)
 	}
 }
 
-/* An integer query parameter within [min, max], def when absent. */
-static int
-handler_jobs_query_long(struct api_call *c, const char *name, long min,
-    long max, long def, long *out)
-{
-	struct buf v;
-	int rc = 0;
-
-	buf_init(&v, 64);
-	*out = def;
-	if (http_query_get(c->req->query, name, &v) == 0 &&
-	    strparse_long(buf_str(&v), min, max, out) == -1) {
-		api_bad_field(c, name, "an integer from %ld to %ld", min, max);
-		rc = -1;
-	}
-	buf_free(&v);
-	return rc;
-}
-
 /* A query parameter that must be one of names[] (NULL-terminated). */
 static int
 handler_jobs_query_enum(struct api_call *c, const char *name,
@@ -139,8 +120,8 @@ handler_jobs_list(struct api_call *c)
 	buf_init(&type, 64);
 	if (handler_jobs_query_enum(c, "status", statuses, &status) == -1 ||
 	    handler_jobs_query_enum(c, "type", types, &type) == -1 ||
-	    handler_jobs_query_long(c, "page", 1, 1000000, 1, &page) == -1 ||
-	    handler_jobs_query_long(c, "limit", 1, 100, 20, &limit) == -1)
+	    api_query_long(c, "page", 1, 1000000, 1, &page) == -1 ||
+	    api_query_long(c, "limit", 1, 100, 20, &limit) == -1)
 		goto out;
 	l.data = json_array();
 	if (jobs_list(c->ctx->db, c->key.account_id, status.len ?
@@ -204,7 +185,7 @@ handler_jobs_progress(struct api_call *c)
 #define RESULT_COLUMNS \
 	"email, classification, status, reason, sub_status, score, free, " \
 	"role, disposable, accept_all, catch_all_verdict, " \
-	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ')"
+	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ'), suppressed"
 
 static const char *
 handler_jobs_yes_no(const struct db_res *r, unsigned col)
@@ -227,8 +208,8 @@ handler_jobs_results(struct api_call *c)
 
 	buf_init(&cls, 64);
 	if (handler_jobs_query_enum(c, "classification", classes, &cls) == -1 ||
-	    handler_jobs_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
-	    handler_jobs_query_long(c, "limit", 1, RESULTS_LIMIT_MAX, 100,
+	    api_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
+	    api_query_long(c, "limit", 1, RESULTS_LIMIT_MAX, 100,
 	    &limit) == -1 || handler_jobs_load(c, &j) == -1)
 		goto out;
 	jobs_row_free(&j);
@@ -248,7 +229,7 @@ handler_jobs_results(struct api_call *c)
 	rows = json_array();
 	while ((row = db_res_next(r)) == 1)
 		json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:s,s:o,"
-		    "s:i,s:s,s:s,s:s,s:s,s:o,s:o}",
+		    "s:i,s:s,s:s,s:s,s:s,s:o,s:o,s:s}",
 		    "email", db_res_str(r, 0), "classification",
 		    db_res_str(r, 1), "status", db_res_str(r, 2),
 		    "reason", db_res_str(r, 3), "sub_status",
@@ -259,7 +240,8 @@ handler_jobs_results(struct api_call *c)
 		    "disposable", handler_jobs_yes_no(r, 8),
 		    "accept_all", handler_jobs_yes_no(r, 9),
 		    "catch_all_verdict", handler_jobs_opt(db_res_str(r, 10)),
-		    "verified_at", handler_jobs_opt(db_res_str(r, 11))));
+		    "verified_at", handler_jobs_opt(db_res_str(r, 11)),
+		    "suppressed", handler_jobs_yes_no(r, 12)));
 	db_res_free(r);
 	if (row == -1) {
 		json_decref(rows);

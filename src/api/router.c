@@ -92,11 +92,11 @@ static const struct route routes[] = {
 	{ HTTP_GET, "/v1/webhooks/{}/deliveries", REQ,
 	    AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1, 0, NULL },
 	{ HTTP_POST, "/v1/suppressions", REQ, AUTH_SCOPE_VERIFY_BULK,
-	    API_JSON_MAX, 1, 1, NULL },
+	    API_JSON_MAX, 1, 1, handler_suppressions_add },
 	{ HTTP_GET, "/v1/suppressions", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,
-	    0, NULL },
+	    0, handler_suppressions_list },
 	{ HTTP_DELETE, "/v1/suppressions/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0,
-	    1, 0, NULL },
+	    1, 0, handler_suppressions_delete },
 };
 
 int

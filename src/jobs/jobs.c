@@ -10,6 +10,7 @@
 #include "jobs/jobs.h"
 #include "core/dbsql.h"
 #include "core/ledger.h"
+#include "jobs/suppressions.h"
 #include "util/buf.h"
 #include "util/strparse.h"
 #include <stdlib.h>
@@ -104,32 +105,35 @@ jobs_row_charged(const struct jobs_new *spec, const struct jobs_input *in,
 
 static enum jobs_err
 jobs_insert_rows(struct db *db, const char *id, const struct jobs_new *spec,
-    const struct jobs_input *in, const int *chunk, long nchunks)
+    const struct jobs_input *in, const int *chunk, long nchunks,
+    struct suppressions_set *sup)
 {
 	struct db_param *p;
 	struct buf sql;
 	size_t i, k, rows;
 	enum db_err e = DB_OK;
 
-	if ((p = calloc(JOBS_INSERT_ROWS * 6, sizeof(*p))) == NULL)
+	if ((p = calloc(JOBS_INSERT_ROWS * 7, sizeof(*p))) == NULL)
 		return JOBS_NOMEM;
 	buf_init(&sql, BUF_NOMAX);
 	for (i = 0; e == DB_OK && i < in->n; i += rows) {
 		rows = in->n - i < JOBS_INSERT_ROWS ? in->n - i :
 		    JOBS_INSERT_ROWS;
 		for (k = 0; k < rows; k++) {
-			p[6 * k] = DBP_STR(id);
-			p[6 * k + 1] = DBP_INT((long long)(i + k));
-			p[6 * k + 2] = DBP_INT(chunk[i + k]);
-			p[6 * k + 3] = DBP_STR(in->emails[i + k]);
-			p[6 * k + 4] = DBP_STR(in->domains[i + k]);
-			p[6 * k + 5] = DBP_INT(jobs_row_charged(spec, in,
+			p[7 * k] = DBP_STR(id);
+			p[7 * k + 1] = DBP_INT((long long)(i + k));
+			p[7 * k + 2] = DBP_INT(chunk[i + k]);
+			p[7 * k + 3] = DBP_STR(in->emails[i + k]);
+			p[7 * k + 4] = DBP_STR(in->domains[i + k]);
+			p[7 * k + 5] = DBP_INT(jobs_row_charged(spec, in,
 			    i + k));
+			p[7 * k + 6] = DBP_INT(suppressions_has_text(sup,
+			    in->emails[i + k]));
 		}
 		dbsql_repeat(&sql, "INSERT INTO job_emails (job_id, seq, "
-		    "chunk, email, domain, charged) VALUES ", "(?,?,?,?,?,?)",
-		    ",", rows, "");
-		e = db_exec(db, buf_str(&sql), p, rows * 6, NULL);
+		    "chunk, email, domain, charged, suppressed) VALUES ",
+		    "(?,?,?,?,?,?,?)", ",", rows, "");
+		e = db_exec(db, buf_str(&sql), p, rows * 7, NULL);
 	}
 	for (i = 0; e == DB_OK && i < (size_t)nchunks; i += rows) {
 		rows = (size_t)nchunks - i < JOBS_INSERT_ROWS ?
@@ -151,23 +155,27 @@ enum jobs_err
 jobs_create(struct db *db, const struct jobs_new *spec,
     const struct jobs_input *in, struct jobs_created *out)
 {
+	struct suppressions_set *sup;
 	char ref[IDS_MAX + 16];
 	enum ledger_err lr;
 	enum jobs_err rc;
-	long nchunks;
+	long nchunks = 0;
 	int *chunk;
 
 	memset(out, 0, sizeof(*out));
 	if (ids_new("job", out->id) == -1)
 		return JOBS_DB;
-	if ((chunk = calloc(in->n, sizeof(*chunk))) == NULL)
-		return JOBS_NOMEM;
-	if ((nchunks = jobs_assign_chunks(in, chunk)) < 0) {
+	if (suppressions_load(db, spec->account_id, &sup) != SUPPRESSIONS_OK)
+		return JOBS_DB;
+	if ((chunk = calloc(in->n, sizeof(*chunk))) == NULL ||
+	    (nchunks = jobs_assign_chunks(in, chunk)) < 0) {
 		free(chunk);
+		suppressions_free(sup);
 		return JOBS_NOMEM;
 	}
 	if (db_begin(db) != DB_OK) {
 		free(chunk);
+		suppressions_free(sup);
 		return JOBS_DB;
 	}
 	snprintf(ref, sizeof(ref), "job:%s:charge", out->id);
@@ -195,8 +203,10 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 	    DBP_STR(spec->webhook_secret), DBP_STR(spec->callback_data),
 	    DBP_STR(jobs_type_names[spec->type])), NULL));
 	if (rc == JOBS_OK)
-		rc = jobs_insert_rows(db, out->id, spec, in, chunk, nchunks);
+		rc = jobs_insert_rows(db, out->id, spec, in, chunk, nchunks,
+		    sup);
 	free(chunk);
+	suppressions_free(sup);
 	if (rc == JOBS_OK)
 		return JOBS_OK;		/* the caller commits */
 	db_rollback(db);
@@ -204,6 +214,7 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 fail:
 	db_rollback(db);
 	free(chunk);
+	suppressions_free(sup);
 	return rc;
 }
 
