@@ -260,7 +260,7 @@ class Sheet {
     this.world = world;
     this.id = id;
     this.name = name;
-    this.maxRows = maxRows;
+    this.maxRows = Math.max(maxRows, rows.length);
     this.maxCols = maxCols;
     this.cells = [];	// cells[r][c], 0-based, '' when empty
     rows.forEach((r, i) => r.forEach((v, j) => this.set(i + 1, j + 1, v)));
