@@ -7,8 +7,9 @@
 # node:vm with fakes of the Apps Script services whose UrlFetchApp makes
 # real HTTP requests to this svc-api. The tests create their own accounts
 # and keys with svcadm, run svc-worker --once for bulk jobs, and read the
-# server's request log and ledger. The rate-limit window is 3 s here
-# (rate_window_seconds) so that a 429's Retry-After is short.
+# server's request log and ledger (a job's failure is set in SQL). The
+# rate-limit window is 3 s here (rate_window_seconds) so that a 429's
+# Retry-After is short.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require node
@@ -26,7 +27,8 @@ it_stack_start
 
 export SVC_TEST_BASE_URL=$BASE_URL SVC_TEST_CONF=$SVC_CONF \
     SVC_TEST_SVCADM=$top_builddir/src/admin/svcadm SVC_TEST_WORKER=$WORKER \
-    SVC_TEST_LOG=$IT_DIR/log/svc.log SVC_TEST_SERVICE_DOMAIN=svc.example
+    SVC_TEST_LOG=$IT_DIR/log/svc.log SVC_TEST_SERVICE_DOMAIN=svc.example \
+    SVC_TEST_DB_SOCKET=$DB_SOCKET
 
 # t_node FILE: node --test on one test file, its TAP output in the log
 t_node() {

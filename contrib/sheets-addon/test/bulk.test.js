@@ -7,7 +7,7 @@
 // svc-worker --once runs the jobs when a test says so.
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { World, account, key, credits, requests, api, runWorker, plain, sb } = require('./harness.js');
+const { World, account, key, credits, requests, api, runWorker, sql, plain, sb } = require('./harness.js');
 
 // a sheet with a header and n sandbox addresses in column A
 function sheetRows(n, prefix) {
@@ -40,7 +40,7 @@ test('more than 50 addresses: one bulk job with an Idempotency-Key; when it comp
   const rows = sheetRows(58, 'bulk');
   // duplicates in other spellings, a non-address, a blank row, two risky ones
   rows.push([sb('BULK3').toUpperCase()], ['not an email'], [''], [sb('role_based')], [sb('mailbox_full')],
-    [' ' + sb('bulk7') + ' ']);
+    [' ' + sb('bulk7') + ' '], ['Mixed.Case@Sandbox.SVC.example'], ['mixed.case@sandbox.svc.example']);
   // and two addresses whose results are cached already
   rows.push([sb('rejected_email')], [sb('unknown')]);
   const { acc, k, w, sheet, g } = setup(rows);
@@ -53,11 +53,12 @@ test('more than 50 addresses: one bulk job with an Idempotency-Key; when it comp
   assert.equal(posts.length, 1);
   assert.match(posts[0].headers['Idempotency-Key'], /^[0-9a-f-]{36}$/);
   // the cached addresses and the non-address are not sent; each address once
-  assert.equal(posts[0].payload.emails.length, 60);
+  assert.equal(posts[0].payload.emails.length, 61);
+  assert.ok(posts[0].payload.emails.includes('Mixed.Case@Sandbox.SVC.example'));
   assert.ok(!posts[0].payload.emails.includes(sb('rejected_email')));
   assert.ok(!posts[0].payload.emails.includes('not an email'));
   assert.equal(w.of('http').filter((h) => /\/v1\/verify$/.test(h.url)).length, 0);
-  assert.equal(credits(acc).used, 2 + 60);
+  assert.equal(credits(acc).used, 2 + 61);
   // cached results and invalid_input are written at once
   assert.deepEqual(sheet.block(1, 2, 1, 3), [['SVC Status', 'SVC Sub-status', 'SVC Score']]);
   assert.equal(sheet.get(last - 1, 2), 'undeliverable');
@@ -74,7 +75,7 @@ test('more than 50 addresses: one bulk job with an Idempotency-Key; when it comp
   // before the worker ran: still running, nothing more written
   const r1 = plain(g.svcJobPoll());
   assert.equal(r1.state, 'running');
-  assert.match(r1.message, /Verifying: 0 of 60/);
+  assert.match(r1.message, /Verifying: 0 of 61/);
   assert.equal(sheet.get(2, 2), '');
 
   assert.equal(runWorker(p.jobId, k), 'completed');
@@ -106,7 +107,9 @@ test('more than 50 addresses: one bulk job with an Idempotency-Key; when it comp
   assert.equal(sheet.get(59, 2), 'deliverable');		// BULK3 in capitals
   assert.deepEqual(sheet.block(62 + 1, 2, 2, 2), [['risky', 'role_based'], ['risky', 'mailbox_full']]);
   assert.equal(sheet.get(65, 2), 'deliverable');		// " bulk7 "
-  assert.match(w.of('toast').pop().message, /complete: 60 results written/);
+  // the job has the first spelling; both rows get its result
+  assert.deepEqual(sheet.column(2, 66, 67), ['deliverable', 'deliverable']);
+  assert.match(w.of('toast').pop().message, /complete: 61 results written/);
   // the bulk results went into the cache: a formula costs nothing now
   const before = requests(acc).length;
   assert.equal(w.load('alice').SVC_VERIFY(sb('mailbox_full')), 'risky');
@@ -174,6 +177,31 @@ test('Cancel calls DELETE /v1/jobs/{id}: the job is cancelled, the credits refun
   assert.match(plain(g.svcJobCancel()).message, /No bulk job is running/);
 });
 
+test('a job cancelled elsewhere, or failed, or gone is forgotten at the next poll, with a message', () => {
+  const { k, w, g } = setup(sheetRows(52, 'ended'), { sandbox: true });
+  g.svcVerifySelectedColumn();
+  const first = pending(w).jobId;
+  assert.equal(api('DELETE', '/v1/jobs/' + first, k).status, 200);
+  assert.deepEqual(plain(g.svcJobPoll()), { state: 'cancelled', message: 'The bulk job was cancelled.' });
+  assert.equal(pending(w), null);
+  w.answers.push('YES');			// the titles are there
+  g.svcVerifySelectedColumn();
+  const second = pending(w).jobId;
+  assert.notEqual(second, first);
+  sql("UPDATE jobs SET status = 'failed', error_code = 'file_unavailable', error_message = " +
+      "'the stored addresses could not be read' WHERE id = '" + second + "'");
+  assert.deepEqual(plain(g.svcJobPoll()), { state: 'failed',
+    message: 'The bulk job failed: the stored addresses could not be read' });
+  assert.equal(pending(w), null);
+  w.answers.push('YES');
+  g.svcVerifySelectedColumn();
+  const third = pending(w).jobId;
+  sql("DELETE FROM job_emails WHERE job_id = '" + third + "'");
+  sql("DELETE FROM jobs WHERE id = '" + third + "'");
+  assert.deepEqual(plain(g.svcJobPoll()), { state: 'gone', message: 'The bulk job no longer exists.' });
+  assert.equal(pending(w), null);
+});
+
 test('a job that finished in the meantime cannot be cancelled: its results are still written', () => {
   const { k, w, sheet, g } = setup(sheetRows(55, 'late'), { sandbox: true });
   g.svcVerifySelectedColumn();
@@ -193,6 +221,7 @@ test('a lost answer to the job creation: running the command again sends the sam
   assert.match(w.of('toast').pop().message, /cannot reach the service.*Timeout/);
   const p1 = pending(w);
   assert.equal(p1.state, 'creating');
+  assert.match(plain(g.svcJobPoll()).message, /was not created\. Run Verify selected column again/);
   assert.equal(credits(acc).used, 61);		// the server did create it
   w.answers.push('YES');			// the titles are there already
   w.load('alice').svcVerifySelectedColumn();
@@ -208,10 +237,22 @@ test('a lost answer to the job creation: running the command again sends the sam
   assert.deepEqual(requests(acc).filter((r) => r.path === '/v1/verify/bulk').map((r) => r.status), [202, 202]);
 });
 
-test('402 on the job creation says how many credits are needed; nothing is remembered', () => {
-  const { acc, w, g } = setup(sheetRows(61, 'poor'), { credit: 10 });
+test('no second bulk job starts while another execution holds the spreadsheet\'s lock', () => {
+  const { acc, w, g } = setup(sheetRows(51, 'locked'), { sandbox: true });
+  w.lockHeld = true;
   g.svcVerifySelectedColumn();
-  assert.match(w.of('toast').pop().message, /^SVC error: not enough credits \(402\): 61 needed, 10 available\.$/);
+  assert.match(w.of('toast').pop().message, /Another bulk job is being started/);
+  assert.equal(w.of('http').length, 0);
+  assert.equal(pending(w), null);
+  assert.equal(requests(acc).length, 0);
+});
+
+test('402 on the job creation says how many credits are needed; nothing is remembered', () => {
+  // (51 addresses: the fewest that make a bulk job)
+  const { acc, w, g } = setup(sheetRows(51, 'poor'), { credit: 10 });
+  g.svcVerifySelectedColumn();
+  assert.deepEqual(bulkPosts(w).map((h) => h.payload.emails.length), [51]);
+  assert.match(w.of('toast').pop().message, /^SVC error: not enough credits \(402\): 51 needed, 10 available\.$/);
   assert.equal(pending(w), null);
   assert.equal(w.of('sidebar').length, 0);
   assert.equal(credits(acc).balance, 10);
@@ -233,8 +274,9 @@ test('while a job runs, another user with another key can neither follow nor can
   assert.equal(requests(accB).length, 0);
   assert.equal(pending(w).state, 'running');
   // the owner still can
-  w.lockHeld = true;		// ...but not while another execution writes
+  w.lockHeld = true;		// ...but not while another execution holds the spreadsheet's lock
   assert.equal(plain(w.load('alice').svcJobPoll()).state, 'busy');
+  assert.equal(w.of('http').length, n);
   w.lockHeld = false;
   assert.equal(plain(w.load('alice').svcJobCancel()).state, 'cancelled');
   assert.equal(requests(acc).filter((r) => r.method === 'DELETE').length, 1);

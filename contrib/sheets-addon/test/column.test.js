@@ -51,6 +51,19 @@ test('a first cell that is not an email is the header: the titles go in its row,
   assert.match(w.of('toast').pop().message, /Verified 5 rows/);
 });
 
+test('the selection ends at the last address of its own column, however long the other columns are', () => {
+  const rows = [];
+  for (let i = 1; i <= 12; i++)
+    rows.push([i, i <= 4 ? sb('short' + i) : '']);
+  const { acc, w, sheet, g } = setup(rows);
+  w.select('Sheet1', 1, 2, 1000, 1);		// the whole column B
+  g.svcVerifySelectedColumn();
+  assert.deepEqual(sheet.column(3, 1, 12), ['deliverable', 'deliverable', 'deliverable', 'deliverable',
+    '', '', '', '', '', '', '', '']);
+  assert.deepEqual(w.of('write').map((e) => e.a1), ['C1:E4', 'C1:E4', 'C1:E4']);
+  assert.equal(verifyPosts(acc), 4);
+});
+
 test('without a header the results start at the first selected row and no titles are written', () => {
   const { w, sheet, g } = setup([[sb('accepted_email')], [sb('mailbox_full')]]);
   w.select('Sheet1', 1, 1, 2, 1);

@@ -77,6 +77,19 @@ test('429: after two retries the cell says the rate limit was reached', () => {
   assert.equal(credits(acc).used, 0);
 });
 
+test('429 in a formula: a wait that would end after the time budget is not made', () => {
+  const acc = account('admin', 10);
+  const k = key(acc, '--rate-limit', '1');
+  const w = new World();
+  w.setKey('alice', k);
+  assert.equal(api('GET', '/v1/credits', k).status, 200);
+  const g = w.load('alice');
+  g.SVC_FUNCTION_BUDGET_MS = 500;		// Retry-After is 1-3 s here
+  assert.match(g.SVC_VERIFY(sb('accepted_email')), /^SVC error: rate limit reached \(429\)/);
+  assert.equal(w.of('sleep').length, 0);
+  assert.deepEqual(requests(acc).map((r) => r.method + ' ' + r.status), ['GET 200', 'POST 429']);
+});
+
 test('an unreachable service: the cell says so and names the address', () => {
   const w = new World();
   w.setKey('alice', 'svc_live_whatever');

@@ -35,11 +35,12 @@ const env = {
   svcadm: process.env.SVC_TEST_SVCADM,
   worker: process.env.SVC_TEST_WORKER,
   log: process.env.SVC_TEST_LOG,
+  db: process.env.SVC_TEST_DB_SOCKET,
   sandbox: 'sandbox.' + (process.env.SVC_TEST_SERVICE_DOMAIN || 'svc.example'),
 };
 
 function needStack() {
-  for (const k of ['baseUrl', 'conf', 'svcadm', 'worker', 'log'])
+  for (const k of ['baseUrl', 'conf', 'svcadm', 'worker', 'log', 'db'])
     if (!env[k])
       throw new Error('the svc stack is not set up (' + k + ' missing): run these tests ' +
           'through tests/integration/test_sheets_addon.sh');
@@ -49,6 +50,13 @@ function svcadm(...args) {
   needStack();
   return cp.execFileSync(env.svcadm, ['-c', env.conf, ...args],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+// sql(statement): runs SQL as root on the test database; the rows, tab-separated
+function sql(statement) {
+  needStack();
+  return cp.execFileSync('mariadb', ['--no-defaults', '--socket=' + env.db, '--user=root', '-N', '-B', 'svc',
+    '-e', statement], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
 
 // account(tier, credits): a new account's id
@@ -612,6 +620,6 @@ function gsFiles() {
 }
 
 module.exports = {
-  World, env, needStack, svcadm, account, key, credits, requests, api, runWorker, plain, sb,
+  World, env, needStack, svcadm, sql, account, key, credits, requests, api, runWorker, plain, sb,
   sleepMs, gsFiles, ADDON, Button, ButtonSet,
 };
