@@ -1,21 +1,22 @@
-/* Api.gs: the add-on's HTTP side. Where the service is (script
- * properties), the user's key (user properties), requests through
+/* Api.gs: the add-on's HTTP side. Where the service is and the user's key
+ * (both in the user's own properties), requests through
  * UrlFetchApp in parallel groups of ten, the retry of 429 answers after
  * Retry-After (twice at most), and the messages a person sees for 401, 402,
  * 429 and network errors. Every other file talks to the service through
  * svcFetchAll_ and svcFetch_. */
 
 var SVC_ADDON_VERSION = '1.0.0';
-// The service's address when "SVC > Set service URL" was never used: edit
-// it before pushing the add-on, or set it from the menu once per copy.
+// The service's address for those who never used "SVC > Set service URL":
+// edit it before pushing the add-on, so that nobody has to.
 var SVC_DEFAULT_BASE_URL = 'https://api.example.com';
 var SVC_PARALLEL = 10;		// requests in flight at once (fetchAll)
 var SVC_MAX_RETRIES = 2;	// a 429 is retried this many times
-var SVC_PROP_BASE_URL = 'SVC_BASE_URL';	// script properties
-var SVC_PROP_KEY = 'SVC_API_KEY';		// user properties
+// user properties: the key goes only where its owner said
+var SVC_PROP_BASE_URL = 'SVC_BASE_URL';
+var SVC_PROP_KEY = 'SVC_API_KEY';
 
 function svcBaseUrl_() {
-  var u = PropertiesService.getScriptProperties().getProperty(SVC_PROP_BASE_URL);
+  var u = PropertiesService.getUserProperties().getProperty(SVC_PROP_BASE_URL);
   return String(u || SVC_DEFAULT_BASE_URL).replace(/\/+$/, '');
 }
 

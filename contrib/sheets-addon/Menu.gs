@@ -1,7 +1,7 @@
-/* Menu.gs: the SVC menu, and the settings a person makes from it: their
- * own API key (user properties, checked with GET /v1/credits first, never
- * written to the sheet) and the service's address (script properties,
- * shared by everyone using this copy of the add-on). */
+/* Menu.gs: the SVC menu, and the settings a person makes from it, both in
+ * their own user properties: their API key (checked with GET /v1/credits
+ * first, never written to the sheet) and the service's address (their
+ * own too: nobody else can send their key elsewhere). */
 
 function onOpen(e) {
   SpreadsheetApp.getUi().createMenu('SVC')
@@ -59,6 +59,6 @@ function svcSetServiceUrl() {
     ui.alert('SVC', 'That is not an http(s) address; nothing changed.', ui.ButtonSet.OK);
     return;
   }
-  PropertiesService.getScriptProperties().setProperty(SVC_PROP_BASE_URL, url);
+  PropertiesService.getUserProperties().setProperty(SVC_PROP_BASE_URL, url);
   ui.alert('SVC', 'The service URL was saved: ' + url, ui.ButtonSet.OK);
 }

@@ -93,7 +93,7 @@ test('429 in a formula: a wait that would end after the time budget is not made'
 test('an unreachable service: the cell says so and names the address', () => {
   const w = new World();
   w.setKey('alice', 'svc_live_whatever');
-  w.scriptProps.map.set('SVC_BASE_URL', 'http://127.0.0.1:1');
+  w.props('alice').map.set('SVC_BASE_URL', 'http://127.0.0.1:1');
   const out = plain(w.load('alice').SVC_VERIFY_DETAILS([[sb('a')], [sb('b')]]));
   assert.match(out[0][0], /^SVC error: cannot reach the service at http:\/\/127\.0\.0\.1:1 \(Address unavailable/);
   assert.deepEqual(out[1], out[0]);
@@ -119,17 +119,17 @@ test('Set API key: a key the service rejects is not kept; a good one is checked 
   w.answers.push({ button: 'OK', text: '  svc_live_nonsense  ' });
   w.load('alice').svcSetApiKey();
   assert.match(w.of('alert').pop().text, /not saved\. The service rejected it \(401\)/);
-  assert.equal(w.props('alice').map.size, 0);
+  assert.equal(w.props('alice').map.get('SVC_API_KEY'), undefined);
   w.answers.push({ button: 'CANCEL', text: k });
   w.load('alice').svcSetApiKey();
-  assert.equal(w.props('alice').map.size, 0);
+  assert.equal(w.props('alice').map.get('SVC_API_KEY'), undefined);
   w.answers.push({ button: 'OK', text: ' ' + k + '\n' });
   w.load('alice').svcSetApiKey();
   assert.equal(w.of('alert').pop().text, 'The key was saved. Balance: 1234 credits.');
   assert.equal(w.props('alice').map.get('SVC_API_KEY'), k);
   assert.deepEqual(requests(acc).map((r) => r.method + ' ' + r.path + ' ' + r.status), ['GET /v1/credits 200']);
   // bob has none; the key is in no cell and in no shared property
-  assert.equal(w.props('bob').map.size, 0);
+  assert.equal(w.props('bob').map.get('SVC_API_KEY'), undefined);
   assert.ok(!JSON.stringify(sheet.cells).includes(k));
   assert.ok(!JSON.stringify([...w.docProps.map, ...w.scriptProps.map]).includes(k));
   // and it is the one used
@@ -140,15 +140,20 @@ test('Set API key: a key the service rejects is not kept; a good one is checked 
   assert.equal(credits(acc).used, 1);
 });
 
-test('Set service URL keeps an http(s) address for everyone using this copy, and refuses anything else', () => {
+test('Set service URL keeps an http(s) address for this user only (with their key), and refuses anything else', () => {
   const w = new World();
-  const before = w.scriptProps.map.get('SVC_BASE_URL');
+  const before = w.props('alice').map.get('SVC_BASE_URL');
   w.answers.push({ button: 'OK', text: 'ftp://verify.example.com' });
   w.load('alice').svcSetServiceUrl();
   assert.match(w.of('alert').pop().text, /not an http\(s\) address/);
-  assert.equal(w.scriptProps.map.get('SVC_BASE_URL'), before);
+  assert.equal(w.props('alice').map.get('SVC_BASE_URL'), before);
   w.answers.push({ button: 'OK', text: ' https://verify.example.com/ ' });
   w.load('alice').svcSetServiceUrl();
-  assert.equal(w.scriptProps.map.get('SVC_BASE_URL'), 'https://verify.example.com');
-  assert.equal(w.load('bob').svcBaseUrl_(), 'https://verify.example.com');
+  assert.equal(w.props('alice').map.get('SVC_BASE_URL'), 'https://verify.example.com');
+  assert.equal(w.load('alice').svcBaseUrl_(), 'https://verify.example.com');
+  // nobody else's requests go there
+  assert.equal(w.load('bob').svcBaseUrl_(), before);
+  assert.equal(w.scriptProps.map.size + w.docProps.map.size, 0);
+  w.props('carol').map.delete('SVC_BASE_URL');		// a user who never set it
+  assert.equal(w.load('carol').svcBaseUrl_(), 'https://api.example.com');
 });

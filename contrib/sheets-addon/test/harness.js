@@ -366,7 +366,7 @@ class World {
     this.sheets = [];
     this.active = null;		// {sheet, row, col, rows, cols}
     this.docProps = new PropertyStore();
-    this.scriptProps = new PropertyStore();
+    this.scriptProps = new PropertyStore();	// (the add-on keeps nothing there)
     this.userProps = {};		// user -> PropertyStore
     this.caches = {};		// user -> CacheStore
     this.user = null;
@@ -375,8 +375,6 @@ class World {
     this.sleep = 'real';		// Utilities.sleep: 'real' waits, 'virtual' only moves the clock
     this.loseAnswers = 0;		// the next N requests are sent, their answers lost (Timeout)
     this.lockHeld = false;		// another execution holds the document lock
-    if (env.baseUrl)
-      this.scriptProps.map.set('SVC_BASE_URL', env.baseUrl);
   }
 
   addSheet(name, rows = [], { maxRows = 1000, maxCols = 26 } = {}) {
@@ -397,8 +395,15 @@ class World {
     this.now += seconds * 1000;
   }
 
+  // props(user): a user's properties; a new user has set the test
+  // service's URL (SVC > Set service URL)
   props(user) {
-    return (this.userProps[user] = this.userProps[user] || new PropertyStore());
+    if (!this.userProps[user]) {
+      this.userProps[user] = new PropertyStore();
+      if (env.baseUrl)
+        this.userProps[user].map.set('SVC_BASE_URL', env.baseUrl);
+    }
+    return this.userProps[user];
   }
 
   cache(user) {
