@@ -5,11 +5,7 @@
 // server's request log and ledger say which evaluations made a request.
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { World, account, key, credits, requests, svcadm, plain, sb } = require('./harness.js');
-
-function verifyPosts(acc) {
-  return requests(acc).filter((r) => r.method === 'POST' && r.path === '/v1/verify').length;
-}
+const { World, account, key, credits, requests, verifyPosts, svcadm, plain, sb } = require('./harness.js');
 
 function setup(credit = 1000) {
   const acc = account('admin', credit);

@@ -6,13 +6,9 @@
 // through POST /v1/verify ten at a time; what it refuses.
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { World, account, key, requests, plain, sb } = require('./harness.js');
+const { World, account, key, requests, verifyPosts, plain, sb } = require('./harness.js');
 
 const TITLES = ['SVC Status', 'SVC Sub-status', 'SVC Score'];
-
-function verifyPosts(acc) {
-  return requests(acc).filter((r) => r.method === 'POST' && r.path === '/v1/verify').length;
-}
 
 function setup(rows, opts) {
   const acc = account('admin', 1000);

@@ -97,6 +97,11 @@ function requests(acc) {
   return out;
 }
 
+// verifyPosts(account): how many POST /v1/verify the server logged for it
+function verifyPosts(acc) {
+  return requests(acc).filter((r) => r.method === 'POST' && r.path === '/v1/verify').length;
+}
+
 // httpAll(requests): the helper's answers ({status, headers, body} or {error})
 function httpAll(reqs) {
   const out = cp.execFileSync(process.execPath, [HELPER, '--serve'], {
@@ -625,6 +630,6 @@ function gsFiles() {
 }
 
 module.exports = {
-  World, env, needStack, svcadm, sql, account, key, credits, requests, api, runWorker, plain, sb,
+  World, env, needStack, svcadm, sql, account, key, credits, requests, verifyPosts, api, runWorker, plain, sb,
   sleepMs, gsFiles, ADDON, Button, ButtonSet,
 };
