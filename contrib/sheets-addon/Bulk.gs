@@ -54,8 +54,8 @@ function svcColumnLetter_(col) {
 }
 
 /* Starts the bulk job of a selection (svcVerifySelectedColumn has checked
- * it and asked about overwriting). */
-function svcBulkStart_(sel) {
+ * it and asked about overwriting; known: svcKnown_ of its addresses). */
+function svcBulkStart_(sel, known) {
   var key = svcApiKey_();
   var lock = LockService.getDocumentLock();
   if (!lock.tryLock(10000)) {
@@ -63,25 +63,10 @@ function svcBulkStart_(sel) {
     return;
   }
   try {
-    var spelling = {}, todo = [];
-    sel.addrs.forEach(function (a) {
-      if (svcLooksLikeEmail_(a) && !spelling.hasOwnProperty(svcNormal_(a))) {
-        spelling[svcNormal_(a)] = a;
-        todo.push(svcNormal_(a));
-      }
-    });
-    var known = svcCacheGetAll_(todo);
     // the cached results, and invalid_input, at once
-    svcWriteRows_(sel, sel.addrs.map(function (a) {
-      if (a === '')
-        return null;
-      if (!svcLooksLikeEmail_(a))
-        return { status: SVC_INVALID_INPUT, sub_status: '', score: '' };
-      return known[svcNormal_(a)] || null;
-    }));
+    svcWriteRows_(sel, known.results);
     SpreadsheetApp.flush();
-    var emails = todo.filter(function (n) { return !known.hasOwnProperty(n); })
-        .map(function (n) { return spelling[n]; });
+    var emails = known.todo.map(function (n) { return known.spelling[n]; });
     if (emails.length === 0) {
       svcToast_('Verified ' + sel.addrs.length + ' rows (all results were cached).');
       return;

@@ -105,14 +105,11 @@ function svcVerifySelectedColumn() {
       return;
     }
   }
-  var unique = {};
-  sel.addrs.forEach(function (a) {
-    if (svcLooksLikeEmail_(a))
-      unique[svcNormal_(a)] = true;
-  });
-  if (Object.keys(unique).length > SVC_SINGLE_MAX)
-    return svcBulkStart_(sel);
+  var known = svcKnown_(sel.addrs);
+  if (Object.keys(known.spelling).length > SVC_SINGLE_MAX)
+    return svcBulkStart_(sel, known);
   var res = svcVerifyAddresses_(sel.addrs, {
+    known: known,
     before: function (r) {
       svcWriteRows_(sel, r);
       SpreadsheetApp.flush();

@@ -42,69 +42,72 @@ function svcEntry_(r) {
            did_you_mean: r.did_you_mean || '' };
 }
 
-/* Results for trimmed cell texts, in order: null for a blank one, an entry
- * ({status, sub_status, score, did_you_mean}), or {error: message}.
- * opts.before(results): called once the blank, invalid and cached ones are
- * known, before any request; opts.progress(results): after each group of
- * requests; opts.deadline: as svcFetchAll_'s. */
-function svcVerifyAddresses_(addrs, opts) {
-  opts = opts || {};
-  var out = new Array(addrs.length);
-  var spelling = {}, wanted = [];
+/* What is known of trimmed cell texts before any request: {results (in
+ * order: null for a blank one, an entry for one not shaped like an email or
+ * cached, {pending: true} for the others), spelling ({normal: the first
+ * spelling}, every address once), todo (the normal forms to ask for)}. */
+function svcKnown_(addrs) {
+  var results = new Array(addrs.length), spelling = {}, wanted = [];
   for (var i = 0; i < addrs.length; i++) {
     var a = addrs[i];
     if (a === '') {
-      out[i] = null;
+      results[i] = null;
     } else if (!svcLooksLikeEmail_(a)) {
-      out[i] = { status: SVC_INVALID_INPUT, sub_status: '', score: '', did_you_mean: '' };
-    } else if (!spelling.hasOwnProperty(svcNormal_(a))) {
-      spelling[svcNormal_(a)] = a;
-      wanted.push(svcNormal_(a));
+      results[i] = { status: SVC_INVALID_INPUT, sub_status: '', score: '', did_you_mean: '' };
+    } else {
+      results[i] = { pending: true };
+      if (!spelling.hasOwnProperty(svcNormal_(a))) {
+        spelling[svcNormal_(a)] = a;
+        wanted.push(svcNormal_(a));
+      }
     }
   }
-  var known = svcCacheGetAll_(wanted);
-  var fill = function () {
+  var cached = svcCacheGetAll_(wanted);
+  for (i = 0; i < addrs.length; i++)
+    if (results[i] && results[i].pending && cached.hasOwnProperty(svcNormal_(addrs[i])))
+      results[i] = cached[svcNormal_(addrs[i])];
+  return { results: results, spelling: spelling,
+           todo: wanted.filter(function (n) { return !cached.hasOwnProperty(n); }) };
+}
+
+/* Results for trimmed cell texts, in order: null for a blank one, an entry
+ * ({status, sub_status, score, did_you_mean}), or {error: message}.
+ * opts.known: svcKnown_(addrs) when the caller has it; opts.before(results):
+ * called once the blank, invalid and cached ones are known, before any
+ * request; opts.progress(results): after each group of requests;
+ * opts.deadline: as svcFetchAll_'s. */
+function svcVerifyAddresses_(addrs, opts) {
+  opts = opts || {};
+  var known = opts.known || svcKnown_(addrs);
+  var out = known.results, todo = known.todo, got = {}, fresh = {};
+  var place = function () {	// the answers got so far, into their rows
     for (var j = 0; j < addrs.length; j++)
-      if (out[j] === undefined || (out[j] && out[j].pending)) {
-        var n = svcNormal_(addrs[j]);
-        out[j] = known.hasOwnProperty(n) ? known[n] : { pending: true };
-      }
+      if (out[j] && out[j].pending && got.hasOwnProperty(svcNormal_(addrs[j])))
+        out[j] = got[svcNormal_(addrs[j])];
   };
-  fill();
   if (opts.before)
     opts.before(out);
-  var todo = wanted.filter(function (n) { return !known.hasOwnProperty(n); });
   if (todo.length === 0)
     return out;
-  var failed = {}, fresh = {};
   var answers = svcFetchAll_(svcApiKey_(), todo.map(function (n) {
-    return { method: 'post', path: '/v1/verify', body: { email: spelling[n] } };
+    return { method: 'post', path: '/v1/verify', body: { email: known.spelling[n] } };
   }), {
     deadline: opts.deadline,
-    onGroup: function (from, to, got) {
-      for (var k = from; k < to; k++) {
-        if (got[k].error)
-          continue;
-        fresh[todo[k]] = known[todo[k]] = svcEntry_(got[k].body || {});
-      }
+    onGroup: function (from, to, group) {
+      for (var k = from; k < to; k++)
+        if (!group[k].error)
+          got[todo[k]] = fresh[todo[k]] = svcEntry_(group[k].body || {});
       if (opts.progress) {
-        fill();
+        place();
         opts.progress(out);
       }
     }
   });
   svcCachePutAll_(fresh);
-  var short402 = 0;
+  var short402 = answers.filter(function (a) { return a.status === 402; }).length;
   for (var k = 0; k < todo.length; k++)
-    if (answers[k].status === 402)
-      short402++;
-  for (k = 0; k < todo.length; k++)
     if (answers[k].error)
-      failed[todo[k]] = { error: svcMessage_(answers[k], short402) };
-  for (var j = 0; j < addrs.length; j++) {
-    var n = addrs[j] === '' ? '' : svcNormal_(addrs[j]);
-    if (out[j] && out[j].pending)
-      out[j] = failed.hasOwnProperty(n) ? failed[n] : known[n];
-  }
+      got[todo[k]] = { error: svcMessage_(answers[k], short402) };
+  place();
   return out;
 }
