@@ -1,7 +1,9 @@
 /* ingest_sniff.c: the delimiter of a CSV file, guessed from its start
  * (ingest_sniff.h). Each candidate reads the start with the quoting rules
  * of ingest_csv.c and counts the fields of each record; its score is how
- * many records have the most common count above one. */
+ * many records have the most common count above one. A record still
+ * unfinished where the start ends counts only if no other has ended (a
+ * first line longer than the start). */
 #include "jobs/ingest_sniff.h"
 
 static const char ingest_sniff_candidates[] = { ',', ';', '\t', '|' };
@@ -48,7 +50,8 @@ ingest_sniff_count(const char *s, size_t n, int eof, char d,
 			blank = 0;
 		}
 	}
-	if (eof && i == n && !blank && st != QUOTED && nc < INGEST_SNIFF_LINES)
+	/* the unfinished record: at the end, or when it is the only one */
+	if ((eof || nc == 0) && i == n && !blank && st != QUOTED)
 		counts[nc++] = fields;
 	return nc;
 }

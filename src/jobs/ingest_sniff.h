@@ -8,7 +8,8 @@
 
 /* Among ',' ';' tab '|', the one that splits the most records of s (n
  * bytes of UTF-8, at most INGEST_SNIFF_LINES records, blank lines not
- * counted; the last, unfinished one only when eof) into the same number
+ * counted; the last, unfinished one only when eof or when no record has
+ * ended) into the same number
  * of fields, more than one, outside RFC 4180 quotes; ties go to the
  * earlier in that list. -1 when none splits any record. */
 int	 ingest_sniff(const char *s, size_t n, int eof);

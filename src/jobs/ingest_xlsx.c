@@ -300,36 +300,33 @@ enum ingest_read_err
 ingest_xlsx_end(struct ingest_xlsx *x)
 {
 	static const char ole[] = "\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
-	enum ingest_read_err rc;
-	zip_source_t *src;
+	enum ingest_read_err rc = INGEST_READ_NOMEM;
+	zip_source_t *src = NULL;
 	zip_error_t ze;
 
 	if (x->file.len >= sizeof(ole) - 1 &&
 	    memcmp(x->file.data, ole, sizeof(ole) - 1) == 0)
 		return ingest_row_invalid(x->row, "not an XLSX file: an "
 		    "encrypted workbook or an old .xls file (an OLE document)");
-	if ((x->xml = calloc(1, sizeof(*x->xml))) == NULL)
-		return INGEST_READ_NOMEM;
+	zip_error_init(&ze);
+	if ((x->xml = calloc(1, sizeof(*x->xml))) == NULL ||
+	    (src = zip_source_buffer_create(x->file.data, x->file.len, 0,
+	    &ze)) == NULL)
+		goto out;
 	x->xml->limits = x->limits;
 	x->xml->row = x->row;
-	zip_error_init(&ze);
-	if ((src = zip_source_buffer_create(x->file.data, x->file.len, 0,
-	    &ze)) == NULL) {
-		zip_error_fini(&ze);
-		return INGEST_READ_NOMEM;
-	}
 	if ((x->xml->zip = zip_open_from_source(src, ZIP_RDONLY, &ze)) ==
 	    NULL) {
 		zip_source_free(src);
-		rc = zip_error_code_zip(&ze) == ZIP_ER_MEMORY ?
-		    INGEST_READ_NOMEM : ingest_row_invalid(x->row, "not an "
-		    "XLSX file: not a zip archive (%s)", zip_error_strerror(&ze));
-		zip_error_fini(&ze);
-		return rc;
+		if (zip_error_code_zip(&ze) != ZIP_ER_MEMORY)
+			rc = ingest_row_invalid(x->row, "not an XLSX file: not "
+			    "a zip archive (%s)", zip_error_strerror(&ze));
+		goto out;
 	}
-	zip_error_fini(&ze);
 	rc = ingest_xlsx_package(x);
 	zip_discard(x->xml->zip);
+out:
+	zip_error_fini(&ze);
 	free(x->xml);
 	x->xml = NULL;
 	buf_free(&x->file);
