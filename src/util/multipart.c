@@ -589,7 +589,11 @@ multipart_begin(struct multipart *m)
 		if (v[0] == '\r' && multipart_ws(v[2]))
 			v[0] = v[1] = ' ';
 	for (line = text; line < end; line = eol + 2) {
-		eol = strstr(line, "\r\n");
+		if ((eol = strstr(line, "\r\n")) == NULL) {	/* never: no NUL */
+			multipart_fail(m, MULTIPART_MALFORMED,
+			    "a NUL byte in a part's headers");
+			return;
+		}
 		*eol = '\0';
 		if (++fields > MULTIPART_HEADERS_MAX) {
 			multipart_fail(m, MULTIPART_LIMIT,
