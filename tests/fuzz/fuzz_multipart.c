@@ -8,6 +8,8 @@
  *   0 bytes, no more body bytes come out than went in, at most 64 parts;
  *   no string holds a control character other than tab, a filename holds no
  *   '/' or '\' and is not "." or "..";
+ * - a callback that stops the parser at a part_begin or part_end gets no
+ *   call after it, and the stream up to it is the same;
  * - a body that parsed has a close delimiter, and it is written again (the parts' names, filenames, types
  *   and data with the same boundary) and parses to the same stream;
  * - an accepted boundary is 1-70 characters and reads back from
@@ -32,7 +34,17 @@ struct fuzz_rec {
 	struct buf	 data;		/* pieces not yet written to out */
 	size_t		 total;		/* body bytes seen */
 	int		 parts;
+	int		 stop_at;	/* the part_begin or part_end that stops */
+	int		 events;		/* part_begin and part_end calls */
 };
+
+/* -1 at the event r->stop_at names, after which none may come. */
+static int
+fuzz_event(struct fuzz_rec *r)
+{
+	CHECK(r->stop_at == 0 || r->events < r->stop_at);
+	return ++r->events == r->stop_at ? -1 : 0;
+}
 
 static void
 fuzz_flush(struct fuzz_rec *r)
@@ -77,7 +89,7 @@ fuzz_begin(void *arg, const struct multipart_part *p)
 	fuzz_string(r, 'B', p->name, 0);
 	fuzz_string(r, 'F', p->filename, 1);
 	fuzz_string(r, 'T', p->content_type, 0);
-	return 0;
+	return fuzz_event(r);
 }
 
 static int
@@ -86,6 +98,7 @@ fuzz_data(void *arg, const char *data, size_t len)
 	struct fuzz_rec *r = arg;
 
 	CHECK(len > 0);
+	CHECK(r->stop_at == 0 || r->events < r->stop_at);
 	r->total += len;
 	CHECK(buf_append(&r->data, data, len) == 0);
 	return 0;
@@ -98,7 +111,7 @@ fuzz_end(void *arg)
 
 	fuzz_flush(r);
 	CHECK(buf_putc(&r->out, 'E') == 0);
-	return 0;
+	return fuzz_event(r);
 }
 
 static const struct multipart_cb fuzz_cb = { fuzz_begin, fuzz_data, fuzz_end };
@@ -108,7 +121,7 @@ enum fuzz_split { FUZZ_WHOLE, FUZZ_TWO, FUZZ_BYTES, FUZZ_RANDOM };
 /* Parses body fed as how says; the stream in r->out (to free). */
 static enum multipart_err
 fuzz_run(const char *boundary, const char *body, size_t len,
-    enum fuzz_split how, uint32_t seed, struct fuzz_rec *r)
+    enum fuzz_split how, uint32_t seed, int stop_at, struct fuzz_rec *r)
 {
 	struct multipart *m;
 	enum multipart_err e = MULTIPART_OK;
@@ -117,6 +130,7 @@ fuzz_run(const char *boundary, const char *body, size_t len,
 	memset(r, 0, sizeof(*r));
 	buf_init(&r->out, BUF_NOMAX);
 	buf_init(&r->data, BUF_NOMAX);
+	r->stop_at = stop_at;
 	if ((m = multipart_new(boundary, &fuzz_cb, r)) == NULL)
 		abort();
 	CHECK(*multipart_error(m) == '\0');
@@ -270,14 +284,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fuzz_boundary(ct, boundary, sizeof(boundary));
 
-	e = fuzz_run(boundary, body, len, FUZZ_WHOLE, 0, &whole);
+	e = fuzz_run(boundary, body, len, FUZZ_WHOLE, 0, 0, &whole);
 	if (e == MULTIPART_OK)
 		fuzz_closed(boundary, body, len);
 	for (i = 1; i < 5; i++) {
 		if (i == FUZZ_BYTES && len > 4096)
 			continue;
 		fuzz_run(boundary, body, len, i < 4 ? (enum fuzz_split)i :
-		    FUZZ_RANDOM, seed, &other);
+		    FUZZ_RANDOM, i < 4 ? seed : ~seed, 0, &other);
 		if (other.out.len != whole.out.len ||
 		    memcmp(other.out.data, whole.out.data, whole.out.len) != 0) {
 			fprintf(stderr, "fuzz_multipart: split %zu (seed %u) "
@@ -286,11 +300,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		buf_free(&other.out);
 	}
+	/* A callback that stops at the k-th part_begin or part_end: STOPPED
+	 * with the stream so far if the body has that many, and none after. */
+	if (whole.events > 0) {
+		int k = 1 + (int)(seed % (uint32_t)whole.events);
+
+		CHECK(fuzz_run(boundary, body, len, FUZZ_RANDOM, seed, k,
+		    &other) == MULTIPART_STOPPED);
+		CHECK(other.events == k);
+		CHECK(other.out.len - 2 <= whole.out.len);
+		CHECK(memcmp(other.out.data, whole.out.data,
+		    other.out.len - 2) == 0);
+		buf_free(&other.out);
+	}
 	if (e == MULTIPART_OK) {
 		buf_init(&again, BUF_NOMAX);
 		if (fuzz_write(boundary, &whole.out, &again) == 0) {
 			CHECK(fuzz_run(boundary, again.data, again.len,
-			    FUZZ_RANDOM, seed, &other) == MULTIPART_OK);
+			    FUZZ_RANDOM, seed, 0, &other) == MULTIPART_OK);
 			CHECK(other.out.len == whole.out.len);
 			CHECK(memcmp(other.out.data, whole.out.data,
 			    whole.out.len) == 0);
