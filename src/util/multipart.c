@@ -10,6 +10,7 @@
  * A part's headers are collected (at most MULTIPART_HEADER_MAX bytes), then
  * parsed in place. */
 #include "util/multipart.h"
+#include "util/hex.h"
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -391,18 +392,6 @@ multipart_val(struct multipart *m, size_t n, size_t *room)
 	return m->val + m->vlen;
 }
 
-static int
-multipart_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* filename*: charset'language'percent-encoded (RFC 8187) into dst (room
  * bytes with the NUL, at least twice the span's length plus one): its
  * length, 0 with *ignored for a charset other than UTF-8 and ISO-8859-1,
@@ -436,8 +425,8 @@ multipart_extvalue(const struct multipart_span *sp, char *dst, size_t room,
 		if (c == '%') {
 			if (raw + len - p < 3)
 				return -1;
-			if ((hi = multipart_hexval(p[1])) < 0 ||
-			    (lo = multipart_hexval(p[2])) < 0)
+			if ((hi = hex_value((unsigned char)p[1])) < 0 ||
+			    (lo = hex_value((unsigned char)p[2])) < 0)
 				return -1;
 			c = (unsigned char)(hi << 4 | lo);
 			p += 2;
