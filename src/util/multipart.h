@@ -25,7 +25,8 @@
  *   last path component is kept (after the last '/' or '\'), "." and ".."
  *   become "". A quoted filename that starts with "X:\" or "\\" is a whole
  *   Windows path as old browsers sent it: its backslashes are separators,
- *   not escapes.
+ *   not escapes. A filename is not percent-decoded (browsers write a quote
+ *   in it as %22), only filename* is.
  * A part's body is every byte between the CRLF that ends its headers and the
  * CRLF that starts the next delimiter. */
 #ifndef SVC_MULTIPART_H
