@@ -107,7 +107,7 @@ void	 handler_jobs_cancel(struct api_call *);
 void	 handler_domain_check(struct api_call *);
 void	 handler_upload(struct api_call *);
 void	 handler_preview(struct api_call *);
-void	 handler_confirm(struct api_call *);
+void	 handler_preview_confirm(struct api_call *);
 void	 handler_suppressions_add(struct api_call *);
 void	 handler_suppressions_list(struct api_call *);
 void	 handler_suppressions_delete(struct api_call *);

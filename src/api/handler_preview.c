@@ -71,7 +71,7 @@ handler_preview(struct api_call *c)
 }
 
 void
-handler_confirm(struct api_call *c)
+handler_preview_confirm(struct api_call *c)
 {
 	struct uploads_confirmed k;
 

@@ -57,13 +57,17 @@ struct handler_upload {
 	/* A refusal found while streaming: answered after the parse stops
 	 * (field: the field named in details, for invalid_email). */
 	int		 status;
-	const char	*code, *field;
+	const char	*code, *bad_field;
 	char		 message[300];
 	/* What the request asks, once checked. */
 	struct uploads_new u;
 	char		 column[UPLOADS_COLUMN_MAX + 1];
 	char		 secret[64];
 	json_t		*email_column;	/* JSON body: string or integer */
+	/* What "the same request" is for an Idempotency-Key: the parts'
+	 * names, file names and contents in order, not the raw body (a client
+	 * that retries writes another boundary). */
+	struct idempotency_hash hash;
 };
 
 static void
@@ -82,7 +86,7 @@ handler_upload_refuse(struct handler_upload *h, int status, const char *code,
 		return;
 	h->status = status;
 	h->code = code;
-	h->field = field;
+	h->bad_field = field;
 	va_start(ap, fmt);
 	vsnprintf(h->message, sizeof(h->message), fmt, ap);
 	va_end(ap);
@@ -91,8 +95,8 @@ handler_upload_refuse(struct handler_upload *h, int status, const char *code,
 static void
 handler_upload_answer_refusal(struct handler_upload *h)
 {
-	if (h->field != NULL)
-		api_bad_field(h->c, h->field, "%s", h->message);
+	if (h->bad_field != NULL)
+		api_bad_field(h->c, h->bad_field, "%s", h->message);
 	else
 		http_error(h->c->resp, h->status, h->code, NULL, "%s",
 		    h->message);
@@ -108,6 +112,9 @@ handler_upload_part_begin(void *arg, const struct multipart_part *p)
 
 	h->cur = NULL;
 	h->in_file = 0;
+	idempotency_hash_update(&h->hash, p->name, strlen(p->name) + 1);
+	idempotency_hash_update(&h->hash, p->filename ? p->filename : "",
+	    (p->filename ? strlen(p->filename) : 0) + 1);
 	if (strcmp(p->name, "file") == 0) {
 		if (++h->files > 1) {
 			handler_upload_refuse(h, 400, "missing_file", NULL,
@@ -145,6 +152,7 @@ handler_upload_part_data(void *arg, const char *data, size_t len)
 	struct handler_upload *h = arg;
 	size_t n;
 
+	idempotency_hash_update(&h->hash, data, len);
 	if (h->in_file) {
 		if (h->nsniff < UPLOAD_SNIFF) {
 			n = UPLOAD_SNIFF - h->nsniff < len ?
@@ -209,10 +217,9 @@ handler_upload_kind_ok(const struct handler_upload *h)
 }
 
 /* Streams the multipart body through the parser; a refusal is recorded
- * in h (answered by the caller). hash gets the body's bytes. */
+ * in h (answered by the caller). */
 static void
-handler_upload_stream(struct handler_upload *h, const char *boundary,
-    struct idempotency_hash *hash)
+handler_upload_stream(struct handler_upload *h, const char *boundary)
 {
 	static const struct multipart_cb cb = { handler_upload_part_begin,
 	    handler_upload_part_data, handler_upload_part_end };
@@ -229,11 +236,9 @@ handler_upload_stream(struct handler_upload *h, const char *boundary,
 		    "out of memory (request %s)", req->request_id);
 		return;
 	}
-	while ((n = req->read(req->io, chunk, UPLOAD_READ)) > 0) {
-		idempotency_hash_update(hash, chunk, (size_t)n);
+	while ((n = req->read(req->io, chunk, UPLOAD_READ)) > 0)
 		if ((me = multipart_feed(mp, chunk, (size_t)n)) != MULTIPART_OK)
 			break;
-	}
 	if (n == HTTP_READ_TIMEOUT)
 		handler_upload_refuse(h, 408, "request_timeout", NULL,
 		    "the request body did not arrive in time");
@@ -454,19 +459,23 @@ static void
 handler_upload_multipart(struct handler_upload *h, const char *boundary)
 {
 	struct api_call *c = h->c;
-	struct idempotency_hash hash;
 	uint8_t digest[32];
 	json_t *mapping = NULL;
+	const char *marker;
 	int preview;
 
-	if (c->req->content_length < 0) {
+	/* lighttpd counts a chunked body itself and says so (its snippet in
+	 * fcgi-conf/); other servers pass no CONTENT_LENGTH. */
+	if (c->req->content_length < 0 || ((marker = http_param(c->req,
+	    "HTTP_X_SVC_BODY_LENGTH")) != NULL && strcmp(marker, "none") ==
+	    0)) {
 		http_error(c->resp, 411, "length_required", NULL,
 		    "send a multipart upload with a Content-Length header");
 		return;
 	}
-	idempotency_hash_begin(&hash, c->req->method_text, c->req->path);
-	handler_upload_stream(h, boundary, &hash);
-	idempotency_hash_end(&hash, digest);
+	idempotency_hash_begin(&h->hash, c->req->method_text, c->req->path);
+	handler_upload_stream(h, boundary);
+	idempotency_hash_end(&h->hash, digest);
 	if (h->status != 0) {
 		handler_upload_answer_refusal(h);
 		return;

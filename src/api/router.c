@@ -51,7 +51,7 @@ static const struct route routes[] = {
 	{ HTTP_POST, "/v1/verify/bulk/{}/preview", REQ, AUTH_SCOPE_VERIFY_BULK,
 	    API_JSON_MAX, 1, 0, handler_preview },
 	{ HTTP_POST, "/v1/verify/bulk/{}/confirm", REQ, AUTH_SCOPE_VERIFY_BULK,
-	    API_JSON_MAX, 1, 1, handler_confirm },
+	    API_JSON_MAX, 1, 1, handler_preview_confirm },
 	{ HTTP_POST, "/v1/verify/batch", REQ, AUTH_SCOPE_VERIFY_BULK,
 	    64 * MiB, 1, 1, handler_bulk_batch_create },
 	{ HTTP_GET, "/v1/verify/batch/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,

@@ -473,7 +473,10 @@ ingest_read_file(struct db *db, const struct ingest_job *j,
 		return INGEST_NOMEM;
 	}
 	jobs_input_set_memory_max(&r->in, INGEST_INPUT_MEMORY);
-	if ((fmt = ingest_format_of_name(j->format)) < 0) {
+	for (fmt = 0; fmt < INGEST_FORMAT__MAX; fmt++)
+		if (strcmp(j->format, ingest_format_names[fmt]) == 0)
+			break;
+	if (fmt == INGEST_FORMAT__MAX) {
 		ingest_failed(&c, INGEST_FAIL_FILE_UNAVAILABLE, "the stored "
 		    "file has no known format");
 		buf_free(&c.json);
