@@ -328,4 +328,31 @@ t_progress_and_lease() {
 }
 t_case "progress shows rows read while ingesting; a worker killed mid-file leaves it to the next after the lease" t_progress_and_lease
 
+t_retention_and_orphans() {
+    local done_job wait_job
+    upload "$F/contacts.csv"
+    done_job=$(json .job_id)
+    it_job_wait "$done_job" completed || return 1
+    upload "$F/contacts.csv" -F preview=true
+    wait_job=$(json .job_id)
+    # pieces of uploads that never became a job: one from two hours ago
+    # (its responder died), one still coming in
+    it_sql "INSERT INTO upload_chunks (job_id, seq, data, created_at) VALUES
+        ('job_orphan_old', 0, 'x', UTC_TIMESTAMP(3) - INTERVAL 2 HOUR),
+        ('job_orphan_new', 0, 'x', UTC_TIMESTAMP(3))"
+    it_worker_once || return 1
+    expect_eq "orphan pieces left" "job_orphan_new" "$(it_sql "SELECT job_id FROM upload_chunks WHERE job_id LIKE 'job_orphan%'")" || return 1
+    expect_eq "stored file of a recent job" 1 "$(chunks_of "$done_job")" || return 1
+    # job_retention_days (90) after it ended, or after it was left waiting
+    # for confirmation: the job, its rows and its stored file go
+    it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$done_job';
+        UPDATE jobs SET created_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$wait_job'"
+    it_worker_once || return 1
+    expect_eq "rows of the purged jobs" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id IN ('$done_job', '$wait_job')),
+        (SELECT COUNT(*) FROM job_emails WHERE job_id IN ('$done_job', '$wait_job')),
+        (SELECT COUNT(*) FROM upload_chunks WHERE job_id IN ('$done_job', '$wait_job'))" | tr '\t' ' ')" || return 1
+    it_sql "DELETE FROM upload_chunks WHERE job_id = 'job_orphan_new'"
+}
+t_case "housekeeping purges upload jobs (rows and stored file) after job_retention_days, and pieces whose upload never finished" t_retention_and_orphans
+
 t_done
