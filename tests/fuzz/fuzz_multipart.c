@@ -275,10 +275,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((nl = memchr(body, '\n', len)) == NULL ||
 	    (size_t)(nl - body) >= sizeof(ct))
 		ct[0] = '\0';
-	else {
+	else {	/* a NUL in the value ends it, as in a C string */
 		memcpy(ct, body, (size_t)(nl - body));
 		ct[nl - body] = '\0';
-		/* a NUL in the value ends it, as a C string */
 		len -= (size_t)(nl - body) + 1;
 		body = nl + 1;
 	}
