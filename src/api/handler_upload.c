@@ -115,6 +115,10 @@ handler_upload_part_begin(void *arg, const struct multipart_part *p)
 	idempotency_hash_update(&h->hash, p->name, strlen(p->name) + 1);
 	idempotency_hash_update(&h->hash, p->filename ? p->filename : "",
 	    (p->filename ? strlen(p->filename) : 0) + 1);
+	/* A form whose file input was left empty sends filename="". */
+	if (strcmp(p->name, "file") == 0 && p->filename != NULL &&
+	    p->filename[0] == '\0')
+		return 0;
 	if (strcmp(p->name, "file") == 0) {
 		if (++h->files > 1) {
 			handler_upload_refuse(h, 400, "missing_file", NULL,
