@@ -9,6 +9,7 @@
 #include "jobs/ingest.h"
 #include "util/log.h"
 #include "util/strparse.h"
+#include "util/timeutil.h"
 #include "worker/previewer.h"
 #include <pthread.h>
 #include <stdlib.h>
@@ -125,6 +126,7 @@ ingester_job(const struct conf *c, struct db *db, struct verify_engine *e,
 	struct db_res *res = NULL;
 	enum ingest_fail fail;
 	enum ingest_err rc;
+	int64_t t0, t1;
 	int ret = 0;
 
 	if (j->refresh) {
@@ -137,7 +139,9 @@ ingester_job(const struct conf *c, struct db *db, struct verify_engine *e,
 	}
 	log_info("event=ingest_started job=%s format=%s bytes=%lld", j->id,
 	    j->format, j->file_size);
+	t0 = timeutil_mono_ms();
 	rc = ingest_read_file(db, j, &r, ingester_progress, &pr);
+	t1 = timeutil_mono_ms();
 	if (rc == INGEST_STOPPED) {
 		log_warn("event=ingest_stopped job=%s reason=lease", j->id);
 		goto out;
@@ -164,8 +168,9 @@ ingester_job(const struct conf *c, struct db *db, struct verify_engine *e,
 		goto out;
 	}
 	log_info("event=ingest_done job=%s rows=%llu addresses=%zu "
-	    "duplicates=%zu preview=%d", j->id, r.rows, r.in.n,
-	    r.in.duplicates, j->want_preview);
+	    "duplicates=%zu preview=%d read_ms=%lld write_ms=%lld", j->id,
+	    r.rows, r.in.n, r.in.duplicates, j->want_preview,
+	    (long long)(t1 - t0), (long long)(timeutil_mono_ms() - t1));
 	if (j->want_preview) {
 		l.emails = r.in.emails;
 		l.domains = r.in.domains;
