@@ -76,12 +76,6 @@ ingest_xlsx_sheet_sst_start(void *ctx, const char *name, const char **attrs)
 	return INGEST_READ_OK;
 }
 
-/* Bytes the table holds (text and offsets) with one more string. */
-static size_t
-ingest_xlsx_sheet_sst_size(const struct ingest_xlsx_strings *t, size_t text)
-{
-	return t->text.len + text + (t->n + 2) * sizeof(*t->off);
-}
 
 static enum ingest_read_err
 ingest_xlsx_sheet_sst_text(void *ctx, const char *p, size_t len)
@@ -96,10 +90,6 @@ ingest_xlsx_sheet_sst_text(void *ctx, const char *p, size_t len)
 		return INGEST_READ_OK;
 	if (len > keep - have)
 		len = keep - have;
-	if (ingest_xlsx_sheet_sst_size(s->t, len) >
-	    s->x->limits->strings_max)
-		return ingest_row_invalid(s->x->row, "shared strings: more "
-		    "than %zu bytes", s->x->limits->strings_max);
 	if (buf_append(&s->t->text, p, len) == -1)
 		return INGEST_READ_NOMEM;
 	return INGEST_READ_OK;
@@ -121,7 +111,8 @@ ingest_xlsx_sheet_sst_end(void *ctx, const char *name)
 		s->in_si = 0;
 		t->text.len = s->start + ingest_decode_cut(t->text.data +
 		    s->start, t->text.len - s->start, INGEST_CELL_MAX);
-		if (ingest_xlsx_sheet_sst_size(t, 0) >
+		/* the text and the offsets with this string's */
+		if (t->text.len + (t->n + 2) * sizeof(*t->off) >
 		    s->x->limits->strings_max)
 			return ingest_row_invalid(s->x->row, "shared strings: "
 			    "more than %zu bytes", s->x->limits->strings_max);
