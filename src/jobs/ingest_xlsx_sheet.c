@@ -109,7 +109,7 @@ ingest_xlsx_sheet_sst_end(void *ctx, const char *name)
 		s->in_rph--;
 	else if (strcmp(name, "si") == 0) {
 		s->in_si = 0;
-		t->text.len = s->start + ingest_decode_cut(t->text.data +
+		t->text.len = s->start + ingest_decode_cut(buf_str(&t->text) +
 		    s->start, t->text.len - s->start, INGEST_CELL_MAX);
 		/* the text and the offsets with this string's */
 		if (t->text.len + (t->n + 2) * sizeof(*t->off) >
@@ -376,7 +376,7 @@ ingest_xlsx_sheet_value(struct ingest_xlsx_sheet *sh, const char **s,
 		return ingest_row_invalid(sh->row, "cell %s%lu: shared string "
 		    "%lu of a table of %zu", ingest_xlsx_sheet_letters(sh->col,
 		    col), sh->rowno, i, t->n);
-	*s = t->text.data + t->off[i];
+	*s = buf_str(&t->text) + t->off[i];
 	*len = t->off[i + 1] - t->off[i];
 	return INGEST_READ_OK;
 }

@@ -90,10 +90,12 @@ static void
 add(zip_t *za, const char *name, const void *data, size_t len)
 {
 	zip_source_t *s;
-	void *copy;
+	void *copy = NULL;
 
-	CHECK((copy = malloc(len ? len : 1)) != NULL);
-	memcpy(copy, data, len);
+	if (len > 0) {
+		CHECK((copy = malloc(len)) != NULL);
+		memcpy(copy, data, len);
+	}
 	CHECK((s = zip_source_buffer(za, copy, len, 1)) != NULL);
 	CHECK(zip_file_add(za, name, s, ZIP_FL_OVERWRITE) >= 0);
 }

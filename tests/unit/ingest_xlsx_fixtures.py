@@ -167,6 +167,14 @@ def hand():
         "xl/_rels/workbook.xml.rels": rels,
         "xl/sharedStrings.xml": SST_RICH,
         "xl/worksheets/sheet1.xml": sheet(ROWS_RICH)})
+    # a table whose strings are all empty (its text is nothing at all)
+    package("sstempty.xlsx", {
+        "xl/_rels/workbook.xml.rels": rels,
+        "xl/sharedStrings.xml": '<sst xmlns="%s"><si><t/></si><si/></sst>'
+        % MAIN,
+        "xl/worksheets/sheet1.xml": sheet(
+            '<row r="1"><c r="A1" t="s"><v>1</v></c>%s</row>'
+            % inline("B1", "x"))})
     # no relationship to the shared strings: found where Excel puts them
     package("sstplace.xlsx", {
         "xl/sharedStrings.xml": SST_RICH,
