@@ -8,59 +8,20 @@
  * outcome but OK occurs. A model checks TXT where it is simple (UTF-8
  * without BOM, CR, NUL or a binary signature): one row per line, the line
  * cut at a character boundary. */
-#include "jobs/ingest_read.h"
-#include "jobs/ingest_decode.h"
-#include "util/buf.h"
+#include "fuzz_ingest.h"
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_csv: %s failed " \
-	"(line %d)\n", #c, __LINE__); abort(); } } while (0)
-
-struct result {
-	struct buf	 rows;
-	enum ingest_read_err rc;
-	struct buf	 error;
-	unsigned long long n;
-};
-
-static int
-row(void *arg, const struct ingest_cell *cells, size_t n)
-{
-	struct result *r = arg;
-	size_t i;
-
-	CHECK(n <= INGEST_COLUMNS_MAX);
-	for (i = 0; i < n; i++) {
-		CHECK(cells[i].len <= INGEST_CELL_MAX);
-		CHECK(cells[i].s[cells[i].len] == '\0');
-		CHECK(ingest_decode_utf8_valid(cells[i].s, cells[i].len) ==
-		    cells[i].len);
-		/* length-prefixed, so that any text is told apart */
-		CHECK(buf_printf(&r->rows, "%zu:", cells[i].len) == 0);
-		CHECK(buf_append(&r->rows, cells[i].s, cells[i].len) == 0);
-	}
-	CHECK(buf_putc(&r->rows, '\n') == 0);
-	return 0;
-}
 
 /* Fed in pieces: first (0: none), then step bytes (0: the rest) or, with
  * a seed, 1 to 16 bytes at random. */
 static void
 read_file(enum ingest_format f, const uint8_t *data, size_t size,
-    size_t first, size_t step, unsigned seed, struct result *r)
+    size_t first, size_t step, unsigned seed, struct fuzz_ingest *r)
 {
-	struct ingest_reader *rd;
+	struct ingest_reader *rd = fuzz_ingest_new(f, r);
 	size_t at = 0, n;
 
-	buf_init(&r->rows, BUF_NOMAX);
-	buf_init(&r->error, BUF_NOMAX);
-	CHECK((rd = ingest_reader_new(f, row, r)) != NULL);
-	r->rc = INGEST_READ_OK;
 	while (at < size && r->rc == INGEST_READ_OK) {
 		if (first)
 			n = first;
@@ -77,33 +38,12 @@ read_file(enum ingest_format f, const uint8_t *data, size_t size,
 	}
 	if (r->rc == INGEST_READ_OK)
 		r->rc = ingest_reader_end(rd);
-	CHECK(r->rc == INGEST_READ_OK || r->rc == INGEST_READ_INVALID);
-	CHECK((r->rc == INGEST_READ_INVALID) ==
-	    (ingest_reader_error(rd)[0] != '\0'));
-	CHECK(buf_puts(&r->error, ingest_reader_error(rd)) == 0);
-	r->n = ingest_reader_rows(rd);
-	ingest_reader_free(rd);
-}
-
-static void
-same(const struct result *a, const struct result *b)
-{
-	CHECK(a->rc == b->rc && a->n == b->n);
-	CHECK(a->rows.len == b->rows.len);
-	CHECK(memcmp(buf_str(&a->rows), buf_str(&b->rows), a->rows.len) == 0);
-	CHECK(strcmp(buf_str(&a->error), buf_str(&b->error)) == 0);
-}
-
-static void
-release(struct result *r)
-{
-	buf_free(&r->rows);
-	buf_free(&r->error);
+	fuzz_ingest_done(r, rd);
 }
 
 /* TXT of plain UTF-8 lines: each line one cell (or an empty row). */
 static void
-model_txt(const uint8_t *data, size_t size, const struct result *got)
+model_txt(const uint8_t *data, size_t size, const struct fuzz_ingest *got)
 {
 	static const char *const magic[] = {
 		"%PDF-", "PK\3\4", "PK\5\6", "\xEF\xBB\xBF", "\xFF\xFE",
@@ -144,7 +84,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const enum ingest_format formats[] = {
 		INGEST_CSV, INGEST_TSV, INGEST_TXT
 	};
-	struct result whole, other;
+	struct fuzz_ingest whole, other;
 	size_t i, at;
 
 	at = size ? ((size_t)data[size - 1] * 131 + size) % size : 0;
@@ -153,18 +93,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (formats[i] == INGEST_TXT)
 			model_txt(data, size, &whole);
 		read_file(formats[i], data, size, at, 0, 0, &other);
-		same(&whole, &other);
-		release(&other);
+		fuzz_ingest_same(&whole, &other);
+		fuzz_ingest_free(&other);
 		read_file(formats[i], data, size, 0, 0, (unsigned)size + 1,
 		    &other);
-		same(&whole, &other);
-		release(&other);
+		fuzz_ingest_same(&whole, &other);
+		fuzz_ingest_free(&other);
 		if (size <= 4096) {
 			read_file(formats[i], data, size, 0, 1, 0, &other);
-			same(&whole, &other);
-			release(&other);
+			fuzz_ingest_same(&whole, &other);
+			fuzz_ingest_free(&other);
 		}
-		release(&whole);
+		fuzz_ingest_free(&whole);
 	}
 	return 0;
 }
