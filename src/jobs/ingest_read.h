@@ -80,7 +80,7 @@ struct ingest_limits {
 	size_t	 unzip_max;	/* bytes inflated, all entries together: 512 MiB */
 	size_t	 part_max;	/* bytes inflated of a workbook or relationships part: 4 MiB */
 	unsigned ratio_max;	/* inflated:compressed of an entry past 1 MiB inflated: 100 */
-	size_t	 strings_max;	/* bytes of the shared-string table in memory: 128 MiB */
+	size_t	 strings_max;	/* bytes of the shared-string table in memory, checked as each string ends: 128 MiB */
 	unsigned xml_depth_max;	/* open XML elements: 64 */
 	size_t	 xml_token_max;	/* bytes of XML without any event (a tag, an attribute): 16 MiB */
 };

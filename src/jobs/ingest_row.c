@@ -86,9 +86,10 @@ ingest_row_end(struct ingest_row *r)
 	    INGEST_COLUMNS_MAX;
 	int rc;
 
+	r->arena.len = r->start;	/* a cell not ended is dropped */
 	for (i = 0; i < n; i++) {
 		r->cells[i].s = r->arena.data + r->off[i];
-		r->cells[i].len = (i + 1 < n ? r->off[i + 1] : r->arena.len) -
+		r->cells[i].len = (i + 1 < n ? r->off[i + 1] : r->start) -
 		    r->off[i] - 1;
 	}
 	rc = r->fn(r->arg, r->cells, n);

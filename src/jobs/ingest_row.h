@@ -30,7 +30,8 @@ void	 ingest_row_init(struct ingest_row *, ingest_row_fn, void *arg,
 enum ingest_read_err ingest_row_put(struct ingest_row *, const char *, size_t);
 /* The cell in progress ends (the next put starts a new one). */
 enum ingest_read_err ingest_row_cell_end(struct ingest_row *);
-/* The row ends (after its last cell_end): it is handed over. */
+/* The row ends (after its last cell_end; bytes put since are dropped): it
+ * is handed over. */
 enum ingest_read_err ingest_row_end(struct ingest_row *);
 /* INGEST_READ_INVALID with a reason (the first one is kept). */
 enum ingest_read_err ingest_row_invalid(struct ingest_row *, const char *fmt,

@@ -12,7 +12,9 @@
  * formula values, errors, dates) or, t="inlineStr", the <t> text of its
  * <is> as in a shared string; <f> formulas are left out. A cell without
  * text is not handed over unless a later cell of its row is (as an empty
- * cell), so a row ends at its last cell with text. */
+ * cell), so a row ends at its last cell with text. A <row> inside a row
+ * and a <c> inside a cell (not valid, but well-formed) are ignored with
+ * what they hold. */
 #include "jobs/ingest_xlsx_sheet.h"
 #include "jobs/ingest_decode.h"
 #include "util/grow.h"
@@ -46,6 +48,7 @@ struct ingest_xlsx_sheet {
 	unsigned long	 last_row;	/* handed over; 0: none yet */
 	unsigned long	 rowno;		/* of the row being read */
 	int		 in_row;
+	unsigned	 nested;	/* <row> in a row, <c> in a cell: ignored */
 	size_t		 ncells;	/* given to row in this one */
 	size_t		 last_col;	/* of the cell before, or NONE */
 	/* the cell being read */
@@ -76,12 +79,6 @@ ingest_xlsx_sheet_sst_start(void *ctx, const char *name, const char **attrs)
 	return INGEST_READ_OK;
 }
 
-/* Bytes the table holds (text and offsets) with one more string. */
-static size_t
-ingest_xlsx_sheet_sst_size(const struct ingest_xlsx_strings *t, size_t text)
-{
-	return t->text.len + text + (t->n + 2) * sizeof(*t->off);
-}
 
 static enum ingest_read_err
 ingest_xlsx_sheet_sst_text(void *ctx, const char *p, size_t len)
@@ -96,10 +93,6 @@ ingest_xlsx_sheet_sst_text(void *ctx, const char *p, size_t len)
 		return INGEST_READ_OK;
 	if (len > keep - have)
 		len = keep - have;
-	if (ingest_xlsx_sheet_sst_size(s->t, len) >
-	    s->x->limits->strings_max)
-		return ingest_row_invalid(s->x->row, "shared strings: more "
-		    "than %zu bytes", s->x->limits->strings_max);
 	if (buf_append(&s->t->text, p, len) == -1)
 		return INGEST_READ_NOMEM;
 	return INGEST_READ_OK;
@@ -119,9 +112,10 @@ ingest_xlsx_sheet_sst_end(void *ctx, const char *name)
 		s->in_rph--;
 	else if (strcmp(name, "si") == 0) {
 		s->in_si = 0;
-		t->text.len = s->start + ingest_decode_cut(t->text.data +
+		t->text.len = s->start + ingest_decode_cut(buf_str(&t->text) +
 		    s->start, t->text.len - s->start, INGEST_CELL_MAX);
-		if (ingest_xlsx_sheet_sst_size(t, 0) >
+		/* the text and the offsets with this string's */
+		if (t->text.len + (t->n + 2) * sizeof(*t->off) >
 		    s->x->limits->strings_max)
 			return ingest_row_invalid(s->x->row, "shared strings: "
 			    "more than %zu bytes", s->x->limits->strings_max);
@@ -302,9 +296,12 @@ ingest_xlsx_sheet_start(void *ctx, const char *name, const char **attrs)
 {
 	struct ingest_xlsx_sheet *sh = ctx;
 
-	if (strcmp(name, "row") == 0)
+	if ((strcmp(name, "row") == 0 && sh->in_row) ||
+	    (strcmp(name, "c") == 0 && sh->in_cell))
+		sh->nested++;
+	else if (strcmp(name, "row") == 0)
 		return ingest_xlsx_sheet_row_start(sh, attrs);
-	if (!sh->in_row)
+	if (!sh->in_row || sh->nested > 0)
 		return INGEST_READ_OK;
 	if (strcmp(name, "c") == 0)
 		ingest_xlsx_sheet_cell_start(sh, attrs);
@@ -340,7 +337,8 @@ ingest_xlsx_sheet_text(void *ctx, const char *p, size_t len)
 	struct ingest_xlsx_sheet *sh = ctx;
 	enum ingest_read_err rc;
 
-	if (!sh->in_cell || sh->col == INGEST_XLSX_SHEET_NONE)
+	if (!sh->in_cell || sh->nested > 0 ||
+	    sh->col == INGEST_XLSX_SHEET_NONE)
 		return INGEST_READ_OK;
 	if (sh->type == INGEST_XLSX_SHEET_INLINE ? !sh->in_is || !sh->in_t ||
 	    sh->in_rph : !sh->in_v)
@@ -385,7 +383,7 @@ ingest_xlsx_sheet_value(struct ingest_xlsx_sheet *sh, const char **s,
 		return ingest_row_invalid(sh->row, "cell %s%lu: shared string "
 		    "%lu of a table of %zu", ingest_xlsx_sheet_letters(sh->col,
 		    col), sh->rowno, i, t->n);
-	*s = t->text.data + t->off[i];
+	*s = buf_str(&t->text) + t->off[i];
 	*len = t->off[i + 1] - t->off[i];
 	return INGEST_READ_OK;
 }
@@ -424,6 +422,11 @@ ingest_xlsx_sheet_end(void *ctx, const char *name)
 
 	if (!sh->in_row)
 		return INGEST_READ_OK;
+	if (sh->nested > 0) {
+		if (strcmp(name, "row") == 0 || strcmp(name, "c") == 0)
+			sh->nested--;
+		return INGEST_READ_OK;
+	}
 	if (strcmp(name, "row") == 0) {
 		sh->in_row = sh->in_cell = 0;
 		sh->last_row = sh->rowno;

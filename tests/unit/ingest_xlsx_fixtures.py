@@ -167,6 +167,20 @@ def hand():
         "xl/_rels/workbook.xml.rels": rels,
         "xl/sharedStrings.xml": SST_RICH,
         "xl/worksheets/sheet1.xml": sheet(ROWS_RICH)})
+    # a table whose strings are all empty (its text is nothing at all)
+    package("sstempty.xlsx", {
+        "xl/_rels/workbook.xml.rels": rels,
+        "xl/sharedStrings.xml": '<sst xmlns="%s"><si><t/></si><si/></sst>'
+        % MAIN,
+        "xl/worksheets/sheet1.xml": sheet(
+            '<row r="1"><c r="A1" t="s"><v>1</v></c>%s</row>'
+            % inline("B1", "x"))})
+    # a row in a row and a cell in a cell (well-formed, not valid): ignored
+    package("nested.xlsx", {"xl/worksheets/sheet1.xml": sheet(
+        '<row r="1">%s<c r="B1" t="inlineStr"><is><t>b<row r="5"><c r="A5">'
+        '<v>9</v></c></row>c</t></is><c r="C1"><v>8</v></c></c>'
+        '<c r="D1"><v>d</v></c></row><row r="2">%s</row>'
+        % (inline("A1", "a"), inline("A2", "e")))})
     # no relationship to the shared strings: found where Excel puts them
     package("sstplace.xlsx", {
         "xl/sharedStrings.xml": SST_RICH,

@@ -54,6 +54,8 @@ static const struct xcase cases[] = {
 	{ "order.xlsx", OK, "[data sheet]\n", "", { 0 } },
 	{ "chart.xlsx", OK, "[after the chart]\n", "", { 0 } },
 	{ "sstplace.xlsx", OK, "[rich@x.y]\n", "", { 0 } },
+	{ "sstempty.xlsx", OK, "[][x]\n", "", { 0 } },
+	{ "nested.xlsx", OK, "[a][bc][][d]\n[e]\n", "", { 0 } },
 	{ "strict.xlsx", OK, "\n[][strict@x.y]\n", "", { 0 } },
 	{ "norels.xlsx", OK, "[found]\n", "", { 0 } },
 	{ "utf16.xlsx", OK, "[\xc3\xa9t\xc3\xa9]\n", "", { 0 } },
