@@ -3,6 +3,7 @@
  * a request, and the error answers the handlers share (400 naming a field,
  * 402, 500 and 503). */
 #include "api/api.h"
+#include "core/idempotency.h"
 #include "util/log.h"
 #include "util/strparse.h"
 #include <stdarg.h>
@@ -155,4 +156,55 @@ api_query_long(struct api_call *c, const char *name, long min, long max,
 	}
 	buf_free(&v);
 	return rc;
+}
+
+int
+api_idempotency_key_check(struct api_call *c, const char *key)
+{
+	if (idempotency_key_valid(key))
+		return 0;
+	http_error(c->resp, 400, "invalid_email", NULL,
+	    "Idempotency-Key: 1 to %d visible ASCII characters",
+	    IDEMPOTENCY_KEY_MAX);
+	return -1;
+}
+
+int
+api_idempotency_begin(struct api_call *c, const char *key,
+    const uint8_t hash[32])
+{
+	int status = 0;
+	struct buf stored;
+	enum idempotency_outcome o;
+
+	buf_init(&stored, BUF_NOMAX);
+	o = idempotency_begin(c->ctx->db, c->key.account_id, key, hash,
+	    &status, &stored);
+	switch (o) {
+	case IDEMPOTENCY_PROCEED:
+		buf_free(&stored);
+		return 0;
+	case IDEMPOTENCY_REPLAY:
+		c->resp->status = status;
+		http_set_header(c->resp, "Content-Type",
+		    "application/json; charset=utf-8");
+		http_set_header(c->resp, "Idempotent-Replayed", "true");
+		buf_reset(&c->resp->body);
+		buf_append(&c->resp->body, stored.data ? stored.data : "",
+		    stored.len);
+		break;
+	case IDEMPOTENCY_IN_USE:
+		http_error(c->resp, 409, "idempotency_key_in_use", NULL,
+		    "a request with this Idempotency-Key is still running");
+		break;
+	case IDEMPOTENCY_MISMATCH:
+		http_error(c->resp, 422, "idempotency_key_reused", NULL,
+		    "this Idempotency-Key was used with a different request");
+		break;
+	default:
+		api_internal_error(c, "idempotency_begin");
+		break;
+	}
+	buf_free(&stored);
+	return -1;
 }

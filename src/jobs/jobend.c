@@ -261,7 +261,7 @@ jobend_fail_work(struct db *db, void *arg)
 
 	f->rc = JOBQUEUE_OK;
 	if ((e = jobend_job_read(db, f->job_id, &j)) != DB_OK ||
-	    !jobs_status_active(j.status)) {
+	    (!jobs_status_active(j.status) && j.status != JOBS_INGESTING)) {
 		if (e == DB_OK)
 			jobend_job_free(&j);
 		if (e == DB_OK || e == DB_ABORT) {
@@ -345,13 +345,14 @@ jobend_purge(struct db *db, long retention_days, long limit)
 	if (db_query(db, "(SELECT id FROM jobs WHERE type = ? AND "
 	    "expires_at IS NOT NULL AND expires_at < UTC_TIMESTAMP(3) "
 	    "LIMIT ?) UNION ALL (SELECT id FROM jobs WHERE type <> ? "
-	    "AND status IN (?, ?, ?) AND COALESCE(completed_at, created_at) "
-	    "< UTC_TIMESTAMP(3) - INTERVAL ? DAY LIMIT ?)",
+	    "AND status IN (?, ?, ?, ?) AND COALESCE(completed_at, "
+	    "created_at) < UTC_TIMESTAMP(3) - INTERVAL ? DAY LIMIT ?)",
 	    DB_ARGS(DBP_STR(jobs_type_names[JOBS_TYPE_BATCH]), DBP_INT(limit),
 	    DBP_STR(jobs_type_names[JOBS_TYPE_BATCH]),
 	    DBP_STR(jobs_status_names[JOBS_COMPLETED]),
 	    DBP_STR(jobs_status_names[JOBS_FAILED]),
 	    DBP_STR(jobs_status_names[JOBS_CANCELLED]),
+	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
 	    DBP_INT(retention_days), DBP_INT(limit)), &res) != DB_OK) {
 		free(ids);
 		return -1;
@@ -359,12 +360,15 @@ jobend_purge(struct db *db, long retention_days, long limit)
 	while (n < (size_t)limit && db_res_next(res) == 1)
 		strparse_copy(ids[n++], sizeof(ids[0]), db_res_str(res, 0));
 	db_res_free(res);
-	/* Addresses, then chunks, then the job: an interrupted purge leaves
-	 * the job row, so the next pass finishes it. */
+	/* Addresses, chunks and the stored file, then the job: an
+	 * interrupted purge leaves the job row, so the next pass finishes
+	 * it. */
 	for (i = 0; i < n; i++) {
 		if (jobend_delete_all(db, "DELETE FROM job_emails WHERE "
 		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
 		    jobend_delete_all(db, "DELETE FROM job_chunks WHERE "
+		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
+		    jobend_delete_all(db, "DELETE FROM upload_chunks WHERE "
 		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
 		    db_exec(db, "DELETE FROM jobs WHERE id = ?",
 		    DB_ARGS(DBP_STR(ids[i])), NULL) != DB_OK) {

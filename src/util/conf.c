@@ -125,6 +125,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "3", 0, 20, 0,
 	    "times a greylisted address of a job is tried again before it "
 	    "is given the greylisted result" },
+	[CONF_PREVIEW_BUDGET_SECONDS] = { "preview_budget_seconds",
+	    CONF_TYPE_INT, "120", 5, 3600, 0,
+	    "seconds an upload preview's DNS lookups and SMTP sample may "
+	    "take together (what is not answered by then counts as unknown)" },
 };
 
 const char *

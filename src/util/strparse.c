@@ -84,3 +84,43 @@ strparse_copy(char *dst, size_t sz, const char *src)
 		memcpy(dst, src, n);
 	dst[n] = '\0';
 }
+
+long
+strparse_utf8_chars(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned long cp;
+	long n = 0;
+	int more, i;
+
+	while (*p) {
+		if (*p < 0x80) {
+			p++;
+			n++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf) {
+			more = 1;
+			cp = *p & 0x1f;
+		} else if (*p >= 0xe0 && *p <= 0xef) {
+			more = 2;
+			cp = *p & 0x0f;
+		} else if (*p >= 0xf0 && *p <= 0xf4) {
+			more = 3;
+			cp = *p & 0x07;
+		} else
+			return -1;
+		for (i = 1; i <= more; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return -1;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		/* overlong forms, surrogates, beyond U+10FFFF */
+		if ((more == 2 && cp < 0x800) || (more == 3 && cp < 0x10000) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			return -1;
+		p += more + 1;
+		n++;
+	}
+	return n;
+}

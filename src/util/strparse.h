@@ -10,4 +10,7 @@ int	 strparse_ieq(const char *, const char *);
 int	 strparse_consttime_eq(const void *, const void *, size_t);
 /* Copies src (NULL: "") into dst of sz bytes, cut to fit, NUL-terminated. */
 void	 strparse_copy(char *dst, size_t sz, const char *src);
+/* The characters (code points) of UTF-8 text, -1 when it is not valid
+ * UTF-8 (overlong forms and surrogates included). */
+long	 strparse_utf8_chars(const char *);
 #endif

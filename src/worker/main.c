@@ -11,6 +11,7 @@
 #include "util/log.h"
 #include "util/startup.h"
 #include "worker/housekeeping.h"
+#include "worker/ingester.h"
 #include "worker/process.h"
 #include <signal.h>
 #include <stdio.h>
@@ -42,8 +43,10 @@ main_usage(void)
  * to claim; returns 0 or -1 when the database failed. */
 static int
 main_pass(const struct conf *conf, struct db *db, struct process **proc,
-    time_t *last_housekeeping)
+    time_t *last_housekeeping, int once)
 {
+	char owner[128];
+
 	time_t now = time(NULL);
 	struct buf err;
 
@@ -66,7 +69,25 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 		if (*proc == NULL)
 			return 0;	/* housekeeping still runs */
 	}
+	/* A daemon's upload jobs are its ingester thread's. */
+	snprintf(owner, sizeof(owner), "%s:ingest", process_owner(*proc));
+	if (once && ingester_run_pending(conf, db, process_engine(*proc), owner,
+	    &stopping) == -1)
+		return -1;
 	return process_run(*proc, db, &stopping, last_housekeeping);
+}
+
+/* The upload thread of a daemon, its leases owned by "host:pid:ingest". */
+static struct ingester *
+main_ingester(const struct conf *conf)
+{
+	char host[64], owner[100];
+
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(owner, sizeof(owner), "%s:%ld", host, (long)getpid());
+	return ingester_start(conf, owner);
 }
 
 int
@@ -78,6 +99,7 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	struct db *db = NULL;
 	struct process *proc = NULL;
+	struct ingester *ingester = NULL;
 	time_t last = 0;
 	int i, once = 0, rc = 0;
 	unsigned slept;
@@ -103,6 +125,11 @@ main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	log_info("event=started mode=%s", once ? "once" : "daemon");
+	if (!once && (ingester = main_ingester(&conf)) == NULL) {
+		fprintf(stderr, "svc-worker: cannot start the upload thread\n");
+		conf_free(&conf);
+		return 1;
+	}
 	while (!stopping) {
 		if (db == NULL) {
 			buf_reset(&err);
@@ -115,7 +142,8 @@ main(int argc, char **argv)
 				}
 			}
 		}
-		if (db != NULL && main_pass(&conf, db, &proc, &last) == -1) {
+		if (db != NULL && main_pass(&conf, db, &proc, &last, once) ==
+		    -1) {
 			db_close(db);
 			db = NULL;
 			if (once) {
@@ -129,6 +157,7 @@ main(int argc, char **argv)
 		    (unsigned)conf_int(&conf, CONF_WORKER_POLL_INTERVAL); slept++)
 			sleep(1);
 	}
+	ingester_stop(ingester);
 	process_free(proc);
 	db_close(db);
 	buf_free(&err);

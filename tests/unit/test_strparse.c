@@ -202,6 +202,24 @@ test_strparse_copy_cuts_to_fit_and_always_terminates(void **state)
 	assert_string_equal(d, "");
 }
 
+static void
+test_strparse_utf8_chars_counts_code_points_and_refuses_bad_utf8(void **state)
+{
+	(void)state;
+	assert_int_equal(strparse_utf8_chars(""), 0);
+	assert_int_equal(strparse_utf8_chars("abc"), 3);
+	assert_int_equal(strparse_utf8_chars("B\xc3\xbc" "cher"), 6);
+	assert_int_equal(strparse_utf8_chars("\xe2\x82\xac"), 1);	/* euro */
+	assert_int_equal(strparse_utf8_chars("\xf0\x9f\x98\x80!"), 2);
+	assert_int_equal(strparse_utf8_chars("\xc0\xaf"), -1);	/* overlong */
+	assert_int_equal(strparse_utf8_chars("\xe0\x80\xaf"), -1);
+	assert_int_equal(strparse_utf8_chars("\xed\xa0\x80"), -1);	/* surrogate */
+	assert_int_equal(strparse_utf8_chars("\xf4\x90\x80\x80"), -1);
+	assert_int_equal(strparse_utf8_chars("a\xc3"), -1);	/* cut short */
+	assert_int_equal(strparse_utf8_chars("\xff"), -1);
+	assert_int_equal(strparse_utf8_chars("caf\xe9"), -1);	/* Latin-1 */
+}
+
 int
 main(void)
 {
@@ -213,6 +231,7 @@ main(void)
 		cmocka_unit_test(test_strparse_ieq_folds_ascii_case_only),
 		cmocka_unit_test(test_strparse_consttime_eq_compares_exactly_n_bytes),
 		cmocka_unit_test(test_strparse_copy_cuts_to_fit_and_always_terminates),
+		cmocka_unit_test(test_strparse_utf8_chars_counts_code_points_and_refuses_bad_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
