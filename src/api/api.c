@@ -1,7 +1,7 @@
 /* api.c: what every handler of svc-api uses (api.h): the process's DB
- * connection and verification engine, made on first use, the JSON body of
- * a request, and the error answers the handlers share (400 naming a field,
- * 402, 500 and 503). */
+ * connection and verification engine, made on first use, the JSON body and
+ * the integer query parameters of a request, and the error answers the
+ * handlers share (400 naming a field, 402, 500 and 503). */
 #include "api/api.h"
 #include "util/log.h"
 #include "util/strparse.h"

@@ -97,4 +97,12 @@ void	 handler_domain_check(struct api_call *);
 void	 handler_suppressions_add(struct api_call *);
 void	 handler_suppressions_list(struct api_call *);
 void	 handler_suppressions_delete(struct api_call *);
+void	 handler_webhooks_create(struct api_call *);
+void	 handler_webhooks_list(struct api_call *);
+void	 handler_webhooks_get(struct api_call *);
+void	 handler_webhooks_update(struct api_call *);
+void	 handler_webhooks_delete(struct api_call *);
+void	 handler_webhooks_test(struct api_call *);
+void	 handler_webhooks_rotate(struct api_call *);
+void	 handler_webhooks_deliveries(struct api_call *);
 #endif
