@@ -1,15 +1,18 @@
 /* main.c: svc-worker, the cron-style daemon that does the service's
  * background work against MariaDB: it verifies the addresses of bulk and
- * batch jobs (process.c) and runs housekeeping every housekeeping_interval
- * seconds. Without --once it runs until SIGTERM (leases of unfinished
- * chunks are given back), polling every worker_poll_interval seconds when
- * there is nothing to claim; with --once it works until nothing is left to
- * claim and exits (for hosts where only cron is allowed). A lost database
- * is retried. */
+ * batch jobs (process.c), sends the deliveries of events (deliveries.c:
+ * in a thread of their own in the daemon) and runs housekeeping every
+ * housekeeping_interval seconds. Without --once it runs until SIGTERM
+ * (leases of unfinished chunks and deliveries are given back), polling
+ * every worker_poll_interval seconds when there is nothing to claim; with
+ * --once it works until nothing is left to claim, sends what is due and
+ * exits (for hosts where only cron is allowed). A lost database is
+ * retried. */
 #include "core/db.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
+#include "worker/deliveries.h"
 #include "worker/housekeeping.h"
 #include "worker/process.h"
 #include <signal.h>
@@ -78,6 +81,7 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	struct db *db = NULL;
 	struct process *proc = NULL;
+	struct deliveries *sender = NULL;
 	time_t last = 0;
 	int i, once = 0, rc = 0;
 	unsigned slept;
@@ -103,6 +107,12 @@ main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	log_info("event=started mode=%s", once ? "once" : "daemon");
+	if (!once && (sender = deliveries_start(&conf, &err)) == NULL) {
+		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
 	while (!stopping) {
 		if (db == NULL) {
 			buf_reset(&err);
@@ -115,7 +125,8 @@ main(int argc, char **argv)
 				}
 			}
 		}
-		if (db != NULL && main_pass(&conf, db, &proc, &last) == -1) {
+		if (db != NULL && (main_pass(&conf, db, &proc, &last) == -1 ||
+		    (once && deliveries_once(&conf, db) == -1))) {
 			db_close(db);
 			db = NULL;
 			if (once) {
@@ -129,6 +140,7 @@ main(int argc, char **argv)
 		    (unsigned)conf_int(&conf, CONF_WORKER_POLL_INTERVAL); slept++)
 			sleep(1);
 	}
+	deliveries_stop(sender);
 	process_free(proc);
 	db_close(db);
 	buf_free(&err);
