@@ -440,3 +440,102 @@ t_no_redirect_and_body_cap() {
         expect_jq '.data[0].attempt_log[0].duration_ms < 2500'
 }
 t_case "redirects are not followed; a response body is read no further than 64 KB" t_no_redirect_and_body_cap
+
+t_sigkill_mid_delivery() {
+    local t1 t2
+    account
+    # the first request waits 8 s for its answer: the worker is killed
+    # meanwhile; the lease (2 x webhook_timeout_ms + 10 s = 16 s) expires
+    # and another worker sends it again
+    hook '/d/kill?sleep_first=8' || return 1
+    bulk || return 1
+    daemon
+    wait_for /d/kill 1 20 || { stop_daemon; return 1; }
+    kill -KILL "$DAEMON"
+    wait "$DAEMON" 2>/dev/null || true
+    expect_eq "state while nobody holds it" sending "$(it_sql "SELECT state FROM event_deliveries WHERE webhook_id = '$HOOK'")" || return 1
+    daemon
+    wait_for /d/kill 2 40 || { stop_daemon; return 1; }
+    sleep 1
+    stop_daemon
+    t1=$(nth /d/kill 1 .time); t2=$(nth /d/kill 2 .time)
+    python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) - float(sys.argv[1]) >= 12 else 1)" "$t1" "$t2" ||
+        it_fail "sent again after $t1 -> $t2: before the lease expired" || return 1
+    expect_eq "the same event_id" "$(body_of /d/kill 1 | jq -r .event_id)" "$(body_of /d/kill 2 | jq -r .event_id)" || return 1
+    signed /d/kill 2 "$SECRET" || return 1
+    deliveries "$HOOK" || return 1
+    expect_json '.data[0].status' delivered && expect_json '.data[0].attempts' 2 &&
+        expect_json '.data[0].attempt_log[0].error' interrupted &&
+        expect_json '.data[0].attempt_log[1].status_code' 200
+}
+t_case "a worker SIGKILLed mid-delivery: another sends it again after the lease, with the same event_id" t_sigkill_mid_delivery
+
+t_concurrency() {
+    local slow fast i first_fast last_slow_start max
+    account
+    # 4 deliveries to one slow host (3 s each, 2 at once at most), one to
+    # another host (ALIAS, the same receiver): it is not held up
+    for i in 1 2 3 4; do hook "/d/slow$i?sleep=3" || return 1; done
+    hook "https://$ALIAS:$RPORT/d/fast" || return 1
+    bulk || return 1
+    daemon
+    wait_for /d/fast 1 20 && wait_for /d/slow1 1 30 && wait_for /d/slow2 1 30 &&
+        wait_for /d/slow3 1 30 && wait_for /d/slow4 1 30 || { stop_daemon; return 1; }
+    sleep 4
+    stop_daemon
+    # webhook_host_concurrency = 2: never more than 2 at once to 127.0.0.1
+    max=$(jq -s '[.[] | select(.path | startswith("/d/slow")) | .time] | sort as $t |
+        [range(0; $t | length) as $i | [$t[] | select(. >= $t[$i] and . < $t[$i] + 2.9)] | length] | max' "$RECEIVED")
+    expect_eq "slow requests within 3 s of each other at most" 2 "$max" || return 1
+    first_fast=$(nth /d/fast 1 .time)
+    last_slow_start=$(jq -s '[.[] | select(.path | startswith("/d/slow")) | .time] | max' "$RECEIVED")
+    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$first_fast" "$last_slow_start" ||
+        it_fail "the other host's delivery ($first_fast) waited for the slow host ($last_slow_start)" || return 1
+    signed /d/fast 1 "$SECRET"
+}
+t_case "deliveries run at once: webhook_host_concurrency per host, a slow receiver does not hold up another" t_concurrency
+
+t_private_targets() {
+    local noconf=$IT_DIR/svc-noprivate.conf named literal
+    account
+    sed 's/^allow_private_urls = yes$/allow_private_urls = no/' "$SVC_CONF" > "$noconf"
+    grep -q '^allow_private_urls = no$' "$noconf" || { it_fail "no allow_private_urls line"; return 1; }
+    # a name resolving to 127.0.0.1: reached with allow_private_urls = yes
+    hook "https://$ALIAS:$RPORT/d/named" || return 1
+    named=$HOOK
+    hook "$R/d/literal" || return 1
+    literal=$HOOK
+    bulk || return 1
+    once
+    wait_for /d/named 1 10 && wait_for /d/literal 1 10 || return 1
+    # with allow_private_urls = no: the name is refused when connecting,
+    # the literal before any connection, and nothing arrives
+    bulk || return 1
+    once "$noconf"
+    sleep 1
+    expect_eq "requests to the named host" 1 "$(count /d/named)" || return 1
+    expect_eq "requests to the literal" 1 "$(count /d/literal)" || return 1
+    deliveries "$named" || return 1
+    expect_json '.data[0].status' pending && expect_jq '.data[0].last_error | startswith("address_refused: 127.0.0.1")' &&
+        expect_json '.data[0].last_status_code' null || return 1
+    deliveries "$literal" || return 1
+    expect_json '.data[0].status' failed && expect_json '.data[0].attempts' 1 &&
+        expect_jq '.data[0].last_error | startswith("url_refused")' || return 1
+    # svc-api with allow_private_urls = no refuses private URLs at once
+    stack_lighttpd_stop "$IT_DIR/lighttpd"
+    SVC_CONF=$noconf it_api_start
+    http POST /v1/webhooks "{\"url\":\"$R/x\"}"
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field url &&
+        expect_jq '.error.message | test("private")' || return 1
+    http POST /v1/webhooks '{"url":"https://localhost/x"}'
+    expect_status 400 && expect_json .error.details.field url || return 1
+    http POST /v1/webhooks '{"url":"http://example.com/x"}'
+    expect_status 400 && expect_jq '.error.message | test("https://")' || return 1
+    http PATCH "/v1/webhooks/$named" '{"url":"https://[::1]/x"}'
+    expect_status 400 && expect_json .error.details.field url || return 1
+    http POST /v1/webhooks '{"url":"https://hooks.example.com/x"}'
+    expect_status 201
+}
+t_case "allow_private_urls = no: private literals refused by svc-api and svc-worker, a name resolving to loopback refused at connect time" t_private_targets
+
+t_done
