@@ -3,7 +3,7 @@
 for the integration tests (tests/integration/test_webhooks.sh). Every
 request is appended, as it arrives and before it is answered, to the log
 as one JSON line: {"n", "time", "path", "query", "headers" (names
-lower-cased), "body_b64"}. What it answers is chosen by the query string
+lower-cased), "body_b64", "inflight"}. What it answers is chosen by the query string
 of the URL delivered to:
 
     codes=500,500,200  the n-th request to this path gets the n-th code
@@ -14,6 +14,9 @@ of the URL delivered to:
     stall_after=N      answer 200 with a Content-Length of 100 MB, send
                        N bytes of it and then wait 30 s
     location=URL       sent as Location (for 3xx codes)
+    group=G            the record's "inflight" says how many requests of
+                       group G were being answered when it came, itself
+                       included
 
     webhook_receiver.py --host H --port P --cert C --key K --log FILE
         --ready FILE
@@ -23,7 +26,9 @@ of the URL delivered to:
 import argparse
 import base64
 import json
+import signal
 import ssl
+import sys
 import threading
 import time
 import urllib.parse
@@ -31,6 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 COUNTS = {}
+INFLIGHT = {}
 STATE = {"n": 0}
 
 
@@ -51,7 +57,9 @@ class Handler(BaseHTTPRequestHandler):
         q = urllib.parse.parse_qs(url.query)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        group = q.get("group", [""])[0]
         with LOCK:
+            INFLIGHT[group] = INFLIGHT.get(group, 0) + 1
             STATE["n"] += 1
             n = STATE["n"]
             k = COUNTS.get(url.path, 0)
@@ -59,9 +67,17 @@ class Handler(BaseHTTPRequestHandler):
             rec = {"n": n, "time": time.time(), "path": url.path,
                    "query": url.query,
                    "headers": {h.lower(): v for h, v in self.headers.items()},
-                   "body_b64": base64.b64encode(body).decode()}
+                   "body_b64": base64.b64encode(body).decode(),
+                   "inflight": INFLIGHT[group]}
             with open(self.server.log, "a") as f:
                 f.write(json.dumps(rec) + "\n")
+        try:
+            self.answer(q, k)
+        finally:
+            with LOCK:
+                INFLIGHT[group] -= 1
+
+    def answer(self, q, k):
         codes = [int(c) for c in q.get("codes", ["200"])[0].split(",")]
         code = codes[min(k, len(codes) - 1)]
         if k == 0 and "sleep_first" in q:
@@ -98,6 +114,8 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--ready", required=True)
     a = ap.parse_args()
+    # stopped by the test's EXIT trap: a clean exit status
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     srv = ThreadingHTTPServer((a.host, a.port), Handler)
     srv.daemon_threads = True
     srv.log = a.log
