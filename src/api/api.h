@@ -69,6 +69,12 @@ struct verify_engine *api_engine(struct api_call *);
 /* 402 insufficient_credits with details.required and details.available. */
 void	 api_insufficient_credits(struct api_call *, long long required,
 	    long long available);
+/* For a request that shows a secret once (a key, a webhook's secret):
+ * stores the answer o for its Idempotency-Key with field null and
+ * "<field>_shown" false, so that a replay never holds the secret; takes
+ * o. */
+void	 api_idempotency_hide(struct api_call *, int status, json_t *o,
+	    const char *field);
 /* 400 invalid_email naming the field (details.field); printf message. */
 void	 api_bad_field(struct api_call *, const char *field, const char *fmt,
 	    ...) __attribute__((format(printf, 3, 4)));

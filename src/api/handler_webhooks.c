@@ -8,12 +8,10 @@
  * account's webhook is 404; a URL must be a public https:// one unless
  * allow_private_urls is set (400 naming the field). */
 #include "api/api.h"
-#include "core/idempotency.h"
 #include "jobs/fetch.h"
 #include "jobs/webhooks.h"
 #include "util/log.h"
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* What a create or change body says. */
@@ -141,28 +139,6 @@ handler_webhooks_error(struct api_call *c, enum webhooks_err rc,
 	}
 }
 
-/* The answer kept for the Idempotency-Key: the webhook without its
- * secret, which is shown once (a replay says so). */
-static void
-handler_webhooks_store_replay(struct api_call *c, json_t *o)
-{
-	json_t *copy = json_deep_copy(o);
-	char *text = NULL;
-
-	if (copy != NULL) {
-		json_object_set_new(copy, "secret", json_null());
-		json_object_set_new(copy, "secret_shown", json_false());
-		text = json_dumps(copy, JSON_COMPACT | JSON_ENSURE_ASCII);
-	}
-	json_decref(copy);
-	if (text == NULL || idempotency_finish(c->ctx->db, c->key.account_id,
-	    c->idem_key, 201, text, strlen(text)) != DB_OK)
-		log_error("event=idempotency_finish_failed req=%s",
-		    c->req->request_id);
-	free(text);
-	c->idem_done = 1;
-}
-
 void
 handler_webhooks_create(struct api_call *c)
 {
@@ -184,8 +160,9 @@ handler_webhooks_create(struct api_call *c)
 	}
 	o = handler_webhooks_json(&w);
 	webhooks_row_free(&w);
+	/* the secret is shown once: a replay says it is not shown */
 	if (c->idem_key != NULL)
-		handler_webhooks_store_replay(c, o);
+		api_idempotency_hide(c, 201, json_deep_copy(o), "secret");
 	json_object_set_new(o, "secret", json_string(secret));
 	http_json(c->resp, 201, o);
 	memset(secret, 0, sizeof(secret));
