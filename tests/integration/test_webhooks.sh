@@ -484,6 +484,24 @@ t_sigkill_mid_delivery() {
 }
 t_case "a worker SIGKILLed mid-delivery: another sends it again after the lease, with the same event_id" t_sigkill_mid_delivery
 
+t_sigterm_gives_back() {
+    account
+    hook '/d/term?sleep_first=6' || return 1
+    bulk || return 1
+    daemon
+    wait_for /d/term 1 20 || { stop_daemon; return 1; }
+    # SIGTERM: the delivery in flight is given back, due at once
+    stop_daemon
+    deliveries "$HOOK" || return 1
+    expect_json '.data[0].status' pending && expect_json '.data[0].attempt_log[0].error' interrupted || return 1
+    expect_eq "due now" 1 "$(it_sql "SELECT next_attempt_at <= UTC_TIMESTAMP(3) FROM event_deliveries WHERE webhook_id = '$HOOK'")" || return 1
+    once
+    wait_for /d/term 2 10 || return 1
+    deliveries "$HOOK" || return 1
+    expect_json '.data[0].status' delivered && expect_json '.data[0].attempts' 2
+}
+t_case "SIGTERM gives a delivery in flight back, due at once (no lease to wait for)" t_sigterm_gives_back
+
 t_concurrency() {
     local i first_fast last_slow_start
     account
