@@ -1,13 +1,15 @@
 /* api.c: what every handler of svc-api uses (api.h): the process's DB
- * connection and verification engine, made on first use, the JSON body of
- * a request, and the error answers the handlers share (400 naming a field,
- * 402, 500 and 503). */
+ * connection and verification engine, made on first use, the JSON body and
+ * the integer query parameters of a request, the Idempotency-Key answer
+ * of a request that shows a secret once, and the error answers the
+ * handlers share (400 naming a field, 402, 500 and 503). */
 #include "api/api.h"
 #include "core/idempotency.h"
 #include "util/log.h"
 #include "util/strparse.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -54,6 +56,27 @@ api_insufficient_credits(struct api_call *c, long long required,
 	    "available", (json_int_t)(available < 0 ? 0 : available)),
 	    "%lld credits are needed, %lld are available", required,
 	    available < 0 ? 0 : available);
+}
+
+void
+api_idempotency_hide(struct api_call *c, int status, json_t *o,
+    const char *field)
+{
+	char shown[64], *text = NULL;
+
+	snprintf(shown, sizeof(shown), "%s_shown", field);
+	if (o != NULL) {
+		json_object_set_new(o, field, json_null());
+		json_object_set_new(o, shown, json_false());
+		text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	}
+	json_decref(o);
+	if (text == NULL || idempotency_finish(c->ctx->db, c->key.account_id,
+	    c->idem_key, status, text, strlen(text)) != DB_OK)
+		log_error("event=idempotency_finish_failed req=%s",
+		    c->req->request_id);
+	free(text);
+	c->idem_done = 1;
 }
 
 void

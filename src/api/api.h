@@ -72,6 +72,12 @@ struct verify_engine *api_engine(struct api_call *);
 /* 402 insufficient_credits with details.required and details.available. */
 void	 api_insufficient_credits(struct api_call *, long long required,
 	    long long available);
+/* For a request that shows a secret once (a key, a webhook's secret):
+ * stores the answer o for its Idempotency-Key with field null and
+ * "<field>_shown" false, so that a replay never holds the secret; takes
+ * o. */
+void	 api_idempotency_hide(struct api_call *, int status, json_t *o,
+	    const char *field);
 /* 400 invalid_email naming the field (details.field); printf message. */
 void	 api_bad_field(struct api_call *, const char *field, const char *fmt,
 	    ...) __attribute__((format(printf, 3, 4)));
@@ -111,4 +117,12 @@ void	 handler_preview_confirm(struct api_call *);
 void	 handler_suppressions_add(struct api_call *);
 void	 handler_suppressions_list(struct api_call *);
 void	 handler_suppressions_delete(struct api_call *);
+void	 handler_webhooks_create(struct api_call *);
+void	 handler_webhooks_list(struct api_call *);
+void	 handler_webhooks_get(struct api_call *);
+void	 handler_webhooks_update(struct api_call *);
+void	 handler_webhooks_delete(struct api_call *);
+void	 handler_webhooks_test(struct api_call *);
+void	 handler_webhooks_rotate(struct api_call *);
+void	 handler_webhooks_deliveries(struct api_call *);
 #endif

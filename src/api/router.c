@@ -31,7 +31,7 @@ struct route {
 	size_t		 body_max;	/* 0: no body expected */
 	int		 counted;	/* counts against the rate limit */
 	int		 idempotent;	/* honours Idempotency-Key */
-	api_handler_fn	 handler;	/* NULL: not implemented yet (501) */
+	api_handler_fn	 handler;	/* every route has one */
 };
 
 #define MiB (1024 * 1024)
@@ -78,21 +78,22 @@ static const struct route routes[] = {
 	{ HTTP_DELETE, "/v1/keys/{}", REQ, AUTH_SCOPE_ALL, 0, 1,
 	    0, handler_keys_delete },
 	{ HTTP_POST, "/v1/webhooks", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
-	    API_JSON_MAX, 1, 1, NULL },
+	    API_JSON_MAX, 1, 1, handler_webhooks_create },
 	{ HTTP_GET, "/v1/webhooks", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1,
-	    0, NULL },
+	    0, handler_webhooks_list },
 	{ HTTP_GET, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1,
-	    0, NULL },
+	    0, handler_webhooks_get },
 	{ HTTP_PATCH, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
-	    API_JSON_MAX, 1, 0, NULL },
+	    API_JSON_MAX, 1, 0, handler_webhooks_update },
 	{ HTTP_DELETE, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0,
-	    1, 0, NULL },
+	    1, 0, handler_webhooks_delete },
 	{ HTTP_POST, "/v1/webhooks/{}/test", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
-	    API_JSON_MAX, 1, 0, NULL },
+	    API_JSON_MAX, 1, 0, handler_webhooks_test },
 	{ HTTP_POST, "/v1/webhooks/{}/rotate-secret", REQ,
-	    AUTH_SCOPE_WEBHOOKS_MANAGE, API_JSON_MAX, 1, 0, NULL },
+	    AUTH_SCOPE_WEBHOOKS_MANAGE, API_JSON_MAX, 1, 0,
+	    handler_webhooks_rotate },
 	{ HTTP_GET, "/v1/webhooks/{}/deliveries", REQ,
-	    AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1, 0, NULL },
+	    AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1, 0, handler_webhooks_deliveries },
 	{ HTTP_POST, "/v1/suppressions", REQ, AUTH_SCOPE_VERIFY_BULK,
 	    API_JSON_MAX, 1, 1, handler_suppressions_add },
 	{ HTTP_GET, "/v1/suppressions", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,
@@ -529,11 +530,6 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 	c.body_max = rt->body_max;
 	if (router_body_limits(&c, rt) == -1)
 		goto out;
-	if (rt->handler == NULL) {
-		http_error(resp, 501, "not_implemented", NULL,
-		    "%s %s is not implemented yet", req->method_text, rt->pattern);
-		goto out;
-	}
 	idem = rt->idempotent ? http_header_in(req, "Idempotency-Key") : NULL;
 	if (idem != NULL && router_idempotency_begin(&c, idem) == -1)
 		goto out;

@@ -200,6 +200,21 @@ jobend_completed_data(const char *job_id, const struct jobend_job *j,
 	return data;
 }
 
+/* A failed batch's job.failed carries its callback_data and id too, so
+ * that its webhook_url can tell which batch it was. */
+static void
+jobend_batch_failed(json_t *data, const char *job_id,
+    const struct jobend_job *j)
+{
+	json_t *cb;
+
+	cb = j->callback_data ? json_loads(j->callback_data, 0, NULL) : NULL;
+	json_object_set_new(data, "callback_data", cb ? cb : json_null());
+	json_object_set_new(data, "id", json_string(job_id));
+	json_object_set_new(data, "status",
+	    json_string(jobs_status_names[JOBS_FAILED]));
+}
+
 enum db_err
 jobend_complete(struct db *db, const char *job_id)
 {
@@ -286,6 +301,8 @@ jobend_fail_work(struct db *db, void *arg)
 		data = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}}", "job_id",
 		    f->job_id, "type", jobs_type_names[j.type], "name", j.name,
 		    "error", "code", f->code, "message", f->message);
+		if (data != NULL && j.type == JOBS_TYPE_BATCH)
+			jobend_batch_failed(data, f->job_id, &j);
 		e = data ? jobend_event(db, j.account, f->job_id, "job.failed",
 		    data) : DB_ERR_QUERY;
 	}

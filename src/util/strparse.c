@@ -1,5 +1,6 @@
-/* strparse.c: range-checked number parsing (never atoi), trimming, case-folded
- * ASCII comparison and constant-time comparison for secrets. */
+/* strparse.c: range-checked number parsing (never atoi), lists of
+ * durations, trimming, case-folded ASCII comparison and constant-time
+ * comparison for secrets. */
 #include "util/strparse.h"
 #include <ctype.h>
 #include <errno.h>
@@ -123,4 +124,45 @@ strparse_utf8_chars(const char *s)
 		n++;
 	}
 	return n;
+}
+
+int
+strparse_durations(const char *s, long *out, size_t max, size_t *n)
+{
+	static const char units[] = "smhd";
+	static const long mult[] = { 1, 60, 3600, 86400 };
+	char num[16];
+	const char *u;
+	size_t len, k = 0;
+	long v, m;
+
+	*n = 0;
+	if (s == NULL)
+		return -1;
+	for (;;) {
+		s += strspn(s, ", \t");
+		if (*s == '\0')
+			break;
+		len = strspn(s, "0123456789");
+		if (len == 0 || len >= sizeof(num))
+			return -1;
+		memcpy(num, s, len);
+		num[len] = '\0';
+		s += len;
+		m = 1;
+		if (*s != '\0' && (u = strchr(units, *s)) != NULL) {
+			m = mult[u - units];
+			s++;
+		}
+		if (*s != '\0' && strchr(", \t", *s) == NULL)
+			return -1;
+		if (strparse_long(num, 1, STRPARSE_DURATION_MAX / m, &v) == -1 ||
+		    k == max)
+			return -1;
+		out[k++] = v * m;
+	}
+	if (k == 0)
+		return -1;
+	*n = k;
+	return 0;
 }

@@ -1,15 +1,18 @@
 /* main.c: svc-worker, the cron-style daemon that does the service's
  * background work against MariaDB: it verifies the addresses of bulk and
- * batch jobs (process.c) and runs housekeeping every housekeeping_interval
- * seconds. Without --once it runs until SIGTERM (leases of unfinished
- * chunks are given back), polling every worker_poll_interval seconds when
- * there is nothing to claim; with --once it works until nothing is left to
- * claim and exits (for hosts where only cron is allowed). A lost database
- * is retried. */
+ * batch jobs (process.c), sends the deliveries of events (deliveries.c:
+ * in a thread of their own in the daemon) and runs housekeeping every
+ * housekeeping_interval seconds. Without --once it runs until SIGTERM
+ * (leases of unfinished chunks and deliveries are given back), polling
+ * every worker_poll_interval seconds when there is nothing to claim; with
+ * --once it works until nothing is left to claim, sends what is due and
+ * exits (for hosts where only cron is allowed). A lost database is
+ * retried. */
 #include "core/db.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
+#include "worker/deliveries.h"
 #include "worker/housekeeping.h"
 #include "worker/ingester.h"
 #include "worker/process.h"
@@ -100,6 +103,7 @@ main(int argc, char **argv)
 	struct db *db = NULL;
 	struct process *proc = NULL;
 	struct ingester *ingester = NULL;
+	struct deliveries *sender = NULL;
 	time_t last = 0;
 	int i, once = 0, rc = 0;
 	unsigned slept;
@@ -127,6 +131,14 @@ main(int argc, char **argv)
 	log_info("event=started mode=%s", once ? "once" : "daemon");
 	if (!once && (ingester = main_ingester(&conf)) == NULL) {
 		fprintf(stderr, "svc-worker: cannot start the upload thread\n");
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
+	if (!once && (sender = deliveries_start(&conf, &err)) == NULL) {
+		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
+		buf_free(&err);
+		ingester_stop(ingester);
 		conf_free(&conf);
 		return 1;
 	}
@@ -142,8 +154,8 @@ main(int argc, char **argv)
 				}
 			}
 		}
-		if (db != NULL && main_pass(&conf, db, &proc, &last, once) ==
-		    -1) {
+		if (db != NULL && (main_pass(&conf, db, &proc, &last, once) ==
+		    -1 || (once && deliveries_once(&conf, db) == -1))) {
 			db_close(db);
 			db = NULL;
 			if (once) {
@@ -158,6 +170,7 @@ main(int argc, char **argv)
 			sleep(1);
 	}
 	ingester_stop(ingester);
+	deliveries_stop(sender);
 	process_free(proc);
 	db_close(db);
 	buf_free(&err);

@@ -1,5 +1,5 @@
 /* test_strparse.c: range-checked integer parsing (ranges, overflow, junk,
- * white space), boolean words, in-place trimming, case-folded comparison and
+ * white space), boolean words, lists of durations, in-place trimming, case-folded comparison and
  * the constant-time comparison used for secrets. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -220,6 +220,55 @@ test_strparse_utf8_chars_counts_code_points_and_refuses_bad_utf8(void **state)
 	assert_int_equal(strparse_utf8_chars("caf\xe9"), -1);	/* Latin-1 */
 }
 
+struct durcase {
+	const char	*in;
+	int		 want;		/* 0 parsed, -1 refused */
+	size_t		 n;
+	long		 v[4];
+};
+
+static const struct durcase dur_cases[] = {
+	{ "60", 0, 1, { 60 } },
+	{ "1m 5m 30m 2h", 0, 4, { 60, 300, 1800, 7200 } },
+	{ " 1s,2, 3h\t1d ", 0, 4, { 1, 2, 10800, 86400 } },
+	{ "30d", 0, 1, { 2592000 } },		/* the largest */
+	{ "2592000", 0, 1, { 2592000 } },
+	{ "1,,2", 0, 2, { 1, 2 } },
+	{ "31d", -1, 0, { 0 } },
+	{ "2592001", -1, 0, { 0 } },
+	{ "0", -1, 0, { 0 } },			/* at least a second */
+	{ "0m", -1, 0, { 0 } },
+	{ "", -1, 0, { 0 } },
+	{ " , ", -1, 0, { 0 } },
+	{ "5x", -1, 0, { 0 } },
+	{ "m", -1, 0, { 0 } },
+	{ "5mm", -1, 0, { 0 } },
+	{ "-5", -1, 0, { 0 } },
+	{ "+5", -1, 0, { 0 } },
+	{ "1.5h", -1, 0, { 0 } },
+	{ "99999999999999999999", -1, 0, { 0 } },
+	{ "1 2 3 4 5", -1, 0, { 0 } },		/* more than max (4) */
+};
+
+static void
+test_strparse_durations_reads_units_and_refuses_the_rest(void **state)
+{
+	long v[4];
+	size_t i, j, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(dur_cases) / sizeof(dur_cases[0]); i++) {
+		const struct durcase *c = &dur_cases[i];
+
+		print_message("\"%s\"\n", c->in);
+		assert_int_equal(strparse_durations(c->in, v, 4, &n), c->want);
+		assert_int_equal(n, c->n);
+		for (j = 0; j < n; j++)
+			assert_int_equal(v[j], c->v[j]);
+	}
+	assert_int_equal(strparse_durations(NULL, v, 4, &n), -1);
+}
+
 int
 main(void)
 {
@@ -232,6 +281,9 @@ main(void)
 		cmocka_unit_test(test_strparse_consttime_eq_compares_exactly_n_bytes),
 		cmocka_unit_test(test_strparse_copy_cuts_to_fit_and_always_terminates),
 		cmocka_unit_test(test_strparse_utf8_chars_counts_code_points_and_refuses_bad_utf8),
+}
+
+		cmocka_unit_test(test_strparse_durations_reads_units_and_refuses_the_rest),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
