@@ -2,8 +2,9 @@
  * configuration, the construction of a session (its hosts, addresses and
  * recipients), the driver a poll loop calls (smtp_session_poll and
  * smtp_session_step, which hands I/O and deadlines to the state machine)
- * and what it reads at the end, the blocking smtp_probe(), and the random
- * local part of the catch-all probe. The state machine is smtp_session.c,
+ * and what it reads at the end, the transactions of a session that goes on
+ * (smtp_session_next, _quit, _detach), the blocking smtp_probe(), and the
+ * random local part of the catch-all probe. The state machine is smtp_session.c,
  * sockets and GnuTLS are smtp_io.c; smtp_session.h is what they share. */
 #include "engine/smtp_session.h"
 #include "engine/addr.h"
@@ -39,6 +40,8 @@ const char *const smtp_state_names[SMTP_STATE__MAX] = {
 	[SMTP_STATE_STARTTLS] = "starttls",
 	[SMTP_STATE_TLS_HANDSHAKE] = "tls_handshake",
 	[SMTP_STATE_EHLO_TLS] = "ehlo_tls",
+	[SMTP_STATE_READY] = "ready",
+	[SMTP_STATE_RSET] = "rset",
 	[SMTP_STATE_MAIL] = "mail",
 	[SMTP_STATE_RCPT] = "rcpt",
 	[SMTP_STATE_QUIT] = "quit",
@@ -109,6 +112,21 @@ smtp_has_8bit(const char *s)
 	return 0;
 }
 
+/* The recipients and their results. */
+static void
+smtp_session_rcpts_free(struct smtp_session *s)
+{
+	size_t i;
+
+	for (i = 0; s->rcpt != NULL && i < s->nrcpt; i++) {
+		free((char *)s->rcpt[i].rcpt);
+		smtp_str_free(s->rcpt[i].text);
+	}
+	free(s->rcpt);
+	s->rcpt = NULL;
+	s->nrcpt = s->answered = s->next_rcpt = 0;
+}
+
 /* ---- construction ---- */
 
 static int
@@ -155,21 +173,68 @@ smtp_session_add_host(struct smtp_session *s, const char *host,
 	return 0;
 }
 
-static struct smtp_session *
-smtp_session_alloc(const struct smtp_opts *o, const char *const *rcpts,
+/* A transaction's recipients, checked, then copied in place of the
+ * previous transaction's (and their results). */
+int
+smtp_session_set_rcpts(struct smtp_session *s, const char *const *rcpts,
     size_t n)
 {
-	struct smtp_session *s;
-	size_t i;
+	struct smtp_rcpt_result *r;
+	enum smtp_cmd *ex = NULL;
+	size_t *exr = NULL, i, cap = n + 8;
+	int utf8 = smtp_has_8bit(s->opts->mail_from);
 
-	if (o == NULL || n == 0 || n > SMTP_RCPT_MAX || rcpts == NULL ||
-	    o->port == 0 || o->port > 65535 ||
+	if (n == 0 || n > SMTP_RCPT_MAX || rcpts == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (!smtp_arg_valid(rcpts[i], SMTP_ADDRESS_MAX, 0))
+			return -1;
+	if ((r = calloc(n, sizeof(*r))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		r[i].text = smtp_empty;
+		r[i].verdict = SMTP_VERDICT_UNKNOWN;
+		if ((r[i].rcpt = strdup(rcpts[i])) == NULL)
+			goto fail;
+		if (smtp_has_8bit(rcpts[i]))
+			utf8 = 1;
+	}
+	/* Replies due: RSET, MAIL, the RCPTs, QUIT (and room to spare). */
+	if (cap > s->expect_cap) {
+		if ((ex = calloc(cap, sizeof(*ex))) == NULL ||
+		    (exr = calloc(cap, sizeof(*exr))) == NULL)
+			goto fail;
+		free(s->expect);
+		free(s->expect_rcpt);
+		s->expect = ex;
+		s->expect_rcpt = exr;
+		s->expect_cap = cap;
+	}
+	smtp_session_rcpts_free(s);
+	s->rcpt = r;
+	s->nrcpt = n;
+	s->next_rcpt = s->answered = 0;
+	s->needs_utf8 = utf8;
+	return 0;
+fail:
+	for (i = 0; i < n; i++)
+		free((char *)r[i].rcpt);
+	free(r);
+	free(ex);
+	free(exr);
+	return -1;
+}
+
+/* A session without recipients; the caller sets them. */
+static struct smtp_session *
+smtp_session_alloc(const struct smtp_opts *o)
+{
+	struct smtp_session *s;
+
+	if (o == NULL || o->port == 0 || o->port > 65535 ||
 	    !smtp_arg_valid(o->helo_name, DNS_NAME_MAX, 0) ||
 	    !smtp_arg_valid(o->mail_from, SMTP_ADDRESS_MAX, 1))
 		return NULL;
-	for (i = 0; i < n; i++)
-		if (!smtp_arg_valid(rcpts[i], SMTP_ADDRESS_MAX, 0))
-			return NULL;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->id = __atomic_add_fetch(&smtp_session_ids, 1, __ATOMIC_RELAXED);
@@ -182,29 +247,35 @@ smtp_session_alloc(const struct smtp_opts *o, const char *const *rcpts,
 	s->info.outcome = SMTP_OUTCOME_ERROR;
 	smtp_reply_parser_init(&s->parser);
 	buf_init(&s->out, SMTP_OUT_MAX);
-	s->expect_cap = n + 8;
+	s->expect_cap = 8;
 	s->expect = calloc(s->expect_cap, sizeof(*s->expect));
 	s->expect_rcpt = calloc(s->expect_cap, sizeof(*s->expect_rcpt));
-	s->rcpt = calloc(n, sizeof(*s->rcpt));
-	if (s->expect == NULL || s->expect_rcpt == NULL || s->rcpt == NULL)
-		goto fail;
-	s->nrcpt = n;
-	for (i = 0; i < n; i++) {
-		s->rcpt[i].text = smtp_empty;
-		s->rcpt[i].verdict = SMTP_VERDICT_UNKNOWN;
-		if ((s->rcpt[i].rcpt = strdup(rcpts[i])) == NULL)
-			goto fail;
-		if (smtp_has_8bit(rcpts[i]))
-			s->needs_utf8 = 1;
+	if (s->expect == NULL || s->expect_rcpt == NULL) {
+		smtp_session_free(s);
+		return NULL;
 	}
-	if (smtp_has_8bit(o->mail_from))
-		s->needs_utf8 = 1;
 	if (o->deadline_ms > 0)
 		s->deadline = timeutil_mono_ms() + o->deadline_ms;
 	return s;
-fail:
-	smtp_session_free(s);
-	return NULL;
+}
+
+/* A session for one transaction, QUIT after it. */
+static struct smtp_session *
+smtp_session_alloc_one(const struct smtp_opts *o, const char *const *rcpts,
+    size_t n)
+{
+	struct smtp_session *s;
+
+	if ((s = smtp_session_alloc(o)) == NULL)
+		return NULL;
+	if (smtp_session_set_rcpts(s, rcpts, n) == -1) {
+		smtp_session_free(s);
+		return NULL;
+	}
+	s->pending = 1;
+	s->last = 1;
+	s->info.transactions = 1;
+	return s;
 }
 
 /* The first connection is started at once. */
@@ -227,7 +298,7 @@ smtp_session_new(const struct smtp_opts *o, const char *mx_host,
 {
 	struct smtp_session *s;
 
-	if (a == NULL || (s = smtp_session_alloc(o, rcpts, n)) == NULL)
+	if (a == NULL || (s = smtp_session_alloc_one(o, rcpts, n)) == NULL)
 		return NULL;
 	if (smtp_session_add_host(s, mx_host, a) == -1) {
 		smtp_session_free(s);
@@ -236,15 +307,12 @@ smtp_session_new(const struct smtp_opts *o, const char *mx_host,
 	return smtp_session_start(s);
 }
 
-struct smtp_session *
-smtp_session_new_mx(const struct smtp_opts *o, const struct dns_mx_result *mx,
-    const char *const *rcpts, size_t n)
+/* Every host of an MX answer, then the first connection. */
+static struct smtp_session *
+smtp_session_add_mx(struct smtp_session *s, const struct dns_mx_result *mx)
 {
-	struct smtp_session *s;
 	size_t i;
 
-	if (mx == NULL || (s = smtp_session_alloc(o, rcpts, n)) == NULL)
-		return NULL;
 	for (i = 0; mx->status == DNS_OK && i < mx->nhosts; i++)
 		if (smtp_session_add_host(s, mx->hosts[i].name,
 		    &mx->hosts[i].addrs) == -1) {
@@ -252,6 +320,27 @@ smtp_session_new_mx(const struct smtp_opts *o, const struct dns_mx_result *mx,
 			return NULL;
 		}
 	return smtp_session_start(s);
+}
+
+struct smtp_session *
+smtp_session_new_mx(const struct smtp_opts *o, const struct dns_mx_result *mx,
+    const char *const *rcpts, size_t n)
+{
+	struct smtp_session *s;
+
+	if (mx == NULL || (s = smtp_session_alloc_one(o, rcpts, n)) == NULL)
+		return NULL;
+	return smtp_session_add_mx(s, mx);
+}
+
+struct smtp_session *
+smtp_session_open_mx(const struct smtp_opts *o, const struct dns_mx_result *mx)
+{
+	struct smtp_session *s;
+
+	if (mx == NULL || (s = smtp_session_alloc(o)) == NULL)
+		return NULL;
+	return smtp_session_add_mx(s, mx);
 }
 
 void
@@ -264,14 +353,10 @@ smtp_session_free(struct smtp_session *s)
 	smtp_io_close(s);
 	smtp_reply_parser_free(&s->parser);
 	buf_free(&s->out);
-	for (i = 0; s->rcpt != NULL && i < s->nrcpt; i++) {
-		free((char *)s->rcpt[i].rcpt);
-		smtp_str_free(s->rcpt[i].text);
-	}
+	smtp_session_rcpts_free(s);
 	for (i = 0; i < s->nhosts; i++)
 		free(s->hosts[i]);
 	free(s->hosts);
-	free(s->rcpt);
 	free(s->targets);
 	free(s->expect);
 	free(s->expect_rcpt);
@@ -381,6 +466,82 @@ const struct smtp_rcpt_result *
 smtp_session_rcpt(const struct smtp_session *s, size_t i)
 {
 	return i < s->nrcpt ? &s->rcpt[i] : NULL;
+}
+
+/* ---- transactions of a session that goes on ---- */
+
+int
+smtp_session_ready(const struct smtp_session *s)
+{
+	return s->state == SMTP_STATE_READY;
+}
+
+int
+smtp_session_next(struct smtp_session *s, const char *const *rcpts, size_t n,
+    int last, int64_t now)
+{
+	if (s->state != SMTP_STATE_READY ||
+	    smtp_session_set_rcpts(s, rcpts, n) == -1)
+		return -1;
+	s->last = last;
+	s->mail_sent = 0;
+	s->expect_head = s->expect_tail = 0;
+	s->info.transactions++;
+	s->info.outcome = SMTP_OUTCOME_ERROR;
+	s->info.code = 0;
+	s->info.enhanced[0] = '\0';
+	smtp_str_free(s->info.text);
+	s->info.text = smtp_empty;
+	s->info.error = "";
+	if (s->opts->deadline_ms > 0)
+		s->deadline = now + s->opts->deadline_ms;
+	log_debug("event=smtp_transaction session=%u n=%zu rcpts=%zu last=%d",
+	    s->id, s->info.transactions, n, last);
+	smtp_session_enter(s, s->info.transactions > 1 ? SMTP_STATE_RSET :
+	    SMTP_STATE_MAIL, now);
+	(void)smtp_session_output(s, now);
+	return 0;
+}
+
+void
+smtp_session_quit(struct smtp_session *s, int64_t now)
+{
+	if (s->state != SMTP_STATE_READY)
+		return;
+	s->last = 1;
+	smtp_session_enter(s, SMTP_STATE_QUIT, now);
+	(void)smtp_session_output(s, now);
+}
+
+struct smtp_session *
+smtp_session_detach(struct smtp_session *s)
+{
+	struct smtp_session *t;
+
+	if (s->state != SMTP_STATE_READY || s->rcpt == NULL ||
+	    (t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->id = s->id;
+	t->opts = s->opts;
+	t->fd = -1;
+	t->state = SMTP_STATE_DONE;
+	smtp_reply_parser_init(&t->parser);
+	buf_init(&t->out, SMTP_OUT_MAX);
+	if ((t->hosts = calloc(1, sizeof(*t->hosts))) == NULL ||
+	    (t->hosts[0] = strdup(s->info.host)) == NULL) {
+		smtp_session_free(t);
+		return NULL;
+	}
+	t->nhosts = 1;
+	t->info = s->info;
+	t->info.host = t->hosts[0];
+	s->info.text = smtp_empty;	/* moved */
+	t->rcpt = s->rcpt;
+	t->nrcpt = s->nrcpt;
+	t->answered = s->answered;
+	s->rcpt = NULL;
+	s->nrcpt = s->answered = s->next_rcpt = 0;
+	return t;
 }
 
 void

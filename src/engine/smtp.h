@@ -4,7 +4,14 @@
  * drive for many sessions from one poll loop, or run one at a time
  * (smtp_session_run, smtp_probe).
  * One session checks several addresses of one domain at one MX: with
- * PIPELINING, MAIL, every RCPT and QUIT go out in one flight. */
+ * PIPELINING, MAIL, every RCPT and QUIT go out in one flight. A session
+ * may also carry several transactions, one after another, on one
+ * connection (as Postfix's connection cache does): opened without
+ * recipients (smtp_session_open_mx), it waits READY after its handshake
+ * and after each transaction, and the driver gives it the next one
+ * (smtp_session_next: RSET, MAIL and the RCPTs in one flight) or ends it
+ * (smtp_session_quit); a transaction's answers can be taken out of the
+ * session before the next (smtp_session_detach). */
 #ifndef SVC_SMTP_H
 #define SVC_SMTP_H
 #include "engine/dns.h"
@@ -50,6 +57,9 @@ enum smtp_state {
 	SMTP_STATE_STARTTLS,
 	SMTP_STATE_TLS_HANDSHAKE,
 	SMTP_STATE_EHLO_TLS,		/* EHLO again inside TLS */
+	SMTP_STATE_READY,		/* no transaction under way: the driver
+					 * gives the next one or ends it */
+	SMTP_STATE_RSET,		/* a later transaction: RSET first */
 	SMTP_STATE_MAIL,
 	SMTP_STATE_RCPT,		/* waiting for RCPT replies */
 	SMTP_STATE_QUIT,		/* results final, waiting for 221 */
@@ -113,6 +123,8 @@ struct smtp_session_info {
 	int		 helo;			/* HELO was used (EHLO refused) */
 	unsigned	 ext;			/* SMTP_EXT_BIT()s of the last EHLO */
 	size_t		 attempts;		/* connections tried */
+	size_t		 transactions;		/* MAIL transactions given to the
+						 * session (1 for smtp_session_new) */
 	size_t		 refused_private;	/* addresses refused as private */
 	const char	*host;			/* MX host connected to (or last tried) */
 	char		 addr[DNS_ADDR_TEXT];	/* its address, "" if none */
@@ -137,7 +149,37 @@ struct smtp_session *smtp_session_new(const struct smtp_opts *,
 	    const char *const *rcpts, size_t n);
 struct smtp_session *smtp_session_new_mx(const struct smtp_opts *,
 	    const struct dns_mx_result *, const char *const *rcpts, size_t n);
+/* A session without recipients yet, for transactions given one by one:
+ * after its handshake it waits READY (smtp_session_ready) for
+ * smtp_session_next. NULL on bad options or no memory. */
+struct smtp_session *smtp_session_open_mx(const struct smtp_opts *,
+	    const struct dns_mx_result *);
 void	 smtp_session_free(struct smtp_session *);
+
+/* 1 when the session is READY: connected and greeted, no transaction under
+ * way (its handshake is done, or its last transaction's RCPTs are all
+ * answered: smtp_session_rcpt reads them until smtp_session_detach or
+ * smtp_session_next). A READY session that the server closes or that
+ * waits longer than the reply timeout ends with the outcome OK. */
+int	 smtp_session_ready(const struct smtp_session *);
+/* Gives a READY session its next transaction: rcpts as for
+ * smtp_session_new (copied; the results of the previous transaction are
+ * dropped), sent with RSET first when a transaction went before on the
+ * connection (with PIPELINING, RSET, MAIL and every RCPT in one flight);
+ * last: QUIT follows the transaction (pipelined too), else the session is
+ * READY again once every RCPT is answered. The overall deadline starts
+ * again. -1 (the session unchanged) when it is not READY, on bad
+ * arguments or no memory. A refused RSET ends the session (TEMPFAIL for
+ * 4xx, PROTOCOL_ERROR for 5xx). */
+int	 smtp_session_next(struct smtp_session *, const char *const *rcpts,
+	    size_t n, int last, int64_t now_ms);
+/* Ends a READY session: QUIT, then DONE when 221 (or the end) comes. */
+void	 smtp_session_quit(struct smtp_session *, int64_t now_ms);
+/* Takes the answers of a READY session's transaction out into a session
+ * of their own (DONE, no connection: smtp_session_info, _nrcpt, _rcpt
+ * read it and smtp_session_free frees it), so that the session can go
+ * on. NULL when it is not READY after a transaction, or no memory. */
+struct smtp_session *smtp_session_detach(struct smtp_session *);
 
 /* What the session waits for: returns 1 and sets *fd, *events (POLLIN
  * and/or POLLOUT) and *deadline_ms (absolute, timeutil_mono_ms() time, the

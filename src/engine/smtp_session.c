@@ -2,7 +2,8 @@
  * mta_session.c reads. Entering a state does what the state demands
  * (smtp_session_enter: EHLO, HELO, STARTTLS, the start of TLS, MAIL with
  * every RCPT and QUIT in one flight under PIPELINING, else the first RCPT,
- * QUIT) and logs the transition at debug level (session id, from and to);
+ * RSET before a later transaction on the same connection, QUIT) and logs
+ * the transition at debug level (session id, from and to);
  * a reply, matched to the command it answers, decides the next state
  * (smtp_session_reply). Also: the choice of the next address to connect to,
  * the end of a session (smtp_session_finish, with the best failure among
@@ -21,6 +22,7 @@ static const char *const smtp_session_cmd_names[SMTP_CMD__MAX] = {
 	[SMTP_CMD_EHLO] = "EHLO",
 	[SMTP_CMD_HELO] = "HELO",
 	[SMTP_CMD_STARTTLS] = "STARTTLS",
+	[SMTP_CMD_RSET] = "RSET",
 	[SMTP_CMD_MAIL] = "MAIL",
 	[SMTP_CMD_RCPT] = "RCPT",
 	[SMTP_CMD_QUIT] = "QUIT",
@@ -113,19 +115,29 @@ smtp_session_send(struct smtp_session *s, enum smtp_cmd c, size_t rcpt,
 }
 
 static int
+smtp_session_send_quit(struct smtp_session *s)
+{
+	s->quit_sent = 1;
+	return smtp_session_send(s, SMTP_CMD_QUIT, 0, "QUIT", NULL, NULL);
+}
+
+static int
 smtp_session_send_rcpt(struct smtp_session *s, size_t i)
 {
 	return smtp_session_send(s, SMTP_CMD_RCPT, i, "RCPT TO:<",
 	    s->rcpt[i].rcpt, ">");
 }
 
-/* MAIL FROM and, with PIPELINING, every RCPT and QUIT in one flight. */
+/* MAIL FROM and, with PIPELINING, every RCPT (and QUIT after the last
+ * transaction) in one flight. */
 static int
 smtp_session_send_mail(struct smtp_session *s)
 {
 	const char *param = ">";
 	size_t i;
 
+	s->pending = 0;
+	s->mail_sent = 1;
 	if (s->needs_utf8 && (s->info.ext & SMTP_EXT_BIT(SMTP_EXT_SMTPUTF8)))
 		param = "> SMTPUTF8";
 	if (smtp_session_send(s, SMTP_CMD_MAIL, 0, "MAIL FROM:<",
@@ -137,8 +149,7 @@ smtp_session_send_mail(struct smtp_session *s)
 			if (smtp_session_send_rcpt(s, i) == -1)
 				return -1;
 		s->next_rcpt = s->nrcpt;
-		if (smtp_session_send(s, SMTP_CMD_QUIT, 0, "QUIT", NULL,
-		    NULL) == -1)
+		if (s->last && smtp_session_send_quit(s) == -1)
 			return -1;
 	} else
 		s->info.pipelining = 0;
@@ -189,8 +200,16 @@ smtp_session_enter_do(struct smtp_session *s, enum smtp_state st)
 		return NULL;
 	case SMTP_STATE_TLS_HANDSHAKE:
 		return smtp_session_tls_begin(s);
+	case SMTP_STATE_RSET:
+		/* With PIPELINING, the transaction goes with it. */
+		if (smtp_session_send(s, SMTP_CMD_RSET, 0, "RSET", NULL,
+		    NULL) == -1 || ((s->info.ext &
+		    SMTP_EXT_BIT(SMTP_EXT_PIPELINING)) &&
+		    smtp_session_send_mail(s) == -1))
+			return "out of memory";
+		return NULL;
 	case SMTP_STATE_MAIL:
-		if (smtp_session_send_mail(s) == -1)
+		if (!s->mail_sent && smtp_session_send_mail(s) == -1)
 			return "out of memory";
 		return NULL;
 	case SMTP_STATE_RCPT:
@@ -203,10 +222,10 @@ smtp_session_enter_do(struct smtp_session *s, enum smtp_state st)
 		return NULL;
 	case SMTP_STATE_QUIT:
 		/* With PIPELINING, QUIT went with the RCPTs. */
-		if (!s->info.pipelining && smtp_session_send(s, SMTP_CMD_QUIT,
-		    0, "QUIT", NULL, NULL) == -1)
+		if (!s->quit_sent && smtp_session_send_quit(s) == -1)
 			return "out of memory";
 		return NULL;
+	case SMTP_STATE_READY:
 	case SMTP_STATE_INIT:
 	case SMTP_STATE_CONNECT:
 	case SMTP_STATE_BANNER:
@@ -238,20 +257,28 @@ smtp_session_enter(struct smtp_session *s, enum smtp_state st, int64_t now)
 }
 
 void
+smtp_session_begin(struct smtp_session *s, int64_t now)
+{
+	smtp_session_enter(s, s->pending ? SMTP_STATE_MAIL : SMTP_STATE_READY,
+	    now);
+}
+
+void
 smtp_session_finish(struct smtp_session *s, enum smtp_outcome o,
     const struct smtp_reply *r, const char *why, int64_t now)
 {
 	enum smtp_state at = s->state;
 
-	/* Results complete (QUIT phase): the session's verdict stands. */
-	if (at == SMTP_STATE_QUIT)
+	/* Results complete (QUIT phase, or READY between transactions): the
+	 * session's verdict stands. */
+	if (at == SMTP_STATE_QUIT || at == SMTP_STATE_READY)
 		o = SMTP_OUTCOME_OK;
 	else if (at != SMTP_STATE_INIT)
 		s->info.stage = at;
 	s->info.outcome = o;
 	if (r != NULL)
 		smtp_session_set_reply(s, r);
-	if (why != NULL && at != SMTP_STATE_QUIT)
+	if (why != NULL && o != SMTP_OUTCOME_OK)
 		s->info.error = why;
 	if (s->fd != -1 && s->state != SMTP_STATE_QUIT &&
 	    s->state != SMTP_STATE_CONNECT &&
@@ -386,7 +413,8 @@ smtp_session_rcpt_reply(struct smtp_session *s, size_t i,
 		/* Every RCPT answered: the outcome is known. */
 		s->info.outcome = SMTP_OUTCOME_OK;
 		s->info.stage = SMTP_STATE_RCPT;
-		smtp_session_enter(s, SMTP_STATE_QUIT, now);
+		smtp_session_enter(s, s->last ? SMTP_STATE_QUIT :
+		    SMTP_STATE_READY, now);
 		return;
 	}
 	if (!s->info.pipelining && s->next_rcpt < s->nrcpt) {
@@ -454,7 +482,7 @@ smtp_session_reply(struct smtp_session *s, const struct smtp_reply *r,
 				smtp_session_enter(s, SMTP_STATE_STARTTLS, now);
 				return;
 			}
-			smtp_session_enter(s, SMTP_STATE_MAIL, now);
+			smtp_session_begin(s, now);
 			return;
 		}
 		if (s->state == SMTP_STATE_EHLO_TLS) {
@@ -470,7 +498,7 @@ smtp_session_reply(struct smtp_session *s, const struct smtp_reply *r,
 		if (cls == 2) {
 			s->info.helo = 1;
 			s->info.ext = 0;
-			smtp_session_enter(s, SMTP_STATE_MAIL, now);
+			smtp_session_begin(s, now);
 			return;
 		}
 		smtp_session_finish(s, cls == 4 ? SMTP_OUTCOME_TEMPFAIL :
@@ -484,7 +512,15 @@ smtp_session_reply(struct smtp_session *s, const struct smtp_reply *r,
 		/* Offered but refused (454): go on in plain text. */
 		log_debug("event=smtp_starttls_refused session=%u code=%d",
 		    s->id, r->code);
-		smtp_session_enter(s, SMTP_STATE_MAIL, now);
+		smtp_session_begin(s, now);
+		return;
+	case SMTP_CMD_RSET:
+		if (cls == 2) {
+			smtp_session_enter(s, SMTP_STATE_MAIL, now);
+			return;
+		}
+		smtp_session_finish(s, cls == 4 ? SMTP_OUTCOME_TEMPFAIL :
+		    SMTP_OUTCOME_PROTOCOL_ERROR, r, "RSET refused", now);
 		return;
 	case SMTP_CMD_MAIL:
 		if (cls == 2) {
@@ -519,6 +555,7 @@ smtp_session_lost(struct smtp_session *s, enum smtp_io io, int64_t now)
 		    "closed before the greeting", now);
 		return;
 	case SMTP_STATE_QUIT:
+	case SMTP_STATE_READY:
 		smtp_session_finish(s, SMTP_OUTCOME_OK, NULL, NULL, now);
 		return;
 	default:
@@ -623,7 +660,8 @@ smtp_session_input(struct smtp_session *s, int64_t now)
 				log_debug("event=smtp_bad_reply session=%u "
 				    "error=%s", s->id,
 				    smtp_reply_status_names[st]);
-				if (s->state == SMTP_STATE_QUIT)
+				if (s->state == SMTP_STATE_QUIT ||
+				    s->state == SMTP_STATE_READY)
 					smtp_session_finish(s,
 					    SMTP_OUTCOME_OK, NULL, NULL, now);
 				else

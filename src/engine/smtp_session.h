@@ -16,6 +16,7 @@ enum smtp_cmd {
 	SMTP_CMD_EHLO,
 	SMTP_CMD_HELO,
 	SMTP_CMD_STARTTLS,
+	SMTP_CMD_RSET,
 	SMTP_CMD_MAIL,
 	SMTP_CMD_RCPT,
 	SMTP_CMD_QUIT,
@@ -51,6 +52,10 @@ struct smtp_session {
 	size_t		 nrcpt;
 	size_t		 next_rcpt;	/* next RCPT to send (one by one) */
 	size_t		 answered;
+	int		 pending;	/* a transaction waits for the handshake */
+	int		 last;		/* QUIT after this transaction */
+	int		 mail_sent;	/* this transaction's MAIL is queued */
+	int		 quit_sent;
 
 	char		**hosts;
 	size_t		 nhosts;
@@ -84,9 +89,12 @@ struct smtp_session {
 };
 
 /* smtp.c: the empty reply text ("" that is never freed) and the free that
- * knows it. */
+ * knows it; the recipients of a transaction, checked and copied in (-1,
+ * the session unchanged, on bad ones or no memory). */
 extern char smtp_empty[1];
 void	 smtp_str_free(char *);
+int	 smtp_session_set_rcpts(struct smtp_session *, const char *const *,
+	    size_t n);
 
 /* smtp_io.c: sockets and GnuTLS, never blocking. SMTP_IO_AGAIN leaves in
  * s->io_events what to poll for. */
@@ -106,6 +114,8 @@ void	 smtp_io_close(struct smtp_session *);	/* socket, TLS, queues */
  * (replies that came), output (what is queued; -1 when the connection
  * was lost), timeout (a deadline passed). */
 void	 smtp_session_enter(struct smtp_session *, enum smtp_state, int64_t);
+/* The handshake is done: the transaction waiting (MAIL), or READY. */
+void	 smtp_session_begin(struct smtp_session *, int64_t);
 void	 smtp_session_finish(struct smtp_session *, enum smtp_outcome,
 	    const struct smtp_reply *, const char *why, int64_t);
 void	 smtp_session_target_failed(struct smtp_session *, enum smtp_outcome,

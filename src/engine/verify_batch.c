@@ -241,29 +241,46 @@ verify_batch_free(struct verify_batch *b)
 
 /* ---------------------------------------------------------------- SMTP */
 
-struct smtp_session *
-verify_batch_session(struct verify_engine *e, struct verify_batch *b,
-    struct verify_item *const *v, size_t n, int64_t deadline_ms, int *probe)
+/* The recipients of a transaction for n items, led by the catch-all probe
+ * while the domain's answer is not known and no probe is out (*probe set;
+ * probe_addr holds it). NULL when out of memory. */
+static const char **
+verify_batch_rcpts(struct verify_batch *b, struct verify_item *const *v,
+    size_t n, char *probe_addr, size_t size, size_t *k, int *probe)
 {
-	char local[32], probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
-	const struct smtp_opts *opts = verify_engine_smtp(e);
-	struct smtp_session *s;
+	char local[32];
 	const char **rcpts;
-	size_t k = 0, i;
+	size_t i;
 
 	*probe = 0;
+	*k = 0;
 	if ((rcpts = calloc(n + 2, sizeof(*rcpts))) == NULL)
 		return NULL;
 	if (b->probe == VERIFY_PROBE_UNKNOWN &&
 	    smtp_random_local(local, sizeof(local)) == 0) {
-		snprintf(probe_addr, sizeof(probe_addr), "%s@%s", local,
-		    b->domain);
-		rcpts[k++] = probe_addr;
+		snprintf(probe_addr, size, "%s@%s", local, b->domain);
+		rcpts[(*k)++] = probe_addr;
 		*probe = 1;
 	}
 	/* The A-label form, SMTPUTF8 or not (struct addr's smtp_path). */
 	for (i = 0; i < n; i++)
-		rcpts[k++] = v[i]->a.smtp_path;
+		rcpts[(*k)++] = v[i]->a.smtp_path;
+	return rcpts;
+}
+
+struct smtp_session *
+verify_batch_session(struct verify_engine *e, struct verify_batch *b,
+    struct verify_item *const *v, size_t n, int64_t deadline_ms, int *probe)
+{
+	char probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
+	const struct smtp_opts *opts = verify_engine_smtp(e);
+	struct smtp_session *s;
+	const char **rcpts;
+	size_t k;
+
+	if ((rcpts = verify_batch_rcpts(b, v, n, probe_addr,
+	    sizeof(probe_addr), &k, probe)) == NULL)
+		return NULL;
 	if (deadline_ms > 0) {
 		/* One session at a time has a deadline of its own (verify.c);
 		 * the worker's sessions share the engine's options. */
@@ -278,6 +295,34 @@ verify_batch_session(struct verify_engine *e, struct verify_batch *b,
 	else if (*probe)
 		b->probe = VERIFY_PROBE_RUNNING;
 	return s;
+}
+
+struct smtp_session *
+verify_batch_open(struct verify_engine *e, const struct verify_batch *b)
+{
+	return smtp_session_open_mx(verify_engine_smtp(e), &b->mx);
+}
+
+int
+verify_batch_next(struct verify_batch *b, struct smtp_session *s,
+    struct verify_item *const *v, size_t n, int last, int64_t now_ms,
+    int *probe)
+{
+	char probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
+	const char **rcpts;
+	size_t k;
+	int rc;
+
+	if ((rcpts = verify_batch_rcpts(b, v, n, probe_addr,
+	    sizeof(probe_addr), &k, probe)) == NULL)
+		return -1;
+	rc = k > 0 ? smtp_session_next(s, rcpts, k, last, now_ms) : -1;
+	free(rcpts);
+	if (rc == -1)
+		*probe = 0;
+	else if (*probe)
+		b->probe = VERIFY_PROBE_RUNNING;
+	return rc;
 }
 
 int

@@ -78,6 +78,19 @@ void	 verify_batch_mx_answer(struct db *, struct verify_batch *,
 struct smtp_session *verify_batch_session(struct verify_engine *,
 	    struct verify_batch *, struct verify_item *const *, size_t n,
 	    int64_t deadline_ms, int *probe);
+/* A session for transactions of any domain whose MX is the same host,
+ * given one by one (smtp_session_open_mx): opened to this batch's MX
+ * hosts, READY after its handshake. NULL when it cannot be made. */
+struct smtp_session *verify_batch_open(struct verify_engine *,
+	    const struct verify_batch *);
+/* The batch's next transaction on a READY session s (smtp_session_next):
+ * n items (1..SMTP_RCPT_MAX - 1), led by the catch-all probe as in
+ * verify_batch_session (*probe); last: QUIT after it. 0, or -1 when it
+ * could not be given (s is unchanged). The session's deadline (the
+ * engine's verify_time_budget_ms) starts again. */
+int	 verify_batch_next(struct verify_batch *, struct smtp_session *s,
+	    struct verify_item *const *, size_t n, int last, int64_t now_ms,
+	    int *probe);
 /* A finished session that carried the probe: its answer, by the one rule
  * (2xx: the domain accepts any address; 5xx: it does not; anything else,
  * or no reply: not known, the next session probes again), kept for the

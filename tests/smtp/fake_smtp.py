@@ -23,7 +23,15 @@ the session log):
                                    broken: 220 to STARTTLS, then not TLS;
                                    broken_required: both
   mail=ok|disconnect|421|451|550   reply to MAIL (disconnect: close, no reply)
+  mail_limit=N                     MAIL transactions one session may begin
+                                   (0: no limit); the next MAIL gets
+                                   "421 4.7.0 too many messages" and the
+                                   connection is closed
+  rset=ok|550|421|disconnect       reply to RSET
   catchall=1|0                     unknown local parts accepted or 550 5.1.1
+  catchall_domains=REGEX           unknown local parts at the domains that
+                                   REGEX matches whole are accepted too
+                                   (a catch-all domain among others)
   delay_ms=N                       delay before every reply (slow server)
   flight_delay_ms=N                delay once per flight of commands
   split=1|0                        send replies one byte per send()
@@ -47,6 +55,10 @@ Control commands (one line each, answered with one line):
                 pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
   paths         the last session's MAIL and RCPT command lines as sent,
                 joined with "|" ("MAIL FROM:<a@b> SMTPUTF8|RCPT TO:<c@d>")
+  stats         over the sessions since the start or the last reset:
+                "sessions=N max_mail=M max_rcpt=R rset=K quit=Q": the most
+                MAIL and RCPT commands one session sent, RSETs and QUITs
+                in all
 """
 import os
 import re
@@ -62,6 +74,7 @@ DEFAULTS = {
     "banner": "ok", "banner_lines": "1", "long_line": "0", "ehlo": "ok",
     "pipelining": "1", "starttls": "off", "mail": "ok", "catchall": "0",
     "delay_ms": "0", "flight_delay_ms": "0", "split": "0",
+    "mail_limit": "0", "rset": "ok", "catchall_domains": "",
 }
 
 lock = threading.Lock()
@@ -95,6 +108,7 @@ class Session:
         self.log = log
         self.tls = False
         self.mail = False
+        self.mails = 0
         self.split = int_setting("split") != 0
         self.delay = int_setting("delay_ms") / 1000.0
 
@@ -192,7 +206,7 @@ class Session:
             return self.reply(421, ["4.3.2 fake.test shutting down, closing connection"]), "close"
         if local == "multi":
             return self.reply(250, ["<%s> accepted" % addr, "second line", "third line"], "2.1.5"), None
-        if setting("catchall") == "1":
+        if setting("catchall") == "1" or catchall_domain(addr):
             return self.reply(250, ["2.1.5 <%s> ok" % addr]), None
         return self.reply(550, ["5.1.1 <%s>: user unknown" % addr]), None
 
@@ -203,6 +217,8 @@ class Session:
         verb = verb.upper()
         with lock:
             self.log["commands"].append(verb)
+            if verb in self.log["counts"]:
+                self.log["counts"][verb] += 1
             if verb in ("MAIL", "RCPT"):
                 self.log["paths"].append(line)
         if verb == "EHLO":
@@ -226,6 +242,10 @@ class Session:
         if verb == "MAIL":
             if setting("starttls") in ("required", "broken_required") and not self.tls:
                 return self.reply(530, ["5.7.0 Must issue a STARTTLS command first"]), None
+            limit = int_setting("mail_limit")
+            if limit > 0 and self.mails >= limit:
+                return self.reply(421, ["4.7.0 fake.test too many messages in this connection"]), "close"
+            self.mails += 1
             m = setting("mail")
             if m == "disconnect":
                 return b"", "close"
@@ -242,6 +262,13 @@ class Session:
                 return self.reply(503, ["5.5.1 Error: need MAIL command"]), None
             return self.rcpt(arg)
         if verb == "RSET":
+            r = setting("rset")
+            if r == "disconnect":
+                return b"", "close"
+            if r == "421":
+                return self.reply(421, ["4.3.2 fake.test closing"]), "close"
+            if r == "550":
+                return self.reply(550, ["5.5.1 RSET not allowed here"]), None
             self.mail = False
             return self.reply(250, ["2.0.0 Ok"]), None
         if verb == "NOOP":
@@ -316,11 +343,29 @@ def setting_unlocked(name):
     return conf[name]
 
 
+def catchall_domain(addr):
+    pattern = setting("catchall_domains")
+    if not pattern:
+        return False
+    try:
+        return re.fullmatch(pattern, addr.rpartition("@")[2].lower()) is not None
+    except re.error:
+        return False
+
+
 class Handler(socketserver.BaseRequestHandler):
     def handle(self):
         log = {"commands": [], "flights": 0, "tls": 0, "helo": "",
-               "pipelined_unoffered": 0, "paths": []}
+               "pipelined_unoffered": 0, "paths": [],
+               "counts": {"MAIL": 0, "RCPT": 0, "RSET": 0, "QUIT": 0}}
         with lock:
+            # Only the last session's commands are asked for (log,
+            # paths): older ones keep their counts (a benchmark makes
+            # thousands of sessions).
+            if len(sessions) >= 8:
+                old = sessions[-8]
+                old["commands"] = []
+                old["paths"] = []
             sessions.append(log)
             concurrent["now"] += 1
             concurrent["max"] = max(concurrent["max"], concurrent["now"])
@@ -377,6 +422,13 @@ class Control(socketserver.StreamRequestHandler):
                 with lock:
                     self.answer("now=%d max=%d sessions=%d" % (
                         concurrent["now"], concurrent["max"], len(sessions)))
+            elif cmd == "stats":
+                with lock:
+                    c = [s["counts"] for s in sessions]
+                    self.answer("sessions=%d max_mail=%d max_rcpt=%d rset=%d quit=%d" % (
+                        len(c), max([x["MAIL"] for x in c] or [0]),
+                        max([x["RCPT"] for x in c] or [0]),
+                        sum(x["RSET"] for x in c), sum(x["QUIT"] for x in c)))
             elif cmd == "paths":
                 with lock:
                     last = sessions[-1]["paths"] if sessions else []

@@ -6,7 +6,8 @@
  * which makes the certificates and starts and stops that server. Each
  * server test scripts the fake server, probes, and asserts the outcome, the
  * per-recipient replies and what the server saw (commands, flights, TLS),
- * including that DATA was never sent. */
+ * including that DATA was never sent; the reuse cases drive a session
+ * through several transactions (READY, RSET, the next domain's RCPTs). */
 #include "engine/smtp.h"
 #include "engine/addr.h"
 #include "util/buf.h"
@@ -1207,6 +1208,319 @@ test_many_sessions_driven_from_one_poll_loop(void **state)
 		fail_msg("20 sessions took %lld ms", (long long)took);
 }
 
+/* ---- several transactions on one connection ---- */
+
+/* An MX answer of one host, mx.fake.test at 127.0.0.1 (storage in h). */
+static void
+mx_local(struct dns_mx_result *mx, struct dns_mx_host *h)
+{
+	memset(mx, 0, sizeof(*mx));
+	memset(h, 0, sizeof(*h));
+	mx->status = DNS_OK;
+	mx->nhosts = 1;
+	mx->hosts = h;
+	snprintf(h->name, sizeof(h->name), "mx.fake.test");
+	h->preference = 10;
+	addrs_of(&h->addrs, "127.0.0.1", NULL);
+}
+
+/* Steps the session until it is READY or done. */
+static void
+run_until_ready(struct smtp_session *s)
+{
+	struct pollfd pfd;
+	int64_t deadline, now;
+
+	while (!smtp_session_ready(s) &&
+	    smtp_session_poll(s, &pfd.fd, &pfd.events, &deadline)) {
+		now = timeutil_mono_ms();
+		pfd.revents = 0;
+		if (poll(&pfd, 1, deadline > now ? (int)(deadline - now) : 0) < 0)
+			fail_msg("poll");
+		smtp_session_step(s, pfd.revents, timeutil_mono_ms());
+	}
+}
+
+struct fake_stats {
+	int	 sessions, max_mail, max_rcpt, rset, quit;
+};
+
+/* What the fake server saw over its sessions since the last reset. */
+static void
+fake_stats(struct fake_stats *st)
+{
+	char ans[256];
+
+	control("stats", ans, sizeof(ans));
+	if (sscanf(ans, "sessions=%d max_mail=%d max_rcpt=%d rset=%d quit=%d",
+	    &st->sessions, &st->max_mail, &st->max_rcpt, &st->rset,
+	    &st->quit) != 5)
+		fail_msg("bad stats line: %s", ans);
+}
+
+/* Two domains' transactions on one connection: the second begins with
+ * RSET, and RSET, MAIL, its RCPTs (the probe first) and QUIT go in one
+ * flight; each transaction's answers are its own (the catch-all domain's
+ * probe accepted, the other's refused), and the first's, detached, stay
+ * readable after the second. */
+static void
+test_session_goes_on_with_the_next_domain(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s, *first;
+	struct dns_mx_result mx;
+	struct dns_mx_host h;
+	struct fake_log l;
+	struct fake_stats st;
+	const char *a[] = { "zq7probe1abc@ca.test", "user1@ca.test",
+	    "unknown1@ca.test" };
+	const char *b[] = { "zq7probe2abc@x.test", "user2@x.test",
+	    "unknown2@x.test", "full1@x.test" };
+
+	(void)state;
+	fake("starttls=offered catchall_domains=ca\\.test");
+	opts_for_test(&o);
+	mx_local(&mx, &h);
+	s = smtp_session_open_mx(&o, &mx);
+	assert_non_null(s);
+	run_until_ready(s);
+	assert_true(smtp_session_ready(s));
+	assert_int_equal(smtp_session_info(s)->transactions, 0);
+	assert_null(smtp_session_detach(s));	/* no transaction yet */
+	assert_int_equal(smtp_session_next(s, a, 3, 0, timeutil_mono_ms()), 0);
+	run_until_ready(s);
+	assert_true(smtp_session_ready(s));
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(s, 2, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	first = smtp_session_detach(s);
+	assert_non_null(first);
+	assert_int_equal(smtp_session_nrcpt(s), 0);
+	assert_int_equal(smtp_session_next(s, b, 4, 1, timeutil_mono_ms()), 0);
+	run_until_ready(s);
+	assert_true(smtp_session_done(s));
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_int_equal(smtp_session_info(s)->transactions, 2);
+	assert_int_equal(smtp_session_info(s)->tls, 1);
+	assert_rcpt(s, 0, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_rcpt(s, 1, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(s, 2, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_rcpt(s, 3, 452, "4.2.2", SMTP_VERDICT_MAILBOX_FULL);
+	/* the first transaction's answers, apart */
+	assert_true(smtp_session_done(first));
+	assert_int_equal(smtp_session_nrcpt(first), 3);
+	assert_string_equal(smtp_session_rcpt(first, 1)->rcpt, "user1@ca.test");
+	assert_rcpt(first, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(first, 1, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(first, 2, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_outcome(first, SMTP_OUTCOME_OK);
+	assert_string_equal(smtp_session_info(first)->host, "mx.fake.test");
+	assert_int_equal(smtp_session_info(first)->tls, 1);
+	smtp_session_free(first);
+	smtp_session_free(s);
+	fake_log(&l);
+	assert_int_equal(l.sessions, 1);
+	assert_string_equal(l.commands, "EHLO,STARTTLS,EHLO,MAIL,RCPT,RCPT,RCPT,"
+	    "RSET,MAIL,RCPT,RCPT,RCPT,RCPT,QUIT");
+	/* EHLO | STARTTLS | EHLO | MAIL+3 RCPT | RSET+MAIL+4 RCPT+QUIT */
+	assert_int_equal(l.flights, 5);
+	fake_stats(&st);
+	assert_int_equal(st.max_mail, 2);
+	assert_int_equal(st.rset, 1);
+}
+
+/* Without PIPELINING, RSET and MAIL wait for their replies, and the
+ * RCPTs go one at a time; a READY session ended by the driver says QUIT. */
+static void
+test_next_transaction_without_pipelining(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct dns_mx_result mx;
+	struct dns_mx_host h;
+	struct fake_log l;
+	const char *a[] = { "user1@a.test" };
+	const char *b[] = { "unknown1@b.test", "user2@b.test" };
+
+	(void)state;
+	fake("pipelining=0");
+	opts_for_test(&o);
+	mx_local(&mx, &h);
+	s = smtp_session_open_mx(&o, &mx);
+	assert_non_null(s);
+	run_until_ready(s);
+	assert_int_equal(smtp_session_next(s, a, 1, 0, timeutil_mono_ms()), 0);
+	run_until_ready(s);
+	assert_true(smtp_session_ready(s));
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_int_equal(smtp_session_next(s, b, 2, 0, timeutil_mono_ms()), 0);
+	run_until_ready(s);
+	assert_true(smtp_session_ready(s));
+	assert_false(smtp_session_info(s)->pipelining);
+	assert_rcpt(s, 0, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	assert_rcpt(s, 1, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	smtp_session_quit(s, timeutil_mono_ms());
+	run_until_ready(s);
+	assert_true(smtp_session_done(s));
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	smtp_session_free(s);
+	fake_log(&l);
+	assert_string_equal(l.commands,
+	    "EHLO,MAIL,RCPT,RSET,MAIL,RCPT,RCPT,QUIT");
+	assert_int_equal(l.flights, 8);	/* one command each */
+	assert_int_equal(l.pipelined_unoffered, 0);
+}
+
+/* A refused RSET ends the session: the transaction's recipients have no
+ * reply (the driver tries them again elsewhere), the outcome says why. */
+static void
+test_refused_rset_ends_the_session(void **state)
+{
+	static const struct {
+		const char *rset;
+		enum smtp_outcome o;
+		int code;
+	} c[] = {
+		{ "550", SMTP_OUTCOME_PROTOCOL_ERROR, 550 },
+		{ "421", SMTP_OUTCOME_TEMPFAIL, 421 },
+		{ "disconnect", SMTP_OUTCOME_DISCONNECTED, 0 },
+	};
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct dns_mx_result mx;
+	struct dns_mx_host h;
+	char set[64];
+	const char *a[] = { "user1@a.test" };
+	const char *b[] = { "user2@b.test", "user3@b.test" };
+	size_t i;
+
+	(void)state;
+	opts_for_test(&o);
+	mx_local(&mx, &h);
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		snprintf(set, sizeof(set), "rset=%s", c[i].rset);
+		fake(set);
+		s = smtp_session_open_mx(&o, &mx);
+		assert_non_null(s);
+		run_until_ready(s);
+		assert_int_equal(smtp_session_next(s, a, 1, 0,
+		    timeutil_mono_ms()), 0);
+		run_until_ready(s);
+		assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+		assert_int_equal(smtp_session_next(s, b, 2, 1,
+		    timeutil_mono_ms()), 0);
+		run_until_ready(s);
+		assert_true(smtp_session_done(s));
+		assert_outcome(s, c[i].o);
+		assert_int_equal(smtp_session_info(s)->code, c[i].code);
+		assert_int_equal(smtp_session_rcpt(s, 0)->code, 0);
+		assert_int_equal(smtp_session_rcpt(s, 1)->code, 0);
+		smtp_session_free(s);
+	}
+}
+
+/* A server that allows one message per connection: 421 to the second
+ * MAIL ends the session, the second transaction unanswered. */
+static void
+test_mail_refused_in_a_later_transaction(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct dns_mx_result mx;
+	struct dns_mx_host h;
+	const char *a[] = { "user1@a.test" };
+	const char *b[] = { "user2@b.test" };
+
+	(void)state;
+	fake("mail_limit=1");
+	opts_for_test(&o);
+	mx_local(&mx, &h);
+	s = smtp_session_open_mx(&o, &mx);
+	assert_non_null(s);
+	run_until_ready(s);
+	assert_int_equal(smtp_session_next(s, a, 1, 0, timeutil_mono_ms()), 0);
+	run_until_ready(s);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_int_equal(smtp_session_next(s, b, 1, 0, timeutil_mono_ms()), 0);
+	run_until_ready(s);
+	assert_true(smtp_session_done(s));
+	assert_outcome(s, SMTP_OUTCOME_TEMPFAIL);
+	assert_int_equal(smtp_session_info(s)->code, 421);
+	assert_int_equal(smtp_session_rcpt(s, 0)->code, 0);
+	smtp_session_free(s);
+}
+
+/* smtp_session_next only on a READY session, with good recipients; a
+ * bad call leaves the session as it was. */
+static void
+test_next_refused_unless_ready(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct dns_mx_result mx;
+	struct dns_mx_host h;
+	const char *a[] = { "user1@a.test" };
+	const char *bad[] = { "user1@a.test", "x<y@a.test" };
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	mx_local(&mx, &h);
+	s = smtp_session_open_mx(&o, &mx);
+	assert_non_null(s);
+	assert_false(smtp_session_ready(s));
+	assert_int_equal(smtp_session_next(s, a, 1, 1, timeutil_mono_ms()), -1);
+	run_until_ready(s);
+	assert_int_equal(smtp_session_next(s, bad, 2, 1, timeutil_mono_ms()),
+	    -1);
+	assert_int_equal(smtp_session_next(s, a, 0, 1, timeutil_mono_ms()), -1);
+	assert_true(smtp_session_ready(s));
+	assert_int_equal(smtp_session_info(s)->transactions, 0);
+	assert_int_equal(smtp_session_next(s, a, 1, 1, timeutil_mono_ms()), 0);
+	assert_int_equal(smtp_session_next(s, a, 1, 1, timeutil_mono_ms()), -1);
+	run_until_ready(s);
+	assert_true(smtp_session_done(s));
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	smtp_session_free(s);
+}
+
+/* A READY session left waiting ends at the reply timeout with its
+ * answers kept and the outcome OK. */
+static void
+test_ready_session_left_waiting_ends_ok(void **state)
+{
+	struct smtp_opts o;
+	struct smtp_session *s;
+	struct dns_mx_result mx;
+	struct dns_mx_host h;
+	struct pollfd pfd;
+	int64_t deadline, now;
+	const char *a[] = { "user1@a.test", "unknown1@a.test" };
+
+	(void)state;
+	fake(NULL);
+	opts_for_test(&o);
+	o.reply_timeout_ms = 300;
+	mx_local(&mx, &h);
+	s = smtp_session_open_mx(&o, &mx);
+	assert_non_null(s);
+	run_until_ready(s);
+	assert_int_equal(smtp_session_next(s, a, 2, 0, timeutil_mono_ms()), 0);
+	run_until_ready(s);
+	assert_true(smtp_session_ready(s));
+	while (smtp_session_poll(s, &pfd.fd, &pfd.events, &deadline)) {
+		now = timeutil_mono_ms();
+		pfd.revents = 0;
+		if (poll(&pfd, 1, deadline > now ? (int)(deadline - now) : 0) < 0)
+			fail_msg("poll");
+		smtp_session_step(s, pfd.revents, timeutil_mono_ms());
+	}
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
+	smtp_session_free(s);
+}
+
 static int
 server_setup(void **state)
 {
@@ -1272,6 +1586,12 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_next_mx_host_in_preference_order),
 		cmocka_unit_test(test_loopback_mx_refused_with_allow_private_mx_no),
 		cmocka_unit_test(test_many_sessions_driven_from_one_poll_loop),
+		cmocka_unit_test(test_session_goes_on_with_the_next_domain),
+		cmocka_unit_test(test_next_transaction_without_pipelining),
+		cmocka_unit_test(test_refused_rset_ends_the_session),
+		cmocka_unit_test(test_mail_refused_in_a_later_transaction),
+		cmocka_unit_test(test_next_refused_unless_ready),
+		cmocka_unit_test(test_ready_session_left_waiting_ends_ok),
 	};
 	int rc;
 
