@@ -117,7 +117,17 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "SMTP sessions one svc-worker runs at once to one MX host" },
 	[CONF_WORKER_RCPTS_PER_SESSION] = { "worker_rcpts_per_session",
 	    CONF_TYPE_INT, "50", 1, 100, 0,
-	    "recipients checked in one SMTP session of a job" },
+	    "recipients of one domain checked in one SMTP transaction of a "
+	    "job" },
+	[CONF_WORKER_TRANSACTIONS_PER_SESSION] = {
+	    "worker_transactions_per_session", CONF_TYPE_INT, "20", 1, 1000, 0,
+	    "transactions (one domain's recipients each) one SMTP session of "
+	    "a job carries at most, for domains whose MX is the same host "
+	    "(1: a session per transaction)" },
+	[CONF_WORKER_SESSION_RCPT_LIMIT] = { "worker_session_rcpt_limit",
+	    CONF_TYPE_INT, "1000", 1, 100000, 0,
+	    "recipients one SMTP session of a job sends at most over its "
+	    "transactions (the first transaction is never cut)" },
 	[CONF_WORKER_GREYLIST_DELAY] = { "worker_greylist_delay",
 	    CONF_TYPE_INT, "300", 1, 86400, 0,
 	    "seconds before a greylisted address of a job is tried again" },

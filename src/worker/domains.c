@@ -5,7 +5,9 @@
  * DNS answer holds up only its own domain), and the hosts that limit
  * sessions: an MX host by name and by its first address, each with its
  * sessions running, its back-off after a deferral (doubling from 1 s to
- * 60 s) and the recipients per session it takes. */
+ * 60 s), the recipients per transaction it takes and whether a session
+ * may carry several transactions to it; which domain a session may go on
+ * with. */
 #include "util/khash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define DOMAINS_DNS_SLICE_MS	200	/* cache lookups per loop turn at most */
 #define DOMAINS_BACKOFF_MIN_MS	1000
@@ -249,18 +252,95 @@ domains_may_start(const struct process *p, const struct process_domain *d,
 }
 
 void
-domains_active(struct process_domain *d, int delta)
+domains_hold(struct process_host **held, const struct process_domain *d)
 {
 	int t;
 
-	d->active += delta;
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
-		if (d->host[t])
-			d->host[t]->active += delta;
+		if ((held[t] = d->host[t]) != NULL)
+			held[t]->active++;
 }
 
-/* Recipients in the domain's next session: worker_rcpts_per_session, or
- * fewer when one of its hosts closed sessions early. */
+void
+domains_release(struct process_host **held)
+{
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
+		if (held[t] != NULL)
+			held[t]->active--;
+		held[t] = NULL;
+	}
+}
+
+/* The session must be connected to the domain's first MX host (by its
+ * name, or one of its addresses: what a session of its own would reach
+ * first) and counted in the server address that limits the domain's
+ * sessions; none of the domain's hosts may be in back-off or have
+ * refused a later transaction, and one the session is not counted in yet
+ * must have room for it. */
+int
+domains_may_follow(const struct process *p, struct process_host *const *held,
+    const struct smtp_session_info *si, const struct process_domain *d,
+    int64_t now)
+{
+	const struct dns_mx_host *mh;
+	struct process_host *h;
+	size_t i;
+	int t, same;
+
+	if (!d->b.resolved || d->queued == 0 || d->b.mx.status != DNS_OK ||
+	    d->b.mx.nhosts == 0 || held[PROCESS_BY_ADDRESS] == NULL ||
+	    d->host[PROCESS_BY_ADDRESS] != held[PROCESS_BY_ADDRESS])
+		return 0;
+	mh = &d->b.mx.hosts[0];
+	same = si->host != NULL && strcasecmp(mh->name, si->host) == 0;
+	for (i = 0; !same && i < mh->addrs.n; i++)
+		same = strcmp(mh->addrs.addr[i].text, si->addr) == 0;
+	if (!same)
+		return 0;
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
+		if ((h = d->host[t]) == NULL)
+			continue;
+		if (h->no_reuse || now < h->backoff_until || (h != held[t] &&
+		    h->active >= p->domain_concurrency))
+			return 0;
+	}
+	return 1;
+}
+
+void
+domains_follow(struct process_host **held, const struct process_domain *d)
+{
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
+		if (d->host[t] == held[t])
+			continue;
+		if (held[t] != NULL)
+			held[t]->active--;
+		if ((held[t] = d->host[t]) != NULL)
+			held[t]->active++;
+	}
+}
+
+void
+domains_no_reuse(struct process_host *const *held,
+    const struct smtp_session_info *si)
+{
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (held[t] != NULL && !held[t]->no_reuse) {
+			held[t]->no_reuse = 1;
+			log_info("event=smtp_reuse_refused host=%s outcome=%s "
+			    "code=%d", held[t]->name,
+			    smtp_outcome_names[si->outcome], si->code);
+		}
+}
+
+/* Recipients in the domain's next transaction: worker_rcpts_per_session,
+ * or fewer when one of its hosts closed sessions early. */
 size_t
 domains_rcpt_limit(const struct process *p, const struct process_domain *d)
 {

@@ -49,6 +49,9 @@ process_new(const struct conf *c, struct buf *err)
 	p->concurrency = (int)conf_int(c, CONF_WORKER_CONCURRENCY);
 	p->domain_concurrency = (int)conf_int(c, CONF_WORKER_DOMAIN_CONCURRENCY);
 	p->rcpts = (int)conf_int(c, CONF_WORKER_RCPTS_PER_SESSION);
+	p->transactions = (int)conf_int(c,
+	    CONF_WORKER_TRANSACTIONS_PER_SESSION);
+	p->session_rcpts = (size_t)conf_int(c, CONF_WORKER_SESSION_RCPT_LIMIT);
 	p->grey_retries = (int)conf_int(c, CONF_WORKER_GREYLIST_RETRIES);
 	p->grey_delay = conf_int(c, CONF_WORKER_GREYLIST_DELAY);
 	/* Enough chunks to keep every session slot busy twice over (a
@@ -67,9 +70,10 @@ process_new(const struct conf *c, struct buf *err)
 		return NULL;
 	}
 	log_info("event=worker_ready owner=%s concurrency=%d "
-	    "domain_concurrency=%d rcpts_per_session=%d chunks=%zu",
+	    "domain_concurrency=%d rcpts_per_session=%d "
+	    "transactions_per_session=%d session_rcpt_limit=%zu chunks=%zu",
 	    p->owner, p->concurrency, p->domain_concurrency, p->rcpts,
-	    p->max_chunks);
+	    p->transactions, p->session_rcpts, p->max_chunks);
 	return p;
 }
 
@@ -193,6 +197,12 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		if (p->db_failed)
 			break;
 		if (p->nchunks == 0 && p->claim_empty) {
+			/* Sessions that have concluded every address may be
+			 * saying QUIT still: they end first. */
+			if (p->nsessions > 0) {
+				sessions_poll(p, PROCESS_POLL_MS);
+				continue;
+			}
 			if (writer_backlog(p->writer) == 0) {
 				process_threads_stop(p);
 				return 0;

@@ -2,7 +2,8 @@
  * that run it (for them only): chunks.c (claims, leases, results handed to
  * the writer), domains.c (domains, their MX answers and the hosts that
  * limit sessions, back-off), sessions.c (SMTP sessions: starting,
- * stepping, parking, concluding) and process.c (set-up, the loop, stop).
+ * stepping, their transactions one domain after another, parking,
+ * concluding) and process.c (set-up, the loop, stop).
  * The engine's batch face (engine/verify_batch.h) does every verification
  * step; these files decide what runs when. */
 #ifndef SVC_WORKER_SCHED_H
@@ -49,6 +50,8 @@ struct process_host {
 	int64_t			 backoff_until;
 	int			 backoff_ms;
 	int			 rcpt_limit;	/* learned from early 421s */
+	int			 no_reuse;	/* a later transaction of a
+						 * session failed: one each */
 	struct process_host	*next;
 };
 
@@ -69,7 +72,7 @@ struct process_domain {
 	struct verify_batch	 b;
 	int			 in_dns;	/* queued for, or in, a lookup */
 	struct process_host	*host[PROCESS_THROTTLE__MAX];	/* or NULL */
-	int			 active;	/* sessions now */
+	int			 active;	/* transactions taken or running */
 	struct process_addr	*head, *tail;	/* waiting (for DNS or SMTP) */
 	size_t			 queued;
 	struct process_parked	*parked;	/* ended, waiting for the probe */
@@ -77,17 +80,37 @@ struct process_domain {
 	struct process_domain	*dnext;		/* DNS queue */
 };
 
-struct process_session {
+/* A transaction: addresses of one domain in one MAIL FROM, and its
+ * answers (the session that ran it, or its answers detached from a
+ * session that went on). */
+struct process_tx {
 	struct smtp_session	*s;
 	struct process_domain	*d;
 	struct process_addr	**addrs;
 	size_t			 n;
 	int			 probe;		/* rcpt 0 is the probe */
+	int			 failed;	/* a later transaction of its
+						 * session, ended before every
+						 * RCPT was answered */
+	int			 unsent;	/* the session ended before it */
 };
 
-/* A finished session whose addresses wait for the domain's probe answer. */
+/* An SMTP session: a connection that carries transactions of domains
+ * whose MX is the same host, one after another. */
+struct process_session {
+	struct smtp_session	*s;
+	struct process_tx	 tx;		/* taken from the queue, or under
+						 * way (n 0: none) */
+	int			 loaded;	/* tx was given to s */
+	struct process_host	*host[PROCESS_THROTTLE__MAX];	/* counted in */
+	int			 ntx;		/* transactions given */
+	size_t			 rcpts;		/* RCPTs given in all */
+};
+
+/* A finished transaction whose addresses wait for the domain's probe
+ * answer. */
 struct process_parked {
-	struct process_session	 ss;
+	struct process_tx	 tx;
 	struct process_parked	*next;
 };
 
@@ -97,6 +120,8 @@ struct process {
 	char			 owner[JOBQUEUE_OWNER_MAX + 1];
 	long			 lease;
 	int			 concurrency, domain_concurrency, rcpts;
+	int			 transactions;	/* per session */
+	size_t			 session_rcpts;	/* per session */
 	int			 grey_retries;
 	long			 grey_delay;
 	size_t			 max_chunks;
@@ -143,13 +168,29 @@ void	 domains_dns_answers(struct process *);
 /* May the domain start a session now? */
 int	 domains_may_start(const struct process *,
 	    const struct process_domain *, int64_t now);
-void	 domains_active(struct process_domain *, int delta);
+/* A session counts in the domain's hosts (held: the session's), and
+ * stops counting. */
+void	 domains_hold(struct process_host **held,
+	    const struct process_domain *);
+void	 domains_release(struct process_host **held);
+/* May a session counted in held, connected as si says, go on with the
+ * domain's next transaction? Then domains_follow counts it in the
+ * domain's hosts instead. */
+int	 domains_may_follow(const struct process *,
+	    struct process_host *const *held, const struct smtp_session_info *,
+	    const struct process_domain *, int64_t now);
+void	 domains_follow(struct process_host **held,
+	    const struct process_domain *);
 size_t	 domains_rcpt_limit(const struct process *,
 	    const struct process_domain *);
 /* The back-off or recipient limit its hosts learn from how a session
  * ended (answered: the RCPTs that got a reply). */
 void	 domains_learn(struct process_domain *,
 	    const struct smtp_session_info *, size_t answered, int64_t now);
+/* A later transaction of a session failed: the hosts it counts in get
+ * one transaction per session from now on. */
+void	 domains_no_reuse(struct process_host *const *held,
+	    const struct smtp_session_info *);
 /* Did the host defer the whole session (4xx greeting, HELO or MAIL, 421)? */
 int	 domains_deferred(const struct smtp_session_info *);
 void	 domains_sweep(struct process *, int64_t now);

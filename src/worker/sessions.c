@@ -1,16 +1,24 @@
 /* sessions.c: svc-worker's SMTP sessions (sched.h). Addresses leave their
- * domain's queue in sessions of up to worker_rcpts_per_session recipients
- * (fewer for a host that closed sessions early), made by the engine's
- * batch face, which puts the catch-all probe first while the domain's
- * answer is not known; at most worker_concurrency sessions run at once
- * from one poll loop, and a domain starts one only while its hosts allow
- * (domains.c). A finished session teaches its hosts (back-off, recipient
- * limit), gives the probe's answer when it carried the probe, and
- * concludes its addresses; one that ends while its domain's probe is still
- * out is parked until the answer comes. What a deferring host left
- * unanswered goes back in the queue (an address loses at most
- * SESSIONS_DEFER_TRIES sessions so, then it is concluded from the
- * session's outcome). */
+ * domain's queue in transactions of up to worker_rcpts_per_session
+ * recipients (fewer for a host that closed sessions early), led by the
+ * catch-all probe while the domain's answer is not known (the engine's
+ * batch face). A session is opened for a domain's transaction and, as
+ * Postfix's connection cache does, goes on with the next transaction of
+ * any domain whose MX is the host it is connected to (domains.c says
+ * which may follow), up to worker_transactions_per_session transactions
+ * and worker_session_rcpt_limit recipients; whether a transaction is its
+ * session's last (QUIT goes with it) is decided when it is given, from
+ * the work waiting for that host. At most worker_concurrency sessions run
+ * at once from one poll loop, and a domain starts one only while its
+ * hosts allow (domains.c). A finished transaction teaches its hosts
+ * (back-off, recipient limit), gives the probe's answer when it carried
+ * the probe, and concludes its addresses; one that ends while its
+ * domain's probe is still out is parked until the answer comes. What a
+ * deferring host left unanswered goes back in the queue (an address loses
+ * at most SESSIONS_DEFER_TRIES sessions so, then it is concluded from the
+ * session's outcome); what a later transaction left unanswered when it
+ * failed goes back too, and its hosts get one transaction per session
+ * from then on. */
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "worker/resolver.h"
@@ -21,61 +29,80 @@
 
 #define SESSIONS_DEFER_TRIES	4
 
-/* Starts one session for the domain's queue; 1 if one started. */
-static int
-sessions_start(struct process *p, struct process_domain *d)
-{
-	struct process_session *ss = &p->sessions[p->nsessions];
-	struct verify_item **items;
-	struct process_addr *pa;
-	size_t limit, i;
+/* ---------------------------------------------------------------- taking */
 
-	limit = domains_rcpt_limit(p, d);
-	memset(ss, 0, sizeof(*ss));
-	if ((ss->addrs = calloc(limit + 1, sizeof(*ss->addrs))) == NULL ||
-	    (items = calloc(limit + 1, sizeof(*items))) == NULL) {
-		free(ss->addrs);
-		ss->addrs = NULL;
+static void sessions_unpark(struct process *, struct process_domain *);
+
+/* Takes up to limit addresses of the domain's queue into tx; how many.
+ * When none is left (their jobs ended), transactions parked for a probe
+ * that no session carries any more are concluded. */
+static size_t
+sessions_take(struct process *p, struct process_tx *tx,
+    struct process_domain *d, size_t limit)
+{
+	struct process_addr *pa;
+
+	memset(tx, 0, sizeof(*tx));
+	if (limit > SMTP_RCPT_MAX - 1)
+		limit = SMTP_RCPT_MAX - 1;	/* room for the probe */
+	if ((tx->addrs = calloc(limit + 1, sizeof(*tx->addrs))) == NULL)
 		return 0;
-	}
-	/* one recipient fewer when the probe leads the session */
-	while (ss->n < limit && ss->n + (d->b.probe ==
-	    VERIFY_PROBE_UNKNOWN) < SMTP_RCPT_MAX &&
-	    (pa = domains_dequeue(d)) != NULL) {
+	while (tx->n < limit && (pa = domains_dequeue(d)) != NULL) {
 		if (pa->chunk->gone) {
 			chunks_abandon(pa);
 			continue;
 		}
-		items[ss->n] = &pa->it;
-		ss->addrs[ss->n++] = pa;
+		tx->addrs[tx->n++] = pa;
 	}
-	if (ss->n == 0) {
-		free(items);
-		free(ss->addrs);
-		ss->addrs = NULL;
+	if (tx->n == 0) {
+		free(tx->addrs);
+		tx->addrs = NULL;
+		if (d->parked != NULL && d->b.probe != VERIFY_PROBE_RUNNING)
+			sessions_unpark(p, d);
 		return 0;
 	}
-	ss->d = d;
-	ss->s = verify_batch_session(p->engine, &d->b, items, ss->n, 0,
-	    &ss->probe);
-	free(items);
-	if (ss->s == NULL) {
-		/* Cannot even start (memory): conclude as unreachable. */
-		for (i = 0; i < ss->n; i++) {
-			verify_batch_item_conclude(p->engine, p->db, &d->b,
-			    &ss->addrs[i]->it, NULL, 0);
-			chunks_result(p, ss->addrs[i], 0);
-			free(ss->addrs[i]);
-		}
-		free(ss->addrs);
-		ss->addrs = NULL;
+	tx->d = d;
+	d->active++;
+	return tx->n;
+}
+
+/* A transaction that cannot even be tried (no memory): its addresses are
+ * concluded as unreachable. */
+static void
+sessions_unreachable(struct process *p, struct process_tx *tx)
+{
+	size_t i;
+
+	for (i = 0; i < tx->n; i++) {
+		verify_batch_item_conclude(p->engine, p->db, &tx->d->b,
+		    &tx->addrs[i]->it, NULL, 0);
+		chunks_result(p, tx->addrs[i], 0);
+		free(tx->addrs[i]);
+	}
+	tx->d->active--;
+	free(tx->addrs);
+	memset(tx, 0, sizeof(*tx));
+}
+
+/* Starts one session for the domain's queue; 1 if one started. Its first
+ * transaction is taken now and given when the session is READY. */
+static int
+sessions_start(struct process *p, struct process_domain *d)
+{
+	struct process_session *ss = &p->sessions[p->nsessions];
+
+	memset(ss, 0, sizeof(*ss));
+	if (sessions_take(p, &ss->tx, d, domains_rcpt_limit(p, d)) == 0)
+		return 0;
+	if ((ss->s = verify_batch_open(p->engine, &d->b)) == NULL) {
+		sessions_unreachable(p, &ss->tx);
 		return 0;
 	}
-	domains_active(d, 1);
+	domains_hold(ss->host, d);
 	p->nsessions++;
-	log_debug("event=smtp_session_start domain=%s host=%s rcpts=%zu "
-	    "probe=%d", d->b.domain, d->host[PROCESS_BY_NAME] ?
-	    d->host[PROCESS_BY_NAME]->name : "-", ss->n, ss->probe);
+	log_debug("event=smtp_session_start domain=%s host=%s rcpts=%zu",
+	    d->b.domain, d->host[PROCESS_BY_NAME] ?
+	    d->host[PROCESS_BY_NAME]->name : "-", ss->tx.n);
 	return 1;
 }
 
@@ -107,48 +134,50 @@ sessions_schedule(struct process *p, int64_t now)
 	} while (started);
 }
 
-/* Concludes a finished session's addresses with what the domain's batch
- * knows now, puts back in the queue what a deferring host left
- * unanswered, and frees the session. */
+/* ---------------------------------------------------------------- ends */
+
+/* Concludes a finished transaction's addresses with what the domain's
+ * batch knows now, puts back in the queue what a deferring host or a
+ * failed later transaction left unanswered, and frees the answers. */
 static void
-sessions_conclude(struct process *p, struct process_session *ss)
+sessions_conclude(struct process *p, struct process_tx *tx)
 {
-	const struct smtp_session_info *si = smtp_session_info(ss->s);
+	const struct smtp_session_info *si = smtp_session_info(tx->s);
 	const struct smtp_rcpt_result *rr;
-	struct process_domain *d = ss->d;
-	size_t i, base = (size_t)ss->probe;
-	int deferred = domains_deferred(si);
+	struct process_domain *d = tx->d;
+	size_t i, base = (size_t)tx->probe;
+	int deferred = domains_deferred(si) || tx->unsent;
 	struct process_addr *pa;
 
-	for (i = ss->n; i-- > 0; ) {
-		pa = ss->addrs[i];
-		rr = smtp_session_rcpt(ss->s, base + i);
+	for (i = tx->n; i-- > 0; ) {
+		pa = tx->addrs[i];
+		rr = smtp_session_rcpt(tx->s, base + i);
 		if (pa->chunk->gone) {
 			chunks_abandon(pa);
 			continue;
 		}
-		if ((rr == NULL || rr->code == 0) && deferred &&
-		    ++pa->tries < SESSIONS_DEFER_TRIES) {
+		if ((rr == NULL || rr->code == 0) && (tx->failed ||
+		    (deferred && ++pa->tries < SESSIONS_DEFER_TRIES))) {
 			domains_enqueue(d, pa, 1);	/* keeps the order */
 			continue;
 		}
 		if (verify_batch_item_conclude(p->engine, p->db, &d->b, &pa->it,
-		    ss->s, base + i) != VERIFY_OK) {
+		    tx->s, base + i) != VERIFY_OK) {
 			chunks_abandon(pa);
 			continue;
 		}
 		chunks_result(p, pa, 1);
 		free(pa);
 	}
-	smtp_session_free(ss->s);
-	free(ss->addrs);
-	ss->s = NULL;
-	ss->addrs = NULL;
+	smtp_session_free(tx->s);
+	free(tx->addrs);
+	tx->s = NULL;
+	tx->addrs = NULL;
 }
 
-/* Sessions that ended while their domain's probe was out are concluded
- * with its answer, or, when it got none, as the probe's own session's
- * addresses are (not catch-all). */
+/* Transactions that ended while their domain's probe was out are
+ * concluded with its answer, or, when it got none, as the probe's own
+ * transaction's addresses are (not catch-all). */
 static void
 sessions_unpark(struct process *p, struct process_domain *d)
 {
@@ -156,51 +185,203 @@ sessions_unpark(struct process *p, struct process_domain *d)
 
 	while ((pk = d->parked) != NULL) {
 		d->parked = pk->next;
-		sessions_conclude(p, &pk->ss);
+		sessions_conclude(p, &pk->tx);
 		free(pk);
 	}
 }
 
-/* A session ended: its hosts learn, the probe's answer is read, then the
- * addresses are concluded, or wait (parked) for the domain's probe when a
- * session carrying it is still out. */
+/* A transaction ended (tx->s: its answers, now tx's): its hosts learn,
+ * the probe's answer is read, then the addresses are concluded, or wait
+ * (parked) for the domain's probe when a transaction carrying it is still
+ * out. A later transaction that failed (RCPTs left unanswered: RSET or
+ * MAIL refused, 421, the connection lost) teaches nothing but that its
+ * hosts take one transaction per session; its unanswered addresses go
+ * back in the queue, and a probe it did not get an answer for is sent
+ * again with them (the parked transactions wait for that one). */
 static void
-sessions_end(struct process *p, struct process_session *ss, int64_t now)
+sessions_tx_end(struct process *p, struct process_session *ss,
+    struct process_tx *tx, int64_t now)
 {
-	const struct smtp_session_info *si = smtp_session_info(ss->s);
+	const struct smtp_session_info *si = smtp_session_info(tx->s);
 	const struct smtp_rcpt_result *rr;
-	struct process_domain *d = ss->d;
+	struct process_domain *d = tx->d;
 	struct process_parked *pk;
-	size_t i, answered = 0;
+	size_t i, answered = 0, total = tx->n + (size_t)tx->probe;
 
-	domains_active(d, -1);
-	for (i = 0; i < ss->n + (size_t)ss->probe; i++)
-		if ((rr = smtp_session_rcpt(ss->s, i)) != NULL && rr->code)
+	d->active--;
+	for (i = 0; i < total; i++)
+		if ((rr = smtp_session_rcpt(tx->s, i)) != NULL && rr->code)
 			answered++;
-	log_info("event=smtp_session domain=%s host=%s addr=%s rcpts=%zu "
-	    "answered=%zu outcome=%s code=%d tls=%d", d->b.domain,
-	    si->host ? si->host : "-", si->addr[0] ? si->addr : "-",
-	    ss->n + (size_t)ss->probe, answered,
-	    smtp_outcome_names[si->outcome], si->code, si->tls);
-	domains_learn(d, si, answered, now);
-	if (ss->probe) {
-		verify_batch_probe_done(p->db, &d->b, ss->s);
-		sessions_conclude(p, ss);
-		sessions_unpark(p, d);
+	tx->failed = ss->ntx > 1 && !tx->unsent && answered < total;
+	log_info("event=smtp_session domain=%s host=%s addr=%s tx=%d "
+	    "rcpts=%zu answered=%zu outcome=%s code=%d tls=%d", d->b.domain,
+	    si->host ? si->host : "-", si->addr[0] ? si->addr : "-", ss->ntx,
+	    total, answered, smtp_outcome_names[si->outcome], si->code,
+	    si->tls);
+	if (tx->failed)
+		domains_no_reuse(ss->host, si);
+	else
+		domains_learn(d, si, answered, now);
+	if (tx->probe) {
+		verify_batch_probe_done(p->db, &d->b, tx->s);
+		sessions_conclude(p, tx);
+		if (!tx->failed || d->b.probe != VERIFY_PROBE_UNKNOWN ||
+		    d->queued == 0)
+			sessions_unpark(p, d);
 		return;
 	}
 	if (d->b.probe == VERIFY_PROBE_RUNNING &&
 	    (pk = malloc(sizeof(*pk))) != NULL) {
-		pk->ss = *ss;
+		pk->tx = *tx;
 		pk->next = d->parked;
 		d->parked = pk;
 		log_debug("event=smtp_session_parked domain=%s rcpts=%zu",
-		    d->b.domain, ss->n);
-		ss->s = NULL;
-		ss->addrs = NULL;
+		    d->b.domain, tx->n);
 		return;
 	}
-	sessions_conclude(p, ss);
+	sessions_conclude(p, tx);
+}
+
+/* ---------------------------------------------------------------- going on */
+
+/* The domain a session goes on with: the one it served last while that
+ * has addresses waiting, else one whose probe is not out (its answer
+ * would keep the transaction parked), else any that may follow. */
+static struct process_domain *
+sessions_follow(const struct process *p, const struct process_session *ss,
+    const struct process_domain *prev, int64_t now)
+{
+	const struct smtp_session_info *si = smtp_session_info(ss->s);
+	struct process_domain *d, *best = NULL;
+	unsigned i;
+
+	if (prev != NULL && domains_may_follow(p, ss->host, si, prev, now))
+		return (struct process_domain *)prev;
+	for (i = 0; i < SCHED_HASH; i++)
+		for (d = p->hash[(p->rr + i) % SCHED_HASH]; d != NULL;
+		    d = d->hnext) {
+			if (d == prev || !domains_may_follow(p, ss->host, si, d,
+			    now))
+				continue;
+			if (d->b.probe != VERIFY_PROBE_RUNNING)
+				return d;
+			if (best == NULL)
+				best = d;
+		}
+	return best;
+}
+
+/* Recipients the session may give its next transaction (the probe's room
+ * kept), 0 when it may carry no more. */
+static size_t
+sessions_room(const struct process *p, const struct process_session *ss)
+{
+	int t;
+
+	if (ss->ntx >= p->transactions || ss->rcpts + 2 > p->session_rcpts)
+		return 0;
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (ss->host[t] != NULL && ss->host[t]->no_reuse)
+			return 0;
+	return p->session_rcpts - ss->rcpts - 1;
+}
+
+/* Gives the session the transaction it took (ss->tx); QUIT goes with it
+ * when the session can carry no more or nothing waits for its host. */
+static void
+sessions_give(struct process *p, struct process_session *ss, int64_t now)
+{
+	struct process_tx *tx = &ss->tx;
+	struct verify_item **items;
+	size_t i;
+	int last;
+
+	if ((items = calloc(tx->n + 1, sizeof(*items))) == NULL) {
+		sessions_unreachable(p, tx);
+		smtp_session_quit(ss->s, now);
+		return;
+	}
+	for (i = 0; i < tx->n; i++)
+		items[i] = &tx->addrs[i]->it;
+	ss->ntx++;
+	ss->rcpts += tx->n + 1;
+	last = sessions_room(p, ss) == 0 ||
+	    sessions_follow(p, ss, NULL, now) == NULL;
+	ss->rcpts -= tx->n + 1;
+	if (verify_batch_next(&tx->d->b, ss->s, items, tx->n, last, now,
+	    &tx->probe) == -1) {
+		ss->ntx--;
+		free(items);
+		sessions_unreachable(p, tx);
+		smtp_session_quit(ss->s, now);
+		return;
+	}
+	free(items);
+	ss->rcpts += tx->n + (size_t)tx->probe;
+	ss->loaded = 1;
+	log_debug("event=smtp_transaction domain=%s tx=%d rcpts=%zu probe=%d "
+	    "last=%d", tx->d->b.domain, ss->ntx, tx->n, tx->probe, last);
+}
+
+/* The session is READY: the transaction it finished ends, then it is
+ * given the one it took when it started, or the next one of a domain
+ * that may follow, or QUIT. */
+static void
+sessions_ready(struct process *p, struct process_session *ss, int64_t now)
+{
+	struct process_domain *prev = NULL, *d;
+	struct process_tx tx;
+	size_t room;
+
+	if (ss->loaded) {
+		tx = ss->tx;
+		if ((tx.s = smtp_session_detach(ss->s)) == NULL) {
+			/* No memory: the answers stay in the session, read
+			 * when it is done. */
+			smtp_session_quit(ss->s, now);
+			return;
+		}
+		memset(&ss->tx, 0, sizeof(ss->tx));
+		ss->loaded = 0;
+		prev = tx.d;
+		sessions_tx_end(p, ss, &tx, now);
+	}
+	if (ss->tx.n > 0) {
+		sessions_give(p, ss, now);
+		return;
+	}
+	if ((room = sessions_room(p, ss)) == 0 ||
+	    (d = sessions_follow(p, ss, prev, now)) == NULL) {
+		smtp_session_quit(ss->s, now);
+		return;
+	}
+	domains_follow(ss->host, d);
+	if (room > domains_rcpt_limit(p, d))
+		room = domains_rcpt_limit(p, d);
+	if (sessions_take(p, &ss->tx, d, room) == 0) {
+		smtp_session_quit(ss->s, now);
+		return;
+	}
+	sessions_give(p, ss, now);
+}
+
+/* The session is done: the transaction it ran or took ends with it. */
+static void
+sessions_done(struct process *p, struct process_session *ss, int64_t now)
+{
+	struct process_tx tx;
+
+	if (ss->tx.n > 0) {
+		tx = ss->tx;
+		tx.s = ss->s;
+		tx.unsent = !ss->loaded;
+		ss->s = NULL;
+		sessions_tx_end(p, ss, &tx, now);
+	}
+	smtp_session_free(ss->s);
+	ss->s = NULL;
+	memset(&ss->tx, 0, sizeof(ss->tx));
+	domains_release(ss->host);
 }
 
 /* One poll over every running session (and the resolver threads' answers,
@@ -246,37 +427,40 @@ sessions_poll(struct process *p, int timeout_ms)
 			    now);
 	}
 	free(dl);
-	/* Finished sessions leave the array (the last one moves in). */
+	/* READY sessions go on; finished ones leave the array (the last one
+	 * moves in). */
 	for (i = 0; i < p->nsessions; ) {
+		if (smtp_session_ready(p->sessions[i].s))
+			sessions_ready(p, &p->sessions[i], now);
 		if (!smtp_session_done(p->sessions[i].s)) {
 			i++;
 			continue;
 		}
-		sessions_end(p, &p->sessions[i], now);
+		sessions_done(p, &p->sessions[i], now);
 		j = --p->nsessions;
 		if (i != j)
 			p->sessions[i] = p->sessions[j];
 	}
 }
 
-/* A session's addresses given up (their rows stay pending). */
+/* A transaction's addresses given up (their rows stay pending). */
 static void
-sessions_drop(struct process_session *ss)
+sessions_drop(struct process_tx *tx)
 {
 	size_t k;
 
-	smtp_session_free(ss->s);
-	for (k = 0; k < ss->n; k++)
-		chunks_abandon(ss->addrs[k]);
-	free(ss->addrs);
-	ss->s = NULL;
-	ss->addrs = NULL;
+	smtp_session_free(tx->s);
+	for (k = 0; k < tx->n; k++)
+		chunks_abandon(tx->addrs[k]);
+	free(tx->addrs);
+	memset(tx, 0, sizeof(*tx));
 }
 
-/* Every session, queued address and parked session given up. */
+/* Every session, queued address and parked transaction given up. */
 void
 sessions_drop_all(struct process *p)
 {
+	struct process_session *ss;
 	struct process_domain *d;
 	struct process_parked *pk;
 	struct process_addr *pa;
@@ -284,8 +468,14 @@ sessions_drop_all(struct process *p)
 	unsigned h;
 
 	for (i = 0; i < p->nsessions; i++) {
-		sessions_drop(&p->sessions[i]);
-		domains_active(p->sessions[i].d, -1);
+		ss = &p->sessions[i];
+		if (ss->tx.n > 0)
+			ss->tx.d->active--;
+		ss->tx.s = NULL;
+		sessions_drop(&ss->tx);
+		smtp_session_free(ss->s);
+		ss->s = NULL;
+		domains_release(ss->host);
 	}
 	p->nsessions = 0;
 	for (h = 0; h < SCHED_HASH; h++)
@@ -294,7 +484,7 @@ sessions_drop_all(struct process *p)
 				chunks_abandon(pa);
 			while ((pk = d->parked) != NULL) {
 				d->parked = pk->next;
-				sessions_drop(&pk->ss);
+				sessions_drop(&pk->tx);
 				free(pk);
 			}
 			d->in_dns = 0;

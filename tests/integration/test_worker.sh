@@ -10,7 +10,11 @@
 # (once), greylisted addresses retried later in the job, that a cancelled
 # job stops counting, and that a worker killed again and again mid-job still
 # gives every address exactly one result and the job one charge and at most
-# one refund.
+# one refund. With a zone of its own (reuse.test: many domains whose MX is
+# one host), that one SMTP session checks domain after domain (within
+# worker_domain_concurrency, worker_transactions_per_session and
+# worker_session_rcpt_limit), each domain's verdicts right, and that a
+# server refusing RSET or a later MAIL gets sessions of one transaction.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -19,9 +23,29 @@ WORKER=$top_builddir/src/worker/svc-worker
 [ -x "$WORKER" ] || it_skip "$WORKER is not built"
 
 # --- DNS, the MTA and the fake SMTP servers (mail_env.sh, as in test_verify.sh)
-mail_env_start
+# reuse.test: REUSE_N domains nNN (every 4th, cNN, a catch-all) whose MX is
+# mx.reuse.test (one fake server, 127.0.0.33), and 8 domains each behind a
+# server that refuses RSET (rNN: mx2, 127.0.0.34) or a second MAIL in a
+# session (lNN: mx3, 127.0.0.35); each domain has an A record (web
+# presence: a catch-all without one is a "pristine catch-all" trap)
+REUSE_N=40
+reuse_domain() { if [ $(( $1 % 4 )) = 3 ]; then printf 'c%02d.reuse.test' "$1"; else printf 'n%02d.reuse.test' "$1"; fi; }
+mkdir -p "$IT_DIR/dns"
+{
+    printf '%s\n' '$ORIGIN reuse.test.' '$TTL 300' '@ IN SOA ns.reuse.test. hostmaster.reuse.test. 1 3600 600 86400 300' \
+        '@ IN NS ns.reuse.test.' 'ns IN A 127.0.0.1' 'mx IN A 127.0.0.33' 'mx2 IN A 127.0.0.34' 'mx3 IN A 127.0.0.35'
+    for i in $(seq 0 $(( REUSE_N - 1 ))); do
+        d=$(reuse_domain "$i"); d=${d%.reuse.test}
+        printf '%s IN A 192.0.2.1\n%s IN MX 10 mx\n' "$d" "$d"
+    done
+    for i in $(seq -w 0 7); do printf 'r%s IN A 192.0.2.1\nr%s IN MX 10 mx2\nl%s IN A 192.0.2.1\nl%s IN MX 10 mx3\n' "$i" "$i" "$i" "$i"; done
+} > "$IT_DIR/dns/reuse.test.zone"
+mail_env_start "$IT_DIR/dns/reuse.test.zone"
 fake 127.0.0.30 catchall=1
 fake 127.0.0.31
+fake 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+fake 127.0.0.34 rset=550 flight_delay_ms=30
+fake 127.0.0.35 mail_limit=1 flight_delay_ms=30
 mail_env_lists
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
@@ -238,6 +262,126 @@ t_throttle_by_address() {
     fake_ctl 127.0.0.31 reset > /dev/null
 }
 t_case "sessions to one server are limited by its address too, whatever the names of its MX hosts" t_throttle_by_address
+
+# ---------------------------------------------------------------- connection reuse
+# reuse_job NAME FIRST: a job of 10 addresses at each reuse.test domain
+# (user<FIRST+k>@ and unknown<FIRST+k>@ at normal domains, user and
+# nobody at catch-all ones), and the verdicts they must get in
+# $IT_DIR/NAME.want (EMAIL CLASSIFICATION REASON)
+reuse_job() {
+    local name=$1 first=$2 i k d
+    for i in $(seq 0 $(( REUSE_N - 1 ))); do
+        d=$(reuse_domain "$i")
+        for k in 0 1 2 3 4; do
+            case $d in
+            c*) echo "user$(( first + k ))@$d catch_all catch_all"; echo "nobody$(( first + k ))@$d catch_all catch_all" ;;
+            *) echo "user$(( first + k ))@$d valid accepted_email"; echo "unknown$(( first + k ))@$d invalid rejected_email" ;;
+            esac
+        done
+    done > "$IT_DIR/$name.want"
+    cut -d' ' -f1 "$IT_DIR/$name.want" | mkjob "$name" bulk
+}
+
+# check_verdicts NAME: every address of the job got the verdict in its .want
+check_verdicts() {
+    local id=${JOBS[$1]}
+    expect_eq "$1 status" completed "$(job_field "$id" status)" || return 1
+    it_sql "SELECT email, classification, reason FROM job_emails WHERE job_id = '$id' ORDER BY seq" |
+        tr '\t' ' ' > "$IT_DIR/$1.got"
+    diff "$IT_DIR/$1.want" "$IT_DIR/$1.got" > "$IT_DIR/$1.diff" ||
+        it_fail "$1: verdicts differ: $(head -n 10 "$IT_DIR/$1.diff" | tr '\n' '|')"
+}
+
+# stat HOST KEY: one figure of the fake server's stats (since its reset)
+stat() { fake_ctl "$1" stats | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+max_open() { fake_ctl "$1" concurrency | sed 's/.*max=\([0-9]*\).*/\1/'; }
+
+# once_with NAME=VALUE...: one svc-worker --once run with settings changed
+once_with() {
+    local kv conf=$IT_DIR/svc-changed.conf
+    cp "$SVC_CONF" "$conf"
+    for kv in "$@"; do
+        grep -q "^${kv%%=*} = " "$conf" && sed -i "s|^${kv%%=*} = .*|${kv%%=*} = ${kv#*=}|" "$conf" ||
+            echo "${kv%%=*} = ${kv#*=}" >> "$conf"
+    done
+    timeout 300 "$WORKER" --once -c "$conf" 2>> "$IT_DIR/log/worker-stderr.log"
+}
+
+t_reuse() {
+    local sessions max
+    fake_ctl 127.0.0.33 reset > /dev/null
+    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+    reuse_job job_reuse 0 || return 1
+    once || it_fail "svc-worker --once failed"
+    check_verdicts job_reuse || return 1
+    sessions=$(stat 127.0.0.33 sessions); max=$(max_open 127.0.0.33)
+    it_log "$REUSE_N domains: $sessions sessions, at most $max at once, $(fake_ctl 127.0.0.33 stats)"
+    [ "$sessions" -le $(( REUSE_N / 4 )) ] || it_fail "$sessions SMTP sessions for $REUSE_N domains of one MX host"
+    [ "$max" -ge 2 ] || it_fail "the sessions never overlapped (max $max): the case proves nothing"
+    [ "$max" -le 4 ] || it_fail "$max sessions at once to one host (worker_domain_concurrency 4)"
+    [ "$(stat 127.0.0.33 max_mail)" -le 20 ] || it_fail "more than worker_transactions_per_session (20) transactions in a session"
+    check_counts "${JOBS[job_reuse]}"
+}
+t_case "$REUSE_N domains behind one MX host: a few sessions, one domain after another, never more than worker_domain_concurrency at once, every verdict right" t_reuse
+
+t_reuse_limits() {
+    fake_ctl 127.0.0.33 reset > /dev/null
+    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+    reuse_job job_reuse_tx 100 || return 1
+    once_with worker_transactions_per_session=3 || it_fail "svc-worker --once failed"
+    check_verdicts job_reuse_tx || return 1
+    expect_eq "most transactions in a session (worker_transactions_per_session 3)" 3 "$(stat 127.0.0.33 max_mail)" || return 1
+    [ "$(stat 127.0.0.33 sessions)" -ge $(( REUSE_N / 3 )) ] || it_fail "fewer sessions than $REUSE_N transactions / 3"
+    fake_ctl 127.0.0.33 reset > /dev/null
+    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+    reuse_job job_reuse_rcpt 200 || return 1
+    once_with worker_session_rcpt_limit=25 || it_fail "svc-worker --once failed"
+    check_verdicts job_reuse_rcpt || return 1
+    [ "$(stat 127.0.0.33 max_rcpt)" -le 25 ] || it_fail "$(stat 127.0.0.33 max_rcpt) RCPTs in one session (worker_session_rcpt_limit 25)"
+    [ "$(stat 127.0.0.33 max_mail)" -ge 2 ] || it_fail "no session carried two transactions"
+}
+t_case "worker_transactions_per_session and worker_session_rcpt_limit bound what one session carries" t_reuse_limits
+
+t_reuse_refused() {
+    local id i k h
+    for i in $(seq -w 0 7); do
+        for k in 1 2 3; do
+            printf 'user%s@r%s.reuse.test valid accepted_email\nunknown%s@r%s.reuse.test invalid rejected_email\n' "$k" "$i" "$k" "$i"
+            printf 'user%s@l%s.reuse.test valid accepted_email\nunknown%s@l%s.reuse.test invalid rejected_email\n' "$k" "$i" "$k" "$i"
+        done
+    done > "$IT_DIR/job_refused.want"
+    cut -d' ' -f1 "$IT_DIR/job_refused.want" | mkjob job_refused bulk || return 1
+    once || it_fail "svc-worker --once failed"
+    check_verdicts job_refused || return 1
+    for h in mx2 mx3; do
+        grep -q "event=smtp_reuse_refused host=$h.reuse.test" "$IT_DIR/log/svc.log" ||
+            it_fail "no smtp_reuse_refused for $h.reuse.test in the log" || return 1
+    done
+    [ "$(stat 127.0.0.34 rset)" -ge 1 ] || it_fail "no RSET was tried at the RSET-refusing server: the case proves nothing"
+    # after the refusal, one transaction per session: about one session
+    # per domain (8), a few more for the refused ones
+    [ "$(stat 127.0.0.34 sessions)" -ge 8 ] || it_fail "$(stat 127.0.0.34 sessions) sessions for 8 domains at the RSET-refusing server"
+    [ "$(stat 127.0.0.35 max_mail)" -le 2 ] || it_fail "more than 2 MAIL in a session at the server that allows 1"
+    check_counts "${JOBS[job_refused]}"
+}
+t_case "a server that refuses RSET (550) or a second MAIL (421) gets sessions of one transaction from then on; every verdict right" t_reuse_refused
+
+t_reuse_greylist() {
+    local id=job_reuse_grey i
+    fake_ctl 127.0.0.33 reset > /dev/null
+    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+    for i in 00 01 02 04 05 06; do printf 'grey1@n%s.reuse.test\nuser300@n%s.reuse.test\n' "$i" "$i"; done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
+    once || it_fail "svc-worker --once failed"
+    expect_eq "greylisted after the first pass" 6 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state = 'retry'")" || return 1
+    expect_eq "accepted in the first pass" 6 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state = 'done' AND classification = 'valid'")" || return 1
+    [ "$(stat 127.0.0.33 max_mail)" -ge 2 ] || it_fail "no session carried two domains: the case proves nothing"
+    sleep 3.5
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(job_field $id status)" || return 1
+    expect_eq "valid after the retry" 12 "$(job_field $id count_valid)"
+}
+t_case "greylisting in sessions that carry several domains: retried later in the job and accepted" t_reuse_greylist
 
 # ---------------------------------------------------------------- cancellation and SIGTERM
 start_worker() { stack_proc_start "$IT_DIR/log" worker "$WORKER" -c "$SVC_CONF"; }
