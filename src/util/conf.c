@@ -125,9 +125,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "a job carries at most, for domains whose MX is the same host "
 	    "(1: a session per transaction)" },
 	[CONF_WORKER_SESSION_RCPT_LIMIT] = { "worker_session_rcpt_limit",
-	    CONF_TYPE_INT, "1000", 1, 100000, 0,
+	    CONF_TYPE_INT, "2000", 1, 100000, 0,
 	    "recipients one SMTP session of a job sends at most over its "
-	    "transactions (the first transaction is never cut)" },
+	    "transactions (a later transaction carries what still fits; the "
+	    "first is never cut)" },
 	[CONF_WORKER_GREYLIST_DELAY] = { "worker_greylist_delay",
 	    CONF_TYPE_INT, "300", 1, 86400, 0,
 	    "seconds before a greylisted address of a job is tried again" },

@@ -15,6 +15,8 @@
 
 #define CHUNKS_FLUSH_MS		1000	/* results written at least this often */
 #define CHUNKS_FLUSH_ROWS	500
+#define CHUNKS_CLAIM_STEP	4	/* chunks claimed (and read) per loop turn:
+					 * sessions start while the rest come */
 
 /* ---------------------------------------------------------------- results */
 
@@ -279,6 +281,8 @@ chunks_claim(struct process *p, int64_t now)
 		return;
 	p->last_claim = now;
 	want = p->max_chunks - p->nchunks;
+	if (want > CHUNKS_CLAIM_STEP)
+		want = CHUNKS_CLAIM_STEP;
 	if (jobqueue_claim(p->db, p->owner, p->lease, got, want, &n) !=
 	    JOBQUEUE_OK) {
 		p->db_failed = 1;
