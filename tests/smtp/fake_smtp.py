@@ -51,6 +51,9 @@ Control commands (one line each, answered with one line):
   set k=v ...   reset   quit
   concurrency   "now=N max=M sessions=S": connections open now, the most
                 open at once since the start or the last reset, and sessions
+                (a connection counts until it ends or its QUIT is answered:
+                after 221 the client may connect again before this server
+                has closed its side)
   log           the last session: "sessions=N flights=F tls=0|1
                 pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
   paths         the last session's MAIL and RCPT command lines as sent,
@@ -109,8 +112,16 @@ class Session:
         self.tls = False
         self.mail = False
         self.mails = 0
+        self.counted = True
         self.split = int_setting("split") != 0
         self.delay = int_setting("delay_ms") / 1000.0
+
+    def uncount(self):
+        """The connection no longer counts as open (once)."""
+        with lock:
+            if self.counted:
+                self.counted = False
+                concurrent["now"] -= 1
 
     def send(self, data):
         if self.delay > 0:
@@ -274,6 +285,7 @@ class Session:
         if verb == "NOOP":
             return self.reply(250, ["2.0.0 Ok"]), None
         if verb == "QUIT":
+            self.uncount()
             return self.reply(221, ["2.0.0 Bye"]), "close"
         if verb == "DATA":
             return self.reply(554, ["5.5.1 Error: no valid recipients"]), None
@@ -379,8 +391,7 @@ class Handler(socketserver.BaseRequestHandler):
                 s.sock.close()
             except OSError:
                 pass
-            with lock:
-                concurrent["now"] -= 1
+            s.uncount()
 
 
 class Server(socketserver.ThreadingTCPServer):
