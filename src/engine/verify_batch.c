@@ -331,7 +331,6 @@ verify_batch_probe_done(struct db *db, struct verify_batch *b,
 {
 	const struct smtp_rcpt_result *rr = smtp_session_rcpt(s, 0);
 	struct vcache_facts f;
-	int found = 0;
 
 	if (rr == NULL || (rr->code / 100 != 2 && rr->code / 100 != 5)) {
 		b->probe = VERIFY_PROBE_UNKNOWN;	/* the next session */
@@ -340,9 +339,9 @@ verify_batch_probe_done(struct db *db, struct verify_batch *b,
 	b->probe = VERIFY_PROBE_KNOWN;
 	b->accept_all = rr->code / 100 == 2;
 	if (db != NULL) {
-		if (vcache_facts_get(db, b->domain, &f, &found) != DB_OK ||
-		    !found)
-			f.web_presence = -1;
+		/* The web presence the facts had when the batch read them (or
+		 * found since): no round trip to read them again. */
+		f.web_presence = b->web_presence;
 		f.accept_all = b->accept_all;
 		vcache_facts_put(db, b->domain, &f, VERIFY_BATCH_FACTS_SECONDS);
 	}
