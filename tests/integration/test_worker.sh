@@ -292,6 +292,12 @@ check_verdicts() {
         it_fail "$1: verdicts differ: $(head -n 10 "$IT_DIR/$1.diff" | tr '\n' '|')"
 }
 
+# reuse_fake_reset: mx.reuse.test's fake server counts from zero again
+reuse_fake_reset() {
+    fake_ctl 127.0.0.33 reset > /dev/null
+    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+}
+
 # stat HOST KEY: one figure of the fake server's stats (since its reset)
 stat() { fake_ctl "$1" stats | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 max_open() { fake_ctl "$1" concurrency | sed 's/.*max=\([0-9]*\).*/\1/'; }
@@ -309,8 +315,7 @@ once_with() {
 
 t_reuse() {
     local sessions max
-    fake_ctl 127.0.0.33 reset > /dev/null
-    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+    reuse_fake_reset
     reuse_job job_reuse 0 || return 1
     once || it_fail "svc-worker --once failed"
     check_verdicts job_reuse || return 1
@@ -325,15 +330,13 @@ t_reuse() {
 t_case "$REUSE_N domains behind one MX host: a few sessions, one domain after another, never more than worker_domain_concurrency at once, every verdict right" t_reuse
 
 t_reuse_limits() {
-    fake_ctl 127.0.0.33 reset > /dev/null
-    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+    reuse_fake_reset
     reuse_job job_reuse_tx 100 || return 1
     once_with worker_transactions_per_session=3 || it_fail "svc-worker --once failed"
     check_verdicts job_reuse_tx || return 1
     expect_eq "most transactions in a session (worker_transactions_per_session 3)" 3 "$(stat 127.0.0.33 max_mail)" || return 1
     [ "$(stat 127.0.0.33 sessions)" -ge $(( REUSE_N / 3 )) ] || it_fail "fewer sessions than $REUSE_N transactions / 3"
-    fake_ctl 127.0.0.33 reset > /dev/null
-    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+    reuse_fake_reset
     reuse_job job_reuse_rcpt 200 || return 1
     once_with worker_session_rcpt_limit=25 || it_fail "svc-worker --once failed"
     check_verdicts job_reuse_rcpt || return 1
@@ -368,8 +371,7 @@ t_case "a server that refuses RSET (550) or a second MAIL (421) gets sessions of
 
 t_reuse_greylist() {
     local id=job_reuse_grey i
-    fake_ctl 127.0.0.33 reset > /dev/null
-    fake_set 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
+    reuse_fake_reset
     for i in 00 01 02 04 05 06; do printf 'grey1@n%s.reuse.test\nuser300@n%s.reuse.test\n' "$i" "$i"; done | mkjob $id bulk || return 1
     id=${JOBS[$id]}
     once || it_fail "svc-worker --once failed"
