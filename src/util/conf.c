@@ -141,6 +141,35 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_WEBHOOK_HOST_CONCURRENCY] = { "webhook_host_concurrency",
 	    CONF_TYPE_INT, "4", 1, 100, 0,
 	    "deliveries one svc-worker sends at once to one receiving host" },
+	[CONF_STATUS_MIN_WORKERS] = { "status_min_workers", CONF_TYPE_INT,
+	    "1", 0, 10000, 0, "svcadm status: unhealthy when fewer workers "
+	    "were seen within status_worker_window (0: no check)" },
+	[CONF_STATUS_WORKER_WINDOW] = { "status_worker_window", CONF_TYPE_INT,
+	    "120", 20, 86400, 0, "svcadm status: seconds within which a "
+	    "worker counts as seen" },
+	[CONF_STATUS_MAX_JOB_AGE] = { "status_max_job_age", CONF_TYPE_INT,
+	    "3600", 0, 31536000, 0, "svcadm status: unhealthy when a job "
+	    "still queued or in progress is older (seconds; 0: no check)" },
+	[CONF_STATUS_MAX_QUEUE] = { "status_max_queue", CONF_TYPE_INT, "0", 0,
+	    1000000000, 0, "svcadm status: unhealthy when more chunks of "
+	    "200 addresses are waiting (0: no check)" },
+	[CONF_STATUS_MAX_OUTBOX_AGE] = { "status_max_outbox_age",
+	    CONF_TYPE_INT, "600", 0, 31536000, 0, "svcadm status: unhealthy "
+	    "when an event or a delivery has been due for longer (seconds; "
+	    "0: no check)" },
+	[CONF_DOCTOR_ADDRESS] = { "doctor_address", CONF_TYPE_STRING, "", 0,
+	    0, 0, "svcadm doctor: the verifier's outbound address (empty: "
+	    "the local address of the route to doctor_port25_target)" },
+	[CONF_DOCTOR_PORT25_TARGET] = { "doctor_port25_target",
+	    CONF_TYPE_STRING, "gmail-smtp-in.l.google.com:25", 0, 0, 0,
+	    "svcadm doctor: host[:port] whose SMTP greeting proves outbound "
+	    "port 25 open" },
+	[CONF_DOCTOR_DNSBL_ZONES] = { "doctor_dnsbl_zones", CONF_TYPE_STRING,
+	    "zen.spamhaus.org bl.spamcop.net b.barracudacentral.org", 0, 0, 0,
+	    "svcadm doctor: DNS blocklists the outbound address is looked up "
+	    "in" },
+	[CONF_DOCTOR_SKIP] = { "doctor_skip", CONF_TYPE_STRING, "", 0, 0, 0,
+	    "svcadm doctor: checks not to run (ptr, fcrdns, port25, dnsbl)" },
 };
 
 const char *

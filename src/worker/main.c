@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "util/startup.h"
 #include "worker/deliveries.h"
+#include "worker/heartbeat.h"
 #include "worker/housekeeping.h"
 #include "worker/ingester.h"
 #include "worker/process.h"
@@ -53,6 +54,8 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 	time_t now = time(NULL);
 	struct buf err;
 
+	if (heartbeat_beat(db) == -1)
+		return -1;
 	if (now - *last_housekeeping >= conf_int(conf,
 	    CONF_HOUSEKEEPING_INTERVAL)) {
 		if (housekeeping_run(conf, db) == -1)
@@ -80,17 +83,16 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 	return process_run(*proc, db, &stopping, last_housekeeping);
 }
 
-/* The upload thread of a daemon, its leases owned by "host:pid:ingest". */
-static struct ingester *
-main_ingester(const struct conf *conf)
+/* This process's lease owner name, "host:pid" (as process.c's). */
+static void
+main_owner(char *owner, size_t size)
 {
-	char host[64], owner[100];
+	char host[64];
 
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "localhost");
 	host[sizeof(host) - 1] = '\0';
-	snprintf(owner, sizeof(owner), "%s:%ld", host, (long)getpid());
-	return ingester_start(conf, owner);
+	snprintf(owner, size, "%s:%ld", host, (long)getpid());
 }
 
 int
@@ -107,6 +109,7 @@ main(int argc, char **argv)
 	time_t last = 0;
 	int i, once = 0, rc = 0;
 	unsigned slept;
+	char owner[100];
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--once") == 0)
@@ -129,7 +132,10 @@ main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	log_info("event=started mode=%s", once ? "once" : "daemon");
-	if (!once && (ingester = main_ingester(&conf)) == NULL) {
+	/* The upload thread of a daemon owns its leases as "host:pid:ingest". */
+	main_owner(owner, sizeof(owner));
+	heartbeat_init(owner, once ? HEARTBEAT_ONCE : HEARTBEAT_DAEMON);
+	if (!once && (ingester = ingester_start(&conf, owner)) == NULL) {
 		fprintf(stderr, "svc-worker: cannot start the upload thread\n");
 		buf_free(&err);
 		conf_free(&conf);

@@ -9,6 +9,7 @@
  * steps and each one delays every session. */
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "worker/heartbeat.h"
 #include "worker/housekeeping.h"
 #include "worker/resolver.h"
 #include "worker/sched.h"
@@ -219,6 +220,10 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		if (p->db_failed)
 			break;
 		domains_sweep(p, now);
+		if (heartbeat_beat(db) == -1) {
+			p->db_failed = 1;
+			break;
+		}
 		t = time(NULL);
 		if (t - *last_hk >= conf_int(p->conf,
 		    CONF_HOUSEKEEPING_INTERVAL)) {
