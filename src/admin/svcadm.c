@@ -4,6 +4,7 @@
  * checks (doctor.c). Output is plain: ids and keys alone on stdout so
  * scripts can capture them; errors on stderr with a non-zero exit. */
 #include "admin/lists_update.h"
+#include "admin/doctor.h"
 #include "admin/migrate.h"
 #include "admin/status.h"
 #include "core/accounts.h"
@@ -56,6 +57,7 @@ svcadm_usage(void)
 	    "  lists check     (load lists_dir and print the counts)\n"
 	    "  status [--json] [--min-workers N] [--worker-window S]\n"
 	    "         [--max-job-age S] [--max-queue N] [--max-outbox-age S]\n"
+	    "  doctor [--json] [--skip ptr,fcrdns,port25,dnsbl] [--address IP]\n"
 	    "  config\n", stderr);
 	exit(2);
 }
@@ -570,6 +572,25 @@ svcadm_cmd_status(int argc, char **argv)
 	return rc;
 }
 
+/* "doctor": 0 when every check passed or was skipped, 1 otherwise. */
+static int
+svcadm_cmd_doctor(int argc, char **argv)
+{
+	struct opt o[] = { { "json", 0, NULL, 0 }, { "skip", 1, NULL, 0 },
+	    { "address", 1, NULL, 0 } };
+	char *pos[1];
+	struct buf err;
+	int rc;
+
+	svcadm_parse_opts(argc, argv, o, 3, pos, 0);
+	buf_init(&err, 1024);
+	if ((rc = doctor_run(&conf, o[1].val, o[2].val, o[0].seen > 0, stdout,
+	    &err)) == -1)
+		svcadm_die("doctor: %s", buf_str(&err));
+	buf_free(&err);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -604,6 +625,8 @@ main(int argc, char **argv)
 		return svcadm_cmd_complainers(argc, argv + i + 1);
 	if (strcmp(argv[i], "suppressions") == 0)
 		return svcadm_cmd_suppressions(argc, argv + i + 1);
+	if (strcmp(argv[i], "doctor") == 0)
+		return svcadm_cmd_doctor(argc, argv + i + 1);
 	if (strcmp(argv[i], "status") == 0)
 		return svcadm_cmd_status(argc, argv + i + 1);
 	if (strcmp(argv[i], "config") == 0) {
