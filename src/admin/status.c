@@ -1,10 +1,11 @@
 /* status.c: "svcadm status". It reads what every host shares in MariaDB:
- * the schema version, the jobs queued or in progress and the oldest of
- * them, the chunks waiting or leased, the workers whose heartbeat
- * (worker_heartbeats, written by svc-worker) is recent and the chunks each
- * holds, and the event outbox (events not yet fanned out, deliveries due or
- * stuck). Each figure that a status_* setting limits is judged, and the
- * whole is printed as "name: value" lines or as one JSON object. */
+ * the schema version (and the stored routines the migrations made), the
+ * jobs queued or in progress and the oldest of them, the chunks waiting or
+ * leased, the workers whose heartbeat (worker_heartbeats, written by
+ * svc-worker) is recent and the chunks each holds, and the event outbox
+ * (events not yet fanned out, deliveries due or stuck). Each figure that a
+ * status_* setting limits is judged, and the whole is printed as "name:
+ * value" lines or as one JSON object. */
 #include "admin/status.h"
 #include "admin/migrate.h"
 #include "jobs/events.h"
@@ -22,6 +23,10 @@ const char *const status_check_names[STATUS_CHECK__MAX] = {
 	[STATUS_OUTBOX] = "outbox",
 };
 
+/* The stored routines the migrations make (sql/005_ratelimit_count.sql):
+ * a dump made without --routines restores a database without them. */
+static const char *const status_routines[] = { "ratelimit_count" };
+
 /* Workers listed at most (the count is exact). */
 #define STATUS_WORKERS_MAX 1000
 
@@ -38,6 +43,7 @@ struct status_worker {
 /* The figures; an age is -1 when there is nothing to be old. */
 struct status_figures {
 	long long		 version;
+	const char		*missing_routine;	/* NULL: all there */
 	long long		 jobs[JOBS_STATUS__MAX];
 	long long		 oldest_job_age;
 	long long		 chunks_pending, chunks_leased, chunks_expired;
@@ -56,6 +62,29 @@ struct status_figures {
 static const enum jobs_status status_queued[] = { JOBS_INGESTING,
     JOBS_PENDING, JOBS_PROCESSING, JOBS_AWAITING_CONFIRMATION };
 #define STATUS_NQUEUED (sizeof(status_queued) / sizeof(status_queued[0]))
+
+static enum db_err
+status_routines_present(struct db *db, struct status_figures *f)
+{
+	enum db_err e;
+	long long n;
+	size_t i;
+	int found;
+
+	for (i = 0; i < sizeof(status_routines) / sizeof(status_routines[0]);
+	    i++) {
+		if ((e = db_query_int(db, "SELECT COUNT(*) FROM "
+		    "information_schema.routines WHERE routine_schema = "
+		    "DATABASE() AND routine_name = ?",
+		    DB_ARGS(DBP_STR(status_routines[i])), &n, &found)) != DB_OK)
+			return e;
+		if (n == 0) {
+			f->missing_routine = status_routines[i];
+			break;
+		}
+	}
+	return DB_OK;
+}
 
 static enum db_err
 status_jobs(struct db *db, struct status_figures *f)
@@ -209,6 +238,11 @@ status_judge(const struct conf *c, struct status_figures *f)
 		    "the schema is at version %lld, this build needs %d: run "
 		    "svcadm db migrate", f->version, DB_SCHEMA_VERSION);
 	else {
+		if (f->missing_routine != NULL)
+			snprintf(f->problem[STATUS_SCHEMA],
+			    sizeof(f->problem[0]), "the stored procedure %s is "
+			    "missing (restored from a dump made without "
+			    "--routines?)", f->missing_routine);
 		if (min_workers > 0 && f->workers_seen < min_workers)
 			snprintf(f->problem[STATUS_WORKERS],
 			    sizeof(f->problem[0]), "%lld seen in the last "
@@ -368,7 +402,8 @@ status_run(struct db *db, const struct conf *c, int json, FILE *out,
 	/* An older schema may lack the tables read below: only the schema
 	 * is judged then. */
 	if (f.version >= DB_SCHEMA_VERSION &&
-	    ((e = status_jobs(db, &f)) != DB_OK ||
+	    ((e = status_routines_present(db, &f)) != DB_OK ||
+	    (e = status_jobs(db, &f)) != DB_OK ||
 	    (e = status_chunks(db, &f)) != DB_OK ||
 	    (e = status_workers(db, conf_int(c, CONF_STATUS_WORKER_WINDOW),
 	    &f)) != DB_OK || (e = status_outbox(db, &f)) != DB_OK)) {

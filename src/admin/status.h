@@ -9,7 +9,8 @@
 
 /* The checks that can make the service unhealthy. */
 enum status_check {
-	STATUS_SCHEMA,		/* the schema is older than this build */
+	STATUS_SCHEMA,		/* the schema is older than this build, or
+				 * lacks a stored routine */
 	STATUS_WORKERS,		/* fewer workers seen than status_min_workers */
 	STATUS_JOB_AGE,		/* a queued job older than status_max_job_age */
 	STATUS_QUEUE,		/* more chunks waiting than status_max_queue */
