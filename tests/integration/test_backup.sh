@@ -4,7 +4,8 @@
 # svc-api serves) and restored into another database is one svcadm and
 # svc-api accept as it was: schema version, ledger totals, keys, jobs and
 # the rate limiter (a stored procedure). A dump without --routines is
-# refused by svcadm status, which is why README names the option.
+# refused by svcadm status and leaves svc-api answering 500, which is why
+# README names the option.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 it_require mariadb-dump
 it_stack_start
@@ -64,7 +65,12 @@ t_no_routines() {
     expect_eq "exit status of svcadm status without the procedure" 1 "$rc"
     grep -q "problem: schema: .*ratelimit_count" "$IT_DIR/bare.status" ||
         it_fail "svcadm status does not name the missing procedure: $(cat "$IT_DIR/bare.status")"
+    # and svc-api on it answers no authenticated request
+    stack_lighttpd_stop "$IT_DIR/lighttpd"
+    SVC_CONF=$IT_DIR/bare_restored.conf it_api_start
+    http GET /v1/credits
+    expect_status 500
 }
-t_case "a dump without --routines lacks the rate limiter's procedure: svcadm status says so (exit 1)" t_no_routines
+t_case "a dump without --routines lacks the rate limiter's procedure: svcadm status says so (exit 1), svc-api answers 500" t_no_routines
 
 t_done
