@@ -8,6 +8,7 @@
  * cut short before it is printed. */
 #include "admin/doctor.h"
 #include "engine/dns.h"
+#include "engine/dns_ptr.h"
 #include "engine/smtp_reply.h"
 #include "util/ipnet.h"
 #include "util/strparse.h"
@@ -271,7 +272,7 @@ doctor_ptr(struct doctor *d)
 	if (!doctor_need_address(d, DOCTOR_PTR) ||
 	    !doctor_need_helo(d, DOCTOR_PTR))
 		return;
-	switch (dns_lookup_ptr(d->r, &d->addr, &p)) {
+	switch (dns_ptr_lookup(d->r, &d->addr, &p)) {
 	case DNS_OK:
 		break;
 	case DNS_NXDOMAIN:
@@ -491,7 +492,7 @@ doctor_dnsbl_zone(struct doctor *d, const char *zone, struct buf *how)
 	char name[DNS_NAME_MAX + 1];
 	size_t i;
 
-	if (dns_reverse_name(&d->addr, zone, name, sizeof(name)) == -1) {
+	if (dns_ptr_reverse_name(&d->addr, zone, name, sizeof(name)) == -1) {
 		buf_printf(how, "%s: not a DNS zone", zone);
 		return -1;
 	}

@@ -120,27 +120,38 @@ status_jobs(struct db *db, struct status_figures *f)
 	return DB_OK;
 }
 
+/* The first row of a query whose columns are integers, into *out[i]; an
+ * SQL NULL (an age of nothing) leaves its -1. */
 static enum db_err
-status_chunks(struct db *db, struct status_figures *f)
+status_row(struct db *db, const char *sql, const struct db_param *args,
+    size_t nargs, long long *const *out, size_t n)
 {
 	struct db_res *r = NULL;
 	enum db_err e;
+	size_t i;
+
+	if ((e = db_query(db, sql, args, nargs, &r)) != DB_OK)
+		return e;
+	if (db_res_next(r) == 1)
+		for (i = 0; i < n; i++)
+			*out[i] = db_res_isnull(r, (unsigned)i) ? -1 :
+			    db_res_int(r, (unsigned)i);
+	db_res_free(r);
+	return DB_OK;
+}
+
+static enum db_err
+status_chunks(struct db *db, struct status_figures *f)
+{
+	long long *const out[] = { &f->chunks_pending, &f->chunks_leased,
+	    &f->chunks_expired };
 
 	/* A cancelled or failed job's chunks are done, so every chunk not
 	 * done belongs to a job a worker should finish. */
-	e = db_query(db, "SELECT COALESCE(SUM(state = 'pending'), 0), "
+	return status_row(db, "SELECT COALESCE(SUM(state = 'pending'), 0), "
 	    "COALESCE(SUM(state = 'leased'), 0), COALESCE(SUM(state = "
 	    "'leased' AND lease_expires < UTC_TIMESTAMP(3)), 0) FROM "
-	    "job_chunks WHERE state <> 'done'", DB_NOARGS, &r);
-	if (e != DB_OK)
-		return e;
-	if (db_res_next(r) == 1) {
-		f->chunks_pending = db_res_int(r, 0);
-		f->chunks_leased = db_res_int(r, 1);
-		f->chunks_expired = db_res_int(r, 2);
-	}
-	db_res_free(r);
-	return DB_OK;
+	    "job_chunks WHERE state <> 'done'", DB_NOARGS, out, 3);
 }
 
 static enum db_err
@@ -182,42 +193,29 @@ status_workers(struct db *db, long window, struct status_figures *f)
 static enum db_err
 status_outbox(struct db *db, struct status_figures *f)
 {
-	struct db_res *r = NULL;
+	long long *const events[] = { &f->events_undelivered,
+	    &f->oldest_event_age };
+	long long *const deliveries[] = { &f->deliveries_waiting,
+	    &f->deliveries_due, &f->oldest_due_age };
 	enum db_err e;
 
-	e = db_query(db, "SELECT COUNT(*), TIMESTAMPDIFF(SECOND, "
+	e = status_row(db, "SELECT COUNT(*), TIMESTAMPDIFF(SECOND, "
 	    "MIN(created_at), UTC_TIMESTAMP(3)) FROM event_outbox WHERE "
-	    "delivered_at IS NULL", DB_NOARGS, &r);
+	    "delivered_at IS NULL", DB_NOARGS, events, 2);
 	if (e != DB_OK)
 		return e;
-	if (db_res_next(r) == 1) {
-		f->events_undelivered = db_res_int(r, 0);
-		if (!db_res_isnull(r, 1))
-			f->oldest_event_age = db_res_int(r, 1);
-	}
-	db_res_free(r);
 	/* Due: a pending delivery whose time has come, or one being sent
 	 * whose lease ran out (its worker died). */
-	e = db_query(db, "SELECT COUNT(*), COALESCE(SUM(due IS NOT NULL), 0), "
-	    "TIMESTAMPDIFF(SECOND, MIN(due), UTC_TIMESTAMP(3)) FROM (SELECT "
-	    "CASE WHEN state = ? AND next_attempt_at <= UTC_TIMESTAMP(3) "
-	    "THEN next_attempt_at WHEN state = ? AND lease_expires < "
-	    "UTC_TIMESTAMP(3) THEN lease_expires END AS due FROM "
-	    "event_deliveries WHERE state IN (?, ?)) d", DB_ARGS(
+	return status_row(db, "SELECT COUNT(*), COALESCE(SUM(due IS NOT "
+	    "NULL), 0), TIMESTAMPDIFF(SECOND, MIN(due), UTC_TIMESTAMP(3)) "
+	    "FROM (SELECT CASE WHEN state = ? AND next_attempt_at <= "
+	    "UTC_TIMESTAMP(3) THEN next_attempt_at WHEN state = ? AND "
+	    "lease_expires < UTC_TIMESTAMP(3) THEN lease_expires END AS due "
+	    "FROM event_deliveries WHERE state IN (?, ?)) d", DB_ARGS(
 	    DBP_STR(events_state_names[EVENTS_PENDING]),
 	    DBP_STR(events_state_names[EVENTS_SENDING]),
 	    DBP_STR(events_state_names[EVENTS_PENDING]),
-	    DBP_STR(events_state_names[EVENTS_SENDING])), &r);
-	if (e != DB_OK)
-		return e;
-	if (db_res_next(r) == 1) {
-		f->deliveries_waiting = db_res_int(r, 0);
-		f->deliveries_due = db_res_int(r, 1);
-		if (!db_res_isnull(r, 2))
-			f->oldest_due_age = db_res_int(r, 2);
-	}
-	db_res_free(r);
-	return DB_OK;
+	    DBP_STR(events_state_names[EVENTS_SENDING])), deliveries, 3);
 }
 
 /* Fills f->problem from the figures and the limits; returns how many

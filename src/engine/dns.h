@@ -101,31 +101,6 @@ enum dns_status dns_lookup_addrs(struct dns_resolver *, const char *host,
 enum dns_status dns_web_presence(struct dns_resolver *, const char *domain,
 	    int *present);
 
-/* PTR names of an address (dns_ptr.c), for the checks of a verifier host
- * (svcadm doctor). */
-#define DNS_MAX_PTR	8	/* names kept */
-struct dns_ptrs {
-	enum dns_status	 status;	/* OK (n > 0, or invalid > 0 alone),
-					 * NXDOMAIN, NO_ADDR (the name exists
-					 * without PTR), INVALID_NAME, ERROR */
-	size_t		 n;
-	size_t		 invalid;	/* PTR targets that are not host names */
-	char		 name[DNS_MAX_PTR][DNS_NAME_MAX + 1];	/* lower case,
-					 * no dot, no repeats */
-};
-enum dns_status dns_lookup_ptr(struct dns_resolver *, const struct ipnet *,
-	    struct dns_ptrs *);
-/* The name of an address's reverse lookup: its octets (IPv4) or nibbles
- * (IPv6) in reverse order, then zone, or in-addr.arpa / ip6.arpa when zone
- * is NULL ("2.0.0.127.zen.spamhaus.org" is how a DNS blocklist is asked).
- * 0, or -1 when it is not a valid host name or does not fit in outsz. */
-int	 dns_reverse_name(const struct ipnet *, const char *zone, char *out,
-	    size_t outsz);
-/* For tests/fuzz only: the PTR names a reply (wire form) gives for the
- * name of its question. */
-enum dns_status dns_ptr_names_for_test(const uint8_t *wire, size_t len,
-	    struct dns_ptrs *);
-
 /* Helpers, exposed for tests and for other modules. */
 /* 1 if s (optionally with one trailing dot) is a host name: LDH labels of
  * 1-63 characters, no hyphen at either end, at most 253 characters, and a

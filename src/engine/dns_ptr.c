@@ -4,7 +4,7 @@
  * answers are untrusted like every answer: names are read from the wire
  * and kept only when they are host names, the CNAME chain of a classless
  * delegation (RFC 2317) is followed inside the answer, counts are capped. */
-#include "engine/dns.h"
+#include "engine/dns_ptr.h"
 #include "engine/dns_reply.h"
 #include "util/log.h"
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #define DNS_PTR_PARSE	64	/* PTR records looked at in one answer */
 
 int
-dns_reverse_name(const struct ipnet *ip, const char *zone, char *out,
+dns_ptr_reverse_name(const struct ipnet *ip, const char *zone, char *out,
     size_t outsz)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -61,7 +61,7 @@ dns_ptr_collect(const struct dns_reply *rp, struct dns_ptrs *out)
 
 	owner = dns_reply_chain(rp, &ttl);
 	for (i = 0; i < ldns_rr_list_rr_count(ans) && seen < DNS_PTR_PARSE &&
-	    out->n < DNS_MAX_PTR; i++) {
+	    out->n < DNS_PTR_MAX; i++) {
 		ldns_rr *rr = ldns_rr_list_rr(ans, i);
 		if (!dns_reply_rr_is(rr, LDNS_RR_TYPE_PTR, owner) ||
 		    ldns_rr_rd_count(rr) != 1)
@@ -95,14 +95,14 @@ dns_ptr_of(struct dns_reply *rp, struct dns_ptrs *out)
 }
 
 enum dns_status
-dns_lookup_ptr(struct dns_resolver *r, const struct ipnet *ip,
+dns_ptr_lookup(struct dns_resolver *r, const struct ipnet *ip,
     struct dns_ptrs *out)
 {
 	struct dns_reply rp;
 	char name[DNS_NAME_MAX + 1];
 
 	memset(out, 0, sizeof(*out));
-	if (dns_reverse_name(ip, NULL, name, sizeof(name)) == -1) {
+	if (dns_ptr_reverse_name(ip, NULL, name, sizeof(name)) == -1) {
 		out->status = DNS_INVALID_NAME;
 		return out->status;
 	}

@@ -13,8 +13,9 @@
  * dns_server_parse: a parsed server is an IPv4 or IPv6 address with a port
  * in 1..65535. The message also goes through the PTR reader of
  * src/engine/dns_ptr.c (dns_ptr_names_for_test): every name it keeps is a
- * valid lower-case host name, kept once, DNS_MAX_PTR at most. */
+ * valid lower-case host name, kept once, DNS_PTR_MAX at most. */
 #include "engine/dns.h"
+#include "engine/dns_ptr.h"
 #include "engine/dns_reply.h"
 #include <arpa/inet.h>
 #include <ldns/ldns.h>
@@ -114,7 +115,7 @@ check_ptr(const uint8_t *data, size_t size)
 		CHECK(p.n == 0);
 		return;
 	}
-	CHECK(p.n <= DNS_MAX_PTR);
+	CHECK(p.n <= DNS_PTR_MAX);
 	CHECK(p.n > 0 || p.invalid > 0);
 	for (i = 0; i < p.n; i++) {
 		check_host(p.name[i]);

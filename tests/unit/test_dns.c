@@ -7,6 +7,7 @@
  * without them the program re-runs itself through
  * tests/integration/test_dns.sh, which starts and stops both. */
 #include "engine/dns.h"
+#include "engine/dns_ptr.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include "util/timeutil.h"
@@ -172,17 +173,17 @@ test_reverse_name_of_ipv4_and_ipv6_under_a_zone(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		assert_int_equal(ipnet_parse_addr(cases[i].addr, &ip), 0);
-		assert_int_equal(dns_reverse_name(&ip, cases[i].zone, out,
+		assert_int_equal(dns_ptr_reverse_name(&ip, cases[i].zone, out,
 		    sizeof(out)), 0);
 		assert_string_equal(out, cases[i].want);
 	}
 	/* too small a buffer, a zone that makes no host name */
 	assert_int_equal(ipnet_parse_addr("192.0.2.25", &ip), 0);
-	assert_int_equal(dns_reverse_name(&ip, NULL, out, 10), -1);
-	assert_int_equal(dns_reverse_name(&ip, "bad zone", out, sizeof(out)),
+	assert_int_equal(dns_ptr_reverse_name(&ip, NULL, out, 10), -1);
+	assert_int_equal(dns_ptr_reverse_name(&ip, "bad zone", out, sizeof(out)),
 	    -1);
 	assert_int_equal(ipnet_parse_addr("2001:db8::1", &ip), 0);
-	assert_int_equal(dns_reverse_name(&ip, NULL, out, 64), -1);
+	assert_int_equal(dns_ptr_reverse_name(&ip, NULL, out, 64), -1);
 }
 
 /* A reply to "PTR 41.0.0.127.in-addr.arpa" with the records given in
