@@ -41,10 +41,12 @@ apierr_parse(const char *body, size_t len, struct apierr *e)
 		goto out;
 	err = json_object_get(root, "error");
 	if (json_is_object(err)) {
-		if (json_is_string(v = json_object_get(err, "code")))
+		v = json_object_get(err, "code");
+		if (json_is_string(v))
 			apierr_clean(e->code, sizeof(e->code),
 			    json_string_value(v));
-		if (json_is_string(v = json_object_get(err, "message")))
+		v = json_object_get(err, "message");
+		if (json_is_string(v))
 			apierr_clean(e->message, sizeof(e->message),
 			    json_string_value(v));
 		v = json_object_get(json_object_get(err, "details"),

@@ -164,9 +164,10 @@ cmd_upload(struct cli *c, int argc, char **argv)
 	if (o.email_column && o.column_mapping)
 		return cli_usage(c, "--email-column and --column-mapping: "
 		    "one or the other");
-	if (o.column_mapping &&
-	    !json_is_object(o.mapping = json_loads(o.column_mapping, 0,
-	    &jerr))) {
+	/* (json_is_object evaluates its argument twice) */
+	if (o.column_mapping)
+		o.mapping = json_loads(o.column_mapping, 0, &jerr);
+	if (o.column_mapping && !json_is_object(o.mapping)) {
 		rc = cli_fail(c, APIERR_EXIT_USAGE, "invalid_column_mapping",
 		    "--column-mapping is not a JSON object such as "
 		    "'{\"email\":\"Work Mail\"}'");

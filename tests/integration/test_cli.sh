@@ -1,0 +1,632 @@
+#!/bin/bash
+# test_cli.sh: svc, the command-line tool, against the real server behind
+# lighttpd on loopback (MariaDB, svc-api, svc-worker for the jobs, and the
+# DNS and MTA of mail_env.sh for world addresses): every command and its
+# options, human and --json output (parsed here), exit statuses, the key
+# and base URL precedence, the config file's permissions and atomic
+# writes, invalid_input refused without a request (the rate-limit count
+# unchanged), a 429 retried after Retry-After with a low-limit key, an
+# idempotent bulk create whose answer was lost (a proxy drops it), --wait
+# with a live bar under a terminal (tmux) and plain lines otherwise, and
+# Ctrl-C that stops the waiting but not the job.
+# tests/integration/cli_stub.py stands in for the server where it cannot
+# be made to answer what is tested: the flat 429 body (only
+# /v1/domain/check sends it, which svc does not call), a 429 that never
+# ends, and the upload, preview and confirm endpoints, which answer 501
+# on this server so far (the real 501 is tested too).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
+it_require python3 tmux timeout
+SVC=$top_builddir/src/cli/svc
+WORKER=$top_builddir/src/worker/svc-worker
+[ -x "$SVC" ] || it_skip "$SVC is not built"
+[ -x "$WORKER" ] || it_skip "$WORKER is not built"
+
+STUB_PIDS=()
+TMUX_SOCK=$IT_DIR/tmux.sock
+cli_test_stop() {
+    local p
+    for p in "${STUB_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    [ -S "$TMUX_SOCK" ] && tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
+    return 0
+}
+trap 'rc=$?; cli_test_stop; mail_env_stop; it_cleanup "$rc"' EXIT
+
+mail_env_start
+mail_env_lists
+mail_env_conf
+# a 6 s window (the spec's 60 made testable, as in test_rate_window.sh)
+it_conf_add "rate_window_seconds = 6
+verify_time_budget_ms = 12000"
+it_stack_start
+
+SB=sandbox.svc.example
+ACC=$(it_account pro 1000)
+KEY=$(it_key "$ACC" '*')
+# svc's own settings: a config folder of its own, the key and the base
+# URL from the environment unless a case says otherwise
+export XDG_CONFIG_HOME=$IT_DIR/xdg
+export ROCKETVERIFIER_API_KEY=$KEY SVC_BASE_URL=$BASE_URL SVC_WAIT_INTERVAL=1
+DEAD=http://127.0.0.1:$(stack_free_port)	# nothing listens there
+JOB= PENDING=
+
+# cli ARGS...: runs svc; CLI_RC, CLI_OUT, CLI_ERR; the output is HTTP_BODY
+# for lib.sh's expect_json and expect_jq
+cli() {
+    CLI_RC=0
+    "$SVC" "$@" > "$IT_DIR/cli.out" 2> "$IT_DIR/cli.err" < /dev/null || CLI_RC=$?
+    CLI_OUT=$(cat "$IT_DIR/cli.out")
+    CLI_ERR=$(cat "$IT_DIR/cli.err")
+    # kept, so that t_done finds any sanitizer report of svc
+    cat "$IT_DIR/cli.err" >> "$IT_DIR/log/svc-cli-stderr.log"
+    HTTP_BODY=$CLI_OUT
+    HTTP_REQUEST="svc $*"
+}
+# expect_rc N: svc's exit status
+expect_rc() {
+    [ "$CLI_RC" = "$1" ] && return 0
+    it_fail "$HTTP_REQUEST: exit status $CLI_RC, expected $1; stdout: $(head -c 400 "$IT_DIR/cli.out" | tr '\n' ' ') stderr: $(head -c 400 "$IT_DIR/cli.err" | tr '\n' ' ')"
+}
+# expect_err TEXT: stderr holds TEXT
+expect_err() {
+    grep -qF -- "$1" "$IT_DIR/cli.err" && return 0
+    it_fail "$HTTP_REQUEST: stderr lacks '$1': $(head -c 600 "$IT_DIR/cli.err" | tr '\n' ' ')"
+}
+# kv LABEL: the value of a "label  value" line of the human output
+kv() { awk -v l="$1" 'substr($0, 1, 18) ~ "^" l " *$" { print substr($0, 21); exit }' "$IT_DIR/cli.out"; }
+expect_kv() { expect_eq "$HTTP_REQUEST: line '$1'" "$2" "$(kv "$1")"; }
+used() {	# used KEY: the rate-limit window's count of the key's account
+    API_KEY=$1 http GET /rate-limit > /dev/null; json .used
+}
+balance() { it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$1'"; }
+run_worker() {	# run_worker JOB: svc-worker --once until the job ended
+    local st
+    for _ in $(seq 1 30); do
+        timeout 120 "$WORKER" -c "$SVC_CONF" --once >> "$IT_DIR/log/worker.log" 2>&1
+        st=$(it_sql "SELECT status FROM jobs WHERE id = '$1'")
+        case $st in completed|failed|cancelled) return 0 ;; esac
+        sleep 0.5
+    done
+    it_fail "job $1 is still $st"
+}
+# stub NAME RESPONSES-JSON: cli_stub.py answering RESPONSES; STUB_URL, STUB_LOG
+stub() {
+    local dir=$IT_DIR/stub-$1
+    mkdir -p "$dir"
+    printf '%s' "$2" > "$dir/responses.json"
+    : > "$dir/log"
+    python3 "$top_srcdir/tests/integration/cli_stub.py" stub --port-file "$dir/port" \
+        --log "$dir/log" --responses "$dir/responses.json" > "$dir/out" 2>&1 &
+    STUB_PIDS+=($!)
+    for _ in $(seq 1 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
+    STUB_URL=http://127.0.0.1:$(cat "$dir/port")
+    STUB_LOG=$dir/log
+}
+# resp STATUS BODY: one response of cli_stub.py's list
+resp() { jq -cn --argjson s "$1" --arg b "$2" '{status: $s, body: $b}'; }
+stub_count() { wc -l < "$STUB_LOG" | tr -d ' '; }
+
+# ---------------------------------------------------------------- commands
+
+t_version_help() {
+    local c
+    cli --version; expect_rc 0 && expect_eq "--version" "svc 1.1.0" "$CLI_OUT" || return 1
+    cli help; expect_rc 0 || return 1
+    for c in "verify <email>" "bulk create" "bulk upload" "bulk preview" "bulk confirm" "bulk status" \
+            "bulk results" "bulk download" "jobs list" "jobs progress" "jobs cancel" "credits" \
+            "config set-key" "config show" "config set-base-url"; do
+        grep -qF "svc $c" "$IT_DIR/cli.out" || it_fail "svc help does not list $c" || return 1
+    done
+    cli help bulk upload; expect_rc 0 || return 1
+    for c in --email-column --column-mapping --name --callback-url --preview --wait; do
+        grep -qF -- "$c" "$IT_DIR/cli.out" || it_fail "svc help bulk upload lacks $c" || return 1
+    done
+    cli bulk download --help; expect_rc 0 && grep -q -- '--include-original' "$IT_DIR/cli.out" || it_fail "bulk download --help" || return 1
+    cli help nosuch; expect_rc 2 || return 1
+    cli nosuch; expect_rc 2 || return 1
+    cli bulk; expect_rc 2 || return 1
+    cli bulk nosuch; expect_rc 2 || return 1
+    cli verify; expect_rc 2 && expect_err "missing argument" || return 1
+    cli verify a@b.example c@d.example; expect_rc 2 || return 1
+    cli credits --bogus; expect_rc 2 && expect_err "unknown option --bogus"
+}
+t_case "--version prints 1.1.0; help lists every command of the spec and each one's options; usage errors exit 2" t_version_help
+
+t_verify_human() {
+    cli verify "catch_all@$SB"; expect_rc 0 || return 1
+    expect_kv email "catch_all@$SB" && expect_kv status unknown && expect_kv reason catch_all &&
+        expect_kv sub-status catch_all && expect_kv accept-all yes && expect_kv disposable no &&
+        expect_kv free no && expect_kv role no && expect_kv "catch-all verdict" send_with_caution || return 1
+    [[ $(kv score) =~ ^[0-9]+$ ]] && [[ $(kv verified-at) =~ Z$ ]] || it_fail "score or verified-at: $(cat "$IT_DIR/cli.out")" || return 1
+    cli verify "accepted_email@$SB"; expect_rc 0 || return 1
+    expect_kv status deliverable && expect_kv reason accepted_email || return 1
+    # absent fields are left out, not shown empty
+    [ -z "$(kv sub-status)" ] && [ -z "$(kv did-you-mean)" ] && [ -z "$(kv "catch-all verdict")" ] ||
+        it_fail "null fields shown: $(cat "$IT_DIR/cli.out")" || return 1
+    cli verify "role_based@$SB"; expect_kv role yes && expect_kv status risky
+}
+t_case "verify: status, reason, score, disposable, free, accept-all, role, verified-at; sub-status and send verdict when present" t_verify_human
+
+t_verify_json_world() {
+    cli --json verify "rejected_email@$SB"; expect_rc 0 || return 1
+    expect_json .status undeliverable && expect_json .sub_status mailbox_not_found && expect_json .credits_charged 1 || return 1
+    # world addresses: the real MTA and DNS of mail_env.sh
+    cli verify alice@mx.svc.test --json; expect_rc 0 && expect_json .status deliverable && expect_json .smtp.code 250 || return 1
+    cli verify x@mailbx.svc.test; expect_rc 0 || return 1
+    expect_kv status undeliverable && expect_kv sub-status possible_typo && expect_kv did-you-mean x@mailbox.svc.test
+}
+t_case "verify --json prints the API's JSON; world addresses: deliverable, and did-you-mean for a typo" t_verify_json_world
+
+t_invalid_input_local() {
+    local acc key before
+    acc=$(it_account pro 5)
+    key=$(it_key "$acc" '*')
+    before=$(used "$key")
+    expect_eq "rate-limit count of a new key" 0 "$before" || return 1
+    ROCKETVERIFIER_API_KEY=$key cli verify "not an email"
+    expect_rc 2 && expect_err "invalid_input" || return 1
+    ROCKETVERIFIER_API_KEY=$key cli --json verify "a@@b.example"
+    expect_rc 2 && expect_json .error.code invalid_input || return 1
+    ROCKETVERIFIER_API_KEY=$key cli bulk create "no at sign" "two@@ats" --json
+    expect_rc 2 && expect_json .error.code invalid_input || return 1
+    expect_eq "rate-limit count after refusals" 0 "$(used "$key")" || return 1
+    expect_eq "credits after refusals" 5 "$(balance "$acc")" || return 1
+    expect_eq "jobs after refusals" 0 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$acc'")" || return 1
+    # the count does see svc's requests: one verification moves it
+    ROCKETVERIFIER_API_KEY=$key cli verify "accepted_email@$SB"; expect_rc 0 || return 1
+    expect_eq "rate-limit count after one verification" 1 "$(used "$key")" || return 1
+    # a list keeps its good addresses and leaves out the others
+    ROCKETVERIFIER_API_KEY=$key cli bulk create "accepted_email@$SB" "not an email" --json
+    expect_rc 0 && expect_json .total_emails 1 && expect_err "1 value not shaped like an email left out" &&
+        expect_err "'not an email'"
+}
+t_case "addresses not shaped like an email are invalid_input locally: exit 2, no request (rate-limit count, credits and jobs unchanged)" t_invalid_input_local
+
+# ---------------------------------------------------------------- settings
+
+t_config_file() {
+    local f=$XDG_CONFIG_HOME/svc/config ino
+    cli config set-key "$KEY"; expect_rc 0 || return 1
+    expect_eq "config file mode" 600 "$(stat -c %a "$f")" || return 1
+    expect_eq "config folder mode" 700 "$(stat -c %a "$(dirname "$f")")" || return 1
+    grep -qx "api_key = $KEY" "$f" || it_fail "config file: $(cat "$f")" || return 1
+    grep -qF -- "$KEY" "$IT_DIR/cli.out" && it_fail "set-key printed the whole key" && return 1
+    # written anew and renamed over the old one, no temporary file left
+    ino=$(stat -c %i "$f")
+    echo "$KEY" | "$SVC" config set-key > /dev/null || it_fail "set-key from stdin" || return 1
+    [ "$(stat -c %i "$f")" != "$ino" ] || it_fail "the config file was rewritten in place" || return 1
+    expect_eq "files in the config folder" config "$(ls -A "$(dirname "$f")")" || return 1
+    expect_eq "config file mode after a rewrite" 600 "$(stat -c %a "$f")" || return 1
+    env -u ROCKETVERIFIER_API_KEY "$SVC" config show > "$IT_DIR/cli.out" 2>&1 || it_fail "config show" || return 1
+    grep -qF -- "$KEY" "$IT_DIR/cli.out" && it_fail "config show printed the whole key" && return 1
+    grep -q "^api-key .*${KEY: -4} (from the config file)" "$IT_DIR/cli.out" || it_fail "config show: $(cat "$IT_DIR/cli.out")" || return 1
+    # others may read it: refused, with what to do
+    chmod 644 "$f"
+    ROCKETVERIFIER_API_KEY= cli credits
+    expect_rc 3 && expect_err "chmod 600" || return 1
+    chmod 640 "$f"
+    ROCKETVERIFIER_API_KEY= cli --json credits
+    expect_rc 3 && expect_json .error.code config || return 1
+    chmod 600 "$f"
+    ROCKETVERIFIER_API_KEY= cli --json credits; expect_rc 0 && expect_json .balance "$(balance "$ACC")"
+}
+t_case "config set-key: 0600 file in a 0700 folder, written by rename, never printed whole; a file others can read is refused" t_config_file
+
+t_key_precedence() {
+    local a b c ka kb kc
+    a=$(it_account pro 11); ka=$(it_key "$a" '*')
+    b=$(it_account pro 22); kb=$(it_key "$b" '*')
+    c=$(it_account pro 33); kc=$(it_key "$c" '*')
+    "$SVC" config set-key "$kc" > /dev/null || return 1
+    ROCKETVERIFIER_API_KEY= cli credits --json; expect_json .balance 33 || return 1
+    ROCKETVERIFIER_API_KEY=$kb cli credits --json; expect_json .balance 22 || return 1
+    ROCKETVERIFIER_API_KEY=$kb cli --api-key "$ka" credits --json; expect_json .balance 11 || return 1
+    ROCKETVERIFIER_API_KEY=$kb cli credits --api-key "$ka" --json; expect_json .balance 11 || return 1
+    ROCKETVERIFIER_API_KEY=$kb cli config show --json
+    expect_json .api_key_source environment && expect_jq ".api_key | endswith(\"${kb: -4}\")" || return 1
+    ROCKETVERIFIER_API_KEY= cli config show --json; expect_json .api_key_source config || return 1
+    "$SVC" config set-key "$KEY" > /dev/null
+    # no key anywhere
+    rm -f "$XDG_CONFIG_HOME/svc/config"
+    ROCKETVERIFIER_API_KEY= cli credits; expect_rc 3 && expect_err "no API key" || return 1
+    "$SVC" config set-key "$KEY" > /dev/null
+}
+t_case "the key: --api-key over ROCKETVERIFIER_API_KEY over the config file" t_key_precedence
+
+t_base_url_precedence() {
+    cli config set-base-url "$DEAD/"; expect_rc 0 || return 1
+    grep -qx "base_url = $DEAD" "$XDG_CONFIG_HOME/svc/config" || it_fail "base_url line" || return 1
+    grep -qx "api_key = $KEY" "$XDG_CONFIG_HOME/svc/config" || it_fail "set-base-url lost the key" || return 1
+    SVC_BASE_URL= cli credits; expect_rc 7 && expect_err "no answer from the API" || return 1
+    SVC_BASE_URL= cli config show --json; expect_json .base_url "$DEAD" && expect_json .base_url_source config || return 1
+    cli credits --json; expect_rc 0 || return 1
+    SVC_BASE_URL=$DEAD cli --base-url "$BASE_URL" credits --json; expect_rc 0 || return 1
+    cli --base-url "$DEAD" credits; expect_rc 7 || return 1
+    cli config set-base-url "$BASE_URL"; expect_rc 0 || return 1
+    SVC_BASE_URL= cli credits --json; expect_rc 0 || return 1
+    cli config set-base-url "ftp://x"; expect_rc 2 || return 1
+    SVC_BASE_URL= ROCKETVERIFIER_API_KEY= cli config show; expect_rc 0 &&
+        expect_kv base-url "$BASE_URL (from the config file)"
+}
+t_case "the base URL: --base-url over SVC_BASE_URL over the config file" t_base_url_precedence
+
+# ---------------------------------------------------------------- errors
+
+t_exit_statuses() {
+    local acc key poor one
+    cli --api-key svc_live_nosuchkey000000000000 credits --json
+    expect_rc 3 && expect_json .error.code unauthorized && expect_err "unauthorized" || return 1
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read')
+    cli --api-key "$key" verify "accepted_email@$SB"; expect_rc 3 && expect_err "insufficient_scope" || return 1
+    cli bulk status job_nosuchjob000000000000; expect_rc 4 && expect_err "svc: not_found: " && expect_err "(HTTP 404, request req_" || return 1
+    poor=$(it_key "$acc" '*')
+    cli --api-key "$poor" verify "accepted_email@$SB" --json; expect_rc 5 && expect_json .error.code insufficient_credits || return 1
+    one=$(it_account pro 1)
+    cli --api-key "$(it_key "$one" '*')" bulk create "a@x.example" "b@x.example"
+    expect_rc 5 && expect_err "insufficient_credits" || return 1
+    cli --base-url "$DEAD" credits; expect_rc 7 || return 1
+    cli bulk upload "$top_srcdir/README" --json; expect_rc 8 && expect_json .error.code not_implemented || return 1
+    stub s500 '[{"status": 500, "headers": {"Content-Type": "text/html"}, "body": "<h1>oops</h1>"}]'
+    cli --base-url "$STUB_URL" credits; expect_rc 8 && expect_err "HTTP 500" || return 1
+    stub s200 '[{"status": 200, "body": "not json"}]'
+    cli --base-url "$STUB_URL" credits; expect_rc 8 && expect_err "not a JSON object"
+}
+t_case "exit statuses: auth 3, not found 4, insufficient credits 5, network 7, server 8, with the API's code" t_exit_statuses
+
+t_429_retried_real() {
+    local acc key start took wait
+    acc=$(it_account free 10)
+    key=$(it_key "$acc" '*' --rate-limit 1)
+    API_KEY=$key http GET /v1/credits; expect_status 200 || return 1
+    API_KEY=$key http GET /v1/credits; expect_status 429 || return 1
+    start=$(date +%s.%N)
+    cli --api-key "$key" credits --json
+    took=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN { printf "%d", n - s }')
+    expect_rc 0 && expect_json .balance 10 && expect_err "rate limited (429); trying again in" &&
+        expect_err "(retry 1 of 2)" || return 1
+    wait=$(sed -n 's/.*trying again in \([0-9]*\) s.*/\1/p' "$IT_DIR/cli.err" | head -n 1)
+    [ "$wait" -ge 1 ] && [ "$took" -ge $((wait - 1)) ] || it_fail "waited ${took}s for Retry-After $wait"
+}
+t_case "a 429 of a key limited to 1 request is retried after its Retry-After, and succeeds" t_429_retried_real
+
+t_429_shapes() {
+    local start took
+    # the flat shape, no Retry-After: reset_at (ISO 8601) says when
+    stub flat '[{"status": 429, "body": "{\"success\":false,\"error\":\"Too many domain checks\",\"limit\":30,\"reset_at\":\"{RESET_ISO+2}\"}"},
+        {"status": 200, "body": "{\"balance\":7,\"used\":0,\"refunded\":0,\"organization\":null}"}]'
+    start=$(date +%s)
+    cli --base-url "$STUB_URL" credits --json
+    took=$(( $(date +%s) - start ))
+    expect_rc 0 && expect_json .balance 7 && expect_eq "requests" 2 "$(stub_count)" || return 1
+    [ "$took" -ge 1 ] || it_fail "did not wait for the flat shape's reset_at (${took}s)" || return 1
+    # the standard shape, no Retry-After: details.reset_at (Unix seconds)
+    stub std '[{"status": 429, "body": "{\"error\":{\"code\":\"rate_limited\",\"message\":\"slow down\",\"details\":{\"limit\":1,\"remaining\":0,\"reset_at\":{RESET_UNIX+2}}}}"},
+        {"status": 200, "body": "{\"balance\":8,\"used\":0,\"refunded\":0,\"organization\":null}"}]'
+    start=$(date +%s)
+    cli --base-url "$STUB_URL" credits --json
+    took=$(( $(date +%s) - start ))
+    expect_rc 0 && expect_json .balance 8 && expect_eq "requests" 2 "$(stub_count)" || return 1
+    [ "$took" -ge 1 ] || it_fail "did not wait for details.reset_at (${took}s)" || return 1
+    # a 429 that does not end: the first try and 2 retries, then exit 6
+    stub always '[{"status": 429, "headers": {"Retry-After": "1"}, "body": "{\"error\":{\"code\":\"rate_limited\",\"message\":\"Rate limit exceeded\",\"details\":{\"limit\":1,\"remaining\":0,\"reset_at\":0}}}"}]'
+    cli --base-url "$STUB_URL" credits --json
+    expect_rc 6 && expect_json .error.code rate_limited && expect_eq "requests" 3 "$(stub_count)" &&
+        expect_err "(retry 2 of 2)" || return 1
+    stub flatalways '[{"status": 429, "headers": {"Retry-After": "1"}, "body": "{\"success\":false,\"error\":\"Too many domain checks\",\"limit\":30,\"reset_at\":\"{RESET_ISO+1}\"}"}]'
+    cli --base-url "$STUB_URL" credits
+    expect_rc 6 && expect_err "rate_limited: Too many domain checks (HTTP 429)" && expect_eq "requests" 3 "$(stub_count)"
+}
+t_case "both 429 body shapes: the wait read from reset_at when there is no Retry-After; 2 retries, then exit 6" t_429_shapes
+
+# ---------------------------------------------------------------- jobs
+
+t_bulk_create_wait_plain() {
+    local pid
+    "$SVC" bulk create "accepted_email@$SB" "rejected_email@$SB" "catch_all@$SB" --name cli-wait --wait --json \
+        > "$IT_DIR/wait.out" 2> "$IT_DIR/wait-err.log" &
+    pid=$!
+    for _ in $(seq 1 100); do grep -q job_id "$IT_DIR/wait.out" 2>/dev/null && break; sleep 0.1; done
+    JOB=$(jq -r .job_id < "$IT_DIR/wait.out" | head -n 1)
+    [ -n "$JOB" ] && [ "$JOB" != null ] || it_fail "no job id: $(cat "$IT_DIR/wait.out" "$IT_DIR/wait-err.log")" || return 1
+    sleep 1.5		# a poll or two while it is pending
+    run_worker "$JOB" || return 1
+    wait "$pid" || it_fail "bulk create --wait exited $?: $(cat "$IT_DIR/wait-err.log")" || return 1
+    HTTP_BODY=$(jq -s -c . "$IT_DIR/wait.out"); HTTP_REQUEST="bulk create --wait --json"
+    expect_json 'length' 2 && expect_json '.[0].status' pending && expect_json '.[0].total_emails' 3 &&
+        expect_json '.[1].job_id' "$JOB" && expect_json '.[1].status' completed && expect_json '.[1].counts.valid' 1 || return 1
+    grep -q "^$JOB: pending 0% (0/3, 0/min, ETA --)$" "$IT_DIR/wait-err.log" || it_fail "no plain pending line: $(cat "$IT_DIR/wait-err.log")" || return 1
+    grep -q "^$JOB: completed 100% (3/3, " "$IT_DIR/wait-err.log" || it_fail "no plain completed line: $(cat "$IT_DIR/wait-err.log")" || return 1
+    if grep -q $'[\r\033]' "$IT_DIR/wait-err.log"; then it_fail "terminal codes in plain lines"; fi
+}
+t_case "bulk create --wait, not on a terminal: plain progress lines, then the completed job (two JSON documents with --json)" t_bulk_create_wait_plain
+
+t_bulk_status_results() {
+    cli bulk status "$JOB"; expect_rc 0 || return 1
+    expect_kv job "$JOB" && expect_kv status completed && expect_kv name cli-wait &&
+        expect_kv counts "valid 1, invalid 1, risky 0, catch_all 1, disposable 0, unknown 0" || return 1
+    cli bulk status "$JOB" --json; expect_json .counts.catch_all 1 || return 1
+    cli bulk results "$JOB"; expect_rc 0 || return 1
+    head -n 1 "$IT_DIR/cli.out" | grep -Eq '^EMAIL +STATUS +CLASSIFICATION +SUB_STATUS +SCORE$' || it_fail "results header: $(head -n 1 "$IT_DIR/cli.out")" || return 1
+    grep -Eq "^rejected_email@$SB +undeliverable +invalid +mailbox_not_found +[0-9]+$" "$IT_DIR/cli.out" ||
+        it_fail "results row: $(cat "$IT_DIR/cli.out")" || return 1
+    grep -Eq "^accepted_email@$SB +deliverable +valid +- +[0-9]+$" "$IT_DIR/cli.out" || it_fail "a null sub_status" || return 1
+    cli bulk results "$JOB" --classification catch_all --json
+    expect_json .total 1 && expect_json '.results[0].email' "catch_all@$SB" && expect_json '.results[0].sub_status' catch_all || return 1
+    cli bulk results "$JOB" --limit 1 --page 2 --json
+    expect_json .page 2 && expect_json .limit 1 && expect_json '[.results[].email] | join(",")' "rejected_email@$SB" || return 1
+    cli bulk results "$JOB" --limit 1 --page 3; expect_rc 0 && grep -q "^page 3 of 3 (3 results, 1 a page)$" "$IT_DIR/cli.out" || it_fail "paging line" || return 1
+    cli bulk results "$JOB" --limit 1001; expect_rc 2 && expect_err "1 to 1000" || return 1
+    cli bulk results "$JOB" --limit 0; expect_rc 2 || return 1
+    cli bulk results "$JOB" --classification deliverable; expect_rc 2
+}
+t_case "bulk status and bulk results (--classification, --limit up to 1000, --page) with a sub_status column" t_bulk_status_results
+
+csv_col() { python3 -c 'import csv,sys
+for row in csv.DictReader(open(sys.argv[1], newline="")): print(row[sys.argv[2]])' "$1" "$2"; }
+
+t_download() {
+    local d=$IT_DIR/dl
+    mkdir -p "$d"
+    (cd "$d" && "$SVC" bulk download "$JOB" > "$d/default.msg") || it_fail "download to the default file" || return 1
+    expect_eq "rows of $JOB.csv" "accepted_email@$SB rejected_email@$SB catch_all@$SB" "$(csv_col "$d/$JOB.csv" email | tr '\n' ' ' | sed 's/ $//')" || return 1
+    grep -q "^wrote [0-9]* bytes to $JOB.csv$" "$d/default.msg" || it_fail "download message: $(cat "$d/default.msg")" || return 1
+    cli bulk download "$JOB" --format csv --filter deliverable --output "$d/good.csv" --json
+    expect_rc 0 && expect_json .output "$d/good.csv" && expect_json .bytes "$(stat -c %s "$d/good.csv")" || return 1
+    expect_eq "filter=deliverable" "accepted_email@$SB" "$(csv_col "$d/good.csv" email)" || return 1
+    cli bulk download "$JOB" --filter send_safe --output -; expect_rc 0 || return 1
+    head -n 1 "$IT_DIR/cli.out" | grep -q '^email,svc_status,' || it_fail "--output - is not the CSV" || return 1
+    cli bulk download "$JOB" --filter undeliverable --output "$d/bad.csv"
+    expect_eq "filter=undeliverable" "rejected_email@$SB" "$(csv_col "$d/bad.csv" email)" || return 1
+    cli bulk download "$JOB" --format xlsx; expect_rc 2 || return 1
+    cli bulk download "$JOB" --filter valid; expect_rc 2 || return 1
+    # refused (409): an error, and no file (nor a temporary one) left behind
+    cli bulk create "accepted_email@$SB" --json; PENDING=$(json .job_id)
+    cli bulk download "$PENDING" --output "$d/pending.csv"; expect_rc 1 && expect_err "job_not_completed" || return 1
+    [ -z "$(ls "$d" | grep pending)" ] || it_fail "a refused download left a file: $(ls "$d")" || return 1
+    # --include-original asks for the original columns (upload jobs)
+    stub csv "[$(jq -cn '{status: 200, headers: {"Content-Type": "text/csv"}, body: "Name,email,svc_status\r\nA,a@x.example,deliverable\r\n"}')]"
+    cli --base-url "$STUB_URL" bulk download job_up --include-original --filter risky --output "$d/orig.csv"
+    expect_rc 0 && expect_eq "request" "/v1/jobs/job_up/download?format=csv&filter=risky&include_original=true" "$(jq -r .path "$STUB_LOG")" || return 1
+    expect_eq "original columns" "Name,email,svc_status" "$(head -n 1 "$d/orig.csv" | tr -d '\r')" || return 1
+    [ ! -e "$d/pending.csv" ] || it_fail "file of a refused download"
+}
+t_case "bulk download: streamed to --output (default <job>.csv, - for stdout), --filter, --format csv; a refusal leaves no file" t_download
+
+t_jobs() {
+    cli jobs list --json; expect_rc 0 && expect_jq "[.data[].job_id] | index(\"$JOB\") != null" || return 1
+    cli jobs list --status completed --json; expect_jq '[.data[].status] | all(. == "completed")' && expect_jq ".data | length >= 1" || return 1
+    cli jobs list --status pending; expect_rc 0 || return 1
+    head -n 1 "$IT_DIR/cli.out" | grep -Eq '^JOB +TYPE +STATUS +TOTAL +PROCESSED +CREATED +NAME$' || it_fail "jobs list header" || return 1
+    grep -q "^$PENDING " "$IT_DIR/cli.out" && ! grep -q "^$JOB " "$IT_DIR/cli.out" || it_fail "jobs list --status pending: $(cat "$IT_DIR/cli.out")" || return 1
+    cli jobs list --status nosuch; expect_rc 2 || return 1
+    cli jobs list --limit 101; expect_rc 2 || return 1
+    cli jobs progress "$JOB"; expect_rc 0 && expect_kv status completed && expect_kv progress "100% (3/3)" &&
+        expect_kv "by status" "deliverable 1, undeliverable 1, risky 0, unknown 1" && expect_kv eta 0:00 || return 1
+    cli jobs progress "$PENDING" --json; expect_json .status pending && expect_json .percent 0 || return 1
+    cli jobs cancel "$PENDING"; expect_rc 0 && expect_kv status cancelled && expect_kv credits "1 refunded" || return 1
+    cli jobs cancel "$PENDING" --json; expect_rc 1 && expect_json .error.code job_not_cancellable || return 1
+    cli jobs progress "$PENDING" --wait; expect_rc 1 && expect_err "was cancelled"
+}
+t_case "jobs list (--status), jobs progress, jobs cancel (refunds; a second cancel is an error)" t_jobs
+
+t_credits() {
+    cli credits; expect_rc 0 || return 1
+    API_KEY=$KEY http GET /v1/credits
+    expect_kv balance "$(json .balance)" && expect_kv used "$(json .used)" && expect_kv refunded "$(json .refunded)" || return 1
+    cli credits --json; expect_json .balance "$(balance "$ACC")"
+}
+t_case "credits: balance, used and refunded" t_credits
+
+t_bulk_create_file() {
+    local d=$IT_DIR/files
+    mkdir -p "$d"
+    printf 'Name,E-mail,Company\r\n"Doe, Jane","accepted_email@%s",Acme\r\nBob,"not an email",Acme\r\n"Multi\nLine",role_based@%s,"X ""Y"""\r\n' "$SB" "$SB" > "$d/list.csv"
+    cli bulk create --file "$d/list.csv" --name from-csv --json
+    expect_rc 0 && expect_json .total_emails 2 && expect_json .name from-csv && expect_err "1 value not shaped" || return 1
+    expect_eq "addresses of the CSV job" "accepted_email@$SB role_based@$SB" \
+        "$(it_sql "SELECT email FROM job_emails WHERE job_id = '$(json .job_id)' ORDER BY seq" | tr '\n' ' ' | sed 's/ $//')" || return 1
+    # no header: the column that holds addresses
+    printf '1,x,mailbox_full@%s\n2,y,unknown@%s\n' "$SB" "$SB" > "$d/nohead.csv"
+    cli bulk create --file "$d/nohead.csv" --json; expect_rc 0 && expect_json .total_emails 2 || return 1
+    printf 'accepted_email@%s\n\n  spam_trap@%s  \r\n' "$SB" "$SB" > "$d/list.txt"
+    cli bulk create --file "$d/list.txt" "extra@$SB" --json; expect_rc 0 && expect_json .total_emails 3 || return 1
+    cli bulk create --file "$d/list.xls"; expect_rc 2 && expect_err ".csv or .txt" || return 1
+    cli bulk create --file "$d/missing.csv"; expect_rc 1 || return 1
+    cli bulk create; expect_rc 2 && expect_err "no addresses"
+}
+t_case "bulk create --file: .csv (email column by header or by content, quoted fields) and .txt; other files refused" t_bulk_create_file
+
+# The answer of the first try is lost on its way back (a proxy drops it):
+# svc sends the request again with the same Idempotency-Key, the server
+# replays its answer, and there is one job, charged once.
+t_idempotent_retry() {
+    local acc key dir=$IT_DIR/proxy port keys
+    acc=$(it_account pro 10)
+    key=$(it_key "$acc" '*')
+    mkdir -p "$dir"
+    python3 "$top_srcdir/tests/integration/cli_stub.py" proxy --port-file "$dir/port" --log "$dir/log" \
+        --upstream "$HTTP_PORT" --drop 1 > "$dir/out" 2>&1 &
+    STUB_PIDS+=($!)
+    for _ in $(seq 1 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
+    port=$(cat "$dir/port")
+    cli --api-key "$key" --base-url "http://127.0.0.1:$port" bulk create "one@$SB" "two@$SB" --json
+    expect_rc 0 && expect_err "no answer from the API" || return 1
+    expect_eq "jobs of the account" "$(json .job_id)" "$(it_sql "SELECT id FROM jobs WHERE account_id = '$acc'")" || return 1
+    expect_eq "balance" 8 "$(balance "$acc")" || return 1
+    keys=$(jq -r 'select(.path == "/v1/verify/bulk") | .headers["idempotency-key"]' "$dir/log")
+    expect_eq "tries" 2 "$(echo "$keys" | wc -l)" || return 1
+    expect_eq "one key for both tries" 1 "$(echo "$keys" | sort -u | wc -l)" || return 1
+    [[ $keys == svc-cli-* ]] || it_fail "Idempotency-Key $keys" || return 1
+    # --idempotency-key repeats a create by hand: the same job, not charged again
+    cli --api-key "$key" bulk create "one@$SB" "two@$SB" --idempotency-key "$(echo "$keys" | head -n 1)"
+    expect_rc 0 && expect_kv job "$(it_sql "SELECT id FROM jobs WHERE account_id = '$acc'")" &&
+        expect_kv note "this job was created earlier with the same Idempotency-Key: nothing was charged again" || return 1
+    expect_eq "balance after the repeat" 8 "$(balance "$acc")" || return 1
+    # each create has a key of its own
+    cli --api-key "$key" bulk create "one@$SB" "two@$SB" --json; expect_rc 0 || return 1
+    expect_eq "jobs after a second create" 2 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$acc'")"
+}
+t_case "bulk create whose answer was lost is sent again with the same Idempotency-Key: one job, charged once" t_idempotent_retry
+
+# ---------------------------------------------------------------- terminals
+
+# tmux_run NAME COMMAND: COMMAND in a detached 100x10 terminal; its exit
+# status goes to IT_DIR/NAME.rc
+tmux_run() {
+    tmux -S "$TMUX_SOCK" new-session -d -s "$1" -x 100 -y 10 \
+        "env SVC_WAIT_INTERVAL=1 ROCKETVERIFIER_API_KEY=$KEY SVC_BASE_URL=$BASE_URL XDG_CONFIG_HOME=$XDG_CONFIG_HOME $2; echo \$? > $IT_DIR/$1.rc; sleep 30"
+}
+screen() { tmux -S "$TMUX_SOCK" capture-pane -p -t "$1"; }
+# wait_screen NAME REGEX: until the terminal shows a line matching REGEX
+wait_screen() {
+    for _ in $(seq 1 100); do screen "$1" | grep -Eq -- "$2" && return 0; sleep 0.1; done
+    it_fail "terminal $1 never showed /$2/: $(screen "$1" | tr '\n' '|')"
+}
+wait_rc() {
+    for _ in $(seq 1 100); do [ -s "$IT_DIR/$1.rc" ] && { cat "$IT_DIR/$1.rc"; return 0; }; sleep 0.1; done
+    echo none
+}
+
+t_wait_bar_tty() {
+    local job
+    cli bulk create "accepted_email@$SB" "unknown@$SB" --json; job=$(json .job_id)
+    tmux_run bar "$SVC jobs progress $job --wait"
+    wait_screen bar "^$job  pending  \[-{10,}\]    0%  0/2  0/min  ETA --" || return 1
+    run_worker "$job" || return 1
+    wait_screen bar "^$job  completed  \[#{10,}\]  100%  2/2  " || return 1
+    expect_eq "exit status" 0 "$(wait_rc bar)" || return 1
+    # the bar was redrawn in place: one line for it, then the summary
+    expect_eq "bar lines" 1 "$(screen bar | grep -c "^$job  ")" || return 1
+    screen bar | grep -q "^progress  *100% (2/2)$" || it_fail "no summary after the bar: $(screen bar | tr '\n' '|')"
+}
+t_case "--wait on a terminal (tmux): a live bar with percent, counts, rate and ETA, redrawn in place" t_wait_bar_tty
+
+t_ctrl_c() {
+    local job pid
+    cli bulk create "accepted_email@$SB" --name keep-going --json; job=$(json .job_id)
+    tmux_run intr "$SVC jobs progress $job --wait"
+    wait_screen intr "^$job  pending  \[" || return 1
+    tmux -S "$TMUX_SOCK" send-keys -t intr C-c
+    expect_eq "exit status after Ctrl-C" 130 "$(wait_rc intr)" || return 1
+    screen intr | grep -q "stopped waiting; job $job goes on" || it_fail "no message: $(screen intr | tr '\n' '|')" || return 1
+    API_KEY=$KEY http GET "/v1/jobs/$job"; expect_json .status pending || return 1
+    # SIGINT to a --wait that is not on a terminal, after bulk create
+    "$SVC" bulk create "accepted_email@$SB" --wait --json > "$IT_DIR/intr.out" 2> "$IT_DIR/intr-err.log" &
+    pid=$!
+    for _ in $(seq 1 100); do grep -q ': pending' "$IT_DIR/intr-err.log" 2>/dev/null && break; sleep 0.1; done
+    kill -INT "$pid"
+    wait "$pid"; expect_eq "exit status after SIGINT" 130 "$?" || return 1
+    job=$(jq -r .job_id < "$IT_DIR/intr.out")
+    API_KEY=$KEY http GET "/v1/jobs/$job"; expect_json .status pending || return 1
+    # svc-api's log shows svc's polls, and no DELETE of the job
+    grep -q "method=GET path=\"/v1/jobs/$job/progress\"" "$IT_DIR/log/svc.log" || it_fail "svc's polls are not in the log" || return 1
+    expect_eq "DELETE requests in the log" 0 "$(grep -c "method=DELETE path=\"/v1/jobs/$job\"" "$IT_DIR/log/svc.log")"
+}
+t_case "Ctrl-C stops --wait (exit 130) and never cancels the job" t_ctrl_c
+
+# ---------------------------------------------------------------- uploads
+
+# The upload, preview and confirm endpoints answer 501 on this server so
+# far: svc reports that as a server error; what svc sends is checked
+# against cli_stub.py, and the preview report is drawn from a canned one.
+t_upload_real_501() {
+    local d=$IT_DIR/up
+    mkdir -p "$d"
+    printf 'Email,Name\naccepted_email@%s,A\n' "$SB" > "$d/list.csv"
+    cli bulk upload "$d/list.csv" --preview; expect_rc 8 && expect_err "not_implemented" && expect_err "HTTP 501" || return 1
+    cli bulk preview job_x --json; expect_rc 8 && expect_json .error.code not_implemented || return 1
+    cli bulk confirm job_x; expect_rc 8 && expect_err "not_implemented"
+}
+t_case "bulk upload, preview and confirm: the API's 501 is a server error (exit 8)" t_upload_real_501
+
+t_upload_multipart() {
+    local d=$IT_DIR/up
+    stub upload '[{"status": 202, "body": "{\"job_id\":\"job_up1\",\"status\":\"ingesting\",\"preview\":true,\"callback_secret\":\"cbsec_only_once\",\"status_url\":\"/v1/jobs/job_up1\",\"progress_url\":\"/v1/jobs/job_up1/progress\"}"}]'
+    cli --base-url "$STUB_URL" bulk upload "$d/list.csv" --email-column Email --name "My list" \
+        --callback-url https://hooks.example/done --preview
+    expect_rc 0 && expect_kv job job_up1 && expect_kv callback-secret cbsec_only_once && grep -q "shown once" "$IT_DIR/cli.out" ||
+        it_fail "upload output: $(cat "$IT_DIR/cli.out")" || return 1
+    python3 - "$STUB_LOG" "$d/list.csv" <<'PY' || it_fail "the multipart request" || return 1
+import base64, email.parser, json, sys
+r = json.loads(open(sys.argv[1]).readline())
+h = r["headers"]
+assert r["method"] == "POST" and r["path"] == "/v1/verify/bulk/upload", r
+assert h["content-type"].startswith("multipart/form-data; boundary="), h
+assert int(h["content-length"]) == r["body_len"], h          # a Content-Length, not chunked
+assert "transfer-encoding" not in h, h
+assert h["idempotency-key"].startswith("svc-cli-"), h
+assert h["authorization"].startswith("Bearer svc_"), h
+raw = b"Content-Type: " + h["content-type"].encode() + b"\r\n\r\n" + base64.b64decode(r["body"])
+msg = email.parser.BytesParser().parsebytes(raw)
+parts = {p.get_param("name", header="content-disposition"): p for p in msg.get_payload()}
+f = parts["file"]
+assert f.get_filename() == "list.csv" and f.get_content_type() == "text/csv", f
+assert f.get_payload(decode=True) == open(sys.argv[2], "rb").read()
+want = {"email_column": "Email", "name": "My list", "callback_url": "https://hooks.example/done", "preview": "true"}
+got = {k: parts[k].get_payload(decode=True).decode() for k in want}
+assert got == want, got
+assert set(parts) == set(want) | {"file"}, set(parts)
+PY
+    # the file streamed from disk: svc's memory stays below the file's size
+    head -c 40000000 /dev/urandom | base64 -w 76 | sed 's/^/x/;s/$/@big.example/' > "$d/big.txt"
+    python3 - "$SVC" "$STUB_URL" "$d/big.txt" <<'PY' || it_fail "memory of a large upload" || return 1
+import os, resource, subprocess, sys
+size = os.path.getsize(sys.argv[3])
+rc = subprocess.call([sys.argv[1], "--base-url", sys.argv[2], "bulk", "upload", sys.argv[3], "--json"],
+                     stdout=subprocess.DEVNULL)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+print("# upload of %d bytes: exit %d, peak RSS %d bytes" % (size, rc, peak))
+assert rc == 0 and peak < size / 2, (rc, peak, size)
+PY
+    expect_eq "the big upload's body is the file and the multipart frame" true \
+        "$(jq -s --argjson n "$(stat -c %s "$d/big.txt")" '.[-1].body_len > $n and .[-1].body_len < $n + 1000' "$STUB_LOG")"
+}
+t_case "bulk upload <path>: multipart (file, email_column, name, callback_url, preview) with a Content-Length, streamed from disk; the callback secret shown once" t_upload_multipart
+
+t_upload_source_url() {
+    stub url '[{"status": 202, "body": "{\"job_id\":\"job_up2\",\"status\":\"ingesting\",\"preview\":false,\"status_url\":\"/v1/jobs/job_up2\",\"progress_url\":\"/v1/jobs/job_up2/progress\"}"}]'
+    cli --base-url "$STUB_URL" bulk upload https://files.example/list.csv --column-mapping '{"email":"Work Mail"}' --name u --json
+    expect_rc 0 && expect_json .job_id job_up2 || return 1
+    HTTP_BODY=$(jq -r .body "$STUB_LOG" | base64 -d); HTTP_REQUEST="source_url body"
+    expect_json .source_url https://files.example/list.csv && expect_json '.column_mapping.email' "Work Mail" &&
+        expect_json .name u && expect_json .preview null || return 1
+    expect_eq "content type" application/json "$(jq -r '.headers["content-type"]' "$STUB_LOG")" || return 1
+    cli --base-url "$STUB_URL" bulk upload https://files.example/list.csv --email-column 2 --preview --json
+    HTTP_BODY=$(tail -n 1 "$STUB_LOG" | jq -r .body | base64 -d)
+    expect_json .email_column 2 && expect_json '.email_column | type' number && expect_json .preview true || return 1
+    # refused here, before any request
+    cli --base-url "$STUB_URL" bulk upload https://files.example/l.csv --column-mapping 'not json' --json
+    expect_rc 2 && expect_json .error.code invalid_column_mapping || return 1
+    cli --base-url "$STUB_URL" bulk upload http://files.example/l.csv; expect_rc 2 || return 1
+    cli --base-url "$STUB_URL" bulk upload "$IT_DIR/up/missing.csv"; expect_rc 1 || return 1
+    cli --base-url "$STUB_URL" bulk upload https://f.example/l.csv --email-column a --column-mapping '{"email":"a"}'; expect_rc 2 || return 1
+    expect_eq "requests to the stub" 2 "$(stub_count)"
+}
+t_case "bulk upload https://...: JSON source_url with column_mapping, email_column as a number; bad options refused locally" t_upload_source_url
+
+PREVIEW='{"job_id":"job_pv","status":"awaiting_confirmation","preview":{"computed_at":"2026-01-02T03:04:05Z","total_emails":1000,"duplicates_removed":20,"free_checks":{"syntax_invalid":3,"no_mx":2,"disposable":5,"role_based":4,"suppressed":1,"free_provider":300,"resolved_without_smtp":15,"needs_smtp":985},"smtp_sample":{"size":20,"counts":{"valid":15,"invalid":3,"catch_all":1,"unknown":1},"method":"random"},"estimated_counts":{"valid":740,"invalid":150,"risky":30,"catch_all":40,"disposable":5,"unknown":35},"estimated_by_status":{"deliverable":740,"undeliverable":155,"risky":30,"unknown":75},"estimated_bounce_rate":0.15,"undeliverable_share":0.155,"risky_share":0.03,"unknown_share":0.075,"credits_needed":1000,"estimated_credits_after_refunds":965,"confidence":"medium"}}'
+INGESTING='{"job_id":"job_pv","status":"ingesting","preview":null}'
+t_preview_confirm_stub() {
+    stub preview "[$(resp 202 "$INGESTING"),$(resp 200 "$PREVIEW")]"
+    cli --base-url "$STUB_URL" bulk preview job_pv; expect_rc 0 && grep -q "still ingesting" "$IT_DIR/cli.out" || it_fail "202 without --wait" || return 1
+    cli --base-url "$STUB_URL" bulk preview job_pv --wait --refresh; expect_rc 0 || return 1
+    expect_eq "preview requests" "/v1/verify/bulk/job_pv/preview /v1/verify/bulk/job_pv/preview?refresh=true" \
+        "$(jq -r .path "$STUB_LOG" | tr '\n' ' ' | sed 's/ $//')" || return 1
+    grep -Eq '^  deliverable +740   74\.0%  #{22}$' "$IT_DIR/cli.out" && grep -Eq '^  risky +30    3\.0%  #$' "$IT_DIR/cli.out" &&
+        grep -Eq '^  unknown +75    7\.5%  ##$' "$IT_DIR/cli.out" || it_fail "bar chart: $(cat "$IT_DIR/cli.out")" || return 1
+    expect_kv "credits needed" 1000 && expect_kv "after refunds" "965 (estimated)" && expect_kv confidence medium &&
+        expect_kv "bounce rate" 15.0% && expect_kv addresses "1000 unique, 20 duplicates removed" &&
+        expect_kv "smtp sample" "20 probed (random): valid 15, invalid 3, catch_all 1, unknown 1" || return 1
+    stub wait "[$(resp 202 "$INGESTING"),$(resp 202 "$INGESTING"),$(resp 200 "$PREVIEW")]"
+    cli --base-url "$STUB_URL" bulk preview job_pv --wait --json
+    expect_rc 0 && expect_json .preview.credits_needed 1000 && expect_eq "polls" 3 "$(stub_count)" || return 1
+    stub confirm '[{"status": 402, "body": "{\"error\":{\"code\":\"insufficient_credits\",\"message\":\"1000 credits needed, 10 available\",\"details\":{\"required\":1000,\"available\":10}}}"},
+        {"status": 200, "body": "{\"job_id\":\"job_pv\",\"status\":\"pending\",\"credits_charged\":1000,\"credits_remaining\":5}"}]'
+    cli --base-url "$STUB_URL" bulk confirm job_pv; expect_rc 5 && expect_err "insufficient_credits: 1000 credits needed" || return 1
+    cli --base-url "$STUB_URL" bulk confirm job_pv; expect_rc 0 && expect_kv status pending && expect_kv credits "1000 charged, 5 left" || return 1
+    jq -e -s 'all(.headers["idempotency-key"] | startswith("svc-cli-"))' "$STUB_LOG" > /dev/null || it_fail "confirm without Idempotency-Key"
+}
+t_case "bulk preview: a report with shares and a bar chart, --wait polls past 202, --refresh; bulk confirm (402 exit 5)" t_preview_confirm_stub
+
+t_done
