@@ -516,7 +516,13 @@ t_ctrl_c() {
     pid=$!
     for _ in $(seq 1 100); do grep -q ': pending' "$IT_DIR/intr-err.log" 2>/dev/null && break; sleep 0.1; done
     kill -INT "$pid"
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid"; wait "$pid"
+        it_fail "svc --wait went on after SIGINT"; return 1
+    fi
     wait "$pid"; expect_eq "exit status after SIGINT" 130 "$?" || return 1
+    grep -q "stopped waiting; job job_.* goes on" "$IT_DIR/intr-err.log" || it_fail "no message after SIGINT" || return 1
     job=$(jq -r .job_id < "$IT_DIR/intr.out")
     API_KEY=$KEY http GET "/v1/jobs/$job"; expect_json .status pending || return 1
     # svc-api's log shows svc's polls, and no DELETE of the job
