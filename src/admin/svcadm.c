@@ -11,10 +11,12 @@
 #include "core/db.h"
 #include "core/keys.h"
 #include "core/ledger.h"
+#include "jobs/suppressions.h"
 #include "util/conf.h"
 #include "util/startup.h"
 #include "util/strparse.h"
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +48,8 @@ svcadm_usage(void)
 	    "  key set KEY_ID --rate-limit N|none\n"
 	    "  key revoke KEY_ID\n"
 	    "  complainers import FILE|- [--source NAME]\n"
+	    "  suppressions import --account ID FILE|-\n"
+	    "  suppressions list --account ID\n"
 	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
 	    "  lists check     (load lists_dir and print the counts)\n"
 	    "  config\n", stderr);
@@ -447,6 +451,50 @@ svcadm_cmd_complainers(int argc, char **argv)
 }
 
 static int
+svcadm_print_suppression(void *arg, const char *entry, const char *created)
+{
+	(void)arg;
+	printf("%s\t%s\n", entry, created);
+	return 0;
+}
+
+static int
+svcadm_cmd_suppressions(int argc, char **argv)
+{
+	struct opt o[] = { { "account", 1, NULL, 0 } };
+	struct suppressions_counts c;
+	long long total = 0;
+	char *pos[1];
+	struct db *db;
+	FILE *in;
+	int np;
+
+	db = svcadm_subcommand(argc, argv, o, 1, pos, 0, 1, &np);
+	if (o[0].val == NULL)
+		svcadm_usage();
+	if (strcmp(argv[0], "list") == 0 && np == 0) {
+		if (suppressions_list(db, o[0].val, 1, INT32_MAX, &total,
+		    svcadm_print_suppression, NULL) != SUPPRESSIONS_OK)
+			svcadm_die("%s", db_error(db));
+	} else if (strcmp(argv[0], "import") == 0 && np == 1) {
+		if (strcmp(pos[0], "-") == 0)
+			in = stdin;
+		else if ((in = fopen(pos[0], "r")) == NULL)
+			svcadm_die("%s: cannot open", pos[0]);
+		if (suppressions_import(db, o[0].val, in, &c) !=
+		    SUPPRESSIONS_OK)
+			svcadm_die("%s", db_error(db));
+		printf("added %lu\nexisting %lu\ninvalid %lu\n", c.added,
+		    c.existing, c.invalid);
+		if (in != stdin)
+			fclose(in);
+	} else
+		svcadm_usage();
+	db_close(db);
+	return 0;
+}
+
+static int
 svcadm_cmd_lists(int argc, char **argv)
 {
 	const char *dir = conf_str(&conf, CONF_LISTS_DIR);
@@ -500,6 +548,8 @@ main(int argc, char **argv)
 		return svcadm_cmd_lists(argc, argv + i + 1);
 	if (strcmp(argv[i], "complainers") == 0)
 		return svcadm_cmd_complainers(argc, argv + i + 1);
+	if (strcmp(argv[i], "suppressions") == 0)
+		return svcadm_cmd_suppressions(argc, argv + i + 1);
 	if (strcmp(argv[i], "config") == 0) {
 		conf_dump(&conf, stdout);
 		return 0;

@@ -1,11 +1,15 @@
 /* api.c: what every handler of svc-api uses (api.h): the process's DB
- * connection and verification engine, made on first use, the JSON body of
- * a request, and the error answers the handlers share (400 naming a field,
- * 402, 500 and 503). */
+ * connection and verification engine, made on first use, the JSON body and
+ * the integer query parameters of a request, the Idempotency-Key answer
+ * of a request that shows a secret once, and the error answers the
+ * handlers share (400 naming a field, 402, 500 and 503). */
 #include "api/api.h"
+#include "core/idempotency.h"
 #include "util/log.h"
+#include "util/strparse.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -52,6 +56,27 @@ api_insufficient_credits(struct api_call *c, long long required,
 	    "available", (json_int_t)(available < 0 ? 0 : available)),
 	    "%lld credits are needed, %lld are available", required,
 	    available < 0 ? 0 : available);
+}
+
+void
+api_idempotency_hide(struct api_call *c, int status, json_t *o,
+    const char *field)
+{
+	char shown[64], *text = NULL;
+
+	snprintf(shown, sizeof(shown), "%s_shown", field);
+	if (o != NULL) {
+		json_object_set_new(o, field, json_null());
+		json_object_set_new(o, shown, json_false());
+		text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	}
+	json_decref(o);
+	if (text == NULL || idempotency_finish(c->ctx->db, c->key.account_id,
+	    c->idem_key, status, text, strlen(text)) != DB_OK)
+		log_error("event=idempotency_finish_failed req=%s",
+		    c->req->request_id);
+	free(text);
+	c->idem_done = 1;
 }
 
 void
@@ -136,4 +161,73 @@ api_json_body(struct api_call *c)
 		return NULL;
 	}
 	return v;
+}
+
+int
+api_query_long(struct api_call *c, const char *name, long min, long max,
+    long def, long *out)
+{
+	struct buf v;
+	int rc = 0;
+
+	buf_init(&v, 64);
+	*out = def;
+	if (http_query_get(c->req->query, name, &v) == 0 &&
+	    strparse_long(buf_str(&v), min, max, out) == -1) {
+		api_bad_field(c, name, "an integer from %ld to %ld", min, max);
+		rc = -1;
+	}
+	buf_free(&v);
+	return rc;
+}
+
+int
+api_idempotency_key_check(struct api_call *c, const char *key)
+{
+	if (idempotency_key_valid(key))
+		return 0;
+	http_error(c->resp, 400, "invalid_email", NULL,
+	    "Idempotency-Key: 1 to %d visible ASCII characters",
+	    IDEMPOTENCY_KEY_MAX);
+	return -1;
+}
+
+int
+api_idempotency_begin(struct api_call *c, const char *key,
+    const uint8_t hash[32])
+{
+	int status = 0;
+	struct buf stored;
+	enum idempotency_outcome o;
+
+	buf_init(&stored, BUF_NOMAX);
+	o = idempotency_begin(c->ctx->db, c->key.account_id, key, hash,
+	    &status, &stored);
+	switch (o) {
+	case IDEMPOTENCY_PROCEED:
+		buf_free(&stored);
+		return 0;
+	case IDEMPOTENCY_REPLAY:
+		c->resp->status = status;
+		http_set_header(c->resp, "Content-Type",
+		    "application/json; charset=utf-8");
+		http_set_header(c->resp, "Idempotent-Replayed", "true");
+		buf_reset(&c->resp->body);
+		buf_append(&c->resp->body, stored.data ? stored.data : "",
+		    stored.len);
+		break;
+	case IDEMPOTENCY_IN_USE:
+		http_error(c->resp, 409, "idempotency_key_in_use", NULL,
+		    "a request with this Idempotency-Key is still running");
+		break;
+	case IDEMPOTENCY_MISMATCH:
+		http_error(c->resp, 422, "idempotency_key_reused", NULL,
+		    "this Idempotency-Key was used with a different request");
+		break;
+	default:
+		api_internal_error(c, "idempotency_begin");
+		break;
+	}
+	buf_free(&stored);
+	return -1;
 }

@@ -10,11 +10,14 @@
 #include "core/db.h"
 #include "core/ratelimit.h"
 #include "engine/verify.h"
+#include "jobs/upload_store.h"
 #include "util/conf.h"
 #include "util/ipnet.h"
 
 #define API_MAX_PARAMS 2
 #define API_JSON_MAX (1024 * 1024)
+/* An upload's body: the file and its form. */
+#define UPLOAD_BODY_MAX (UPLOAD_STORE_FILE_MAX + 1024 * 1024)
 
 /* What the responders of one host share, set up before they serve (by
  * the prefork master, or by a process serving alone). */
@@ -69,9 +72,27 @@ struct verify_engine *api_engine(struct api_call *);
 /* 402 insufficient_credits with details.required and details.available. */
 void	 api_insufficient_credits(struct api_call *, long long required,
 	    long long available);
+/* For a request that shows a secret once (a key, a webhook's secret):
+ * stores the answer o for its Idempotency-Key with field null and
+ * "<field>_shown" false, so that a replay never holds the secret; takes
+ * o. */
+void	 api_idempotency_hide(struct api_call *, int status, json_t *o,
+	    const char *field);
 /* 400 invalid_email naming the field (details.field); printf message. */
 void	 api_bad_field(struct api_call *, const char *field, const char *fmt,
 	    ...) __attribute__((format(printf, 3, 4)));
+/* An integer query parameter within [min, max], def when absent; 400
+ * invalid_email naming it answered (-1) when it is something else. */
+int	 api_query_long(struct api_call *, const char *name, long min,
+	    long max, long def, long *out);
+
+/* Idempotency-Key (API.md) for a handler that hashes the request itself
+ * (a streamed upload): the key's syntax (400 answered, -1), then the
+ * stored answer: 0 to go on (the key is this request's now), -1 when the
+ * response is decided (replay, 409 in use, 422 reused, 500). */
+int	 api_idempotency_key_check(struct api_call *, const char *key);
+int	 api_idempotency_begin(struct api_call *, const char *key,
+	    const uint8_t hash[32]);
 
 /* Handlers, one file per resource. */
 void	 handler_rate_limit(struct api_call *);
@@ -90,4 +111,18 @@ void	 handler_jobs_results(struct api_call *);
 void	 handler_jobs_download(struct api_call *);
 void	 handler_jobs_cancel(struct api_call *);
 void	 handler_domain_check(struct api_call *);
+void	 handler_upload(struct api_call *);
+void	 handler_preview(struct api_call *);
+void	 handler_preview_confirm(struct api_call *);
+void	 handler_suppressions_add(struct api_call *);
+void	 handler_suppressions_list(struct api_call *);
+void	 handler_suppressions_delete(struct api_call *);
+void	 handler_webhooks_create(struct api_call *);
+void	 handler_webhooks_list(struct api_call *);
+void	 handler_webhooks_get(struct api_call *);
+void	 handler_webhooks_update(struct api_call *);
+void	 handler_webhooks_delete(struct api_call *);
+void	 handler_webhooks_test(struct api_call *);
+void	 handler_webhooks_rotate(struct api_call *);
+void	 handler_webhooks_deliveries(struct api_call *);
 #endif

@@ -6,10 +6,10 @@
  * retried request can never create or charge twice. */
 #include "api/api.h"
 #include "core/idempotency.h"
+#include "jobs/fetch.h"
 #include "jobs/jobs_body.h"
 #include "util/log.h"
 #include "util/timeutil.h"
-#include "util/urlguard.h"
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -88,18 +88,6 @@ handler_bulk_commit(struct handler_bulk_req *b, int status, json_t *answer)
 	return ok ? 0 : -1;
 }
 
-/* Whether u may be a webhook URL (urlguard_check: https, http too with
- * allow_private_urls, no local or private host); *why says what is wrong. */
-static int
-handler_bulk_url_ok(const struct conf *c, const char *u, const char **why)
-{
-	int allow = conf_int(c, CONF_ALLOW_PRIVATE_URLS) != 0;
-	enum urlguard_reason r = urlguard_check(u, allow);
-
-	*why = urlguard_message(r, allow);
-	return r == URLGUARD_OK;
-}
-
 /* What the input, the keys of open objects and yajl's buffer may hold
  * together while the body is read (jobs_body.h). */
 static size_t
@@ -128,7 +116,7 @@ handler_bulk_parse(struct handler_bulk_req *b, size_t max)
 
 		if (j->url_state == JOBS_BODY_WRONG ||
 		    (j->url_state == JOBS_BODY_SET &&
-		    !handler_bulk_url_ok(c->ctx->conf, j->webhook_url, &why))) {
+		    !fetch_url_allowed(c->ctx->conf, j->webhook_url, &why))) {
 			api_bad_field(c, "webhook_url", "%s", why);
 			return -1;
 		}

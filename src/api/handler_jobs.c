@@ -29,6 +29,15 @@ handler_jobs_download_url(struct api_call *c, const struct jobs_row *j)
 	return json_string(url);
 }
 
+/* Stored JSON text as a value (null if it does not parse). */
+static json_t *
+handler_jobs_json_or_null(const char *text)
+{
+	json_t *v = json_loads(text, 0, NULL);
+
+	return v ? v : json_null();
+}
+
 static json_t *
 handler_jobs_record(struct api_call *c, const struct jobs_row *j)
 {
@@ -39,7 +48,7 @@ handler_jobs_record(struct api_call *c, const struct jobs_row *j)
 		json_object_set_new(counts, jobs_count_names[i],
 		    json_integer(j->counts[i]));
 	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,"
-	    "s:o,s:o,s:n,s:o}",
+	    "s:o,s:o,s:o,s:o}",
 	    "job_id", j->id, "type", jobs_type_names[j->type], "name", j->name,
 	    "status", jobs_status_names[j->status],
 	    "total_emails", (json_int_t)j->total,
@@ -52,7 +61,8 @@ handler_jobs_record(struct api_call *c, const struct jobs_row *j)
 	    "completed_at", handler_jobs_opt(j->completed_at),
 	    "error", j->error_code[0] ? json_pack("{s:s,s:s}", "code",
 	    j->error_code, "message", j->error_message) : json_null(),
-	    "preview", "download_url", handler_jobs_download_url(c, j));
+	    "preview", j->preview ? handler_jobs_json_or_null(j->preview) :
+	    json_null(), "download_url", handler_jobs_download_url(c, j));
 }
 
 /* Loads the caller's job named in the path; 404 or 500 answered. */
@@ -70,25 +80,6 @@ handler_jobs_load(struct api_call *c, struct jobs_row *j)
 		api_internal_error(c, "jobs_get");
 		return -1;
 	}
-}
-
-/* An integer query parameter within [min, max], def when absent. */
-static int
-handler_jobs_query_long(struct api_call *c, const char *name, long min,
-    long max, long def, long *out)
-{
-	struct buf v;
-	int rc = 0;
-
-	buf_init(&v, 64);
-	*out = def;
-	if (http_query_get(c->req->query, name, &v) == 0 &&
-	    strparse_long(buf_str(&v), min, max, out) == -1) {
-		api_bad_field(c, name, "an integer from %ld to %ld", min, max);
-		rc = -1;
-	}
-	buf_free(&v);
-	return rc;
 }
 
 /* A query parameter that must be one of names[] (NULL-terminated). */
@@ -139,8 +130,8 @@ handler_jobs_list(struct api_call *c)
 	buf_init(&type, 64);
 	if (handler_jobs_query_enum(c, "status", statuses, &status) == -1 ||
 	    handler_jobs_query_enum(c, "type", types, &type) == -1 ||
-	    handler_jobs_query_long(c, "page", 1, 1000000, 1, &page) == -1 ||
-	    handler_jobs_query_long(c, "limit", 1, 100, 20, &limit) == -1)
+	    api_query_long(c, "page", 1, 1000000, 1, &page) == -1 ||
+	    api_query_long(c, "limit", 1, 100, 20, &limit) == -1)
 		goto out;
 	l.data = json_array();
 	if (jobs_list(c->ctx->db, c->key.account_id, status.len ?
@@ -173,7 +164,7 @@ handler_jobs_progress(struct api_call *c)
 {
 	struct jobs_row j;
 	double rate = 0, minutes;
-	json_t *eta = json_null();
+	json_t *eta = json_null(), *o;
 
 	if (handler_jobs_load(c, &j) == -1)
 		return;
@@ -186,8 +177,7 @@ handler_jobs_progress(struct api_call *c)
 	    j.status == JOBS_PENDING))
 		eta = json_integer((json_int_t)((double)(j.total - j.processed)
 		    / rate * 60.0 + 0.5));
-	http_json(c->resp, 200, json_pack("{s:s,s:s,s:I,s:I,s:i,"
-	    "s:{s:I,s:I,s:I,s:I},s:i,s:o}",
+	o = json_pack("{s:s,s:s,s:I,s:I,s:i,s:{s:I,s:I,s:I,s:I},s:i,s:o}",
 	    "job_id", j.id, "status", jobs_status_names[j.status],
 	    "total_emails", (json_int_t)j.total,
 	    "processed_emails", (json_int_t)j.processed,
@@ -197,14 +187,24 @@ handler_jobs_progress(struct api_call *c)
 	    "undeliverable", (json_int_t)(j.counts[1] + j.counts[4]),
 	    "risky", (json_int_t)j.counts[2],
 	    "unknown", (json_int_t)(j.counts[3] + j.counts[5]),
-	    "rate_per_minute", (int)(rate + 0.5), "eta_seconds", eta));
+	    "rate_per_minute", (int)(rate + 0.5), "eta_seconds", eta);
+	/* An upload being read: rows and bytes so far (the spec's progress
+	 * while ingesting). */
+	if (j.type == JOBS_TYPE_UPLOAD && j.status == JOBS_INGESTING)
+		json_object_set_new(o, "ingestion", json_pack("{s:I,s:I,s:I,"
+		    "s:i}", "rows_read", (json_int_t)j.ingest_rows,
+		    "bytes_read", (json_int_t)j.ingest_bytes,
+		    "bytes_total", (json_int_t)j.file_size, "percent",
+		    j.file_size > 0 ? (int)(j.ingest_bytes * 100 /
+		    j.file_size) : 0));
+	http_json(c->resp, 200, o);
 	jobs_row_free(&j);
 }
 
 #define RESULT_COLUMNS \
 	"email, classification, status, reason, sub_status, score, free, " \
 	"role, disposable, accept_all, catch_all_verdict, " \
-	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ')"
+	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ'), suppressed"
 
 static const char *
 handler_jobs_yes_no(const struct db_res *r, unsigned col)
@@ -227,8 +227,8 @@ handler_jobs_results(struct api_call *c)
 
 	buf_init(&cls, 64);
 	if (handler_jobs_query_enum(c, "classification", classes, &cls) == -1 ||
-	    handler_jobs_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
-	    handler_jobs_query_long(c, "limit", 1, RESULTS_LIMIT_MAX, 100,
+	    api_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
+	    api_query_long(c, "limit", 1, RESULTS_LIMIT_MAX, 100,
 	    &limit) == -1 || handler_jobs_load(c, &j) == -1)
 		goto out;
 	jobs_row_free(&j);
@@ -248,7 +248,7 @@ handler_jobs_results(struct api_call *c)
 	rows = json_array();
 	while ((row = db_res_next(r)) == 1)
 		json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:s,s:o,"
-		    "s:i,s:s,s:s,s:s,s:s,s:o,s:o}",
+		    "s:i,s:s,s:s,s:s,s:s,s:o,s:o,s:s}",
 		    "email", db_res_str(r, 0), "classification",
 		    db_res_str(r, 1), "status", db_res_str(r, 2),
 		    "reason", db_res_str(r, 3), "sub_status",
@@ -259,7 +259,8 @@ handler_jobs_results(struct api_call *c)
 		    "disposable", handler_jobs_yes_no(r, 8),
 		    "accept_all", handler_jobs_yes_no(r, 9),
 		    "catch_all_verdict", handler_jobs_opt(db_res_str(r, 10)),
-		    "verified_at", handler_jobs_opt(db_res_str(r, 11))));
+		    "verified_at", handler_jobs_opt(db_res_str(r, 11)),
+		    "suppressed", handler_jobs_yes_no(r, 12)));
 	db_res_free(r);
 	if (row == -1) {
 		json_decref(rows);
@@ -279,7 +280,17 @@ struct handler_jobs_csv {
 	struct db	*db;
 	char		 id[IDS_MAX];
 	char		 filter[32];
+	json_t		*header;	/* include_original: the columns */
 };
+
+static void
+handler_jobs_csv_free(void *arg)
+{
+	struct handler_jobs_csv *d = arg;
+
+	json_decref(d->header);
+	free(d);
+}
 
 /* RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes
  * doubled. A cell that a spreadsheet would run as a formula (it starts with
@@ -312,6 +323,20 @@ handler_jobs_csv_field(struct buf *b, const char *s, int last)
 	buf_puts(b, last ? "\r\n" : ",");
 }
 
+/* An upload's original cells (stored as a JSON array), padded to the
+ * header's width, each followed by a comma. */
+static void
+handler_jobs_csv_original(struct buf *b, const char *text, size_t width)
+{
+	json_t *a = text ? json_loads(text, 0, NULL) : NULL;
+	size_t i;
+
+	for (i = 0; i < width; i++)
+		handler_jobs_csv_field(b, json_string_value(json_array_get(a,
+		    i)), 0);
+	json_decref(a);
+}
+
 static int
 handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 {
@@ -322,14 +347,21 @@ handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 	long long after = -1, n;
 	int row, rc = 0;
 	char score[8];
+	size_t i;
 
 	buf_init(&b, BUF_NOMAX);
-	buf_puts(&b, "email,svc_status,svc_classification,svc_sub_status,"
+	if (d->header != NULL)
+		for (i = 0; i < json_array_size(d->header); i++)
+			handler_jobs_csv_field(&b, json_string_value(
+			    json_array_get(d->header, i)), 0);
+	else
+		buf_puts(&b, "email,");
+	buf_puts(&b, "svc_status,svc_classification,svc_sub_status,"
 	    "svc_reason,svc_score,svc_free,svc_role,svc_disposable,"
 	    "svc_accept_all,svc_catch_all_verdict,svc_verified_at\r\n");
 	do {
 		/* Keyset pagination by seq: each page is one short query. */
-		if (db_query(d->db, "SELECT seq, " RESULT_COLUMNS " FROM "
+		if (db_query(d->db, "SELECT seq, " RESULT_COLUMNS ", original FROM "
 		    "job_emails WHERE job_id = ? AND seq > ? AND state = 'done' "
 		    "AND (? IS NULL OR (? = 'send_safe' AND (status = "
 		    "'deliverable' OR (classification = 'catch_all' AND "
@@ -344,7 +376,11 @@ handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 		while ((row = db_res_next(r)) == 1) {
 			after = db_res_int(r, 0);
 			n++;
-			handler_jobs_csv_field(&b, db_res_str(r, 1), 0);
+			if (d->header != NULL)
+				handler_jobs_csv_original(&b, db_res_str(r, 14),
+				    json_array_size(d->header));
+			else
+				handler_jobs_csv_field(&b, db_res_str(r, 1), 0);
 			handler_jobs_csv_field(&b, db_res_str(r, 3), 0);
 			handler_jobs_csv_field(&b, db_res_str(r, 2), 0);
 			handler_jobs_csv_field(&b, db_res_str(r, 5), 0);
@@ -383,17 +419,29 @@ handler_jobs_download(struct api_call *c)
 	static const char *const filters[] = { "deliverable", "undeliverable",
 	    "risky", "unknown", "send_safe", NULL };
 	static const char *const formats[] = { "csv", NULL };
+	static const char *const bools[] = { "true", "false", NULL };
 	struct handler_jobs_csv *d;
 	struct jobs_row j;
-	struct buf filter, format;
+	struct buf filter, format, orig;
 	char disp[IDS_MAX + 64];
+	int original;
 
 	buf_init(&filter, 64);
 	buf_init(&format, 64);
+	buf_init(&orig, 64);
 	if (handler_jobs_query_enum(c, "filter", filters, &filter) == -1 ||
 	    handler_jobs_query_enum(c, "format", formats, &format) == -1 ||
-	    handler_jobs_load(c, &j) == -1)
+	    handler_jobs_query_enum(c, "include_original", bools, &orig) ==
+	    -1 || handler_jobs_load(c, &j) == -1)
 		goto out;
+	original = strcmp(buf_str(&orig), "true") == 0;
+	if (original && j.type != JOBS_TYPE_UPLOAD) {
+		api_bad_field(c, "include_original", "only an upload job has "
+		    "original columns; job %s is a %s job", j.id,
+		    jobs_type_names[j.type]);
+		jobs_row_free(&j);
+		goto out;
+	}
 	if (j.status != JOBS_COMPLETED) {
 		http_error(c->resp, 409, "job_not_completed", json_pack("{s:s}",
 		    "status", jobs_status_names[j.status]),
@@ -410,6 +458,9 @@ handler_jobs_download(struct api_call *c)
 	d->db = c->ctx->db;
 	memcpy(d->id, j.id, sizeof(d->id));
 	snprintf(d->filter, sizeof(d->filter), "%s", buf_str(&filter));
+	if (original && (d->header = json_loads(j.original_header ?
+	    j.original_header : "[]", 0, NULL)) == NULL)
+		d->header = json_array();
 	jobs_row_free(&j);
 	c->resp->status = 200;
 	http_set_header(c->resp, "Content-Type", "text/csv; charset=utf-8");
@@ -418,10 +469,11 @@ handler_jobs_download(struct api_call *c)
 	http_set_header(c->resp, "Content-Disposition", disp);
 	c->resp->stream = handler_jobs_csv_stream;
 	c->resp->stream_arg = d;
-	c->resp->stream_free = free;
+	c->resp->stream_free = handler_jobs_csv_free;
 out:
 	buf_free(&filter);
 	buf_free(&format);
+	buf_free(&orig);
 }
 
 void

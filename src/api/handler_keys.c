@@ -4,7 +4,6 @@
  * rateLimit (rate_limit accepted too) stays within the key's tier or
  * organization limit. */
 #include "api/probes.h"
-#include "core/idempotency.h"
 #include "core/keys.h"
 #include "util/log.h"
 #include <stdio.h>
@@ -141,27 +140,6 @@ handler_keys_created(const char *id, const char *key, const struct keys_spec *s,
 	return o;
 }
 
-/* The answer kept for the Idempotency-Key: the record without the key
- * text, which is never stored anywhere (a replay says so). */
-static void
-handler_keys_store_replay(struct api_call *c, const char *id,
-    const struct keys_spec *s, const char *scopes)
-{
-	json_t *o = handler_keys_created(id, NULL, s, scopes);
-	char *text;
-
-	json_object_set_new(o, "key", json_null());
-	json_object_set_new(o, "key_shown", json_false());
-	text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(o);
-	if (text == NULL || idempotency_finish(c->ctx->db, c->key.account_id,
-	    c->idem_key, 201, text, strlen(text)) != DB_OK)
-		log_error("event=idempotency_finish_failed req=%s",
-		    c->req->request_id);
-	free(text);
-	c->idem_done = 1;
-}
-
 void
 handler_keys_create(struct api_call *c)
 {
@@ -205,8 +183,10 @@ handler_keys_create(struct api_call *c)
 		goto out;
 	}
 	auth_scope_format(s.scopes, &fmt);
+	/* the key is never stored: a replay says it is not shown */
 	if (c->idem_key != NULL)
-		handler_keys_store_replay(c, id, &s, buf_str(&fmt));
+		api_idempotency_hide(c, 201, handler_keys_created(id, NULL, &s,
+		    buf_str(&fmt)), "key");
 	http_json(c->resp, 201, handler_keys_created(id, key, &s,
 	    buf_str(&fmt)));
 	memset(key, 0, sizeof(key));

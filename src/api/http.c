@@ -87,15 +87,15 @@ http_hexval(int c)
 	return -1;
 }
 
-/* Decodes %XX and '+' of one query component into out. */
+/* Decodes %XX (and '+' as a space in a query component) into out. */
 static int
-http_query_decode(const char *s, size_t n, struct buf *out)
+http_pct_decode(const char *s, size_t n, int plus_space, struct buf *out)
 {
 	size_t i;
 	int h, l;
 
 	for (i = 0; i < n; i++) {
-		if (s[i] == '+') {
+		if (s[i] == '+' && plus_space) {
 			if (buf_putc(out, ' ') == -1)
 				return -1;
 		} else if (s[i] == '%' && i + 2 < n &&
@@ -111,6 +111,13 @@ http_query_decode(const char *s, size_t n, struct buf *out)
 }
 
 int
+http_path_decode(const char *segment, struct buf *out)
+{
+	buf_reset(out);
+	return http_pct_decode(segment, strlen(segment), 0, out);
+}
+
+int
 http_query_get(const char *q, const char *name, struct buf *out)
 {
 	size_t nlen = strlen(name), seg, klen;
@@ -123,8 +130,8 @@ http_query_get(const char *q, const char *name, struct buf *out)
 		if (klen == nlen && memcmp(q, name, nlen) == 0) {
 			buf_reset(out);
 			if (eq)
-				return http_query_decode(eq + 1,
-				    seg - klen - 1, out);
+				return http_pct_decode(eq + 1,
+				    seg - klen - 1, 1, out);
 			return 0;
 		}
 		q += seg;

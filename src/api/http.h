@@ -72,6 +72,8 @@ int	 http_read_body(struct http_req *, size_t max);
 /* Answers a failed http_read_body (rc): 413 file_too_large (longer than
  * max) or 408 request_timeout. */
 void	 http_body_error(struct http_resp *, int rc, size_t max);
+/* A path segment (a route's {} parameter), %XX-decoded ('+' stays). */
+int	 http_path_decode(const char *segment, struct buf *out);
 /* Value of a query parameter, percent-decoded, into out; 0 found, -1 not. */
 int	 http_query_get(const char *query, const char *name, struct buf *out);
 

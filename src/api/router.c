@@ -31,7 +31,7 @@ struct route {
 	size_t		 body_max;	/* 0: no body expected */
 	int		 counted;	/* counts against the rate limit */
 	int		 idempotent;	/* honours Idempotency-Key */
-	api_handler_fn	 handler;	/* NULL: not implemented yet (501) */
+	api_handler_fn	 handler;	/* every route has one */
 };
 
 #define MiB (1024 * 1024)
@@ -44,12 +44,14 @@ static const struct route routes[] = {
 	    API_JSON_MAX, 1, 0, handler_verify },
 	{ HTTP_POST, "/v1/verify/bulk", REQ, AUTH_SCOPE_VERIFY_BULK, 16 * MiB,
 	    1, 1, handler_bulk_create },
+	/* Idempotency-Key is the handler's: it hashes the body as it
+	 * streams (a file of 50 MB is never held). */
 	{ HTTP_POST, "/v1/verify/bulk/upload", REQ, AUTH_SCOPE_VERIFY_BULK,
-	    51 * MiB, 1, 1, NULL },
+	    UPLOAD_BODY_MAX, 1, 0, handler_upload },
 	{ HTTP_POST, "/v1/verify/bulk/{}/preview", REQ, AUTH_SCOPE_VERIFY_BULK,
-	    API_JSON_MAX, 1, 0, NULL },
+	    API_JSON_MAX, 1, 0, handler_preview },
 	{ HTTP_POST, "/v1/verify/bulk/{}/confirm", REQ, AUTH_SCOPE_VERIFY_BULK,
-	    API_JSON_MAX, 1, 1, NULL },
+	    API_JSON_MAX, 1, 1, handler_preview_confirm },
 	{ HTTP_POST, "/v1/verify/batch", REQ, AUTH_SCOPE_VERIFY_BULK,
 	    64 * MiB, 1, 1, handler_bulk_batch_create },
 	{ HTTP_GET, "/v1/verify/batch/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,
@@ -76,27 +78,28 @@ static const struct route routes[] = {
 	{ HTTP_DELETE, "/v1/keys/{}", REQ, AUTH_SCOPE_ALL, 0, 1,
 	    0, handler_keys_delete },
 	{ HTTP_POST, "/v1/webhooks", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
-	    API_JSON_MAX, 1, 1, NULL },
+	    API_JSON_MAX, 1, 1, handler_webhooks_create },
 	{ HTTP_GET, "/v1/webhooks", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1,
-	    0, NULL },
+	    0, handler_webhooks_list },
 	{ HTTP_GET, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1,
-	    0, NULL },
+	    0, handler_webhooks_get },
 	{ HTTP_PATCH, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
-	    API_JSON_MAX, 1, 0, NULL },
+	    API_JSON_MAX, 1, 0, handler_webhooks_update },
 	{ HTTP_DELETE, "/v1/webhooks/{}", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE, 0,
-	    1, 0, NULL },
+	    1, 0, handler_webhooks_delete },
 	{ HTTP_POST, "/v1/webhooks/{}/test", REQ, AUTH_SCOPE_WEBHOOKS_MANAGE,
-	    API_JSON_MAX, 1, 0, NULL },
+	    API_JSON_MAX, 1, 0, handler_webhooks_test },
 	{ HTTP_POST, "/v1/webhooks/{}/rotate-secret", REQ,
-	    AUTH_SCOPE_WEBHOOKS_MANAGE, API_JSON_MAX, 1, 0, NULL },
+	    AUTH_SCOPE_WEBHOOKS_MANAGE, API_JSON_MAX, 1, 0,
+	    handler_webhooks_rotate },
 	{ HTTP_GET, "/v1/webhooks/{}/deliveries", REQ,
-	    AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1, 0, NULL },
+	    AUTH_SCOPE_WEBHOOKS_MANAGE, 0, 1, 0, handler_webhooks_deliveries },
 	{ HTTP_POST, "/v1/suppressions", REQ, AUTH_SCOPE_VERIFY_BULK,
-	    API_JSON_MAX, 1, 1, NULL },
+	    API_JSON_MAX, 1, 1, handler_suppressions_add },
 	{ HTTP_GET, "/v1/suppressions", REQ, AUTH_SCOPE_VERIFY_BULK, 0, 1,
-	    0, NULL },
+	    0, handler_suppressions_list },
 	{ HTTP_DELETE, "/v1/suppressions/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0,
-	    1, 0, NULL },
+	    1, 0, handler_suppressions_delete },
 };
 
 int
@@ -444,52 +447,17 @@ static int
 router_idempotency_begin(struct api_call *c, const char *key)
 {
 	uint8_t hash[32];
-	int status = 0, rc;
-	struct buf stored;
-	enum idempotency_outcome o;
+	int rc;
 
-	if (!idempotency_key_valid(key)) {
-		http_error(c->resp, 400, "invalid_email", NULL,
-		    "Idempotency-Key: 1 to %d visible ASCII characters",
-		    IDEMPOTENCY_KEY_MAX);
+	if (api_idempotency_key_check(c, key) == -1)
 		return -1;
-	}
 	if ((rc = http_read_body(c->req, c->body_max)) != 0) {
 		http_body_error(c->resp, rc, c->body_max);
 		return -1;
 	}
 	idempotency_request_hash(c->req->method_text, c->req->path,
 	    c->req->body.data, c->req->body.len, hash);
-	buf_init(&stored, BUF_NOMAX);
-	o = idempotency_begin(c->ctx->db, c->key.account_id, key, hash,
-	    &status, &stored);
-	switch (o) {
-	case IDEMPOTENCY_PROCEED:
-		buf_free(&stored);
-		return 0;
-	case IDEMPOTENCY_REPLAY:
-		c->resp->status = status;
-		http_set_header(c->resp, "Content-Type",
-		    "application/json; charset=utf-8");
-		http_set_header(c->resp, "Idempotent-Replayed", "true");
-		buf_reset(&c->resp->body);
-		buf_append(&c->resp->body, stored.data ? stored.data : "",
-		    stored.len);
-		break;
-	case IDEMPOTENCY_IN_USE:
-		http_error(c->resp, 409, "idempotency_key_in_use", NULL,
-		    "a request with this Idempotency-Key is still running");
-		break;
-	case IDEMPOTENCY_MISMATCH:
-		http_error(c->resp, 422, "idempotency_key_reused", NULL,
-		    "this Idempotency-Key was used with a different request");
-		break;
-	default:
-		api_internal_error(c, "idempotency_begin");
-		break;
-	}
-	buf_free(&stored);
-	return -1;
+	return api_idempotency_begin(c, key, hash);
 }
 
 static void
@@ -562,11 +530,6 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 	c.body_max = rt->body_max;
 	if (router_body_limits(&c, rt) == -1)
 		goto out;
-	if (rt->handler == NULL) {
-		http_error(resp, 501, "not_implemented", NULL,
-		    "%s %s is not implemented yet", req->method_text, rt->pattern);
-		goto out;
-	}
 	idem = rt->idempotent ? http_header_in(req, "Idempotency-Key") : NULL;
 	if (idem != NULL && router_idempotency_begin(&c, idem) == -1)
 		goto out;

@@ -13,23 +13,49 @@ const char *const idempotency_outcome_names[IDEMPOTENCY_OUTCOME__MAX] = {
 	"proceed", "replay", "in_use", "mismatch", "db_error"
 };
 
+int
+idempotency_hash_begin(struct idempotency_hash *h, const char *method,
+    const char *path)
+{
+	if (gnutls_hash_init(&h->h, GNUTLS_DIG_SHA256) != 0) {
+		h->h = NULL;
+		return -1;
+	}
+	gnutls_hash(h->h, method, strlen(method));
+	gnutls_hash(h->h, "\n", 1);
+	gnutls_hash(h->h, path, strlen(path));
+	gnutls_hash(h->h, "\n", 1);
+	return 0;
+}
+
+void
+idempotency_hash_update(struct idempotency_hash *h, const void *body,
+    size_t len)
+{
+	if (h->h != NULL && len > 0)
+		gnutls_hash(h->h, body, len);
+}
+
+void
+idempotency_hash_end(struct idempotency_hash *h, uint8_t out[32])
+{
+	if (h->h == NULL) {
+		memset(out, 0, 32);
+		return;
+	}
+	gnutls_hash_deinit(h->h, out);
+	h->h = NULL;
+}
+
 void
 idempotency_request_hash(const char *method, const char *path,
     const void *body, size_t len, uint8_t out[32])
 {
-	gnutls_hash_hd_t h;
+	struct idempotency_hash h;
 
-	if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) != 0) {
-		memset(out, 0, 32);
-		return;
-	}
-	gnutls_hash(h, method, strlen(method));
-	gnutls_hash(h, "\n", 1);
-	gnutls_hash(h, path, strlen(path));
-	gnutls_hash(h, "\n", 1);
-	if (len)
-		gnutls_hash(h, body, len);
-	gnutls_hash_deinit(h, out);
+	idempotency_hash_begin(&h, method, path);
+	idempotency_hash_update(&h, body, len);
+	idempotency_hash_end(&h, out);
 }
 
 int

@@ -3,6 +3,7 @@
 #ifndef SVC_IDEMPOTENCY_H
 #define SVC_IDEMPOTENCY_H
 #include "core/db.h"
+#include <gnutls/crypto.h>
 #include <stdint.h>
 
 #define IDEMPOTENCY_KEY_MAX 255
@@ -23,6 +24,16 @@ extern const char *const idempotency_outcome_names[IDEMPOTENCY_OUTCOME__MAX];
 /* SHA-256 over method, path and body: what "the same request" means. */
 void	 idempotency_request_hash(const char *method, const char *path,
 	    const void *body, size_t len, uint8_t out[32]);
+/* The same hash over a body read in pieces (a streamed upload). A hash
+ * that could not begin ends as all zeros, like idempotency_request_hash. */
+struct idempotency_hash {
+	gnutls_hash_hd_t h;
+};
+int	 idempotency_hash_begin(struct idempotency_hash *, const char *method,
+	    const char *path);
+void	 idempotency_hash_update(struct idempotency_hash *, const void *,
+	    size_t);
+void	 idempotency_hash_end(struct idempotency_hash *, uint8_t out[32]);
 int	 idempotency_key_valid(const char *);
 enum idempotency_outcome idempotency_begin(struct db *, const char *account,
 	    const char *key, const uint8_t hash[32], int *status,

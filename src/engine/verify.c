@@ -96,6 +96,12 @@ verify_engine_lookup_mx(struct verify_engine *e, const char *domain,
 	dns_lookup_mx(e->dns, domain, m);
 }
 
+void
+verify_engine_deadline(struct verify_engine *e, int64_t deadline)
+{
+	dns_resolver_set_deadline(e->dns, deadline);
+}
+
 /* ---------------------------------------------------------------- DNS */
 
 /* Whether the domain has a web site, from domain_facts or DNS. A lookup

@@ -125,6 +125,9 @@ const struct smtp_opts *verify_engine_smtp(const struct verify_engine *);
  * the answer over), for a caller with no resolver of its own. */
 void	 verify_engine_lookup_mx(struct verify_engine *, const char *domain,
 	    struct dns_mx_result *);
+/* Every DNS lookup of the engine ends by deadline (timeutil_mono_ms()
+ * time; 0: none) until it is set again. */
+void	 verify_engine_deadline(struct verify_engine *, int64_t deadline);
 /* Stores a result in the verdict cache for its lifetime. */
 void	 verify_store(struct db *, const struct verify_result *);
 /* The verdict cache entry of a result (key and JSON text, to free), for a

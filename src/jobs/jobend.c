@@ -200,6 +200,21 @@ jobend_completed_data(const char *job_id, const struct jobend_job *j,
 	return data;
 }
 
+/* A failed batch's job.failed carries its callback_data and id too, so
+ * that its webhook_url can tell which batch it was. */
+static void
+jobend_batch_failed(json_t *data, const char *job_id,
+    const struct jobend_job *j)
+{
+	json_t *cb;
+
+	cb = j->callback_data ? json_loads(j->callback_data, 0, NULL) : NULL;
+	json_object_set_new(data, "callback_data", cb ? cb : json_null());
+	json_object_set_new(data, "id", json_string(job_id));
+	json_object_set_new(data, "status",
+	    json_string(jobs_status_names[JOBS_FAILED]));
+}
+
 enum db_err
 jobend_complete(struct db *db, const char *job_id)
 {
@@ -261,7 +276,7 @@ jobend_fail_work(struct db *db, void *arg)
 
 	f->rc = JOBQUEUE_OK;
 	if ((e = jobend_job_read(db, f->job_id, &j)) != DB_OK ||
-	    !jobs_status_active(j.status)) {
+	    (!jobs_status_active(j.status) && j.status != JOBS_INGESTING)) {
 		if (e == DB_OK)
 			jobend_job_free(&j);
 		if (e == DB_OK || e == DB_ABORT) {
@@ -286,6 +301,8 @@ jobend_fail_work(struct db *db, void *arg)
 		data = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}}", "job_id",
 		    f->job_id, "type", jobs_type_names[j.type], "name", j.name,
 		    "error", "code", f->code, "message", f->message);
+		if (data != NULL && j.type == JOBS_TYPE_BATCH)
+			jobend_batch_failed(data, f->job_id, &j);
 		e = data ? jobend_event(db, j.account, f->job_id, "job.failed",
 		    data) : DB_ERR_QUERY;
 	}
@@ -345,13 +362,14 @@ jobend_purge(struct db *db, long retention_days, long limit)
 	if (db_query(db, "(SELECT id FROM jobs WHERE type = ? AND "
 	    "expires_at IS NOT NULL AND expires_at < UTC_TIMESTAMP(3) "
 	    "LIMIT ?) UNION ALL (SELECT id FROM jobs WHERE type <> ? "
-	    "AND status IN (?, ?, ?) AND COALESCE(completed_at, created_at) "
-	    "< UTC_TIMESTAMP(3) - INTERVAL ? DAY LIMIT ?)",
+	    "AND status IN (?, ?, ?, ?) AND COALESCE(completed_at, "
+	    "created_at) < UTC_TIMESTAMP(3) - INTERVAL ? DAY LIMIT ?)",
 	    DB_ARGS(DBP_STR(jobs_type_names[JOBS_TYPE_BATCH]), DBP_INT(limit),
 	    DBP_STR(jobs_type_names[JOBS_TYPE_BATCH]),
 	    DBP_STR(jobs_status_names[JOBS_COMPLETED]),
 	    DBP_STR(jobs_status_names[JOBS_FAILED]),
 	    DBP_STR(jobs_status_names[JOBS_CANCELLED]),
+	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
 	    DBP_INT(retention_days), DBP_INT(limit)), &res) != DB_OK) {
 		free(ids);
 		return -1;
@@ -359,12 +377,15 @@ jobend_purge(struct db *db, long retention_days, long limit)
 	while (n < (size_t)limit && db_res_next(res) == 1)
 		strparse_copy(ids[n++], sizeof(ids[0]), db_res_str(res, 0));
 	db_res_free(res);
-	/* Addresses, then chunks, then the job: an interrupted purge leaves
-	 * the job row, so the next pass finishes it. */
+	/* Addresses, chunks and the stored file, then the job: an
+	 * interrupted purge leaves the job row, so the next pass finishes
+	 * it. */
 	for (i = 0; i < n; i++) {
 		if (jobend_delete_all(db, "DELETE FROM job_emails WHERE "
 		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
 		    jobend_delete_all(db, "DELETE FROM job_chunks WHERE "
+		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
+		    jobend_delete_all(db, "DELETE FROM upload_chunks WHERE "
 		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
 		    db_exec(db, "DELETE FROM jobs WHERE id = ?",
 		    DB_ARGS(DBP_STR(ids[i])), NULL) != DB_OK) {

@@ -10,6 +10,7 @@
 #include "jobs/jobs.h"
 #include "core/dbsql.h"
 #include "core/ledger.h"
+#include "jobs/suppressions.h"
 #include "util/buf.h"
 #include "util/strparse.h"
 #include <stdlib.h>
@@ -95,41 +96,49 @@ jobs_from_db(enum db_err e)
 
 /* Is row i charged? Not when it is at the job's free domain. */
 static int
-jobs_row_charged(const struct jobs_new *spec, const struct jobs_input *in,
+jobs_row_charged(const char *free_domain, const struct jobs_input *in,
     size_t i)
 {
-	return spec->free_domain == NULL ||
-	    strcmp(in->domains[i], spec->free_domain) != 0;
+	return free_domain == NULL || strcmp(in->domains[i], free_domain) != 0;
 }
 
+#define JOBS_ROW_PARAMS 8
+
 static enum jobs_err
-jobs_insert_rows(struct db *db, const char *id, const struct jobs_new *spec,
-    const struct jobs_input *in, const int *chunk, long nchunks)
+jobs_insert_rows(struct db *db, const char *id, const char *free_domain,
+    const struct jobs_input *in, const char *const *originals,
+    const int *chunk, long nchunks, struct suppressions_set *sup)
 {
 	struct db_param *p;
 	struct buf sql;
 	size_t i, k, rows;
 	enum db_err e = DB_OK;
 
-	if ((p = calloc(JOBS_INSERT_ROWS * 6, sizeof(*p))) == NULL)
+	if ((p = calloc(JOBS_INSERT_ROWS * JOBS_ROW_PARAMS, sizeof(*p))) ==
+	    NULL)
 		return JOBS_NOMEM;
 	buf_init(&sql, BUF_NOMAX);
 	for (i = 0; e == DB_OK && i < in->n; i += rows) {
 		rows = in->n - i < JOBS_INSERT_ROWS ? in->n - i :
 		    JOBS_INSERT_ROWS;
 		for (k = 0; k < rows; k++) {
-			p[6 * k] = DBP_STR(id);
-			p[6 * k + 1] = DBP_INT((long long)(i + k));
-			p[6 * k + 2] = DBP_INT(chunk[i + k]);
-			p[6 * k + 3] = DBP_STR(in->emails[i + k]);
-			p[6 * k + 4] = DBP_STR(in->domains[i + k]);
-			p[6 * k + 5] = DBP_INT(jobs_row_charged(spec, in,
-			    i + k));
+			struct db_param *q = p + JOBS_ROW_PARAMS * k;
+
+			q[0] = DBP_STR(id);
+			q[1] = DBP_INT((long long)(i + k));
+			q[2] = DBP_INT(chunk[i + k]);
+			q[3] = DBP_STR(in->emails[i + k]);
+			q[4] = DBP_STR(in->domains[i + k]);
+			q[5] = DBP_INT(jobs_row_charged(free_domain, in, i + k));
+			q[6] = DBP_INT(suppressions_has_text(sup,
+			    in->emails[i + k]));
+			q[7] = DBP_STR(originals ? originals[i + k] : NULL);
 		}
 		dbsql_repeat(&sql, "INSERT INTO job_emails (job_id, seq, "
-		    "chunk, email, domain, charged) VALUES ", "(?,?,?,?,?,?)",
-		    ",", rows, "");
-		e = db_exec(db, buf_str(&sql), p, rows * 6, NULL);
+		    "chunk, email, domain, charged, suppressed, original) "
+		    "VALUES ", "(?,?,?,?,?,?,?,?)", ",", rows, "");
+		e = db_exec(db, buf_str(&sql), p, rows * JOBS_ROW_PARAMS,
+		    NULL);
 	}
 	for (i = 0; e == DB_OK && i < (size_t)nchunks; i += rows) {
 		rows = (size_t)nchunks - i < JOBS_INSERT_ROWS ?
@@ -148,28 +157,41 @@ jobs_insert_rows(struct db *db, const char *id, const struct jobs_new *spec,
 }
 
 enum jobs_err
+jobs_write_rows(struct db *db, const char *id, const char *account_id,
+    const char *free_domain, const struct jobs_input *in,
+    const char *const *originals)
+{
+	struct suppressions_set *sup;
+	enum jobs_err rc;
+	long nchunks = 0;
+	int *chunk;
+
+	if (suppressions_load(db, account_id, &sup) != SUPPRESSIONS_OK)
+		return JOBS_DB;
+	if ((chunk = calloc(in->n, sizeof(*chunk))) == NULL ||
+	    (nchunks = jobs_assign_chunks(in, chunk)) < 0)
+		rc = JOBS_NOMEM;
+	else
+		rc = jobs_insert_rows(db, id, free_domain, in, originals, chunk,
+		    nchunks, sup);
+	free(chunk);
+	suppressions_free(sup);
+	return rc;
+}
+
+enum jobs_err
 jobs_create(struct db *db, const struct jobs_new *spec,
     const struct jobs_input *in, struct jobs_created *out)
 {
 	char ref[IDS_MAX + 16];
 	enum ledger_err lr;
 	enum jobs_err rc;
-	long nchunks;
-	int *chunk;
 
 	memset(out, 0, sizeof(*out));
 	if (ids_new("job", out->id) == -1)
 		return JOBS_DB;
-	if ((chunk = calloc(in->n, sizeof(*chunk))) == NULL)
-		return JOBS_NOMEM;
-	if ((nchunks = jobs_assign_chunks(in, chunk)) < 0) {
-		free(chunk);
-		return JOBS_NOMEM;
-	}
-	if (db_begin(db) != DB_OK) {
-		free(chunk);
+	if (db_begin(db) != DB_OK)
 		return JOBS_DB;
-	}
 	snprintf(ref, sizeof(ref), "job:%s:charge", out->id);
 	lr = ledger_charge(db, spec->pool_id, spec->account_id, spec->cost,
 	    spec->cost ? ref : NULL, &out->balance);
@@ -195,15 +217,12 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 	    DBP_STR(spec->webhook_secret), DBP_STR(spec->callback_data),
 	    DBP_STR(jobs_type_names[spec->type])), NULL));
 	if (rc == JOBS_OK)
-		rc = jobs_insert_rows(db, out->id, spec, in, chunk, nchunks);
-	free(chunk);
+		rc = jobs_write_rows(db, out->id, spec->account_id,
+		    spec->free_domain, in, NULL);
 	if (rc == JOBS_OK)
 		return JOBS_OK;		/* the caller commits */
-	db_rollback(db);
-	return rc;
 fail:
 	db_rollback(db);
-	free(chunk);
 	return rc;
 }
 
@@ -219,7 +238,8 @@ fail:
 	"DATE_FORMAT(completed_at, '%Y-%m-%dT%H:%i:%sZ'), " \
 	"error_code, error_message, webhook_url, callback_data, " \
 	"TIMESTAMPDIFF(MICROSECOND, started_at, " \
-	"COALESCE(completed_at, UTC_TIMESTAMP(3))) / 1e6"
+	"COALESCE(completed_at, UTC_TIMESTAMP(3))) / 1e6, preview, " \
+	"ingest_rows, ingest_bytes, file_size, original_header"
 
 static int
 jobs_lookup(const char *const *names, int n, const char *s)
@@ -262,6 +282,12 @@ jobs_fill(const struct db_res *r, struct jobs_row *j)
 	    NULL;
 	j->seconds_running = db_res_str(r, 24) ? strtod(db_res_str(r, 24),
 	    NULL) : 0;
+	j->preview = db_res_str(r, 25) ? strdup(db_res_str(r, 25)) : NULL;
+	j->ingest_rows = db_res_int(r, 26);
+	j->ingest_bytes = db_res_int(r, 27);
+	j->file_size = db_res_int(r, 28);
+	j->original_header = db_res_str(r, 29) ? strdup(db_res_str(r, 29)) :
+	    NULL;
 }
 
 void
@@ -269,7 +295,10 @@ jobs_row_free(struct jobs_row *j)
 {
 	free(j->webhook_url);
 	free(j->callback_data);
-	j->webhook_url = j->callback_data = NULL;
+	free(j->preview);
+	free(j->original_header);
+	j->webhook_url = j->callback_data = j->preview = NULL;
+	j->original_header = NULL;
 }
 
 enum jobs_err
@@ -370,13 +399,13 @@ jobs_cancel_work(struct db *db, void *arg)
 	strparse_copy(pool, sizeof(pool), db_res_str(r, 4));
 	db_res_free(r);
 	if (!jobs_status_active(status) &&
-	    status != JOBS_AWAITING_CONFIRMATION) {
+	    status != JOBS_AWAITING_CONFIRMATION && status != JOBS_INGESTING) {
 		k->rc = JOBS_NOT_CANCELLABLE;
 		return DB_ABORT;
 	}
 	/* The charged addresses not verified yet come back (free sandbox
-	 * rows were never charged); a job awaiting confirmation was never
-	 * charged (spec rule 4). */
+	 * rows were never charged); an upload still ingesting or awaiting
+	 * confirmation was never charged (spec rule 4). */
 	k->refunded = jobs_unprocessed_refund(charged, charged_done, before);
 	snprintf(ref, sizeof(ref), "job:%s:refund", k->id);
 	lr = ledger_refund(db, pool, k->account, k->refunded, ref);

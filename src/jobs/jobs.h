@@ -115,6 +115,15 @@ struct jobs_created {
 enum jobs_err jobs_create(struct db *, const struct jobs_new *,
 	    const struct jobs_input *, struct jobs_created *);
 
+/* Inside the caller's transaction: the job's rows (one per address, in
+ * input order, with the suppression mark from the account's list and, for
+ * an upload, its original cells as JSON text; originals may be NULL) and
+ * its chunks (addresses grouped by domain). Rows at free_domain (NULL:
+ * none) are not charged. */
+enum jobs_err jobs_write_rows(struct db *, const char *job_id,
+	    const char *account_id, const char *free_domain,
+	    const struct jobs_input *, const char *const *originals);
+
 /* One job as stored. */
 struct jobs_row {
 	char		 id[IDS_MAX], account_id[IDS_MAX], pool_id[IDS_MAX];
@@ -128,6 +137,9 @@ struct jobs_row {
 	char		 error_code[65], error_message[501];
 	char		*webhook_url, *callback_data;	/* NULL when none */
 	double		 seconds_running;	/* since started_at */
+	char		*preview;	/* an upload's preview (JSON), or NULL */
+	char		*original_header;	/* an upload's columns (JSON) */
+	long long	 ingest_rows, ingest_bytes, file_size;	/* uploads */
 };
 extern const char *const jobs_count_names[6];
 
@@ -139,8 +151,9 @@ typedef int (*jobs_each_fn)(void *, const struct jobs_row *);
 enum jobs_err jobs_list(struct db *, const char *account, const char *status,
 	    const char *type, long page, long limit, long long *total,
 	    jobs_each_fn, void *);
-/* Cancels a pending or processing job and refunds its unprocessed
- * charged addresses (credits_charged - charged_done; ref job:<id>:refund). */
+/* Cancels a job that is ingesting, awaiting confirmation, pending or
+ * processing, and refunds its unprocessed charged addresses
+ * (credits_charged - charged_done; ref job:<id>:refund). */
 enum jobs_err jobs_cancel(struct db *, const char *account, const char *id,
 	    long long *refunded);
 /* What cancelling or failing a job gives back: its charged rows not yet

@@ -125,6 +125,22 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "3", 0, 20, 0,
 	    "times a greylisted address of a job is tried again before it "
 	    "is given the greylisted result" },
+	[CONF_PREVIEW_BUDGET_SECONDS] = { "preview_budget_seconds",
+	    CONF_TYPE_INT, "120", 5, 3600, 0,
+	    "seconds an upload preview's DNS lookups and SMTP sample may "
+	    "take together (what is not answered by then counts as unknown)" },
+	[CONF_WEBHOOK_RETRY_SCHEDULE] = { "webhook_retry_schedule",
+	    CONF_TYPE_DURATIONS, "1m 5m 30m 2h 5h 10h 24h", 0, 0, 0,
+	    "waits before each new attempt of a failed webhook or callback "
+	    "delivery (s, m, h, d); after the last one it is given up" },
+	[CONF_WEBHOOK_TIMEOUT_MS] = { "webhook_timeout_ms", CONF_TYPE_INT,
+	    "10000", 100, 60000, 0,
+	    "time one delivery attempt may take, connection included" },
+	[CONF_WEBHOOK_CONCURRENCY] = { "webhook_concurrency", CONF_TYPE_INT,
+	    "20", 1, 500, 0, "deliveries one svc-worker sends at once" },
+	[CONF_WEBHOOK_HOST_CONCURRENCY] = { "webhook_host_concurrency",
+	    CONF_TYPE_INT, "4", 1, 100, 0,
+	    "deliveries one svc-worker sends at once to one receiving host" },
 };
 
 const char *
@@ -156,7 +172,8 @@ static int
 conf_assign(struct conf *c, int k, const char *value, struct buf *err)
 {
 	const struct conf_setting *s = &conf_settings[k];
-	long v = 0;
+	long v = 0, d[CONF_DURATIONS_MAX];
+	size_t nd;
 	int b;
 	char *copy;
 
@@ -176,6 +193,16 @@ conf_assign(struct conf *c, int k, const char *value, struct buf *err)
 			return -1;
 		}
 		v = b;
+		break;
+	case CONF_TYPE_DURATIONS:
+		if (strparse_durations(value, d, CONF_DURATIONS_MAX, &nd) ==
+		    -1) {
+			buf_printf(err, "%s: \"%.*s%s\" is not a list of 1 to "
+			    "%d durations (1s to 30d)", s->name,
+			    CONF_QUOTE(value), CONF_DURATIONS_MAX);
+			return -1;
+		}
+		v = (long)nd;
 		break;
 	default:
 		break;

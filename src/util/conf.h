@@ -48,6 +48,11 @@ enum conf_key {
 	CONF_WORKER_RCPTS_PER_SESSION,
 	CONF_WORKER_GREYLIST_DELAY,
 	CONF_WORKER_GREYLIST_RETRIES,
+	CONF_PREVIEW_BUDGET_SECONDS,
+	CONF_WEBHOOK_RETRY_SCHEDULE,
+	CONF_WEBHOOK_TIMEOUT_MS,
+	CONF_WEBHOOK_CONCURRENCY,
+	CONF_WEBHOOK_HOST_CONCURRENCY,
 	CONF__MAX
 };
 
@@ -55,8 +60,12 @@ enum conf_type {
 	CONF_TYPE_STRING,
 	CONF_TYPE_INT,
 	CONF_TYPE_BOOL,
+	CONF_TYPE_DURATIONS,	/* strparse_durations, CONF_DURATIONS_MAX */
 	CONF_TYPE__MAX
 };
+
+/* Entries a CONF_TYPE_DURATIONS list may have. */
+#define CONF_DURATIONS_MAX 20
 
 struct conf_setting {
 	const char	*name;
@@ -71,7 +80,8 @@ extern const struct conf_setting conf_settings[CONF__MAX];
 
 struct conf {
 	char	*str[CONF__MAX];	/* every value as text */
-	long	 num[CONF__MAX];	/* INT and BOOL values */
+	long	 num[CONF__MAX];	/* INT and BOOL values; entries of
+					 * a DURATIONS list */
 	char	 path[512];		/* file it came from, "" for defaults */
 };
 

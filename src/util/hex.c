@@ -1,4 +1,4 @@
-/* hex.c: lower-case hexadecimal encoding. */
+/* hex.c: lower-case hexadecimal encoding, and the value of a digit. */
 #include "util/hex.h"
 
 void
@@ -12,4 +12,16 @@ hex_encode(const uint8_t *p, size_t n, char *out)
 		out[2 * i + 1] = digits[p[i] & 0xf];
 	}
 	out[2 * n] = '\0';
+}
+
+int
+hex_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }

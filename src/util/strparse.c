@@ -1,5 +1,6 @@
-/* strparse.c: range-checked number parsing (never atoi), trimming, case-folded
- * ASCII comparison and constant-time comparison for secrets. */
+/* strparse.c: range-checked number parsing (never atoi), lists of
+ * durations, trimming, case-folded ASCII comparison and constant-time
+ * comparison for secrets. */
 #include "util/strparse.h"
 #include <ctype.h>
 #include <errno.h>
@@ -83,4 +84,85 @@ strparse_copy(char *dst, size_t sz, const char *src)
 	if (n)
 		memcpy(dst, src, n);
 	dst[n] = '\0';
+}
+
+long
+strparse_utf8_chars(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned long cp;
+	long n = 0;
+	int more, i;
+
+	while (*p) {
+		if (*p < 0x80) {
+			p++;
+			n++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf) {
+			more = 1;
+			cp = *p & 0x1f;
+		} else if (*p >= 0xe0 && *p <= 0xef) {
+			more = 2;
+			cp = *p & 0x0f;
+		} else if (*p >= 0xf0 && *p <= 0xf4) {
+			more = 3;
+			cp = *p & 0x07;
+		} else
+			return -1;
+		for (i = 1; i <= more; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return -1;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		/* overlong forms, surrogates, beyond U+10FFFF */
+		if ((more == 2 && cp < 0x800) || (more == 3 && cp < 0x10000) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			return -1;
+		p += more + 1;
+		n++;
+	}
+	return n;
+}
+
+int
+strparse_durations(const char *s, long *out, size_t max, size_t *n)
+{
+	static const char units[] = "smhd";
+	static const long mult[] = { 1, 60, 3600, 86400 };
+	char num[16];
+	const char *u;
+	size_t len, k = 0;
+	long v, m;
+
+	*n = 0;
+	if (s == NULL)
+		return -1;
+	for (;;) {
+		s += strspn(s, ", \t");
+		if (*s == '\0')
+			break;
+		len = strspn(s, "0123456789");
+		if (len == 0 || len >= sizeof(num))
+			return -1;
+		memcpy(num, s, len);
+		num[len] = '\0';
+		s += len;
+		m = 1;
+		if (*s != '\0' && (u = strchr(units, *s)) != NULL) {
+			m = mult[u - units];
+			s++;
+		}
+		if (*s != '\0' && strchr(", \t", *s) == NULL)
+			return -1;
+		if (strparse_long(num, 1, STRPARSE_DURATION_MAX / m, &v) == -1 ||
+		    k == max)
+			return -1;
+		out[k++] = v * m;
+	}
+	if (k == 0)
+		return -1;
+	*n = k;
+	return 0;
 }

@@ -173,6 +173,18 @@ strset_add(struct strset *s, const char *k, size_t n)
 	return 1;
 }
 
+int
+strset_has(struct strset *s, const char *k, size_t n)
+{
+	int found;
+
+	if (memchr(k, '\0', n) != NULL)
+		n = strlen(k);
+	strset_lookup(s, strset_hash(k, n), k, n, strset_arena_same, s,
+	    &found);
+	return found;
+}
+
 size_t
 strset_count(const struct strset *s)
 {

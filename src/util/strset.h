@@ -16,6 +16,8 @@ struct strset *strset_new(size_t expected);
 void	 strset_free(struct strset *);
 /* 1: added, 0: already there, -1: out of memory. */
 int	 strset_add(struct strset *, const char *, size_t len);
+/* 1 when strset_add added this string, else 0. */
+int	 strset_has(struct strset *, const char *, size_t len);
 size_t	 strset_count(const struct strset *);
 /* Slots strset_add has stepped over so far, past the first it looked at:
  * about half the count when the hashes spread, the count squared over two

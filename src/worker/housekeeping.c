@@ -3,10 +3,16 @@
  * 60-second window and the buckets of idle clients, expired rows of the
  * verification caches, batch jobs past their retention (jobs.expires_at)
  * and finished bulk and upload jobs older than job_retention_days
- * (addresses, chunks, then the job). Each pass logs what it removed. */
+ * (addresses, chunks, the stored file, then the job), the pieces of
+ * uploaded files whose job never came (a responder that died in the
+ * middle of an upload), and event deliveries that ended (and outbox events
+ * handed to deliveries) more than job_retention_days ago. Each pass logs
+ * what it removed. */
 #include "worker/housekeeping.h"
 #include "core/idempotency.h"
+#include "jobs/events.h"
 #include "jobs/jobend.h"
+#include "jobs/upload_store.h"
 #include "core/ratelimit.h"
 #include "engine/vcache.h"
 #include "util/log.h"
@@ -14,11 +20,15 @@
 
 /* Expired jobs deleted per pass at most (the rest next pass). */
 #define HOUSEKEEPING_JOBS_MAX 100
+/* An upload longer than this in coming is not one in progress. */
+#define HOUSEKEEPING_ORPHAN_SECONDS 3600
+/* Ended deliveries (and delivered outbox events) deleted per pass at most. */
+#define HOUSEKEEPING_EVENTS_MAX 1000
 
 int
 housekeeping_run(const struct conf *c, struct db *db)
 {
-	long long idem, hits, buckets, cached, jobs;
+	long long idem, hits, buckets, cached, jobs, orphans, events;
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
@@ -27,12 +37,17 @@ housekeeping_run(const struct conf *c, struct db *db)
 	cached = vcache_expire(db);
 	jobs = jobend_purge(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
 	    HOUSEKEEPING_JOBS_MAX);
-	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0) {
+	orphans = upload_store_purge_orphans(db, HOUSEKEEPING_ORPHAN_SECONDS);
+	events = events_purge(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
+	    HOUSEKEEPING_EVENTS_MAX);
+	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0 ||
+	    orphans < 0 || events < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}
 	log_info("event=housekeeping idempotency_expired=%lld "
 	    "rate_hits_purged=%lld rate_buckets_purged=%lld cache_expired=%lld "
-	    "jobs_purged=%lld", idem, hits, buckets, cached, jobs);
+	    "jobs_purged=%lld upload_pieces_purged=%lld events_purged=%lld",
+	    idem, hits, buckets, cached, jobs, orphans, events);
 	return 0;
 }

@@ -1,16 +1,20 @@
 /* main.c: svc-worker, the cron-style daemon that does the service's
  * background work against MariaDB: it verifies the addresses of bulk and
- * batch jobs (process.c) and runs housekeeping every housekeeping_interval
- * seconds. Without --once it runs until SIGTERM (leases of unfinished
- * chunks are given back), polling every worker_poll_interval seconds when
- * there is nothing to claim; with --once it works until nothing is left to
- * claim and exits (for hosts where only cron is allowed). A lost database
- * is retried. */
+ * batch jobs (process.c), sends the deliveries of events (deliveries.c:
+ * in a thread of their own in the daemon) and runs housekeeping every
+ * housekeeping_interval seconds. Without --once it runs until SIGTERM
+ * (leases of unfinished chunks and deliveries are given back), polling
+ * every worker_poll_interval seconds when there is nothing to claim; with
+ * --once it works until nothing is left to claim, sends what is due and
+ * exits (for hosts where only cron is allowed). A lost database is
+ * retried. */
 #include "core/db.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
+#include "worker/deliveries.h"
 #include "worker/housekeeping.h"
+#include "worker/ingester.h"
 #include "worker/process.h"
 #include <signal.h>
 #include <stdio.h>
@@ -42,8 +46,10 @@ main_usage(void)
  * to claim; returns 0 or -1 when the database failed. */
 static int
 main_pass(const struct conf *conf, struct db *db, struct process **proc,
-    time_t *last_housekeeping)
+    time_t *last_housekeeping, int once)
 {
+	char owner[128];
+
 	time_t now = time(NULL);
 	struct buf err;
 
@@ -66,7 +72,25 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 		if (*proc == NULL)
 			return 0;	/* housekeeping still runs */
 	}
+	/* A daemon's upload jobs are its ingester thread's. */
+	snprintf(owner, sizeof(owner), "%s:ingest", process_owner(*proc));
+	if (once && ingester_run_pending(conf, db, process_engine(*proc), owner,
+	    &stopping) == -1)
+		return -1;
 	return process_run(*proc, db, &stopping, last_housekeeping);
+}
+
+/* The upload thread of a daemon, its leases owned by "host:pid:ingest". */
+static struct ingester *
+main_ingester(const struct conf *conf)
+{
+	char host[64], owner[100];
+
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(owner, sizeof(owner), "%s:%ld", host, (long)getpid());
+	return ingester_start(conf, owner);
 }
 
 int
@@ -78,6 +102,8 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	struct db *db = NULL;
 	struct process *proc = NULL;
+	struct ingester *ingester = NULL;
+	struct deliveries *sender = NULL;
 	time_t last = 0;
 	int i, once = 0, rc = 0;
 	unsigned slept;
@@ -103,6 +129,19 @@ main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	log_info("event=started mode=%s", once ? "once" : "daemon");
+	if (!once && (ingester = main_ingester(&conf)) == NULL) {
+		fprintf(stderr, "svc-worker: cannot start the upload thread\n");
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
+	if (!once && (sender = deliveries_start(&conf, &err)) == NULL) {
+		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
+		buf_free(&err);
+		ingester_stop(ingester);
+		conf_free(&conf);
+		return 1;
+	}
 	while (!stopping) {
 		if (db == NULL) {
 			buf_reset(&err);
@@ -115,7 +154,8 @@ main(int argc, char **argv)
 				}
 			}
 		}
-		if (db != NULL && main_pass(&conf, db, &proc, &last) == -1) {
+		if (db != NULL && (main_pass(&conf, db, &proc, &last, once) ==
+		    -1 || (once && deliveries_once(&conf, db) == -1))) {
 			db_close(db);
 			db = NULL;
 			if (once) {
@@ -129,6 +169,8 @@ main(int argc, char **argv)
 		    (unsigned)conf_int(&conf, CONF_WORKER_POLL_INTERVAL); slept++)
 			sleep(1);
 	}
+	ingester_stop(ingester);
+	deliveries_stop(sender);
 	process_free(proc);
 	db_close(db);
 	buf_free(&err);

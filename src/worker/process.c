@@ -91,6 +91,18 @@ process_free(struct process *p)
 	free(p);
 }
 
+struct verify_engine *
+process_engine(struct process *p)
+{
+	return p->engine;
+}
+
+const char *
+process_owner(const struct process *p)
+{
+	return p->owner;
+}
+
 /* Drops everything held: sessions, queues, chunks (their leases given
  * back when release is set, after writing what is concluded). */
 static void

@@ -16,6 +16,10 @@ struct process;
  * start. conf must outlive the processor. */
 struct process *process_new(const struct conf *, struct buf *err);
 void	 process_free(struct process *);
+/* The processor's engine and lease owner ("host:pid"), for the upload
+ * jobs a --once pass runs before the chunks. */
+struct verify_engine *process_engine(struct process *);
+const char *process_owner(const struct process *);
 
 /* Works on job chunks until nothing is left to claim (0), *stop is set (the
  * leases of unfinished chunks are given back; 0), or the database fails

@@ -21,7 +21,10 @@
 #    (mx.r<run>-d<NNN>.bench.test), with "shared" all the domains of one
 #    fake server share one MX host name (svc-worker limits sessions per MX
 #    host name: worker_domain_concurrency);
-#  - fake_smtp.py, BENCH_WORKER_FAKES (1) instances per kind on one port:
+#  - fake_smtp.py, BENCH_WORKER_FAKES (10) instances per kind on one port
+#    (svc-worker holds worker_domain_concurrency sessions per server address
+#    too, so with one address per kind only 5 + 5 sessions would run: ten
+#    per kind let the default 50 run, as 200 domains on many servers would):
 #    normal ones (catchall=0) on 127.0.0.40, .42, ..., catch-all ones
 #    (catchall=1) on 127.0.0.41, .43, ...; domains spread round-robin;
 #    STARTTLS with a throw-away certificate made by certtool
@@ -67,7 +70,7 @@ NDOM=${BENCH_WORKER_DOMAINS:-200}
 PERDOM=${BENCH_WORKER_PER_DOMAIN:-100}
 CA_EVERY=${BENCH_WORKER_CATCHALL_EVERY:-10}
 FLIGHT_MS=${BENCH_WORKER_FLIGHT_MS:-20}
-NFAKES=${BENCH_WORKER_FAKES:-1}
+NFAKES=${BENCH_WORKER_FAKES:-10}
 MXMODE=${BENCH_WORKER_MX:-per-domain}
 RUNS=${BENCH_WORKER_RUNS:-1}
 NPROCS=${BENCH_WORKER_PROCS:-1}

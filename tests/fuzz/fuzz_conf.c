@@ -34,7 +34,8 @@ load(struct conf *c, const char *data, size_t size, struct buf *err)
 static void
 check_values(const struct conf *c)
 {
-	long v;
+	long v, d[CONF_DURATIONS_MAX];
+	size_t nd;
 	int i, b;
 
 	for (i = 0; i < CONF__MAX; i++) {
@@ -49,6 +50,10 @@ check_values(const struct conf *c)
 		} else if (s->type == CONF_TYPE_BOOL) {
 			CHECK(strparse_bool(str, &b) == 0);
 			CHECK(conf_int(c, (enum conf_key)i) == b);
+		} else if (s->type == CONF_TYPE_DURATIONS) {
+			CHECK(strparse_durations(str, d, CONF_DURATIONS_MAX,
+			    &nd) == 0);
+			CHECK(conf_int(c, (enum conf_key)i) == (long)nd);
 		}
 	}
 }

@@ -154,6 +154,26 @@ svcadm() {
     "$top_builddir/src/admin/svcadm" -c "$SVC_CONF" "$@"
 }
 
+# it_worker_once: one pass of the built svc-worker on this test's svc.conf.
+it_worker_once() {
+    timeout 120 "$top_builddir/src/worker/svc-worker" -c "$SVC_CONF" --once \
+        >> "$IT_DIR/log/worker-stderr.log" 2>&1
+}
+
+# it_job_wait JOB STATUS...: run svc-worker --once until the job is in one of
+# the statuses (60 passes at most, a second apart).
+it_job_wait() {
+    local job=$1 st=
+    shift
+    for _ in $(seq 1 60); do
+        it_worker_once || { it_fail "svc-worker --once failed"; return 1; }
+        st=$(it_sql "SELECT status FROM jobs WHERE id = '$job'")
+        case " $* " in *" $st "*) return 0 ;; esac
+        sleep 1
+    done
+    it_fail "job $job is still $st, not $*"
+}
+
 # it_sql SQL: run SQL as root on the test database, tab-separated, no headers.
 it_sql() {
     stack_mariadb_sql "$IT_DIR/mariadb" -N -B svc -e "$1"

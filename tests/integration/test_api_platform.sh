@@ -409,10 +409,10 @@ t_routing() {
     API_KEY=$PRO_KEY http PUT /v1/credits; expect_status 405 && expect_json .error.code method_not_allowed &&
         expect_header Allow GET || return 1
     API_KEY=$PRO_KEY http POST /v1/jobs/job_x/progress '{}'; expect_status 405 && expect_header Allow GET || return 1
-    API_KEY=$PRO_KEY http GET /v1/webhooks; expect_status 501 && expect_json .error.code not_implemented || return 1
+    API_KEY=$PRO_KEY http POST /v1/verify/bulk/job_x/confirm '{}'; expect_status 404 && expect_json .error.code not_found || return 1
     API_KEY=$PRO_KEY http GET "/v1/credits?x=1&y=%zz"; expect_status 200
 }
-t_case "unknown paths 404, wrong methods 405 with Allow, unimplemented endpoints 501" t_routing
+t_case "unknown paths and jobs 404, wrong methods 405 with Allow" t_routing
 
 t_request_ids() {
     local id

@@ -63,6 +63,9 @@ test_conf_defaults_match_the_table_and_lie_in_range(void **state)
 			assert_int_equal(strparse_bool(s->def, &b), 0);
 			assert_int_equal(conf_int(&c, (enum conf_key)i), b);
 			break;
+		case CONF_TYPE_DURATIONS:
+			assert_true(conf_int(&c, (enum conf_key)i) >= 1);
+			break;
 		default:
 			break;
 		}
@@ -235,7 +238,36 @@ static const struct errcase err_cases[] = {
 	{ "db_name = a\n db_name=a", "t.conf:2: \"db_name\" is set twice" },
 	{ "db_port = 1\nsmtp_port = 0\n",
 	  "t.conf:2: smtp_port: \"0\" is not an integer in 1..65535" },
+	{ "webhook_retry_schedule = 1m 5x\n",
+	  "t.conf:1: webhook_retry_schedule: \"1m 5x\" is not a list of 1 "
+	  "to 20 durations (1s to 30d)" },
+	{ "webhook_retry_schedule =\n",
+	  "t.conf:1: webhook_retry_schedule: \"\" is not a list of 1 "
+	  "to 20 durations (1s to 30d)" },
+	{ "webhook_retry_schedule = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 "
+	  "17 18 19 20 21\n",
+	  "t.conf:1: webhook_retry_schedule: \"1 2 3 4 5 6 7 8 9 10 11 12 13 "
+	  "14 15 16 17 18 19 20 21\" is not a list of 1 to 20 durations (1s "
+	  "to 30d)" },
 };
+
+static void
+test_conf_durations_count_their_entries(void **state)
+{
+	struct conf c;
+	struct buf err;
+
+	(void)state;
+	conf_defaults(&c);
+	assert_int_equal(conf_int(&c, CONF_WEBHOOK_RETRY_SCHEDULE), 7);
+	conf_free(&c);
+	assert_int_equal(load_text(&c, "webhook_retry_schedule = 2, 3s\n",
+	    &err), 0);
+	assert_int_equal(conf_int(&c, CONF_WEBHOOK_RETRY_SCHEDULE), 2);
+	assert_string_equal(conf_str(&c, CONF_WEBHOOK_RETRY_SCHEDULE), "2, 3s");
+	conf_free(&c);
+	buf_free(&err);
+}
 
 static void
 test_conf_reports_unknown_malformed_and_repeated_lines(void **state)
@@ -577,6 +609,7 @@ main(void)
 		cmocka_unit_test(test_conf_int_settings_refuse_out_of_range_with_file_and_line),
 		cmocka_unit_test(test_conf_bool_settings_refuse_other_words_with_file_and_line),
 		cmocka_unit_test(test_conf_reports_unknown_malformed_and_repeated_lines),
+		cmocka_unit_test(test_conf_durations_count_their_entries),
 		cmocka_unit_test(test_conf_refuses_line_longer_than_reader_buffer),
 		cmocka_unit_test(test_conf_error_for_long_value_or_name_keeps_file_line_and_setting),
 		cmocka_unit_test_setup_teardown(test_conf_load_missing_file_is_defaults_unless_it_must_exist, tmp_setup, tmp_teardown),

@@ -88,6 +88,30 @@ test_http_query_get_decodes_percent_and_plus_and_keeps_bad_escapes(
 	}
 }
 
+/* A path segment keeps '+' (a tagged address) and decodes %XX. */
+static void
+test_http_path_decode_keeps_plus(void **state)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "a+tag@x.com", "a+tag@x.com" },
+		{ "%40example.com", "@example.com" },
+		{ "a%2Bb%40x", "a+b@x" },
+		{ "100%", "100%" },		/* a bad escape stays */
+		{ "%zz", "%zz" },
+	};
+	struct buf out;
+	size_t i;
+
+	(void)state;
+	buf_init(&out, 1024);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		buf_puts(&out, "previous");
+		assert_int_equal(http_path_decode(cases[i].in, &out), 0);
+		assert_string_equal(buf_str(&out), cases[i].out);
+	}
+	buf_free(&out);
+}
+
 static void
 test_http_query_get_of_null_query_is_not_found(void **state)
 {
@@ -523,6 +547,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_query_get_decodes_percent_and_plus_and_keeps_bad_escapes),
 		cmocka_unit_test(test_http_query_get_of_null_query_is_not_found),
+		cmocka_unit_test(test_http_path_decode_keeps_plus),
 		cmocka_unit_test(test_http_query_get_fails_when_value_passes_buffer_cap),
 		cmocka_unit_test(test_http_header_in_maps_names_to_cgi_variables),
 		cmocka_unit_test(test_http_header_in_returns_null_for_absent_overlong_or_no_env),

@@ -1,5 +1,5 @@
 /* test_strparse.c: range-checked integer parsing (ranges, overflow, junk,
- * white space), boolean words, in-place trimming, case-folded comparison and
+ * white space), boolean words, lists of durations, in-place trimming, case-folded comparison and
  * the constant-time comparison used for secrets. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -202,6 +202,73 @@ test_strparse_copy_cuts_to_fit_and_always_terminates(void **state)
 	assert_string_equal(d, "");
 }
 
+static void
+test_strparse_utf8_chars_counts_code_points_and_refuses_bad_utf8(void **state)
+{
+	(void)state;
+	assert_int_equal(strparse_utf8_chars(""), 0);
+	assert_int_equal(strparse_utf8_chars("abc"), 3);
+	assert_int_equal(strparse_utf8_chars("B\xc3\xbc" "cher"), 6);
+	assert_int_equal(strparse_utf8_chars("\xe2\x82\xac"), 1);	/* euro */
+	assert_int_equal(strparse_utf8_chars("\xf0\x9f\x98\x80!"), 2);
+	assert_int_equal(strparse_utf8_chars("\xc0\xaf"), -1);	/* overlong */
+	assert_int_equal(strparse_utf8_chars("\xe0\x80\xaf"), -1);
+	assert_int_equal(strparse_utf8_chars("\xed\xa0\x80"), -1);	/* surrogate */
+	assert_int_equal(strparse_utf8_chars("\xf4\x90\x80\x80"), -1);
+	assert_int_equal(strparse_utf8_chars("a\xc3"), -1);	/* cut short */
+	assert_int_equal(strparse_utf8_chars("\xff"), -1);
+	assert_int_equal(strparse_utf8_chars("caf\xe9"), -1);	/* Latin-1 */
+}
+
+struct durcase {
+	const char	*in;
+	int		 want;		/* 0 parsed, -1 refused */
+	size_t		 n;
+	long		 v[4];
+};
+
+static const struct durcase dur_cases[] = {
+	{ "60", 0, 1, { 60 } },
+	{ "1m 5m 30m 2h", 0, 4, { 60, 300, 1800, 7200 } },
+	{ " 1s,2, 3h\t1d ", 0, 4, { 1, 2, 10800, 86400 } },
+	{ "30d", 0, 1, { 2592000 } },		/* the largest */
+	{ "2592000", 0, 1, { 2592000 } },
+	{ "1,,2", 0, 2, { 1, 2 } },
+	{ "31d", -1, 0, { 0 } },
+	{ "2592001", -1, 0, { 0 } },
+	{ "0", -1, 0, { 0 } },			/* at least a second */
+	{ "0m", -1, 0, { 0 } },
+	{ "", -1, 0, { 0 } },
+	{ " , ", -1, 0, { 0 } },
+	{ "5x", -1, 0, { 0 } },
+	{ "m", -1, 0, { 0 } },
+	{ "5mm", -1, 0, { 0 } },
+	{ "-5", -1, 0, { 0 } },
+	{ "+5", -1, 0, { 0 } },
+	{ "1.5h", -1, 0, { 0 } },
+	{ "99999999999999999999", -1, 0, { 0 } },
+	{ "1 2 3 4 5", -1, 0, { 0 } },		/* more than max (4) */
+};
+
+static void
+test_strparse_durations_reads_units_and_refuses_the_rest(void **state)
+{
+	long v[4];
+	size_t i, j, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(dur_cases) / sizeof(dur_cases[0]); i++) {
+		const struct durcase *c = &dur_cases[i];
+
+		print_message("\"%s\"\n", c->in);
+		assert_int_equal(strparse_durations(c->in, v, 4, &n), c->want);
+		assert_int_equal(n, c->n);
+		for (j = 0; j < n; j++)
+			assert_int_equal(v[j], c->v[j]);
+	}
+	assert_int_equal(strparse_durations(NULL, v, 4, &n), -1);
+}
+
 int
 main(void)
 {
@@ -213,6 +280,10 @@ main(void)
 		cmocka_unit_test(test_strparse_ieq_folds_ascii_case_only),
 		cmocka_unit_test(test_strparse_consttime_eq_compares_exactly_n_bytes),
 		cmocka_unit_test(test_strparse_copy_cuts_to_fit_and_always_terminates),
+		cmocka_unit_test(test_strparse_utf8_chars_counts_code_points_and_refuses_bad_utf8),
+}
+
+		cmocka_unit_test(test_strparse_durations_reads_units_and_refuses_the_rest),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

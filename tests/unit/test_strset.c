@@ -24,6 +24,34 @@ same(void *arg, uint32_t id, const char *s, size_t n)
 	return strlen(words[id]) == n && memcmp(words[id], s, n) == 0;
 }
 
+/* strset_has: the strings strset_add copied in, and no other. */
+static void
+test_strset_has_what_was_added(void **state)
+{
+	struct strset *s = strset_new(0);
+	char w[16];
+	unsigned i;
+
+	(void)state;
+	assert_non_null(s);
+	for (i = 0; i < 1000; i++) {
+		snprintf(w, sizeof(w), "a%u@x", i);
+		assert_int_equal(strset_has(s, w, strlen(w)), 0);
+		assert_int_equal(strset_add(s, w, strlen(w)), 1);
+		assert_int_equal(strset_has(s, w, strlen(w)), 1);
+	}
+	for (i = 0; i < 1000; i++) {
+		snprintf(w, sizeof(w), "a%u@x", i);
+		assert_int_equal(strset_has(s, w, strlen(w)), 1);
+		/* a prefix or an extension of a member is not one */
+		assert_int_equal(strset_has(s, w, strlen(w) - 1), 0);
+		snprintf(w, sizeof(w), "a%u@xy", i);
+		assert_int_equal(strset_has(s, w, strlen(w)), 0);
+	}
+	assert_int_equal(strset_count(s), 1000);
+	strset_free(s);
+}
+
 static void
 test_strset_finds_members_and_only_them(void **state)
 {
@@ -65,6 +93,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strset_finds_members_and_only_them),
+		cmocka_unit_test(test_strset_has_what_was_added),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,103 @@
+/* handler_preview.c: an upload's free List Health Preview and its
+ * confirmation (scope verify:bulk): POST /v1/verify/bulk/{id}/preview
+ * (200 with the preview; 202 with preview null while ingesting; 202
+ * refreshing with ?refresh=true; 409 preview_unavailable for a job
+ * uploaded without preview) and POST /v1/verify/bulk/{id}/confirm
+ * (charges credits_needed exactly once and queues the job; 402 with
+ * details.required and details.available; 409
+ * job_not_awaiting_confirmation with details.status). */
+#include "api/api.h"
+#include "jobs/uploads.h"
+#include <stdlib.h>
+#include <string.h>
+
+void
+handler_preview(struct api_call *c)
+{
+	struct uploads_preview p;
+	struct buf v;
+	json_t *preview = NULL;
+	int refresh = 0;
+
+	buf_init(&v, 64);
+	if (http_query_get(c->req->query, "refresh", &v) == 0) {
+		if (strcmp(buf_str(&v), "true") == 0)
+			refresh = 1;
+		else if (strcmp(buf_str(&v), "false") != 0) {
+			buf_free(&v);
+			api_bad_field(c, "refresh", "true or false");
+			return;
+		}
+	}
+	buf_free(&v);
+	switch (uploads_preview_get(c->ctx->db, c->key.account_id,
+	    c->params[0], refresh, &p)) {
+	case UPLOADS_OK:
+		break;
+	case UPLOADS_NOT_FOUND:
+		http_error(c->resp, 404, "not_found", NULL, "no job %s",
+		    c->params[0]);
+		return;
+	case UPLOADS_NO_PREVIEW:
+		http_error(c->resp, 409, "preview_unavailable", NULL,
+		    "job %s was not uploaded with preview=true", c->params[0]);
+		return;
+	default:
+		api_internal_error(c, "uploads_preview_get");
+		return;
+	}
+	if (p.preview != NULL)
+		preview = json_loads(p.preview, 0, NULL);
+	free(p.preview);
+	if (p.status == JOBS_FAILED || p.status == JOBS_CANCELLED) {
+		json_decref(preview);
+		http_error(c->resp, 409, "preview_unavailable", json_pack(
+		    "{s:s}", "status", jobs_status_names[p.status]),
+		    "job %s is %s: see GET /v1/jobs/%s", c->params[0],
+		    jobs_status_names[p.status], c->params[0]);
+		return;
+	}
+	if (p.refreshing || preview == NULL) {
+		http_json(c->resp, 202, json_pack("{s:s,s:s,s:o,s:b}",
+		    "job_id", c->params[0], "status",
+		    jobs_status_names[p.status], "preview",
+		    preview ? preview : json_null(), "refreshing",
+		    p.refreshing));
+		return;
+	}
+	http_json(c->resp, 200, json_pack("{s:s,s:s,s:o}", "job_id",
+	    c->params[0], "status", jobs_status_names[p.status], "preview",
+	    preview));
+}
+
+void
+handler_preview_confirm(struct api_call *c)
+{
+	struct uploads_confirmed k;
+
+	switch (uploads_confirm(c->ctx->db, c->key.account_id, c->params[0],
+	    &k)) {
+	case UPLOADS_OK:
+		http_json(c->resp, 200, json_pack("{s:s,s:s,s:I,s:I}",
+		    "job_id", c->params[0], "status", "pending",
+		    "credits_charged", (json_int_t)k.charged,
+		    "credits_remaining", (json_int_t)k.balance));
+		break;
+	case UPLOADS_NOT_FOUND:
+		http_error(c->resp, 404, "not_found", NULL, "no job %s",
+		    c->params[0]);
+		break;
+	case UPLOADS_WRONG_STATUS:
+		http_error(c->resp, 409, "job_not_awaiting_confirmation",
+		    json_pack("{s:s}", "status", jobs_status_names[k.status]),
+		    "job %s is %s, not awaiting_confirmation", c->params[0],
+		    jobs_status_names[k.status]);
+		break;
+	case UPLOADS_INSUFFICIENT:
+		api_insufficient_credits(c, k.required, k.balance);
+		break;
+	default:
+		api_internal_error(c, "uploads_confirm");
+		break;
+	}
+}

@@ -1,0 +1,110 @@
+/* handler_suppressions.c: an account's suppression list (API.md, scope
+ * verify:bulk): POST /v1/suppressions { entries: [...] } adds addresses
+ * and "@domain" entries (all or none: one bad entry is a 400 naming it),
+ * GET lists them newest first, DELETE /v1/suppressions/{entry} removes one
+ * (the entry percent-encoded in the path: %40example.com). */
+#include "api/api.h"
+#include "jobs/suppressions.h"
+#include <stdlib.h>
+
+#define SUPPRESSIONS_PAGE_MAX 1000
+
+void
+handler_suppressions_add(struct api_call *c)
+{
+	char (*norm)[SUPPRESSIONS_ENTRY_MAX + 1] = NULL;
+	size_t i, n, added, existing;
+	json_t *body, *entries, *e;
+	char field[32];
+
+	if ((body = api_json_body(c)) == NULL)
+		return;
+	entries = json_object_get(body, "entries");
+	if (!json_is_array(entries) || (n = json_array_size(entries)) == 0 ||
+	    n > SUPPRESSIONS_ADD_MAX) {
+		api_bad_field(c, "entries", "an array of 1 to %d addresses or "
+		    "\"@domain\" entries", SUPPRESSIONS_ADD_MAX);
+		goto out;
+	}
+	if ((norm = calloc(n, sizeof(*norm))) == NULL) {
+		api_internal_error(c, "suppressions_add");
+		goto out;
+	}
+	json_array_foreach(entries, i, e) {
+		if (json_is_string(e) && suppressions_norm(json_string_value(e),
+		    norm[i]) == SUPPRESSIONS_OK)
+			continue;
+		snprintf(field, sizeof(field), "entries[%zu]", i);
+		api_bad_field(c, field, "not an email address or \"@domain\"");
+		goto out;
+	}
+	if (suppressions_add(c->ctx->db, c->key.account_id, norm, n, &added,
+	    &existing) != SUPPRESSIONS_OK) {
+		api_internal_error(c, "suppressions_add");
+		goto out;
+	}
+	http_json(c->resp, 201, json_pack("{s:I,s:I}", "added",
+	    (json_int_t)added, "existing", (json_int_t)existing));
+out:
+	free(norm);
+	json_decref(body);
+}
+
+static int
+handler_suppressions_one(void *arg, const char *entry, const char *created)
+{
+	json_array_append_new(arg, json_pack("{s:s,s:s}", "entry", entry,
+	    "created_at", created));
+	return 0;
+}
+
+void
+handler_suppressions_list(struct api_call *c)
+{
+	long page, limit;
+	long long total = 0;
+	json_t *data;
+
+	if (api_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
+	    api_query_long(c, "limit", 1, SUPPRESSIONS_PAGE_MAX, 100,
+	    &limit) == -1)
+		return;
+	data = json_array();
+	if (suppressions_list(c->ctx->db, c->key.account_id, page, limit,
+	    &total, handler_suppressions_one, data) != SUPPRESSIONS_OK) {
+		json_decref(data);
+		api_internal_error(c, "suppressions_list");
+		return;
+	}
+	http_json(c->resp, 200, json_pack("{s:o,s:i,s:i,s:I}", "data", data,
+	    "page", (int)page, "limit", (int)limit, "total",
+	    (json_int_t)total));
+}
+
+void
+handler_suppressions_delete(struct api_call *c)
+{
+	struct buf entry;
+
+	buf_init(&entry, 1024);
+	if (http_path_decode(c->params[0], &entry) == -1) {
+		api_internal_error(c, "suppressions_delete");
+		goto out;
+	}
+	switch (suppressions_delete(c->ctx->db, c->key.account_id,
+	    buf_str(&entry))) {
+	case SUPPRESSIONS_OK:
+		http_json(c->resp, 200, json_pack("{s:s,s:b}", "entry",
+		    buf_str(&entry), "deleted", 1));
+		break;
+	case SUPPRESSIONS_NOT_FOUND:
+		http_error(c->resp, 404, "not_found", NULL,
+		    "%s is not on the suppression list", buf_str(&entry));
+		break;
+	default:
+		api_internal_error(c, "suppressions_delete");
+		break;
+	}
+out:
+	buf_free(&entry);
+}

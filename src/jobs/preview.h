@@ -1,0 +1,56 @@
+/* preview.h: the numbers of the free List Health Preview (the spec's
+ * preview object): what the free checks found on every unique address,
+ * what an SMTP sample found, and the estimate for the whole list drawn
+ * from both. How the rows are checked and the sample probed is svc-worker's
+ * (ingester.c); this is the arithmetic, kept apart so that it is tested on
+ * its own. */
+#ifndef SVC_PREVIEW_H
+#define SVC_PREVIEW_H
+#include <jansson.h>
+#include <stddef.h>
+#include <time.h>
+
+#define PREVIEW_SAMPLE_MAX 200		/* min(200, 2% of SMTP-bound rows) */
+#define PREVIEW_SAMPLE_PERCENT 2
+#define PREVIEW_HIGH_SAMPLE 100		/* confidence high from here */
+
+/* The bulk classifications, in jobs_count_names' order. */
+enum preview_class {
+	PREVIEW_VALID,
+	PREVIEW_INVALID,
+	PREVIEW_RISKY,
+	PREVIEW_CATCH_ALL,
+	PREVIEW_DISPOSABLE,
+	PREVIEW_UNKNOWN,
+	PREVIEW_CLASS__MAX
+};
+
+struct preview_tally {
+	long long	 total;		/* unique addresses */
+	long long	 duplicates;	/* rows dropped by de-duplication */
+	/* the free checks (a row may count in several) */
+	long long	 syntax_invalid, no_mx, disposable, role_based,
+			 suppressed, free_provider;
+	/* every row is one of the two */
+	long long	 resolved_without_smtp, needs_smtp;
+	/* classes of the rows resolved without SMTP (suppressed ones count
+	 * as invalid: undeliverable for this account) */
+	long long	 resolved[PREVIEW_CLASS__MAX];
+	/* the SMTP sample: its size and the classes it found */
+	long long	 sample_size;
+	long long	 sample[PREVIEW_CLASS__MAX];
+};
+
+/* The sample's size for this many SMTP-bound rows: 2% of them rounded
+ * up, at most 200 (0 for none). */
+long long preview_sample_size(long long needs_smtp);
+/* The estimate: the resolved rows as they are, the SMTP-bound rows split
+ * by the sample's shares (largest remainder, so the counts add up; all
+ * unknown without a sample). */
+void	 preview_estimate(const struct preview_tally *,
+	    long long est[PREVIEW_CLASS__MAX]);
+/* The spec's preview object, computed at when. */
+json_t	*preview_json(const struct preview_tally *, time_t when);
+/* How the sample is drawn and extrapolated (smtp_sample.method). */
+extern const char preview_method[];
+#endif

@@ -1,0 +1,62 @@
+/* suppressions.h: an account's suppression list (API.md): addresses and
+ * whole domains ("@example.com") it never wants to mail. Entries are kept
+ * in their normal form (addr.h: ASCII-lower-cased local part, A-label
+ * domain), so every spelling of an address or domain finds its entry. The
+ * preview counts suppressed addresses; result rows say "suppressed". */
+#ifndef SVC_SUPPRESSIONS_H
+#define SVC_SUPPRESSIONS_H
+#include "core/db.h"
+#include "engine/addr.h"
+#include <stdio.h>
+
+#define SUPPRESSIONS_ENTRY_MAX (ADDR_MAX + 2)	/* "@domain" or an address */
+#define SUPPRESSIONS_ADD_MAX 10000		/* entries in one request */
+
+enum suppressions_err {
+	SUPPRESSIONS_OK,
+	SUPPRESSIONS_INVALID,	/* not an address or "@domain" */
+	SUPPRESSIONS_NOT_FOUND,
+	SUPPRESSIONS_DB,
+	SUPPRESSIONS_NOMEM,
+	SUPPRESSIONS_ERR__MAX
+};
+
+/* The normal form of an entry as given (trimmed): an address, or "@" and
+ * a domain. SUPPRESSIONS_INVALID for anything else. */
+enum suppressions_err suppressions_norm(const char *entry,
+	    char out[SUPPRESSIONS_ENTRY_MAX + 1]);
+/* Adds normalised entries (those already there are counted in *existing),
+ * in one transaction. */
+enum suppressions_err suppressions_add(struct db *, const char *account,
+	    char (*entries)[SUPPRESSIONS_ENTRY_MAX + 1], size_t n,
+	    size_t *added, size_t *existing);
+typedef int (*suppressions_each_fn)(void *, const char *entry,
+	    const char *created_at);
+/* Newest first, a page of limit; *total is the whole list's size. */
+enum suppressions_err suppressions_list(struct db *, const char *account,
+	    long page, long limit, long long *total, suppressions_each_fn,
+	    void *);
+/* Removes an entry as given (normalised first). */
+enum suppressions_err suppressions_delete(struct db *, const char *account,
+	    const char *entry);
+
+/* "svcadm suppressions import": one entry per line ('#' comments and
+ * blank lines skipped). */
+struct suppressions_counts {
+	unsigned long	 added, existing, invalid;
+};
+enum suppressions_err suppressions_import(struct db *, const char *account,
+	    FILE *, struct suppressions_counts *);
+
+/* The whole list of an account held in memory, for checking many
+ * addresses (the preview, result pages). */
+struct suppressions_set;
+enum suppressions_err suppressions_load(struct db *, const char *account,
+	    struct suppressions_set **);
+/* Is this parsed address, or its domain, on the list? */
+int	 suppressions_has(struct suppressions_set *, const struct addr *);
+/* The same for an address as stored (parsed here; not an address: 0). */
+int	 suppressions_has_text(struct suppressions_set *, const char *);
+size_t	 suppressions_count(const struct suppressions_set *);
+void	 suppressions_free(struct suppressions_set *);
+#endif

@@ -1,0 +1,145 @@
+/* uploads.c: upload jobs as the API sees them (uploads.h): the job row
+ * made in the request's transaction, confirmation charging exactly once
+ * (the job row's lock orders concurrent confirms; the ledger's unique ref
+ * would refuse a second charge anyway), and the preview's state. */
+#include "jobs/uploads.h"
+#include "core/ledger.h"
+#include "util/strparse.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum uploads_err
+uploads_create(struct db *db, const struct uploads_new *u)
+{
+	if (db_begin(db) != DB_OK)
+		return UPLOADS_DB;
+	if (db_exec(db, "INSERT INTO jobs (id, account_id, pool_id, type, "
+	    "name, status, file_name, file_format, file_size, source_url, "
+	    "column_rule, email_column, want_preview, callback_url, "
+	    "callback_secret, created_at) VALUES (?, ?, ?, 'upload', ?, "
+	    "'ingesting', ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
+	    DB_ARGS(DBP_STR(u->id), DBP_STR(u->account_id),
+	    DBP_STR(u->pool_id), DBP_STR(u->name ? u->name : ""),
+	    DBP_STR(u->file_name), DBP_STR(u->format), DBP_INT(u->size),
+	    DBP_STR(u->source_url), DBP_STR(ingest_rule_names[u->rule]),
+	    DBP_STR(u->email_column), DBP_INT(u->preview),
+	    DBP_STR(u->callback_url), DBP_STR(u->callback_secret)), NULL) !=
+	    DB_OK) {
+		db_rollback(db);
+		return UPLOADS_DB;
+	}
+	return UPLOADS_OK;
+}
+
+struct uploads_confirming {
+	const char	*account, *id;
+	struct uploads_confirmed *out;
+	enum uploads_err rc;
+};
+
+static enum db_err
+uploads_confirm_work(struct db *db, void *arg)
+{
+	struct uploads_confirming *k = arg;
+	struct uploads_confirmed *o = k->out;
+	char pool[IDS_MAX], ref[IDS_MAX + 16];
+	struct db_res *r;
+	enum ledger_err lr;
+	enum db_err e;
+	int row;
+
+	switch (jobs_lock(db, k->account, k->id, &o->status)) {
+	case JOBS_OK:
+		break;
+	case JOBS_NOT_FOUND:
+		k->rc = UPLOADS_NOT_FOUND;
+		return DB_ABORT;
+	default:
+		return DB_ERR_QUERY;
+	}
+	if (o->status != JOBS_AWAITING_CONFIRMATION) {
+		k->rc = UPLOADS_WRONG_STATUS;
+		return DB_ABORT;
+	}
+	if ((e = db_query(db, "SELECT pool_id, total_emails FROM jobs WHERE "
+	    "id = ?", DB_ARGS(DBP_STR(k->id)), &r)) != DB_OK)
+		return e;
+	if ((row = db_res_next(r)) == 1) {
+		strparse_copy(pool, sizeof(pool), db_res_str(r, 0));
+		o->required = db_res_int(r, 1);
+	}
+	db_res_free(r);
+	if (row != 1)
+		return DB_ERR_QUERY;
+	snprintf(ref, sizeof(ref), "job:%s:charge", k->id);
+	lr = ledger_charge(db, pool, k->account, o->required, ref,
+	    &o->balance);
+	if (lr == LEDGER_INSUFFICIENT) {
+		k->rc = UPLOADS_INSUFFICIENT;
+		return DB_ABORT;
+	}
+	if (lr == LEDGER_RETRY)
+		return DB_ERR_RETRY;
+	if (lr != LEDGER_OK)
+		return DB_ERR_QUERY;
+	o->charged = o->required;
+	o->status = JOBS_PENDING;
+	return db_exec(db, "UPDATE jobs SET status = ?, credits_charged = ? "
+	    "WHERE id = ?", DB_ARGS(DBP_STR(jobs_status_names[JOBS_PENDING]),
+	    DBP_INT(o->charged), DBP_STR(k->id)), NULL);
+}
+
+enum uploads_err
+uploads_confirm(struct db *db, const char *account, const char *id,
+    struct uploads_confirmed *out)
+{
+	struct uploads_confirming k = { account, id, out, UPLOADS_OK };
+	enum db_err e;
+
+	memset(out, 0, sizeof(*out));
+	e = db_tx_retry(db, uploads_confirm_work, &k);
+	if (e == DB_ABORT)
+		return k.rc;
+	return e == DB_OK ? UPLOADS_OK : UPLOADS_DB;
+}
+
+enum uploads_err
+uploads_preview_get(struct db *db, const char *account, const char *id,
+    int refresh, struct uploads_preview *out)
+{
+	struct db_res *r;
+	int row, wanted = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (db_query(db, "SELECT status, want_preview, preview FROM jobs "
+	    "WHERE id = ? AND account_id = ?", DB_ARGS(DBP_STR(id),
+	    DBP_STR(account)), &r) != DB_OK)
+		return UPLOADS_DB;
+	if ((row = db_res_next(r)) == 1) {
+		out->status = jobs_status_of(db_res_str(r, 0));
+		wanted = (int)db_res_int(r, 1);
+		if (db_res_str(r, 2) != NULL &&
+		    (out->preview = strdup(db_res_str(r, 2))) == NULL)
+			row = -1;
+	}
+	db_res_free(r);
+	if (row == -1)
+		return UPLOADS_DB;
+	if (row == 0)
+		return UPLOADS_NOT_FOUND;
+	if (!wanted)
+		return UPLOADS_NO_PREVIEW;
+	if (refresh && out->status == JOBS_AWAITING_CONFIRMATION) {
+		if (db_exec(db, "UPDATE jobs SET preview_refresh = 1 WHERE "
+		    "id = ? AND status = ?", DB_ARGS(DBP_STR(id),
+		    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION])),
+		    NULL) != DB_OK) {
+			free(out->preview);
+			out->preview = NULL;
+			return UPLOADS_DB;
+		}
+		out->refreshing = 1;
+	}
+	return UPLOADS_OK;
+}

@@ -1,0 +1,70 @@
+/* uploads.h: jobs made from a file or a source_url (the spec's upload
+ * state table): created "ingesting" with nothing charged; ingested by
+ * svc-worker (ingest.h) into "awaiting_confirmation" with a free preview,
+ * or "pending" charged once, or "failed"; confirmed (charged exactly once)
+ * or cancelled while awaiting. */
+#ifndef SVC_UPLOADS_H
+#define SVC_UPLOADS_H
+#include "core/db.h"
+#include "jobs/ingest_columns.h"
+#include "jobs/jobs.h"
+#include "util/ids.h"
+
+#define UPLOADS_UNIQUE_MAX 500000	/* too_many_emails beyond */
+#define UPLOADS_NAME_MAX JOBS_NAME_MAX
+#define UPLOADS_COLUMN_MAX 255		/* an email_column name's bytes */
+
+/* The format of a stored file (ingest_read.h's names), or "" for a
+ * source_url not fetched yet. */
+struct uploads_new {
+	const char	*id;		/* made by the caller (ids_new "job") */
+	const char	*account_id;
+	const char	*pool_id;
+	const char	*name;
+	const char	*file_name;	/* NULL for a source_url */
+	const char	*format;	/* "csv", "tsv", "txt", "xlsx" or NULL */
+	long long	 size;
+	const char	*source_url;	/* NULL for a file */
+	enum ingest_rule rule;
+	const char	*email_column;	/* the name or index, NULL for AUTO */
+	int		 preview;
+	const char	*callback_url;	/* NULL: none */
+	const char	*callback_secret;
+};
+
+enum uploads_err {
+	UPLOADS_OK,
+	UPLOADS_NOT_FOUND,
+	UPLOADS_WRONG_STATUS,	/* 409: the job is not in the status asked */
+	UPLOADS_NO_PREVIEW,	/* 409 preview_unavailable */
+	UPLOADS_INSUFFICIENT,	/* 402 */
+	UPLOADS_DB,
+	UPLOADS_ERR__MAX
+};
+
+/* Writes the job row ("ingesting"), in a transaction it begins and leaves
+ * open (the caller stores the Idempotency-Key answer, then commits). */
+enum uploads_err uploads_create(struct db *, const struct uploads_new *);
+
+/* POST .../confirm: charges the job's total once (ledger ref
+ * job:<id>:charge) and queues it. *status is the job's status when it is
+ * not awaiting confirmation (UPLOADS_WRONG_STATUS); on
+ * UPLOADS_INSUFFICIENT *required and *available say why. */
+struct uploads_confirmed {
+	enum jobs_status status;
+	long long	 charged, balance, required;
+};
+enum uploads_err uploads_confirm(struct db *, const char *account,
+	    const char *id, struct uploads_confirmed *);
+
+/* POST .../preview: the job's status and its preview (JSON text, NULL
+ * while none is computed; free it). With refresh, an awaiting job's
+ * preview is computed again by a worker (*refreshing set). */
+struct uploads_preview {
+	enum jobs_status status;
+	char		*preview;
+	int		 refreshing;
+};
+enum uploads_err uploads_preview_get(struct db *, const char *account,
+	    const char *id, int refresh, struct uploads_preview *);
+#endif

@@ -1,0 +1,271 @@
+/* ingester.c: upload jobs in svc-worker (ingester.h). One job at a time:
+ * claim (a lease like a chunk's, renewed while the file is read), read
+ * the file, write the rows with the job's next state, and for a preview
+ * job compute the preview from the addresses just read (or, for a
+ * refresh, from the job's rows). Failures of the file are the job's
+ * (failed, with the spec's code); failures of the database leave the
+ * job to its lease, for this or another worker to take up again. */
+#include "worker/ingester.h"
+#include "jobs/ingest.h"
+#include "util/log.h"
+#include "util/strparse.h"
+#include "util/timeutil.h"
+#include "worker/previewer.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define INGESTER_RETRY_SECONDS 60	/* between failed engine starts */
+
+struct ingester {
+	const struct conf	*conf;
+	char			 owner[100];
+	pthread_t		 thread;
+	volatile sig_atomic_t	 stop;
+};
+
+struct ingester_progress {
+	struct db		*db;
+	const struct ingest_job	*job;
+	const char		*owner;
+	long			 lease;
+};
+
+static int
+ingester_progress(void *arg, unsigned long long rows, long long bytes)
+{
+	struct ingester_progress *p = arg;
+
+	return ingest_renew(p->db, p->job, p->owner, p->lease,
+	    (long long)rows, bytes);
+}
+
+/* The addresses of a job already ingested (a preview refresh): its rows
+ * in order, into l (strings in one result set, kept in *res). */
+static int
+ingester_load_rows(struct db *db, const char *id, struct previewer_list *l,
+    struct db_res **res)
+{
+	size_t n, i = 0;
+	long long dups = 0;
+	int found, row;
+
+	memset(l, 0, sizeof(*l));
+	if (db_query_int(db, "SELECT duplicates_removed FROM jobs WHERE "
+	    "id = ?", DB_ARGS(DBP_STR(id)), &dups, &found) != DB_OK ||
+	    db_query(db, "SELECT email, domain FROM job_emails WHERE "
+	    "job_id = ? ORDER BY seq", DB_ARGS(DBP_STR(id)), res) != DB_OK)
+		return -1;
+	n = (size_t)db_res_rows(*res);
+	if ((l->emails = calloc(n ? n : 1, sizeof(char *))) == NULL ||
+	    (l->domains = calloc(n ? n : 1, sizeof(char *))) == NULL)
+		return -1;
+	while (i < n && (row = db_res_next(*res)) == 1) {
+		/* db_res rows are not kept once the next is read: copy */
+		l->emails[i] = strdup(db_res_str(*res, 0));
+		l->domains[i] = strdup(db_res_str(*res, 1) ?
+		    db_res_str(*res, 1) : "");
+		if (l->emails[i] == NULL || l->domains[i] == NULL)
+			return -1;
+		i++;
+	}
+	l->n = i;
+	l->duplicates = dups;
+	return 0;
+}
+
+static void
+ingester_rows_free(struct previewer_list *l, struct db_res *res)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->emails[i]);
+		free(l->domains[i]);
+	}
+	free(l->emails);
+	free(l->domains);
+	db_res_free(res);
+}
+
+/* The preview of a job from its addresses, stored. */
+static int
+ingester_preview(const struct conf *c, struct db *db,
+    struct verify_engine *e, const struct ingest_job *j, const char *owner,
+    const struct previewer_list *l)
+{
+	char *preview;
+	int rc;
+
+	/* The lease covers the preview's whole budget. */
+	if (ingest_renew(db, j, owner, conf_int(c, CONF_WORKER_LEASE_SECONDS) +
+	    conf_int(c, CONF_PREVIEW_BUDGET_SECONDS), -1, -1) == -1) {
+		log_warn("event=preview_skipped job=%s reason=lease", j->id);
+		return 0;
+	}
+	if ((preview = previewer_run(c, e, db, j->account_id, l)) == NULL)
+		return -1;
+	rc = ingest_preview_done(db, j, owner, preview);
+	free(preview);
+	if (rc == 0)
+		log_info("event=preview_ready job=%s addresses=%zu", j->id,
+		    l->n);
+	return rc;
+}
+
+/* One claimed job; -1 when the database failed. */
+static int
+ingester_job(const struct conf *c, struct db *db, struct verify_engine *e,
+    const char *owner, const struct ingest_job *j)
+{
+	struct ingester_progress pr = { db, j, owner,
+	    conf_int(c, CONF_WORKER_LEASE_SECONDS) };
+	struct previewer_list l;
+	struct ingest_read r;
+	struct db_res *res = NULL;
+	enum ingest_fail fail;
+	enum ingest_err rc;
+	int64_t t0, t1;
+	int ret = 0;
+
+	if (j->refresh) {
+		if (ingester_load_rows(db, j->id, &l, &res) == 0)
+			ret = ingester_preview(c, db, e, j, owner, &l);
+		else
+			ret = -1;
+		ingester_rows_free(&l, res);
+		return ret;
+	}
+	log_info("event=ingest_started job=%s format=%s bytes=%lld", j->id,
+	    j->format, j->file_size);
+	t0 = timeutil_mono_ms();
+	rc = ingest_read_file(db, j, &r, ingester_progress, &pr);
+	t1 = timeutil_mono_ms();
+	if (rc == INGEST_STOPPED) {
+		log_warn("event=ingest_stopped job=%s reason=lease", j->id);
+		goto out;
+	}
+	if (rc != INGEST_OK) {
+		ret = -1;
+		goto out;
+	}
+	if (r.fail != INGEST_FAIL_NONE) {
+		ingest_fail(db, j, r.fail, r.message);
+		goto out;
+	}
+	if (ingest_write(db, j, owner, &r, &fail) == -1) {
+		ret = -1;
+		goto out;
+	}
+	if (fail == INGEST_FAIL_INSUFFICIENT_CREDITS) {
+		char msg[INGEST_MESSAGE_MAX];
+
+		snprintf(msg, sizeof(msg), "the job needs %zu credits (one per "
+		    "unique address) and the balance is short of that",
+		    r.in.n);
+		ingest_fail(db, j, fail, msg);
+		goto out;
+	}
+	log_info("event=ingest_done job=%s rows=%llu addresses=%zu "
+	    "duplicates=%zu preview=%d read_ms=%lld write_ms=%lld", j->id,
+	    r.rows, r.in.n, r.in.duplicates, j->want_preview,
+	    (long long)(t1 - t0), (long long)(timeutil_mono_ms() - t1));
+	if (j->want_preview) {
+		l.emails = r.in.emails;
+		l.domains = r.in.domains;
+		l.n = r.in.n;
+		l.duplicates = (long long)r.in.duplicates;
+		ret = ingester_preview(c, db, e, j, owner, &l);
+	}
+out:
+	ingest_read_free(&r);
+	return ret;
+}
+
+int
+ingester_run_pending(const struct conf *c, struct db *db,
+    struct verify_engine *e, const char *owner, volatile sig_atomic_t *stop)
+{
+	struct ingest_job j;
+	int n = 0, got;
+
+	while (!*stop) {
+		got = ingest_claim(db, owner, conf_int(c,
+		    CONF_WORKER_LEASE_SECONDS), &j);
+		if (got == 0)
+			break;
+		if (got == -1 || ingester_job(c, db, e, owner, &j) == -1) {
+			log_error("event=ingester_db_error error=\"%s\"",
+			    db_error(db));
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* The thread: connect, make the engine, run what waits, sleep. */
+static void *
+ingester_main(void *arg)
+{
+	struct ingester *g = arg;
+	struct verify_engine *e = NULL;
+	struct db *db = NULL;
+	struct buf err;
+	time_t tried = 0;
+	long slept;
+
+	buf_init(&err, 1024);
+	while (!g->stop) {
+		buf_reset(&err);
+		if (db == NULL && db_open(g->conf, 1, &db, &err) != DB_OK)
+			log_error("event=ingester_db_unavailable error=\"%s\"",
+			    buf_str(&err));
+		if (e == NULL && db != NULL && time(NULL) - tried >=
+		    INGESTER_RETRY_SECONDS) {
+			tried = time(NULL);
+			if ((e = verify_engine_new(g->conf, &err)) == NULL)
+				log_error("event=ingester_engine_unavailable "
+				    "error=\"%s\"", buf_str(&err));
+		}
+		if (db != NULL && e != NULL && ingester_run_pending(g->conf,
+		    db, e, g->owner, &g->stop) == -1) {
+			db_close(db);
+			db = NULL;
+		}
+		for (slept = 0; !g->stop && slept < conf_int(g->conf,
+		    CONF_WORKER_POLL_INTERVAL); slept++)
+			sleep(1);
+	}
+	verify_engine_free(e);
+	db_close(db);
+	buf_free(&err);
+	return NULL;
+}
+
+struct ingester *
+ingester_start(const struct conf *c, const char *owner)
+{
+	struct ingester *g;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return NULL;
+	g->conf = c;
+	snprintf(g->owner, sizeof(g->owner), "%s:ingest", owner);
+	if (pthread_create(&g->thread, NULL, ingester_main, g) != 0) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void
+ingester_stop(struct ingester *g)
+{
+	if (g == NULL)
+		return;
+	g->stop = 1;
+	pthread_join(g->thread, NULL);
+	free(g);
+}

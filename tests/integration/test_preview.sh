@@ -1,0 +1,174 @@
+#!/bin/bash
+# test_preview.sh: the free List Health Preview and its confirmation,
+# through lighttpd, svc-api and svc-worker against the real DNS and mail
+# servers of mail_env.sh: POST .../preview while ingesting (202 null), once
+# computed (200: every free check counted on every row, the suppression
+# list, an SMTP sample of min(200, 2%) really probed, the estimate adding
+# up), with ?refresh=true (202 refreshing, then recomputed), for a job
+# without preview (409) and another account's (404); nothing charged by
+# any of it; POST .../confirm charging exactly once under ten concurrent
+# confirms (the others 409 with details.status), 402 with details, and a
+# job cancelled while awaiting confirmation (nothing charged or refunded).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
+mail_env_start
+mail_env_lists
+mail_env_conf
+it_conf_add "worker_poll_interval = 1
+verify_time_budget_ms = 12000"
+it_stack_start
+
+ACC=$(it_account pro 100000)
+API_KEY=$(it_key "$ACC" '*')
+F=$IT_DIR/files
+mkdir -p "$F"
+
+balance() { it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$1'"; }
+ledger_rows() { it_sql "SELECT COUNT(*) FROM credit_ledger WHERE account_id = '$1' AND kind <> 'grant'"; }
+
+# The list: 100 unknown mailboxes at mx.svc.test (the Postfix answers 550
+# 5.1.1: the only rows that need SMTP), info@ (role, suppressed), an
+# NXDOMAIN domain, a disposable one, two lines that are no address, a
+# suppressed domain, and repeats.
+{
+    echo "email,source"
+    for i in $(seq 1 100); do echo "nobody$i@mx.svc.test,web"; done
+    echo "info@mx.svc.test,form"
+    echo "x@nosuch.svc.test,form"
+    echo "y@nosuch.svc.test,form"
+    echo "z@throwaway.svc.test,form"
+    echo "not an address,import"
+    echo "neither,import"
+    echo "someone@blocked-domain.svc.test,import"
+    echo "NOBODY1@mx.svc.test,dup"
+    echo "nobody2@MX.svc.test,dup"
+} > "$F/list.csv"
+TOTAL=107
+
+t_preview_while_ingesting_then_computed() {
+    local before rows
+    http POST /v1/suppressions '{"entries":["info@mx.svc.test","@blocked-domain.svc.test"]}'
+    expect_status 201 || return 1
+    before=$(balance "$ACC")
+    rows=$(ledger_rows "$ACC")
+    http POST /v1/verify/bulk/upload "" -F "file=@$F/list.csv" -F preview=true -F name=health
+    expect_status 202 && expect_json .preview true || return 1
+    JOB=$(json .job_id)
+    http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
+    expect_status 202 && expect_json .status ingesting && expect_json .preview null || return 1
+    it_job_wait "$JOB" awaiting_confirmation || return 1
+    http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
+    expect_status 200 && expect_json .job_id "$JOB" && expect_json .status awaiting_confirmation || return 1
+    expect_json .preview.total_emails $TOTAL && expect_json .preview.duplicates_removed 2 &&
+        expect_json .preview.credits_needed $TOTAL || return 1
+    # (the suppressed domain does not exist either: a row counts in every
+    # check it fails)
+    expect_json '.preview.free_checks | [.syntax_invalid, .no_mx, .disposable, .role_based, .suppressed] | map(tostring) | join(" ")' \
+        "2 3 1 1 2" || return 1
+    expect_json '.preview.free_checks | .resolved_without_smtp + .needs_smtp' $TOTAL || return 1
+    expect_json .preview.free_checks.needs_smtp 100 || return 1
+    # min(200, 2% of 100): 2 probed, both refused by the MTA
+    expect_json .preview.smtp_sample.size 2 && expect_json .preview.smtp_sample.counts.invalid 2 &&
+        expect_jq '.preview.smtp_sample.method | length > 40' || return 1
+    # the estimate: the 100 SMTP-bound rows by the sample, the rest as found
+    # (2 no address + 2 NXDOMAIN + 2 suppressed invalid, 1 disposable)
+    expect_json .preview.estimated_counts.invalid 106 && expect_json .preview.estimated_counts.disposable 1 &&
+        expect_json '[.preview.estimated_counts[]] | add' $TOTAL || return 1
+    expect_json .preview.estimated_by_status.undeliverable 107 && expect_json .preview.estimated_credits_after_refunds 107 &&
+        expect_json .preview.confidence medium || return 1
+    expect_jq '.preview.estimated_bounce_rate > 0.99 and .preview.undeliverable_share == 1' || return 1
+    expect_jq '.preview.computed_at | test("^[0-9-]+T[0-9:]+Z$")' || return 1
+    # the sample was verified for real: two verdicts of the MTA's 550
+    expect_eq "verdicts of the sample" 2 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address LIKE 'nobody%@mx.svc.test' AND result LIKE '%rejected_email%'")" || return 1
+    # never charged
+    expect_eq "balance" "$before" "$(balance "$ACC")" && expect_eq "ledger rows" "$rows" "$(ledger_rows "$ACC")" || return 1
+    http GET "/v1/jobs/$JOB"
+    expect_json .status awaiting_confirmation && expect_json .preview.total_emails $TOTAL && expect_json .credits_charged 0
+}
+t_case "the preview: 202 while ingesting, then every free check, a probed SMTP sample and an estimate that adds up, free" t_preview_while_ingesting_then_computed
+
+t_refresh_and_refusals() {
+    local first other okey bulk
+    first=$(it_sql "SELECT JSON_VALUE(preview, '$.computed_at') FROM jobs WHERE id = '$JOB'")
+    sleep 1.1
+    http POST "/v1/verify/bulk/$JOB/preview?refresh=true" "" --data ""
+    expect_status 202 && expect_json .refreshing true && expect_json .status awaiting_confirmation || return 1
+    it_worker_once || return 1
+    http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
+    expect_status 200 && expect_jq ".preview.computed_at > \"$first\"" && expect_json .preview.total_emails $TOTAL || return 1
+    http POST "/v1/verify/bulk/$JOB/preview?refresh=maybe" "" --data ""
+    expect_status 400 && expect_json .error.details.field refresh || return 1
+    # a job uploaded without preview, and a JSON bulk job: 409
+    http POST /v1/verify/bulk/upload "" -F "file=@$F/list.csv"
+    other=$(json .job_id)
+    http POST "/v1/verify/bulk/$other/preview" "" --data ""
+    expect_status 409 && expect_json .error.code preview_unavailable || return 1
+    http POST /v1/verify/bulk '{"emails":["alice@mx.svc.test"]}'
+    bulk=$(json .job_id)
+    http POST "/v1/verify/bulk/$bulk/preview" "" --data ""
+    expect_status 409 && expect_json .error.code preview_unavailable || return 1
+    http DELETE "/v1/jobs/$other"
+    http DELETE "/v1/jobs/$bulk"
+    # another account's job is not there
+    okey=$(it_key "$(it_account pro 10)" '*')
+    API_KEY=$okey http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
+    expect_status 404 && expect_json .error.code not_found || return 1
+    API_KEY=$okey http POST "/v1/verify/bulk/$JOB/confirm" "" --data ""
+    expect_status 404 && expect_json .error.code not_found
+}
+t_case "refresh=true recomputes (202 refreshing); 409 preview_unavailable without preview; 404 for another account" t_refresh_and_refusals
+
+t_confirm_once() {
+    local poor pkey pjob before i codes
+    # not enough credits: 402 with what is needed and what there is
+    poor=$(it_account pro 5)
+    pkey=$(it_key "$poor" '*')
+    API_KEY=$pkey http POST /v1/verify/bulk/upload "" -F "file=@$F/list.csv" -F preview=true
+    pjob=$(json .job_id)
+    it_job_wait "$pjob" awaiting_confirmation || return 1
+    API_KEY=$pkey http POST "/v1/verify/bulk/$pjob/confirm" "" --data ""
+    expect_status 402 && expect_json .error.code insufficient_credits &&
+        expect_json .error.details.required $TOTAL && expect_json .error.details.available 5 || return 1
+    expect_eq "poor balance" 5 "$(balance "$poor")" || return 1
+    # ten confirms at once: one charge
+    before=$(balance "$ACC")
+    for i in $(seq 1 10); do
+        curl -s -o "$IT_DIR/confirm-$i.body" -w '%{http_code}\n' -d '' -H "Authorization: Bearer $API_KEY" \
+            "$BASE_URL/v1/verify/bulk/$JOB/confirm" > "$IT_DIR/confirm-$i.code" &
+    done
+    wait
+    codes=$(cat "$IT_DIR"/confirm-*.code | sort | uniq -c | awk '{ print $2 "x" $1 }' | tr '\n' ' ')
+    expect_eq "answers" "200x1 409x9 " "$codes" || return 1
+    for i in $(seq 1 10); do
+        case $(cat "$IT_DIR/confirm-$i.code") in
+        200) HTTP_BODY=$(cat "$IT_DIR/confirm-$i.body"); HTTP_REQUEST=confirm
+             expect_json .status pending && expect_json .credits_charged $TOTAL &&
+                 expect_json .credits_remaining "$((before - TOTAL))" || return 1 ;;
+        409) HTTP_BODY=$(cat "$IT_DIR/confirm-$i.body"); HTTP_REQUEST=confirm
+             expect_json .error.code job_not_awaiting_confirmation && expect_json .error.details.status pending || return 1 ;;
+        esac
+    done
+    expect_eq "balance after ten confirms" "$((before - TOTAL))" "$(balance "$ACC")" || return 1
+    expect_eq "charges" 1 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$JOB:charge'")" || return 1
+    it_job_wait "$JOB" completed || return 1
+    http GET "/v1/jobs/$JOB"
+    expect_json .credits_charged $TOTAL && expect_json .processed_emails $TOTAL
+}
+t_case "confirm charges credits_needed exactly once under ten concurrent confirms; 402 with details when short" t_confirm_once
+
+t_cancel_awaiting() {
+    local job before rows
+    before=$(balance "$ACC")
+    rows=$(ledger_rows "$ACC")
+    http POST /v1/verify/bulk/upload "" -F "file=@$F/list.csv" -F preview=true
+    job=$(json .job_id)
+    it_job_wait "$job" awaiting_confirmation || return 1
+    http DELETE "/v1/jobs/$job"
+    expect_status 200 && expect_json .status cancelled && expect_json .credits_refunded 0 || return 1
+    http POST "/v1/verify/bulk/$job/confirm" "" --data ""
+    expect_status 409 && expect_json .error.details.status cancelled || return 1
+    expect_eq "balance" "$before" "$(balance "$ACC")" && expect_eq "ledger rows" "$rows" "$(ledger_rows "$ACC")"
+}
+t_case "cancelling a job awaiting confirmation charges and refunds nothing" t_cancel_awaiting
+
+t_done

@@ -1,0 +1,358 @@
+#!/bin/bash
+# test_uploads.sh: POST /v1/verify/bulk/upload through lighttpd and svc-api
+# (the request: every refusal with its status and code, nothing stored or
+# charged by a refused request, the Idempotency-Key over a streamed body),
+# then svc-worker's ingestion of what was accepted: CSV, TSV, TXT and XLSX
+# files, the column rules, every ingestion failure code with its message,
+# the state table (pending charged once, insufficient_credits uncharged),
+# progress while ingesting, and include_original downloads. Addresses are
+# at the sandbox domain, so results come without the network (a live key
+# is charged for them). The preview and confirm are test_preview.sh's.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+it_require python3 curl jq
+it_conf_add "worker_poll_interval = 1
+worker_lease_seconds = 5"
+# python3-openpyxl is Debian's: the first python3 that has it writes XLSX
+PY=python3
+for p in python3 /usr/bin/python3; do "$p" -c 'import openpyxl' 2>/dev/null && { PY=$p; break; }; done
+it_stack_start
+
+SB=sandbox.svc.example
+ACC=$(it_account pro 10000000)
+API_KEY=$(it_key "$ACC" '*')
+F=$IT_DIR/files
+mkdir -p "$F"
+
+balance() { it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$1'"; }
+chunks_of() { it_sql "SELECT COUNT(*) FROM upload_chunks WHERE job_id = '$1'"; }
+all_chunks() { it_sql "SELECT COUNT(*) FROM upload_chunks"; }
+
+# upload FILE [curl -F arguments...]: a multipart upload of FILE
+upload() {
+    local file=$1
+    shift
+    http POST /v1/verify/bulk/upload "" -F "file=@$file" "$@"
+}
+
+# A CSV of three columns; rows 2-5 addresses, one repeated in another case.
+cat > "$F/contacts.csv" <<EOF
+Name,E-mail Address,Note
+Ann,accepted_email@$SB,"says ""hi"", twice"
+Bob,rejected_email@$SB,=cmd()
+Cy,ACCEPTED_EMAIL@$SB,dup
+Di,catch_all@$SB,
+EOF
+
+t_csv_to_completion() {
+    local job before
+    before=$(balance "$ACC")
+    upload "$F/contacts.csv" -F name=contacts
+    expect_status 202 && expect_json .status ingesting && expect_json .preview false &&
+        expect_json .status_url "/v1/jobs/$(json .job_id)" &&
+        expect_json .progress_url "/v1/jobs/$(json .job_id)/progress" && expect_jq '.callback_secret == null' || return 1
+    job=$(json .job_id)
+    expect_eq "charged before ingestion" "$before" "$(balance "$ACC")" || return 1
+    http GET "/v1/jobs/$job/progress"
+    expect_status 200 && expect_json .status ingesting && expect_json .ingestion.bytes_total "$(stat -c %s "$F/contacts.csv")" || return 1
+    it_job_wait "$job" pending processing completed || return 1
+    expect_eq "charged once, per unique address" "$((before - 3))" "$(balance "$ACC")" || return 1
+    it_job_wait "$job" completed || return 1
+    http GET "/v1/jobs/$job"
+    expect_json .type upload && expect_json .name contacts && expect_json .total_emails 3 &&
+        expect_json .duplicates_removed 1 && expect_json .credits_charged 3 || return 1
+    http GET "/v1/jobs/$job/results"
+    expect_json '[.results[] | .email + "=" + .status] | join(",")' \
+        "accepted_email@$SB=deliverable,rejected_email@$SB=undeliverable,catch_all@$SB=unknown" || return 1
+    # original columns in their order, then the svc_* columns; a formula
+    # cell of the file gets its leading quote too
+    http GET "/v1/jobs/$job/download?include_original=true"
+    expect_status 200 || return 1
+    expect_eq "header" "Name,E-mail Address,Note,svc_status,svc_classification,svc_sub_status,svc_reason,svc_score,svc_free,svc_role,svc_disposable,svc_accept_all,svc_catch_all_verdict,svc_verified_at" \
+        "$(printf '%s' "$HTTP_BODY" | head -n 1 | tr -d '\r')" || return 1
+    expect_eq "row of Ann" "Ann,accepted_email@$SB,\"says \"\"hi\"\", twice\",deliverable" \
+        "$(printf '%s' "$HTTP_BODY" | sed -n 2p | cut -d, -f1-5)" || return 1
+    expect_eq "row of Bob" "Bob,rejected_email@$SB,'=cmd(),undeliverable" \
+        "$(printf '%s' "$HTTP_BODY" | sed -n 3p | cut -d, -f1-4)" || return 1
+    expect_eq "rows" 4 "$(printf '%s\n' "$HTTP_BODY" | grep -c .)" || return 1
+    # without include_original: the plain layout
+    http GET "/v1/jobs/$job/download"
+    expect_eq "plain header" "email,svc_status" "$(printf '%s' "$HTTP_BODY" | head -n 1 | cut -d, -f1-2)"
+}
+t_case "a CSV upload is ingested, charged once per unique address, verified, and downloaded with its original columns" t_csv_to_completion
+
+t_include_original_only_for_uploads() {
+    local job
+    http POST /v1/verify/bulk "{\"emails\":[\"accepted_email@$SB\"]}"
+    job=$(json .job_id)
+    it_job_wait "$job" completed || return 1
+    http GET "/v1/jobs/$job/download?include_original=true"
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field include_original || return 1
+    http GET "/v1/jobs/$job/download?include_original=maybe"
+    expect_status 400 && expect_json .error.details.field include_original
+}
+t_case "include_original on a job that is not an upload is 400 naming it" t_include_original_only_for_uploads
+
+t_request_refusals() {
+    local chunks_before sbkey rokey poor
+    chunks_before=$(all_chunks)
+    printf 'a@x.example\n' > "$F/one.txt"
+    printf '%%PDF-1.4 not a list\n' > "$F/fake.csv"
+    printf 'a@x.example\n' > "$F/list.pdf"
+    : > "$F/empty.csv"
+    # no file at all, in a form or as JSON
+    http POST /v1/verify/bulk/upload "" -F name=x
+    expect_status 400 && expect_json .error.code missing_file || return 1
+    http POST /v1/verify/bulk/upload '{"name":"x"}'
+    expect_status 400 && expect_json .error.code missing_file || return 1
+    # two files
+    upload "$F/one.txt" -F "file=@$F/one.txt"
+    expect_status 400 && expect_json .error.code missing_file || return 1
+    # neither a form nor JSON
+    http POST /v1/verify/bulk/upload '<list/>' -H 'Content-Type: application/xml'
+    expect_status 415 && expect_json .error.code unsupported_media_type || return 1
+    # a name or a content that is none of the four kinds
+    upload "$F/list.pdf"
+    expect_status 400 && expect_json .error.code unsupported_file_type || return 1
+    upload "$F/fake.csv"
+    expect_status 400 && expect_json .error.code unsupported_file_type || return 1
+    upload "$F/one.txt;filename=list.xlsx"
+    expect_status 400 && expect_json .error.code unsupported_file_type || return 1
+    upload "$F/empty.csv"
+    expect_status 400 && expect_json .error.code empty_file || return 1
+    # fields
+    upload "$F/one.txt" -F 'column_mapping={"email":'
+    expect_status 400 && expect_json .error.code invalid_column_mapping || return 1
+    upload "$F/one.txt" -F 'column_mapping=["email"]'
+    expect_status 400 && expect_json .error.code invalid_column_mapping || return 1
+    upload "$F/one.txt" -F callback_url=http://127.0.0.1/hook
+    expect_status 400 && expect_json .error.code invalid_callback_url || return 1
+    upload "$F/one.txt" -F preview=perhaps
+    expect_status 400 && expect_json .error.details.field preview || return 1
+    upload "$F/one.txt" -F "name=$(printf 'n%.0s' $(seq 1 201))"
+    expect_status 400 && expect_json .error.details.field name || return 1
+    http POST /v1/verify/bulk/upload '{"source_url":"https://127.0.0.1/list.csv"}'
+    expect_status 400 && expect_json .error.code invalid_source_url || return 1
+    http POST /v1/verify/bulk/upload '{"source_url":42}'
+    expect_status 400 && expect_json .error.code invalid_source_url || return 1
+    http POST /v1/verify/bulk/upload '{"source_url":'
+    expect_status 400 && expect_json .error.code invalid_json || return 1
+    # keys: sandbox, scope, credits (a preview needs none)
+    sbkey=$(it_key "$ACC" '*' --sandbox)
+    API_KEY=$sbkey upload "$F/one.txt"
+    expect_status 403 && expect_json .error.code sandbox_key_restricted || return 1
+    rokey=$(it_key "$ACC" 'jobs:read')
+    API_KEY=$rokey upload "$F/one.txt"
+    expect_status 403 && expect_json .error.code insufficient_scope || return 1
+    poor=$(it_key "$(it_account pro 0)" '*')
+    API_KEY=$poor upload "$F/one.txt"
+    expect_status 402 && expect_json .error.code insufficient_credits &&
+        expect_json .error.details.required 1 && expect_json .error.details.available 0 || return 1
+    API_KEY=$poor upload "$F/one.txt" -F preview=true
+    expect_status 202 && expect_json .preview true || return 1
+    # every refused request left nothing behind
+    expect_eq "stored pieces after the refusals" "$((chunks_before + 1))" "$(all_chunks)" || return 1
+    expect_eq "jobs of the refusals" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE type = 'upload' AND account_id <> '$ACC'")"
+}
+t_case "every refusal of the request has its status and code, and stores nothing" t_request_refusals
+
+t_length_and_size() {
+    # no Content-Length: 411 (chunked)
+    http POST /v1/verify/bulk/upload "" -F "file=@$F/contacts.csv" -H 'Transfer-Encoding: chunked'
+    expect_status 411 || return 1
+    # a Content-Length over the limit is refused before the body is read
+    python3 -c "import sys; sys.stdout.write(('x@y.example\n' * (52 * 1024 * 1024 // 12)))" > "$F/huge.txt"
+    upload "$F/huge.txt"
+    expect_status 413 && expect_json .error.code file_too_large && expect_json .error.details.limit_bytes "$((51 * 1024 * 1024))" || return 1
+    # a file over 50 MB is refused while it streams, its pieces deleted
+    python3 -c "import sys; sys.stdout.write(('x@y.example\n' * (50 * 1024 * 1024 // 12 + 10)))" > "$F/big.txt"
+    upload "$F/big.txt"
+    expect_status 413 && expect_json .error.code file_too_large || return 1
+    expect_eq "pieces of the refused file" 0 "$(it_sql "SELECT COUNT(*) FROM upload_chunks c LEFT JOIN jobs j ON j.id = c.job_id WHERE j.id IS NULL")"
+}
+t_case "no Content-Length is 411; over 50 MB is 413 from Content-Length or while streaming" t_length_and_size
+
+t_idempotent_upload() {
+    local job secret n
+    upload "$F/contacts.csv" -F callback_url=https://hooks.example/cb -H 'Idempotency-Key: up-1'
+    expect_status 202 && expect_jq '.callback_secret | startswith("whsec_")' || return 1
+    job=$(json .job_id)
+    secret=$(json .callback_secret)
+    upload "$F/contacts.csv" -F callback_url=https://hooks.example/cb -H 'Idempotency-Key: up-1'
+    expect_status 202 && expect_json .job_id "$job" && expect_json .callback_secret "$secret" &&
+        expect_header Idempotent-Replayed true || return 1
+    n=$(chunks_of "$job")
+    expect_eq "pieces of the one job" 1 "$n" || return 1
+    expect_eq "pieces of no job" 0 "$(it_sql "SELECT COUNT(*) FROM upload_chunks c LEFT JOIN jobs j ON j.id = c.job_id WHERE j.id IS NULL")" || return 1
+    upload "$F/one.txt" -H 'Idempotency-Key: up-1'
+    expect_status 422 && expect_json .error.code idempotency_key_reused || return 1
+    expect_eq "callback secret stored" "$secret" "$(it_sql "SELECT callback_secret FROM jobs WHERE id = '$job'")"
+}
+t_case "an Idempotency-Key replays the first 202 (the same callback_secret) and a retried body stores nothing" t_idempotent_upload
+
+# ingest FILE [curl -F arguments...]: uploads FILE, runs the worker until
+# the job leaves ingesting; JOB is its id
+ingest() {
+    upload "$@"
+    expect_status 202 || return 1
+    JOB=$(json .job_id)
+    it_job_wait "$JOB" pending processing completed failed awaiting_confirmation
+}
+
+# job_is JOB STATUS TOTAL [ERROR_CODE]: STATUS "ok" is pending, processing
+# or completed (one worker pass may finish a sandbox job)
+job_is() {
+    http GET "/v1/jobs/$1"
+    if [ "$2" = ok ]; then
+        expect_jq '.status == "pending" or .status == "processing" or .status == "completed"' || return 1
+    else
+        expect_json .status "$2" || return 1
+    fi
+    expect_json .total_emails "$3" || return 1
+    [ $# -lt 4 ] || expect_json .error.code "$4"
+}
+
+t_formats() {
+    printf 'email\tname\naccepted_email@%s\tA\nrole_based@%s\tB\n' "$SB" "$SB" > "$F/list.tsv"
+    ingest "$F/list.tsv" && job_is "$JOB" ok 2 || return 1
+    # a txt list needs no header; blank lines and spaces are nothing
+    printf 'accepted_email@%s\n\n  mailbox_full@%s  \r\nunknown@%s' "$SB" "$SB" "$SB" > "$F/list.txt"
+    ingest "$F/list.txt" && job_is "$JOB" ok 3 || return 1
+    # semicolons, UTF-16 with its byte order mark, CRLF
+    printf 'Vorname;E-Mail;Ort\r\nJörg;accepted_email@%s;Köln\r\nÄnne;spam_trap@%s;Wien\r\n' "$SB" "$SB" |
+        iconv -f UTF-8 -t UTF-16 > "$F/utf16.csv"
+    ingest "$F/utf16.csv" && job_is "$JOB" ok 2 || return 1
+    it_job_wait "$JOB" completed || return 1
+    http GET "/v1/jobs/$JOB/download?include_original=true"
+    expect_eq "UTF-16 header as UTF-8" "Vorname,E-Mail,Ort" "$(printf '%s' "$HTTP_BODY" | head -n 1 | cut -d, -f1-3)" || return 1
+    expect_eq "UTF-16 row as UTF-8" "Jörg,accepted_email@$SB,Köln" "$(printf '%s' "$HTTP_BODY" | sed -n 2p | cut -d, -f1-3)" || return 1
+    # an XLSX workbook written by openpyxl: numbers, an empty cell
+    "$PY" - "$F/list.xlsx" "$SB" <<'PYEOF' || { it_fail "openpyxl could not write the workbook"; return 1; }
+import sys, openpyxl
+wb = openpyxl.Workbook()
+ws = wb.active
+ws.append(["id", "Email Address", "amount"])
+ws.append([1, "accepted_email@" + sys.argv[2], 12.5])
+ws.append([2, "rejected_email@" + sys.argv[2], None])
+ws.append([3, "ACCEPTED_EMAIL@" + sys.argv[2], 7])
+wb.save(sys.argv[1])
+PYEOF
+    ingest "$F/list.xlsx" && job_is "$JOB" ok 2 || return 1
+    it_job_wait "$JOB" completed || return 1
+    http GET "/v1/jobs/$JOB/download?include_original=true"
+    expect_eq "XLSX header" "id,Email Address,amount" "$(printf '%s' "$HTTP_BODY" | head -n 1 | cut -d, -f1-3)" || return 1
+    expect_eq "XLSX rows" "1,accepted_email@$SB,12.5|2,rejected_email@$SB," \
+        "$(printf '%s' "$HTTP_BODY" | sed -n '2,3p' | cut -d, -f1-3 | tr -d '\r' | paste -sd'|')"
+}
+t_case "TSV, TXT without a header, UTF-16 CSV with semicolons and XLSX are read, their columns kept" t_formats
+
+t_column_rules() {
+    printf 'Work,Private\nw1@%s,accepted_email@%s\nw2@%s,p2@%s\n' "$SB" "$SB" "$SB" "$SB" > "$F/two.csv"
+    ingest "$F/two.csv" -F email_column=private && job_is "$JOB" ok 2 || return 1
+    expect_eq "column by name" "accepted_email@$SB" "$(it_sql "SELECT email FROM job_emails WHERE job_id = '$JOB' AND seq = 0")" || return 1
+    ingest "$F/two.csv" -F email_column=0 && job_is "$JOB" ok 2 || return 1
+    expect_eq "column by index" "w1@$SB" "$(it_sql "SELECT email FROM job_emails WHERE job_id = '$JOB' AND seq = 0")" || return 1
+    ingest "$F/two.csv" -F 'column_mapping={"email":"PRIVATE"}' && job_is "$JOB" ok 2 || return 1
+    expect_eq "column by mapping" "accepted_email@$SB" "$(it_sql "SELECT email FROM job_emails WHERE job_id = '$JOB' AND seq = 0")" || return 1
+    ingest "$F/two.csv" -F 'column_mapping={"email":"Mail"}' && job_is "$JOB" failed 0 invalid_column_mapping || return 1
+    ingest "$F/two.csv" -F email_column=Mail && job_is "$JOB" failed 0 email_column_not_found || return 1
+    ingest "$F/two.csv" -F email_column=5 && job_is "$JOB" failed 0 email_column_not_found || return 1
+    printf 'name,phone\nAnn,123\nBob,456\n' > "$F/nomail.csv"
+    ingest "$F/nomail.csv" && job_is "$JOB" failed 0 email_column_not_found || return 1
+    expect_jq '.error.message | test("email_column")'
+}
+t_case "email_column by name or index and column_mapping win; a missing column fails the job with its code" t_column_rules
+
+t_ingestion_failures() {
+    local poor pkey before
+    printf 'email\n' > "$F/header-only.csv"
+    ingest "$F/header-only.csv" && job_is "$JOB" failed 0 no_emails || return 1
+    printf 'email\nnot an address\nneither\n' > "$F/junk.csv"
+    ingest "$F/junk.csv" && job_is "$JOB" failed 0 no_emails || return 1
+    printf 'email\n"a@x.example\nb@x.example\n' > "$F/open-quote.csv"
+    ingest "$F/open-quote.csv" && job_is "$JOB" failed 0 invalid_file || return 1
+    expect_jq '.error.message | test("line 2")' || return 1
+    printf 'PK\003\004not really a zip' > "$F/broken.xlsx"
+    ingest "$F/broken.xlsx" && job_is "$JOB" failed 0 invalid_file || return 1
+    expect_eq "job.failed events" 1 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$JOB' AND event = 'job.failed'")" || return 1
+    # 500,001 unique addresses
+    seq 1 500001 | sed "s/.*/u&@$SB/" > "$F/many.txt"
+    ingest "$F/many.txt" && job_is "$JOB" failed 0 too_many_emails || return 1
+    # the balance is short of the unique count: failed, nothing charged
+    poor=$(it_account pro 2)
+    pkey=$(it_key "$poor" '*')
+    before=$(balance "$poor")
+    API_KEY=$pkey ingest "$F/list.txt" && API_KEY=$pkey job_is "$JOB" failed 0 insufficient_credits || return 1
+    expect_eq "balance" "$before" "$(balance "$poor")" || return 1
+    expect_eq "rows of the job" 0 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB'")" || return 1
+    API_KEY=$pkey http GET "/v1/jobs/$JOB"
+    expect_json .credits_charged 0
+}
+t_case "ingestion failures: no_emails, invalid_file, too_many_emails, insufficient_credits (nothing charged, job.failed)" t_ingestion_failures
+
+t_cancel_while_ingesting() {
+    local before
+    before=$(balance "$ACC")
+    upload "$F/contacts.csv"
+    JOB=$(json .job_id)
+    http DELETE "/v1/jobs/$JOB"
+    expect_status 200 && expect_json .status cancelled && expect_json .credits_refunded 0 || return 1
+    it_worker_once
+    job_is "$JOB" cancelled 0 && expect_eq "balance" "$before" "$(balance "$ACC")"
+}
+t_case "a job cancelled while ingesting stays cancelled, nothing charged" t_cancel_while_ingesting
+
+t_progress_and_lease() {
+    local pid st rows seen=0 i
+    seq 1 300000 | sed "s/.*/row&,p&@$SB,some text to make the row longer/" > "$F/large.csv"
+    upload "$F/large.csv"
+    expect_status 202 || return 1
+    JOB=$(json .job_id)
+    # a worker killed while it reads the file: the next one reads it again
+    "$top_builddir/src/worker/svc-worker" -c "$SVC_CONF" --once >> "$IT_DIR/log/worker-stderr.log" 2>&1 &
+    pid=$!
+    for i in $(seq 1 200); do
+        http GET "/v1/jobs/$JOB/progress"
+        st=$(json .status)
+        rows=$(json '.ingestion.rows_read // 0')
+        [ "$st" = ingesting ] && [ "$rows" -gt 0 ] && { seen=1; break; }
+        [ "$st" = ingesting ] || break
+        sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    expect_eq "rows read seen on /progress while ingesting" 1 "$seen" || return 1
+    sleep 6		# the lease (worker_lease_seconds = 5) runs out
+    it_job_wait "$JOB" pending processing completed || return 1
+    job_is "$JOB" ok 300000 || job_is "$JOB" processing 300000 || job_is "$JOB" completed 300000 || return 1
+    expect_eq "rows" 300000 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB'")" || return 1
+    expect_eq "charged once" 1 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$JOB:charge'")"
+}
+t_case "progress shows rows read while ingesting; a worker killed mid-file leaves it to the next after the lease" t_progress_and_lease
+
+t_retention_and_orphans() {
+    local done_job wait_job
+    upload "$F/contacts.csv"
+    done_job=$(json .job_id)
+    it_job_wait "$done_job" completed || return 1
+    upload "$F/contacts.csv" -F preview=true
+    wait_job=$(json .job_id)
+    # pieces of uploads that never became a job: one from two hours ago
+    # (its responder died), one still coming in
+    it_sql "INSERT INTO upload_chunks (job_id, seq, data, created_at) VALUES
+        ('job_orphan_old', 0, 'x', UTC_TIMESTAMP(3) - INTERVAL 2 HOUR),
+        ('job_orphan_new', 0, 'x', UTC_TIMESTAMP(3))"
+    it_worker_once || return 1
+    expect_eq "orphan pieces left" "job_orphan_new" "$(it_sql "SELECT job_id FROM upload_chunks WHERE job_id LIKE 'job_orphan%'")" || return 1
+    expect_eq "stored file of a recent job" 1 "$(chunks_of "$done_job")" || return 1
+    # job_retention_days (90) after it ended, or after it was left waiting
+    # for confirmation: the job, its rows and its stored file go
+    it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$done_job';
+        UPDATE jobs SET created_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$wait_job'"
+    it_worker_once || return 1
+    expect_eq "rows of the purged jobs" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id IN ('$done_job', '$wait_job')),
+        (SELECT COUNT(*) FROM job_emails WHERE job_id IN ('$done_job', '$wait_job')),
+        (SELECT COUNT(*) FROM upload_chunks WHERE job_id IN ('$done_job', '$wait_job'))" | tr '\t' ' ')" || return 1
+    it_sql "DELETE FROM upload_chunks WHERE job_id = 'job_orphan_new'"
+}
+t_case "housekeeping purges upload jobs (rows and stored file) after job_retention_days, and pieces whose upload never finished" t_retention_and_orphans
+
+t_done

@@ -1,0 +1,150 @@
+/* test_preview.c: the preview's arithmetic: the sample size (2% rounded
+ * up, at most 200), the estimate (resolved rows as they are, SMTP-bound
+ * rows split by the sample's shares with largest remainders so the counts
+ * add up, all unknown without a sample), the status groups, shares,
+ * credits after refunds (catch-all is not refunded), and confidence. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "jobs/preview.h"
+
+static void
+test_preview_sample_size(void **state)
+{
+	(void)state;
+	assert_int_equal(preview_sample_size(0), 0);
+	assert_int_equal(preview_sample_size(1), 1);
+	assert_int_equal(preview_sample_size(50), 1);
+	assert_int_equal(preview_sample_size(51), 2);
+	assert_int_equal(preview_sample_size(9999), 200);
+	assert_int_equal(preview_sample_size(10000), 200);
+	assert_int_equal(preview_sample_size(1000000), 200);
+}
+
+static void
+test_preview_estimate_adds_up(void **state)
+{
+	struct preview_tally t;
+	long long est[PREVIEW_CLASS__MAX], sum = 0;
+	int c;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.total = 1000;
+	t.resolved[PREVIEW_INVALID] = 90;
+	t.resolved[PREVIEW_DISPOSABLE] = 10;
+	t.resolved_without_smtp = 100;
+	t.needs_smtp = 900;
+	t.sample_size = 7;		/* 900 * k / 7 never divides evenly */
+	t.sample[PREVIEW_VALID] = 4;	/* 514.28 */
+	t.sample[PREVIEW_INVALID] = 1;	/* 128.57 */
+	t.sample[PREVIEW_CATCH_ALL] = 2;	/* 257.14 */
+	preview_estimate(&t, est);
+	for (c = 0; c < PREVIEW_CLASS__MAX; c++)
+		sum += est[c];
+	assert_int_equal(sum, 1000);
+	assert_int_equal(est[PREVIEW_VALID], 514);
+	assert_int_equal(est[PREVIEW_INVALID], 90 + 129);	/* .57 is largest */
+	assert_int_equal(est[PREVIEW_CATCH_ALL], 257);
+	assert_int_equal(est[PREVIEW_DISPOSABLE], 10);
+	/* no sample: the SMTP-bound rows are not known */
+	t.sample_size = 0;
+	memset(t.sample, 0, sizeof(t.sample));
+	preview_estimate(&t, est);
+	assert_int_equal(est[PREVIEW_UNKNOWN], 900);
+	assert_int_equal(est[PREVIEW_INVALID], 90);
+}
+
+static long long
+json_int(json_t *o, const char *a, const char *b)
+{
+	json_t *v = json_object_get(o, a);
+
+	if (b != NULL)
+		v = json_object_get(v, b);
+	assert_non_null(v);
+	return json_integer_value(v);
+}
+
+static void
+test_preview_json_fields_and_confidence(void **state)
+{
+	struct preview_tally t;
+	json_t *p;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.total = 400;
+	t.duplicates = 12;
+	t.syntax_invalid = 20;
+	t.suppressed = 5;
+	t.resolved[PREVIEW_INVALID] = 25;
+	t.resolved_without_smtp = 25;
+	t.needs_smtp = 375;
+	t.sample_size = 8;
+	t.sample[PREVIEW_VALID] = 4;
+	t.sample[PREVIEW_UNKNOWN] = 2;
+	t.sample[PREVIEW_CATCH_ALL] = 2;
+	/* 375 rows by 4/2/2 of 8: 187.5, 93.75, 93.75; the two left over go
+	 * to the largest remainders (catch-all and unknown) */
+	p = preview_json(&t, 86400);
+	assert_string_equal(json_string_value(json_object_get(p,
+	    "computed_at")), "1970-01-02T00:00:00Z");
+	assert_int_equal(json_int(p, "total_emails", NULL), 400);
+	assert_int_equal(json_int(p, "duplicates_removed", NULL), 12);
+	assert_int_equal(json_int(p, "free_checks", "suppressed"), 5);
+	assert_int_equal(json_int(p, "free_checks", "needs_smtp"), 375);
+	assert_int_equal(json_int(p, "smtp_sample", "size"), 8);
+	assert_non_null(json_string_value(json_object_get(json_object_get(p,
+	    "smtp_sample"), "method")));
+	assert_int_equal(json_int(p, "estimated_counts", "valid"), 187);
+	assert_int_equal(json_int(p, "estimated_counts", "unknown"), 94);
+	assert_int_equal(json_int(p, "estimated_counts", "catch_all"), 94);
+	assert_int_equal(json_int(p, "estimated_by_status", "deliverable"),
+	    187);
+	assert_int_equal(json_int(p, "estimated_by_status", "undeliverable"),
+	    25);
+	assert_int_equal(json_int(p, "estimated_by_status", "unknown"), 188);
+	assert_int_equal(json_int(p, "credits_needed", NULL), 400);
+	/* unknown results are refunded, catch-all ones are not */
+	assert_int_equal(json_int(p, "estimated_credits_after_refunds", NULL),
+	    400 - 94);
+	assert_float_equal(json_real_value(json_object_get(p,
+	    "estimated_bounce_rate")), 25.0 / 400, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(p,
+	    "unknown_share")), 188.0 / 400, 1e-9);
+	assert_string_equal(json_string_value(json_object_get(p,
+	    "confidence")), "medium");
+	json_decref(p);
+	t.sample_size = 100;
+	p = preview_json(&t, 0);
+	assert_string_equal(json_string_value(json_object_get(p,
+	    "confidence")), "high");
+	json_decref(p);
+	t.sample_size = 0;
+	p = preview_json(&t, 0);
+	assert_string_equal(json_string_value(json_object_get(p,
+	    "confidence")), "low");
+	json_decref(p);
+	t.needs_smtp = 0;
+	p = preview_json(&t, 0);
+	assert_string_equal(json_string_value(json_object_get(p,
+	    "confidence")), "high");
+	json_decref(p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_preview_sample_size),
+		cmocka_unit_test(test_preview_estimate_adds_up),
+		cmocka_unit_test(test_preview_json_fields_and_confidence),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
