@@ -199,7 +199,14 @@ client_setup(struct client_try *t, struct curl_slist **hdrs)
 
 	buf_init(&url, 64 * 1024);
 	buf_init(&h, 64 * 1024);
-	curl_easy_reset(c->curl);
+	/* A new request starts from libcurl's defaults. A retry sets the
+	 * same options again without a reset: after curl_easy_reset libcurl
+	 * (7.88) sends a multipart body already read as empty, under its
+	 * Content-Length, and the retry hangs. Kept, the body is rewound and
+	 * sent again as it was (the same boundary, so the same
+	 * Idempotency-Key body). */
+	if (t->resp->tries == 1)
+		curl_easy_reset(c->curl);
 	if (buf_printf(&url, "%s%s", c->base, req->path) == -1)
 		goto out;
 	*hdrs = curl_slist_append(*hdrs, "Accept: application/json");
