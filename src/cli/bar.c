@@ -1,6 +1,7 @@
 /* bar.c: renders the progress of a job for --wait: the bar redrawn in
  * place on a terminal (percent, rate and ETA from GET /v1/jobs/{id}/
- * progress) and the plain line written every few seconds otherwise. Pure:
+ * progress; while an upload is read, the share of its bytes and the rows
+ * read) and the plain line written every few seconds otherwise. Pure:
  * the caller writes the text where it belongs. */
 #include "cli/bar.h"
 #include <stdio.h>
@@ -18,12 +19,15 @@ bar_eta(char out[24], long s)
 		snprintf(out, 24, "%ld:%02ld", s / 60, s % 60);
 }
 
-/* "450/1000  1200/min  ETA 0:25" */
+/* "450/1000  1200/min  ETA 0:25", or "1234 rows read" while the upload
+ * is read (the job has no addresses to count yet). */
 static int
 bar_tail(struct buf *b, const struct bar_state *st, const char *sep)
 {
 	char eta[24];
 
+	if (st->ingesting)
+		return buf_printf(b, "%lld rows read", st->rows_read);
 	bar_eta(eta, st->eta);
 	return buf_printf(b, "%lld/%lld%s%ld/min%sETA %s", st->processed,
 	    st->total, sep, st->rate, sep, eta);

@@ -122,6 +122,12 @@ cmd_jobs_show_progress(struct cli *c, const char *job_id, int *failed)
 	out_kv_field("status", p, "status", 1);
 	out_kv("progress", "%lld%% (%lld/%lld)", out_int(p, "percent"),
 	    out_int(p, "processed_emails"), out_int(p, "total_emails"));
+	if (json_is_object(out_get(p, "ingestion")))
+		out_kv("ingestion", "%lld%% (%lld rows, %lld of %lld bytes "
+		    "read)", out_int(p, "ingestion.percent"),
+		    out_int(p, "ingestion.rows_read"),
+		    out_int(p, "ingestion.bytes_read"),
+		    out_int(p, "ingestion.bytes_total"));
 	out_kv("by status", "deliverable %lld, undeliverable %lld, risky "
 	    "%lld, unknown %lld",
 	    out_int(p, "counts_by_status.deliverable"),

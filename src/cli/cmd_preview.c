@@ -2,8 +2,9 @@
  * List Health Preview of an upload (POST /v1/verify/bulk/{id}/preview) as
  * a report: the free checks, the SMTP sample, the estimated statuses with
  * their shares and a bar chart, credits needed and after refunds, and the
- * confidence. A 202 (still ingesting, or computing again after --refresh)
- * is asked again with --wait. */
+ * confidence. With --wait, a job still ingesting is followed on its
+ * progress (the bar of wait.c) until read, and a preview being computed
+ * again (--refresh) is asked for again until it is there. */
 #include "cli/cmds.h"
 #include "cli/out.h"
 #include "cli/wait.h"
@@ -41,7 +42,6 @@ cmd_preview_report(const char *job_id, json_t *p)
 	    "catch_all", "disposable", "unknown", NULL };
 	static const char *const statuses[] = { "deliverable",
 	    "undeliverable", "risky", "unknown", NULL };
-	char b[OUT_VAL_MAX];
 	long long n[4], sum = 0;
 	int i, k, bar;
 
@@ -50,14 +50,14 @@ cmd_preview_report(const char *job_id, json_t *p)
 	out_kv("addresses", "%lld unique, %lld duplicates removed",
 	    out_int(p, "total_emails"), out_int(p, "duplicates_removed"));
 	cmd_preview_list("free checks", out_get(p, "free_checks"), checks);
-	printf("%-18s  %lld probed (%s): ", "smtp sample",
-	    out_int(p, "smtp_sample.size"), out_field(b, p,
-	    "smtp_sample.method"));
-	fflush(stdout);
+	printf("%-18s  %lld probed: ", "smtp sample",
+	    out_int(p, "smtp_sample.size"));
 	for (i = 0; sample[i]; i++)
 		printf("%s%s %lld", i ? ", " : "", sample[i],
 		    out_int(out_get(p, "smtp_sample.counts"), sample[i]));
-	printf("\n\nEstimated status\n");
+	putchar('\n');
+	out_kv_field("sample method", p, "smtp_sample.method", 0);
+	printf("\nEstimated status\n");
 	for (i = 0; statuses[i]; i++)
 		sum += n[i] = out_int(out_get(p, "estimated_by_status"),
 		    statuses[i]);
@@ -91,6 +91,7 @@ int
 cmd_preview_show(struct cli *c, const char *job_id, int wait, int refresh)
 {
 	struct client_req req = { "POST", NULL, NULL, NULL, NULL, NULL };
+	char st[OUT_VAL_MAX];
 	struct buf path, line;
 	json_t *r = NULL;
 	int rc;
@@ -118,6 +119,20 @@ cmd_preview_show(struct cli *c, const char *job_id, int wait, int refresh)
 			break;
 		/* 202: still ingesting, or computing again */
 		refresh = 0;
+		if (wait && strcmp(out_field(st, r, "status"),
+		    "ingesting") == 0) {
+			/* the reading of the file, with its bar; a job that
+			 * failed there says why */
+			if ((rc = wait_job(c, job_id, 1, st)) !=
+			    APIERR_EXIT_OK)
+				goto out;
+			if (strcmp(st, "failed") == 0 ||
+			    strcmp(st, "cancelled") == 0) {
+				rc = cmd_bulk_finish(c, job_id);
+				goto out;
+			}
+			continue;
+		}
 		buf_reset(&line);
 		buf_printf(&line, "%s: %s", job_id,
 		    json_is_true(json_object_get(r, "refreshing")) ?

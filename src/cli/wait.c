@@ -1,7 +1,8 @@
 /* wait.c: --wait. A job is followed through GET /v1/jobs/{id}/progress
  * every SVC_WAIT_INTERVAL seconds (5; each poll is one request against
  * the rate limit). On a terminal (stderr) one bar is redrawn in place;
- * otherwise a plain line is written per poll, for logs. Ctrl-C ends the
+ * otherwise a plain line is written per poll, for logs. While an upload
+ * is read the bar is of its bytes, with the rows read. Ctrl-C ends the
  * waiting, never the job: no DELETE is ever sent from here. */
 #include "cli/wait.h"
 #include "cli/bar.h"
@@ -105,6 +106,12 @@ wait_state(json_t *p, const char *job_id, struct bar_state *st,
 	st->percent = (int)out_int(p, "percent");
 	st->rate = (long)out_int(p, "rate_per_minute");
 	st->eta = json_is_integer(eta) ? (long)json_integer_value(eta) : -1;
+	/* an upload being read: its bytes and rows so far */
+	st->ingesting = json_is_object(out_get(p, "ingestion"));
+	if (st->ingesting) {
+		st->percent = (int)out_int(p, "ingestion.percent");
+		st->rows_read = out_int(p, "ingestion.rows_read");
+	}
 }
 
 int
@@ -139,7 +146,12 @@ wait_job(struct cli *c, const char *job_id, int until_ingested,
 		    strcmp(status, "cancelled") == 0 ||
 		    (until_ingested && strcmp(status, "ingesting") != 0);
 		buf_reset(&line);
-		if (wait_tty() ? bar_line(&line, &st, wait_width()) :
+		if (until_ingested && done && strcmp(status, "failed") != 0 &&
+		    strcmp(status, "cancelled") != 0 ?
+		    /* read: what was found, not 0 of it verified */
+		    buf_printf(&line, "%s: %s: the file is read, %lld unique "
+		    "addresses", job_id, status, st.total) == -1 :
+		    wait_tty() ? bar_line(&line, &st, wait_width()) :
 		    bar_plain(&line, &st)) {
 			rc = cli_fail(c, APIERR_EXIT_ERROR, "error",
 			    "out of memory");

@@ -1,6 +1,6 @@
 /* test_cli_bar.c: the lines of svc's --wait: the bar fitted to the
  * terminal's width (never narrower than 10), its fill by percent, the
- * plain line, and ETAs. */
+ * plain line, ETAs, and an upload being read. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -30,7 +30,7 @@ static void
 test_line(void **state)
 {
 	struct bar_state st = { "job_1", "processing", 1000, 450, 45, 1200,
-	    25 };
+	    25, 0, 0 };
 	struct buf b;
 
 	buf_init(&b, 4096);
@@ -59,12 +59,33 @@ test_line(void **state)
 static void
 test_plain(void **state)
 {
-	struct bar_state st = { "job_1", "pending", 3, 0, 0, 0, -1 };
+	struct bar_state st = { "job_1", "pending", 3, 0, 0, 0, -1, 0, 0 };
 	struct buf b;
 
 	buf_init(&b, 4096);
 	assert_int_equal(bar_plain(&b, &st), 0);
 	assert_string_equal(buf_str(&b), "job_1: pending 0% (0/3, 0/min, ETA --)");
+	buf_free(&b);
+}
+
+/* An upload being read: the share of its bytes and the rows read, not
+ * the addresses it does not know yet. */
+static void
+test_ingesting(void **state)
+{
+	struct bar_state st = { "job_1", "ingesting", 0, 0, 40, 0, -1, 1,
+	    1234 };
+	struct buf b;
+
+	buf_init(&b, 4096);
+	assert_int_equal(bar_plain(&b, &st), 0);
+	assert_string_equal(buf_str(&b), "job_1: ingesting 40% (1234 rows read)");
+	buf_reset(&b);
+	assert_int_equal(bar_line(&b, &st, 60), 0);
+	/* 60 - 5 - 9 - 14 - 14 = 18 columns, 40% of them filled */
+	assert_string_equal(buf_str(&b), "job_1  ingesting  "
+	    "[#######-----------]   40%  1234 rows read");
+	assert_int_equal(strlen(buf_str(&b)), 60);
 	buf_free(&b);
 }
 
@@ -75,6 +96,7 @@ main(void)
 		cmocka_unit_test(test_eta),
 		cmocka_unit_test(test_line),
 		cmocka_unit_test(test_plain),
+		cmocka_unit_test(test_ingesting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
