@@ -3,10 +3,12 @@
 
   cli_stub.py stub  --port-file F --log L --responses R
       answers each request with the next response of the JSON file R (a
-      list of {status, headers, body}; the last one repeats); "{RESET_ISO+N}"
+      list of {status, headers, body, repeat}; the last one repeats; the
+      body is sent "repeat" times over, 1 by default); "{RESET_ISO+N}"
       and "{RESET_UNIX+N}" in a body become the time N seconds from now.
       For what the real server cannot be made to answer (the flat 429 shape,
-      which only /v1/domain/check sends; a 429 that never ends).
+      which only /v1/domain/check sends; a 429 that never ends; a 500; a
+      200 that is not JSON; a download of 40 MB).
   cli_stub.py proxy --port-file F --log L --upstream PORT --drop N
       forwards each request to 127.0.0.1:PORT; the first N get the server's
       work done but their answer is dropped (the connection closes): a
@@ -71,7 +73,7 @@ def main():
             if a.mode == "stub":
                 r = responses[min(state["n"], len(responses) - 1)]
                 state["n"] += 1
-                out = expand(r.get("body", "")).encode()
+                out = expand(r.get("body", "")).encode() * r.get("repeat", 1)
                 self.send_response(r.get("status", 200))
                 for k, v in r.get("headers", {}).items():
                     self.send_header(k, v)
