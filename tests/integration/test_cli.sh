@@ -15,8 +15,8 @@
 # tests/integration/cli_stub.py stands in for the server only where it
 # cannot be made to answer what is tested: the flat 429 body (only
 # /v1/domain/check sends it, which svc does not call), a 429 that never
-# ends, a 500 and an answer that is not JSON, and a CSV download of
-# original columns for a job svc did not upload. As a proxy in front of
+# ends, a 500 and an answer that is not JSON, and a download of 40 MB
+# (the server would need a job of 300,000 rows). As a proxy in front of
 # the real server it logs what svc sends and loses answers on the way
 # back.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
