@@ -189,6 +189,7 @@ note "the named tests without mutations: $all_tests"
 case $(check "$all_tests" baseline) in
 survived) ;;
 *) grep -E '^(FAIL|ERROR|SKIP):' "$logs/baseline.log" >&2 || tail -n 40 "$logs/baseline.log" >&2
+   grep -h -E '^not ok|^#   FAIL|^\[  FAILED  \]' "$logs"/baseline.*.log >&2 || true
    die "the tests must pass on the unchanged tree first (log: $logs/baseline.log; use --keep)" ;;
 esac
 
