@@ -37,6 +37,17 @@ cli_free(struct cli *c)
 }
 
 int
+cli_one_of(const char *v, const char *const *set)
+{
+	if (v == NULL)
+		return 1;
+	for (; *set; set++)
+		if (strcmp(v, *set) == 0)
+			return 1;
+	return 0;
+}
+
+int
 cli_usage(struct cli *c, const char *fmt, ...)
 {
 	va_list ap;

@@ -61,6 +61,9 @@ void	 cli_free(struct cli *);
  * (help shown: 0; a usage error, told: APIERR_EXIT_USAGE). */
 int	 cli_parse(struct cli *, int argc, char **argv,
 	    const struct cli_opt *opts, int min, int max, char **pos, int *rc);
+/* Is v (an option's value, NULL when not given) one of the NULL-ended
+ * set? A value not given is. */
+int	 cli_one_of(const char *v, const char *const *set);
 /* Says what is wrong with the command line; APIERR_EXIT_USAGE. */
 int	 cli_usage(struct cli *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));

@@ -28,7 +28,6 @@ cmd_download(struct cli *c, int argc, char **argv)
 	struct client_req req = { "GET", NULL, NULL, NULL, NULL, NULL };
 	char *pos[1], tmp[4096 + 16] = "";
 	struct buf path, target;
-	const char *const *f;
 	json_t *o;
 	FILE *sink = NULL;
 	mode_t mask;
@@ -38,9 +37,7 @@ cmd_download(struct cli *c, int argc, char **argv)
 		return rc;
 	if (format && strcmp(format, "csv") != 0)
 		return cli_usage(c, "--format %s: the format is csv", format);
-	for (f = filters; filter && *f && strcmp(*f, filter) != 0; f++)
-		;
-	if (filter && *f == NULL)
+	if (!cli_one_of(filter, filters))
 		return cli_usage(c, "--filter %s: deliverable, undeliverable, "
 		    "risky, unknown or send_safe", filter);
 	buf_init(&target, 4096);

@@ -30,26 +30,18 @@ cmd_jobs_list(struct cli *c, int argc, char **argv)
 		{ NULL, 0, NULL }
 	};
 	struct client_req req = { "GET", NULL, NULL, NULL, NULL, NULL };
-	char cell[7][OUT_VAL_MAX];
-	const char *const *s, *row[7];
-	struct out_table t;
 	struct buf path;
-	json_t *r = NULL, *v;
+	json_t *r = NULL;
 	long lim = 20, pg = 1;
-	size_t i, k;
 	int rc;
 
 	if (cli_parse(c, argc, argv, opts, 0, 0, NULL, &rc) == -1)
 		return rc;
-	for (s = statuses; status && *s && strcmp(*s, status); s++)
-		;
-	if (status && *s == NULL)
+	if (!cli_one_of(status, statuses))
 		return cli_usage(c, "--status %s: ingesting, "
 		    "awaiting_confirmation, pending, processing, completed, "
 		    "failed or cancelled", status);
-	for (s = types; type && *s && strcmp(*s, type); s++)
-		;
-	if (type && *s == NULL)
+	if (!cli_one_of(type, types))
 		return cli_usage(c, "--type %s: bulk, upload or batch", type);
 	if (limit && strparse_long(limit, 1, 100, &lim) == -1)
 		return cli_usage(c, "--limit %s: a number from 1 to 100", limit);
@@ -70,23 +62,13 @@ cmd_jobs_list(struct cli *c, int argc, char **argv)
 		cli_print_body(c);
 		goto out;
 	}
-	if (out_table_init(&t, 7, head) == -1)
-		goto nomem;
-	json_array_foreach(json_object_get(r, "data"), i, v) {
-		for (k = 0; k < 7; k++)
-			row[k] = out_field(cell[k], v, fields[k]);
-		if (out_table_add(&t, row) == -1) {
-			out_table_free(&t);
-			goto nomem;
-		}
+	if (out_table_json(stdout, 7, head, json_object_get(r, "data"),
+	    fields) == -1) {
+		rc = cli_fail(c, APIERR_EXIT_ERROR, "error", "out of memory");
+		goto out;
 	}
-	out_table_print(&t, stdout);
-	out_table_free(&t);
 	printf("\npage %ld (%lld jobs in all, %ld a page)\n", pg,
 	    out_int(r, "total"), lim);
-	goto out;
-nomem:
-	rc = cli_fail(c, APIERR_EXIT_ERROR, "error", "out of memory");
 out:
 	json_decref(r);
 	buf_free(&path);

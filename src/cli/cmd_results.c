@@ -5,16 +5,6 @@
 #include "cli/cmds.h"
 #include "cli/out.h"
 #include "util/strparse.h"
-#include <string.h>
-
-static int
-cmd_results_one_of(const char *v, const char *const *set)
-{
-	for (; *set; set++)
-		if (strcmp(v, *set) == 0)
-			return 1;
-	return 0;
-}
 
 int
 cmd_results(struct cli *c, int argc, char **argv)
@@ -23,6 +13,8 @@ cmd_results(struct cli *c, int argc, char **argv)
 	    "catch_all", "disposable", "unknown", NULL };
 	static const char *const head[] = { "EMAIL", "STATUS",
 	    "CLASSIFICATION", "SUB_STATUS", "SCORE" };
+	static const char *const fields[] = { "email", "status",
+	    "classification", "sub_status", "score" };
 	const char *cls = NULL, *limit = NULL, *page = NULL;
 	const struct cli_opt opts[] = {
 		{ "classification", required_argument, &cls },
@@ -31,18 +23,15 @@ cmd_results(struct cli *c, int argc, char **argv)
 		{ NULL, 0, NULL }
 	};
 	struct client_req req = { "GET", NULL, NULL, NULL, NULL, NULL };
-	char cell[5][OUT_VAL_MAX], *pos[1];
-	const char *row[5];
-	struct out_table t;
+	char *pos[1];
 	struct buf path;
-	json_t *r = NULL, *v;
+	json_t *r = NULL;
 	long lim = 100, pg = 1;
-	size_t i;
 	int rc, k;
 
 	if (cli_parse(c, argc, argv, opts, 1, 1, pos, &rc) == -1)
 		return rc;
-	if (cls && !cmd_results_one_of(cls, classes))
+	if (!cli_one_of(cls, classes))
 		return cli_usage(c, "--classification %s: valid, invalid, "
 		    "risky, catch_all, disposable or unknown", cls);
 	if (limit && strparse_long(limit, 1, 1000, &lim) == -1)
@@ -66,28 +55,15 @@ cmd_results(struct cli *c, int argc, char **argv)
 		cli_print_body(c);
 		goto out;
 	}
-	if (out_table_init(&t, 5, head) == -1)
-		goto nomem;
-	json_array_foreach(json_object_get(r, "results"), i, v) {
-		row[0] = out_field(cell[0], v, "email");
-		row[1] = out_field(cell[1], v, "status");
-		row[2] = out_field(cell[2], v, "classification");
-		row[3] = out_field(cell[3], v, "sub_status");
-		row[4] = out_field(cell[4], v, "score");
-		if (out_table_add(&t, row) == -1) {
-			out_table_free(&t);
-			goto nomem;
-		}
+	if (out_table_json(stdout, 5, head, json_object_get(r, "results"),
+	    fields) == -1) {
+		rc = cli_fail(c, APIERR_EXIT_ERROR, "error", "out of memory");
+		goto out;
 	}
-	out_table_print(&t, stdout);
-	out_table_free(&t);
 	k = (int)((out_int(r, "total") + lim - 1) / lim);
 	printf("\npage %ld of %d (%lld results%s%s, %ld a page)\n", pg,
 	    k ? k : 1, out_int(r, "total"), cls ? " classified " : "",
 	    cls ? cls : "", lim);
-	goto out;
-nomem:
-	rc = cli_fail(c, APIERR_EXIT_ERROR, "error", "out of memory");
 out:
 	json_decref(r);
 	buf_free(&path);

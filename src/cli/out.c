@@ -93,15 +93,16 @@ out_kv_field(const char *label, json_t *o, const char *path, int force)
 	out_kv(label, "%s", out_text(b, v));
 }
 
-int
-out_table_init(struct out_table *t, size_t ncol, const char *const *head)
-{
-	memset(t, 0, sizeof(*t));
-	t->ncol = ncol;
-	return out_table_add(t, head);
-}
+struct out_table {
+	size_t	 ncol;
+	size_t	 nrow;		/* the header row included */
+	size_t	 cap;
+	char	**cells;	/* nrow * ncol */
+};
 
-int
+/* A row of ncol cells, copied (NULL shown as "-", control characters as
+ * '?'). */
+static int
 out_table_add(struct out_table *t, const char *const *row)
 {
 	size_t i, k;
@@ -126,6 +127,15 @@ fail:
 	return -1;
 }
 
+/* A table of ncol columns with its head row. */
+static int
+out_table_init(struct out_table *t, size_t ncol, const char *const *head)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncol = ncol;
+	return out_table_add(t, head);
+}
+
 /* Columns a cell takes: its UTF-8 characters. */
 static size_t
 out_width(const char *s)
@@ -138,7 +148,8 @@ out_width(const char *s)
 	return n;
 }
 
-void
+/* Columns aligned, two spaces apart, the last one not padded. */
+static void
 out_table_print(const struct out_table *t, FILE *f)
 {
 	size_t *w, r, c;
@@ -163,7 +174,7 @@ out_table_print(const struct out_table *t, FILE *f)
 	free(w);
 }
 
-void
+static void
 out_table_free(struct out_table *t)
 {
 	size_t i;
@@ -172,4 +183,34 @@ out_table_free(struct out_table *t)
 		free(t->cells[i]);
 	free(t->cells);
 	memset(t, 0, sizeof(*t));
+}
+
+int
+out_table_json(FILE *f, size_t ncol, const char *const *head, json_t *array,
+    const char *const *fields)
+{
+	char (*cell)[OUT_VAL_MAX];
+	const char **row;
+	struct out_table t = { 0 };
+	json_t *v;
+	size_t i, k;
+	int rc = -1;
+
+	cell = calloc(ncol, sizeof(*cell));
+	row = calloc(ncol, sizeof(*row));
+	if (cell == NULL || row == NULL || out_table_init(&t, ncol, head) == -1)
+		goto out;
+	json_array_foreach(array, i, v) {
+		for (k = 0; k < ncol; k++)
+			row[k] = out_field(cell[k], v, fields[k]);
+		if (out_table_add(&t, row) == -1)
+			goto out;
+	}
+	out_table_print(&t, f);
+	rc = 0;
+out:
+	out_table_free(&t);
+	free(cell);
+	free(row);
+	return rc;
 }

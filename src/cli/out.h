@@ -24,16 +24,10 @@ void	 out_kv(const char *label, const char *fmt, ...)
 void	 out_kv_field(const char *label, json_t *, const char *path,
 	    int force);
 
-struct out_table {
-	size_t	 ncol;
-	size_t	 nrow;		/* the header row included */
-	size_t	 cap;
-	char	**cells;	/* nrow * ncol */
-};
-
-int	 out_table_init(struct out_table *, size_t ncol, const char *const *head);
-int	 out_table_add(struct out_table *, const char *const *row);
-/* Columns aligned, two spaces apart, the last one not padded. */
-void	 out_table_print(const struct out_table *, FILE *);
-void	 out_table_free(struct out_table *);
+/* A table of the objects of a JSON array printed to f: the head row, then
+ * a row for each object, its cells the values at the dotted paths of
+ * fields (one a column), aligned two spaces apart. 0, or -1 out of
+ * memory. */
+int	 out_table_json(FILE *f, size_t ncol, const char *const *head,
+	    json_t *array, const char *const *fields);
 #endif
