@@ -109,30 +109,33 @@ run_worker() {	# run_worker JOB: svc-worker --once until the job ended
     done
     it_fail "job $1 is still $st"
 }
-# stub NAME RESPONSES-JSON: cli_stub.py answering RESPONSES; STUB_URL, STUB_LOG
-stub() {
-    local dir=$IT_DIR/stub-$1
+# cli_stub DIR MODE ARGS...: cli_stub.py MODE in the background, logging
+# to DIR/log; CLI_STUB_URL its address
+cli_stub() {
+    local dir=$1
+    shift
     mkdir -p "$dir"
-    printf '%s' "$2" > "$dir/responses.json"
     : > "$dir/log"
-    python3 "$top_srcdir/tests/integration/cli_stub.py" stub --port-file "$dir/port" \
-        --log "$dir/log" --responses "$dir/responses.json" > "$dir/out" 2>&1 &
+    python3 "$top_srcdir/tests/integration/cli_stub.py" "$@" --port-file "$dir/port" \
+        --log "$dir/log" > "$dir/out" 2>&1 &
     STUB_PIDS+=($!)
     for _ in $(seq 1 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
-    STUB_URL=http://127.0.0.1:$(cat "$dir/port")
-    STUB_LOG=$dir/log
+    CLI_STUB_URL=http://127.0.0.1:$(cat "$dir/port")
+}
+# stub NAME RESPONSES-JSON: cli_stub.py answering RESPONSES; STUB_URL, STUB_LOG
+stub() {
+    mkdir -p "$IT_DIR/stub-$1"
+    printf '%s' "$2" > "$IT_DIR/stub-$1/responses.json"
+    cli_stub "$IT_DIR/stub-$1" stub --responses "$IT_DIR/stub-$1/responses.json"
+    STUB_URL=$CLI_STUB_URL
+    STUB_LOG=$IT_DIR/stub-$1/log
 }
 # proxy NAME DROP: cli_stub.py forwarding to the real server, logging each
 # request and losing the answers of the first DROP; PROXY_URL, PROXY_LOG
 proxy() {
-    local dir=$IT_DIR/proxy-$1
-    mkdir -p "$dir"
-    python3 "$top_srcdir/tests/integration/cli_stub.py" proxy --port-file "$dir/port" --log "$dir/log" \
-        --upstream "$HTTP_PORT" --drop "$2" > "$dir/out" 2>&1 &
-    STUB_PIDS+=($!)
-    for _ in $(seq 1 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
-    PROXY_URL=http://127.0.0.1:$(cat "$dir/port")
-    PROXY_LOG=$dir/log
+    cli_stub "$IT_DIR/proxy-$1" proxy --upstream "$HTTP_PORT" --drop "$2"
+    PROXY_URL=$CLI_STUB_URL
+    PROXY_LOG=$IT_DIR/proxy-$1/log
 }
 # bg NAME ARGS...: svc in the background (BG its pid), its output in
 # IT_DIR/NAME.out and NAME.err; bg_end NAME waits for it and sets what cli
