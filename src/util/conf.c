@@ -55,8 +55,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "60", 1, 3600, 0, "length of the sliding rate-limit window (the "
 	    "spec's 60; shorter ones are for tests)" },
 	[CONF_RUN_DIR] = { "run_dir", CONF_TYPE_STRING, "", 0, 0, 0,
-	    "folder of svc-api's shared slot file (empty: memory shared by one "
-	    "master's responders; set it under mod_fcgid)" },
+	    "folder of svc-api's shared slot file and svc-worker --once's lock "
+	    "(empty: memory shared by one master's responders, no lock; set it "
+	    "under mod_fcgid and cron)" },
 	[CONF_PROBE_CONCURRENCY_PER_ACCOUNT] = {
 	    "probe_concurrency_per_account", CONF_TYPE_INT, "4", 1, 64, 0,
 	    "single verifications and domain checks one account may have "
@@ -71,6 +72,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "log file (empty: standard error)" },
 	[CONF_WORKER_POLL_INTERVAL] = { "worker_poll_interval", CONF_TYPE_INT,
 	    "2", 1, 3600, 0, "seconds between queue polls when idle" },
+	[CONF_WORKER_ONCE_SECONDS] = { "worker_once_seconds", CONF_TYPE_INT,
+	    "50", 1, 86400, 0, "seconds a svc-worker --once run works before "
+	    "it gives back what it holds and exits (cron: under 60)" },
 	[CONF_WORKER_LEASE_SECONDS] = { "worker_lease_seconds", CONF_TYPE_INT,
 	    "120", 5, 86400, 0, "how long a claimed chunk stays leased" },
 	[CONF_HOUSEKEEPING_INTERVAL] = { "housekeeping_interval",

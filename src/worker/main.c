@@ -6,8 +6,9 @@
  * (leases of unfinished chunks and deliveries are given back), polling
  * every worker_poll_interval seconds when there is nothing to claim; with
  * --once it works until nothing is left to claim, sends what is due and
- * exits (for hosts where only cron is allowed). A lost database is
- * retried. */
+ * exits (for hosts where only cron is allowed), within worker_once_seconds
+ * and never beside another --once run of the host (once.h). A lost
+ * database is retried. */
 #include "core/db.h"
 #include "util/conf.h"
 #include "util/log.h"
@@ -16,6 +17,7 @@
 #include "worker/heartbeat.h"
 #include "worker/housekeeping.h"
 #include "worker/ingester.h"
+#include "worker/once.h"
 #include "worker/process.h"
 #include <signal.h>
 #include <stdio.h>
@@ -74,6 +76,8 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 		buf_free(&err);
 		if (*proc == NULL)
 			return 0;	/* housekeeping still runs */
+		if (once)
+			process_set_deadline(*proc, once_dns_deadline());
 	}
 	/* A daemon's upload jobs are its ingester thread's. */
 	snprintf(owner, sizeof(owner), "%s:ingest", process_owner(*proc));
@@ -106,8 +110,9 @@ main(int argc, char **argv)
 	struct process *proc = NULL;
 	struct ingester *ingester = NULL;
 	struct deliveries *sender = NULL;
+	char lock[1024] = "";
 	time_t last = 0;
-	int i, once = 0, rc = 0;
+	int i, once = 0, lock_fd = -1, rc = 0;
 	unsigned slept;
 	char owner[100];
 
@@ -131,7 +136,29 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	log_info("event=started mode=%s", once ? "once" : "daemon");
+	if (once) {
+		switch (once_lock_take(conf_str(&conf, CONF_RUN_DIR), &lock_fd,
+		    lock, sizeof(lock), &err)) {
+		case ONCE_LOCK_BUSY:
+			/* the run cron started a minute ago is still at it */
+			log_info("event=once_skipped reason=locked lock=%s",
+			    lock);
+			buf_free(&err);
+			conf_free(&conf);
+			return 0;
+		case ONCE_LOCK_ERROR:
+			fprintf(stderr, "svc-worker: lock: %s\n", buf_str(&err));
+			buf_free(&err);
+			conf_free(&conf);
+			return 1;
+		default:
+			break;
+		}
+		once_budget_start((unsigned)conf_int(&conf,
+		    CONF_WORKER_ONCE_SECONDS), &stopping);
+	}
+	log_info("event=started mode=%s%s%s", once ? "once" : "daemon",
+	    lock_fd != -1 ? " lock=" : "", lock_fd != -1 ? lock : "");
 	/* The upload thread of a daemon owns its leases as "host:pid:ingest". */
 	main_owner(owner, sizeof(owner));
 	heartbeat_init(owner, once ? HEARTBEAT_ONCE : HEARTBEAT_DAEMON);
@@ -161,7 +188,8 @@ main(int argc, char **argv)
 			}
 		}
 		if (db != NULL && (main_pass(&conf, db, &proc, &last, once) ==
-		    -1 || (once && deliveries_once(&conf, db) == -1))) {
+		    -1 || (once && deliveries_once(&conf, db, &stopping) ==
+		    -1))) {
 			db_close(db);
 			db = NULL;
 			if (once) {
@@ -180,7 +208,12 @@ main(int argc, char **argv)
 	process_free(proc);
 	db_close(db);
 	buf_free(&err);
+	if (once && once_budget_spent())
+		log_info("event=once_budget_spent seconds=%ld",
+		    conf_int(&conf, CONF_WORKER_ONCE_SECONDS));
 	conf_free(&conf);
 	log_info("event=stopped");
+	if (lock_fd != -1)
+		close(lock_fd);
 	return rc;
 }

@@ -92,6 +92,12 @@ process_free(struct process *p)
 	free(p);
 }
 
+void
+process_set_deadline(struct process *p, int64_t deadline)
+{
+	p->dns_deadline = deadline;
+}
+
 struct verify_engine *
 process_engine(struct process *p)
 {
@@ -140,7 +146,7 @@ process_threads_start(struct process *p)
 	buf_init(&err, 1024);
 	p->writer = writer_start(p->conf, p->owner, p->grey_delay, &err);
 	if (p->writer != NULL && (p->resolver = resolver_start(p->conf,
-	    PROCESS_RESOLVERS, &err)) == NULL) {
+	    PROCESS_RESOLVERS, p->dns_deadline, &err)) == NULL) {
 		writer_stop(p->writer);
 		p->writer = NULL;
 	}
