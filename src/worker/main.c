@@ -9,6 +9,7 @@
  * exits (for hosts where only cron is allowed). A lost database is
  * retried. */
 #include "core/db.h"
+#include "jobs/fetch.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
@@ -16,6 +17,7 @@
 #include "worker/housekeeping.h"
 #include "worker/ingester.h"
 #include "worker/process.h"
+#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +124,13 @@ main(int argc, char **argv)
 		buf_free(&err);
 		return 1;
 	}
+	if (!fetch_networks_valid(&conf)) {
+		fprintf(stderr, "svc-worker: allow_private_url_networks is not "
+		    "a list of addresses or CIDR networks\n");
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = main_on_term;
 	sigaction(SIGTERM, &sa, NULL);
@@ -129,8 +138,17 @@ main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	log_info("event=started mode=%s", once ? "once" : "daemon");
+	/* libcurl (deliveries, source_url downloads) set up before any
+	 * thread uses it */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "svc-worker: libcurl cannot start\n");
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
 	if (!once && (ingester = main_ingester(&conf)) == NULL) {
 		fprintf(stderr, "svc-worker: cannot start the upload thread\n");
+		curl_global_cleanup();
 		buf_free(&err);
 		conf_free(&conf);
 		return 1;
@@ -139,6 +157,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
 		buf_free(&err);
 		ingester_stop(ingester);
+		curl_global_cleanup();
 		conf_free(&conf);
 		return 1;
 	}
@@ -171,6 +190,7 @@ main(int argc, char **argv)
 	}
 	ingester_stop(ingester);
 	deliveries_stop(sender);
+	curl_global_cleanup();
 	process_free(proc);
 	db_close(db);
 	buf_free(&err);
