@@ -131,18 +131,25 @@ fetch_open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 }
 
 /* A piece of a streamed body: only a 2xx response's, body_max bytes in
- * all (the length announced is checked at the first piece). */
+ * all (the length announced is checked at the first piece); another
+ * response's is dropped. */
 static size_t
 fetch_write_sink(struct fetch *f, const char *p, size_t n)
 {
 	curl_off_t announced = -1;
 	long status = 0;
 
+	if (f->skipped > 0) {
+		f->skipped += (long long)n;
+		f->skip_stop = f->skipped > FETCH_SKIP_MAX;
+		return f->skip_stop ? 0 : n;
+	}
 	if (f->streamed == 0) {
 		if (curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE,
 		    &status) != CURLE_OK || status < 200 || status > 299) {
-			f->skipped = 1;
-			return 0;
+			f->skipped = (long long)n;
+			f->skip_stop = f->skipped > FETCH_SKIP_MAX;
+			return f->skip_stop ? 0 : n;
 		}
 		if (curl_easy_getinfo(f->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
 		    &announced) == CURLE_OK && announced > (curl_off_t)
@@ -241,8 +248,8 @@ enum fetch_err
 fetch_url(struct fetch *f, const char *url)
 {
 	buf_reset(&f->body);
-	f->refused = f->too_large = f->skipped = f->stopped = 0;
-	f->streamed = 0;
+	f->refused = f->too_large = f->skip_stop = f->stopped = 0;
+	f->streamed = f->skipped = 0;
 	f->refused_addr[0] = f->errbuf[0] = '\0';
 	f->url_reason = urlguard_check(url, f->allow_private);
 	/* the guard let http or https through: the scheme is one of them */
@@ -268,7 +275,7 @@ fetch_result(struct fetch *f, CURLcode rc, long *status)
 		return FETCH_OK;
 	if (rc == CURLE_WRITE_ERROR && f->too_large)
 		return FETCH_TOO_LARGE;
-	if (rc == CURLE_WRITE_ERROR && f->skipped)
+	if (rc == CURLE_WRITE_ERROR && f->skip_stop)
 		return FETCH_OK;	/* a response whose body is not wanted */
 	*status = 0;
 	if ((rc == CURLE_WRITE_ERROR && f->stopped) ||

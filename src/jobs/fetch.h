@@ -63,7 +63,8 @@ struct fetch {
 	void			*sink_arg;
 	size_t			 body_max;
 	long long		 streamed;	/* bytes handed to the sink */
-	int			 skipped;	/* a body not 2xx, not read */
+	long long		 skipped;	/* bytes of a body not 2xx */
+	int			 skip_stop;	/* stopped past FETCH_SKIP_MAX */
 	int			 stopped;	/* the sink said -1 */
 	char			 refused_addr[64];
 	enum urlguard_reason	 url_reason;	/* after FETCH_URL_REFUSED */
@@ -93,9 +94,11 @@ int	 fetch_init(struct fetch *, const struct fetch_opts *);
 /* Hands the body of a 2xx response to sink as it comes (nothing is kept
  * in f->body), body_max bytes in all: a body announced or found larger
  * stops the transfer (FETCH_TOO_LARGE). The body of any other response
- * is not read: the transfer stops at its first byte, and fetch_result
- * gives FETCH_OK with its status (a redirect's Location is read from
- * CURLINFO_REDIRECT_URL). */
+ * is read and dropped, FETCH_SKIP_MAX bytes at most: past that the
+ * transfer stops, and fetch_result still gives FETCH_OK with its status
+ * (a redirect's target is CURLINFO_REDIRECT_URL once the transfer has
+ * ended well, so a redirect with a longer body has none). */
+#define FETCH_SKIP_MAX (64 * 1024)
 void	 fetch_stream(struct fetch *, fetch_sink_fn, void *arg);
 /* Sets the URL once urlguard_check allows it (FETCH_OK), else
  * FETCH_URL_REFUSED with f->url_reason (URLGUARD_BAD_SCHEME for http
