@@ -3,13 +3,13 @@
  * libcurl easy handle set up so that it reaches only what the SSRF guard
  * (util/urlguard.h) allows. The URL must pass urlguard_check (https, and
  * http only with allow_private_urls and without https_only); every
- * address libcurl resolves is
- * checked when its socket is opened, so a name that resolves to a
- * loopback, private or reserved address is refused whatever the URL said
- * (unless it is in allow_private_url_networks);
- * redirects are never followed (a caller that follows them does so by
- * hand, calling fetch_url for each hop, which checks it again); no proxy
- * from the environment; one time limit for the whole transfer; at most
+ * address libcurl resolves is checked when its socket is opened, so a
+ * name that resolves to a loopback, private or reserved address is
+ * refused whatever the URL said (unless it is in
+ * allow_private_url_networks); redirects are never followed (a caller
+ * that follows them does so by hand, calling fetch_url for each hop,
+ * which checks it again); no proxy from the environment; one time limit
+ * for the whole transfer; at most
  * body_max bytes of the response body are read (into f->body, or handed
  * to a sink piece by piece with fetch_stream). The caller adds what its
  * request needs (method, body, headers) and runs the handle, alone or in
@@ -88,8 +88,8 @@ int	 fetch_host_of(const char *url, char *out, size_t n);
 
 /* Makes the easy handle (f->easy) with the options every request shares:
  * 0, or -1 when out of memory or o->networks is not a list of networks
- * (svc-worker checks it at start: fetch_networks_valid). libcurl keeps f's address for its
- * callbacks: f must not move until fetch_free. */
+ * (svc-worker checks it at start: fetch_networks_valid). libcurl keeps
+ * f's address for its callbacks: f must not move until fetch_free. */
 int	 fetch_init(struct fetch *, const struct fetch_opts *);
 /* Hands the body of a 2xx response to sink as it comes (nothing is kept
  * in f->body), body_max bytes in all: a body announced or found larger

@@ -13,6 +13,7 @@
 #include "util/timeutil.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define INGEST_FETCH_PROGRESS_MS 1000
@@ -198,8 +199,11 @@ ingest_fetch_hop(struct ingest_fetch_ctx *c, const char *url, int hop,
 		return -1;
 	}
 	if (curl_easy_setopt(c->f.easy, CURLOPT_TIMEOUT_MS, (long)left) !=
-	    CURLE_OK)
+	    CURLE_OK) {
+		ingest_fetch_failed(c, INGEST_FAIL_SOURCE_UNREACHABLE,
+		    "source_url could not be fetched (out of memory)");
 		return -1;
+	}
 	rc = curl_easy_perform(c->f.easy);
 	fe = fetch_result(&c->f, rc, &status);
 	if (c->db_failed || c->stopped)

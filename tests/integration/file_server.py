@@ -21,18 +21,18 @@ log, before it is answered, as one JSON line: {"time", "path", "query",
     file_server.py --host H --port P --cert C --key K --dir D --log FILE
         --ready FILE
 
---port 0 picks a free port; the ready file gets the port once listening.
+--port 0 picks a free port; the ready file gets the port once listening
+(webhook_receiver.py's tls_serve).
 """
 import argparse
 import json
 import os
-import signal
-import ssl
-import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from webhook_receiver import tls_args, tls_serve
 
 LOCK = threading.Lock()
 
@@ -143,28 +143,12 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
+    tls_args(ap)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--log", required=True)
-    ap.add_argument("--ready", required=True)
     a = ap.parse_args()
-    # stopped by the test's EXIT trap: a clean exit status
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    srv = ThreadingHTTPServer((a.host, a.port), Handler)
-    srv.daemon_threads = True
-    srv.log = a.log
-    srv.dir = a.dir
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(a.cert, a.key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     open(a.log, "a").close()
-    with open(a.ready + ".tmp", "w") as f:
-        f.write("%d\n" % srv.server_address[1])
-    os.rename(a.ready + ".tmp", a.ready)
-    srv.serve_forever()
+    tls_serve(Handler, a, log=a.log, dir=a.dir)
 
 
 if __name__ == "__main__":

@@ -15,24 +15,8 @@
 # charged for a failure, and job.failed is written.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
-it_require python3 certtool timeout
-WORKER=$top_builddir/src/worker/svc-worker
-[ -x "$WORKER" ] || it_skip "$WORKER is not built"
-
-# A host name that is not an IP literal nor "localhost" but resolves to
-# 127.0.0.1: svc-api cannot tell it from a public name, the worker must
-# refuse it when it connects.
-ALIAS=
-for n in "$(hostname)" ip6-localhost localhost.localdomain; do
-    if [ -n "$n" ] && [ "$n" != localhost ] &&
-            [ "$(getent ahostsv4 "$n" 2>/dev/null | awk 'NR == 1 { print $1 }')" = 127.0.0.1 ]; then
-        ALIAS=$n
-        break
-    fi
-done
-[ -n "$ALIAS" ] || it_skip "no host name other than localhost resolves to 127.0.0.1 here"
-
-mail_env_certs 127.0.0.1 127.0.0.1 "$ALIAS"
+. "$top_srcdir/tests/integration/outbound.sh"
+outbound_certs
 
 # python3-openpyxl is Debian's: the first python3 that has it writes XLSX
 PY=python3
@@ -42,13 +26,8 @@ SB=sandbox.svc.example
 F=$IT_DIR/files
 mkdir -p "$F"
 SERVED=$IT_DIR/served
-python3 "$top_srcdir/tests/integration/file_server.py" --host 127.0.0.1 \
-    --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" --dir "$F" \
-    --log "$SERVED" --ready "$IT_DIR/server.port" > "$IT_DIR/server.log" 2>&1 &
-FAKE_PIDS+=($!)
-for _ in $(seq 1 100); do [ -s "$IT_DIR/server.port" ] && break; sleep 0.1; done
-[ -s "$IT_DIR/server.port" ] || { cat "$IT_DIR/server.log"; echo "Bail out! file server"; exit 1; }
-PORT=$(cat "$IT_DIR/server.port")
+outbound_server files file_server.py --dir "$F" --log "$SERVED"
+PORT=$OUTBOUND_PORT
 S=https://127.0.0.1:$PORT
 SN=https://$ALIAS:$PORT
 
@@ -82,25 +61,6 @@ balance() { it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$ACC'"; }
 # served PATH: requests the file server got for PATH
 served() { jq -c --arg p "$1" 'select(.path == $p)' "$SERVED" | wc -l; }
 
-# once [CONF]: svc-worker --once (bounded)
-once() {
-    timeout 120 "$WORKER" --once -c "${1:-$SVC_CONF}" >> "$IT_DIR/log/worker-once.log" 2>&1 ||
-        it_fail "svc-worker --once failed"
-}
-
-# daemon [CONF]: svc-worker as a daemon, its pid in DAEMON; stop_daemon
-DAEMON=
-daemon() {
-    "$WORKER" -c "${1:-$SVC_CONF}" >> "$IT_DIR/log/worker-daemon.log" 2>&1 &
-    DAEMON=$!
-}
-stop_daemon() {
-    [ -n "$DAEMON" ] || return 0
-    kill "$DAEMON" 2>/dev/null || true
-    wait "$DAEMON" 2>/dev/null || true
-    DAEMON=
-}
-trap 'rc=$?; stop_daemon; mail_env_stop; it_cleanup "$rc"' EXIT
 
 # fetch URL [JSON-MEMBERS]: POST the upload of URL; JOB
 fetch() {

@@ -17,36 +17,17 @@
 # loopback refused when the worker connects).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
-it_require python3 certtool timeout
-WORKER=$top_builddir/src/worker/svc-worker
+. "$top_srcdir/tests/integration/outbound.sh"
 CHECK=$top_builddir/tests/sdk/svc-webhook-check
-[ -x "$WORKER" ] || it_skip "$WORKER is not built"
 [ -x "$CHECK" ] || it_skip "$CHECK is not built"
 
-# A host name that is not an IP literal nor "localhost" but resolves to
-# 127.0.0.1 (the guard must refuse it when the worker connects).
-ALIAS=
-for n in "$(hostname)" ip6-localhost localhost.localdomain; do
-    if [ -n "$n" ] && [ "$n" != localhost ] &&
-            [ "$(getent ahostsv4 "$n" 2>/dev/null | awk 'NR == 1 { print $1 }')" = 127.0.0.1 ]; then
-        ALIAS=$n
-        break
-    fi
-done
-[ -n "$ALIAS" ] || it_skip "no host name other than localhost resolves to 127.0.0.1 here"
-
-mail_env_certs 127.0.0.1 127.0.0.1 "$ALIAS"
+outbound_certs
 mail_env_lists
 
 # receiver: webhook_receiver.py on 127.0.0.1, its log in IT_DIR/received
 RECEIVED=$IT_DIR/received
-python3 "$top_srcdir/tests/integration/webhook_receiver.py" --host 127.0.0.1 \
-    --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" \
-    --log "$RECEIVED" --ready "$IT_DIR/receiver.port" > "$IT_DIR/receiver.log" 2>&1 &
-FAKE_PIDS+=($!)
-for _ in $(seq 1 100); do [ -s "$IT_DIR/receiver.port" ] && break; sleep 0.1; done
-[ -s "$IT_DIR/receiver.port" ] || { cat "$IT_DIR/receiver.log"; echo "Bail out! receiver"; exit 1; }
-RPORT=$(cat "$IT_DIR/receiver.port")
+outbound_server receiver webhook_receiver.py --log "$RECEIVED"
+RPORT=$OUTBOUND_PORT
 R=https://127.0.0.1:$RPORT
 
 it_conf_add "lists_dir = $IT_DIR/lists
@@ -67,26 +48,6 @@ account() {
     API_KEY=$(it_key "$ACC" '*')
 }
 
-# once: svc-worker --once (bounded)
-once() {
-    timeout 120 "$WORKER" --once -c "${1:-$SVC_CONF}" >> "$IT_DIR/log/worker-once.log" 2>&1 ||
-        it_fail "svc-worker --once failed"
-}
-
-# daemon [CONF]: svc-worker as a daemon in the background, its pid in
-# DAEMON; stop_daemon stops it (the EXIT trap too, before mail_env.sh's)
-DAEMON=
-daemon() {
-    "$WORKER" -c "${1:-$SVC_CONF}" >> "$IT_DIR/log/worker-daemon.log" 2>&1 &
-    DAEMON=$!
-}
-stop_daemon() {
-    [ -n "$DAEMON" ] || return 0
-    kill "$DAEMON" 2>/dev/null || true
-    wait "$DAEMON" 2>/dev/null || true
-    DAEMON=
-}
-trap 'rc=$?; stop_daemon; mail_env_stop; it_cleanup "$rc"' EXIT
 
 # hook PATH [EVENTS-JSON]: POST /v1/webhooks to R/PATH; HOOK, SECRET
 hook() {
