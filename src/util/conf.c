@@ -109,6 +109,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    0, 1, 0, "probe MX hosts on private/loopback addresses" },
 	[CONF_ALLOW_PRIVATE_URLS] = { "allow_private_urls", CONF_TYPE_BOOL,
 	    "no", 0, 1, 0, "allow private/loopback and http:// URLs" },
+	[CONF_ALLOW_PRIVATE_URL_NETWORKS] = { "allow_private_url_networks",
+	    CONF_TYPE_STRING, "", 0, 0, 0,
+	    "private networks (CIDR) that outbound URLs may connect to when "
+	    "their host name resolves into them (empty: none)" },
 	[CONF_CA_FILE] = { "ca_file", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "CA bundle for outbound TLS (empty: system)" },
 	[CONF_LISTS_DIR] = { "lists_dir", CONF_TYPE_STRING, PKGDATADIR "/lists", 0, 0,
@@ -133,6 +137,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "120", 5, 3600, 0,
 	    "seconds an upload preview's DNS lookups and SMTP sample may "
 	    "take together (what is not answered by then counts as unknown)" },
+	[CONF_SOURCE_URL_TIMEOUT_SECONDS] = { "source_url_timeout_seconds",
+	    CONF_TYPE_INT, "600", 5, 3600, 0,
+	    "seconds the download of an upload's source_url may take, "
+	    "redirects included (source_unreachable after that)" },
 	[CONF_WEBHOOK_RETRY_SCHEDULE] = { "webhook_retry_schedule",
 	    CONF_TYPE_DURATIONS, "1m 5m 30m 2h 5h 10h 24h", 0, 0, 0,
 	    "waits before each new attempt of a failed webhook or callback "

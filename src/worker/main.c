@@ -10,6 +10,7 @@
  * and never beside another --once run of the host (once.h). A lost
  * database is retried. */
 #include "core/db.h"
+#include "jobs/fetch.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
@@ -19,6 +20,7 @@
 #include "worker/ingester.h"
 #include "worker/once.h"
 #include "worker/process.h"
+#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +132,13 @@ main(int argc, char **argv)
 		buf_free(&err);
 		return 1;
 	}
+	if (!fetch_networks_valid(&conf)) {
+		fprintf(stderr, "svc-worker: allow_private_url_networks is not "
+		    "a list of addresses or CIDR networks\n");
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = main_on_term;
 	sigaction(SIGTERM, &sa, NULL);
@@ -159,11 +168,20 @@ main(int argc, char **argv)
 	}
 	log_info("event=started mode=%s%s%s", once ? "once" : "daemon",
 	    lock_fd != -1 ? " lock=" : "", lock_fd != -1 ? lock : "");
+	/* libcurl (deliveries, source_url downloads) set up before any
+	 * thread uses it */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "svc-worker: libcurl cannot start\n");
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
 	/* The upload thread of a daemon owns its leases as "host:pid:ingest". */
 	main_owner(owner, sizeof(owner));
 	heartbeat_init(owner, once ? HEARTBEAT_ONCE : HEARTBEAT_DAEMON);
 	if (!once && (ingester = ingester_start(&conf, owner)) == NULL) {
 		fprintf(stderr, "svc-worker: cannot start the upload thread\n");
+		curl_global_cleanup();
 		buf_free(&err);
 		conf_free(&conf);
 		return 1;
@@ -172,6 +190,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
 		buf_free(&err);
 		ingester_stop(ingester);
+		curl_global_cleanup();
 		conf_free(&conf);
 		return 1;
 	}
@@ -205,6 +224,7 @@ main(int argc, char **argv)
 	}
 	ingester_stop(ingester);
 	deliveries_stop(sender);
+	curl_global_cleanup();
 	process_free(proc);
 	db_close(db);
 	buf_free(&err);
