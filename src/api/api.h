@@ -8,6 +8,7 @@
 #include "core/auth.h"
 #include "core/authcache.h"
 #include "core/db.h"
+#include "core/permits.h"
 #include "core/ratelimit.h"
 #include "engine/verify.h"
 #include "jobs/upload_store.h"
@@ -23,6 +24,7 @@
  * the prefork master, or by a process serving alone). */
 struct api_shared {
 	struct authcache_gens *gens;	/* key cache generations, or NULL */
+	struct permits	*permits;	/* rate-limit permits, or NULL */
 	int		 slots_fd;	/* slots_create's file */
 	long		 responders;	/* svc-api processes of the host */
 };
@@ -35,6 +37,8 @@ struct api_ctx {
 	size_t		 nproxies;
 	struct authcache cache;		/* key rows and windows (authcache.h) */
 	struct slots	*slots;		/* places for slow requests (slots.h) */
+	struct permits	*permits;	/* the host's leases, or NULL: each
+					 * counted request is a round trip */
 	long		 responders;	/* svc-api processes on this host */
 };
 
