@@ -501,6 +501,12 @@ ingest_read_file(struct db *db, const struct ingest_job *j,
 	    re == INGEST_READ_OK && c.bytes > 0)
 		ingest_end(&c);
 	r->rows = ingest_reader_rows(c.reader);
+	/* every row read is shown while the rows are written (a file read in
+	 * less than INGEST_PROGRESS_MS showed none until the job moved on) */
+	if (e == DB_OK && r->fail == INGEST_FAIL_NONE && !c.stopped &&
+	    c.progress != NULL &&
+	    c.progress(c.arg, r->rows, c.bytes) == -1)
+		c.stopped = 1;
 	ingest_reader_free(c.reader);
 	ingest_sample_free(&c);
 	buf_free(&c.json);

@@ -299,6 +299,23 @@ test_idempotency_replays_stored_response_and_expires(void **st)
 	idempotency_abandon(db, acc, "k1");
 	assert_int_equal(idempotency_begin(db, acc, "k1", other, &code, &body),
 	    IDEMPOTENCY_PROCEED);
+	/* 23 hours on a key is still replayed; 25 hours on another request
+	 * may use it, even before housekeeping has deleted it */
+	assert_int_equal(idempotency_begin(db, acc, "k2", hash, &code, &body),
+	    IDEMPOTENCY_PROCEED);
+	assert_int_equal(idempotency_finish(db, acc, "k2", 201, "{\"n\":1}",
+	    7), DB_OK);
+	assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET created_at ="
+	    " created_at - INTERVAL 23 HOUR WHERE account_id = ? AND "
+	    "idem_key = 'k2'", DB_ARGS(DBP_STR(acc)), NULL), DB_OK);
+	assert_int_equal(idempotency_begin(db, acc, "k2", hash, &code, &body),
+	    IDEMPOTENCY_REPLAY);
+	assert_string_equal(buf_str(&body), "{\"n\":1}");
+	assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET created_at ="
+	    " created_at - INTERVAL 2 HOUR WHERE account_id = ? AND "
+	    "idem_key = 'k2'", DB_ARGS(DBP_STR(acc)), NULL), DB_OK);
+	assert_int_equal(idempotency_begin(db, acc, "k2", other, &code, &body),
+	    IDEMPOTENCY_PROCEED);
 	buf_free(&body);
 	db_close(db);
 }

@@ -77,6 +77,21 @@ t_star_scope() {
 }
 t_case "the * scope reaches every scoped endpoint" t_star_scope
 
+# every scope but *: no way to make, see or revoke keys
+t_keys_need_star() {
+    local acc key id
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'verify:single,verify:bulk,jobs:read,jobs:write,webhooks:manage,credits:read')
+    id=$(it_sql "SELECT id FROM api_keys WHERE account_id = '$acc'")
+    API_KEY=$key http POST /v1/keys '{"scopes":["*"]}'
+    expect_status 403 && expect_json .error.code insufficient_scope && expect_json .error.details.required_scope '*' || return 1
+    API_KEY=$key http GET /v1/keys; expect_status 403 || return 1
+    API_KEY=$key http DELETE "/v1/keys/$id"; expect_status 403 || return 1
+    expect_eq "keys of the account" "1 0" "$(it_sql "SELECT COUNT(*), COUNT(revoked_at) FROM api_keys WHERE account_id = '$acc'" | tr '\t' ' ')" || return 1
+    API_KEY=$key http GET /v1/credits; expect_status 200
+}
+t_case "a key with every scope but * can neither create, list nor revoke keys (403 insufficient_scope)" t_keys_need_star
+
 t_ip_allowlist() {
     local k4 k6 kl
     k4=$(it_key "$PRO" 'credits:read' --ip-allow 10.0.0.0/8 --ip-allow 192.0.2.7)
@@ -245,6 +260,27 @@ t_rate_limit_status_key() {
         expect_header X-RateLimit-Remaining 5
 }
 t_case "GET /rate-limit with a key: the account's window, not counted; revoked, expired, unknown and off-allowlist keys refused at once" t_rate_limit_status_key
+
+# Requests counted 60 and 58 seconds ago (rows as ratelimit_count writes
+# them): by default the window is the spec's 60 seconds, so only the second
+# ones count, for the status and for a counted request alike
+# (test_rate_window.sh tests the sliding itself with a short window).
+# Started just after a second begins, so that the case ends before the 58 s
+# row is 60 s old.
+t_window_is_60s() {
+    local acc key now
+    acc=$(it_account trial 0)
+    key=$(it_key "$acc" 'credits:read')
+    while [ "$(date +%N)" -gt 200000000 ]; do sleep 0.05; done
+    now=$(date +%s)
+    it_sql "INSERT INTO rate_buckets (bucket) VALUES ('acct:$acc');
+        INSERT INTO rate_counts (bucket, sec, n) VALUES ('acct:$acc', $now - 60, 20), ('acct:$acc', $now - 58, 3)"
+    API_KEY=$key http GET /rate-limit
+    expect_status 200 && expect_json .used 3 && expect_json .remaining 27 && expect_json .reset_at $((now + 2)) || return 1
+    API_KEY=$key http GET /v1/credits
+    expect_status 200 && expect_header X-RateLimit-Remaining 26
+}
+t_case "the default window is the last 60 seconds: requests 60 s old no longer count, 58 s old still do" t_window_is_60s
 
 t_concurrent_limit() {
     local acc key i ok pids=()

@@ -267,6 +267,26 @@ t_cancel() {
 }
 t_case "cancelling refunds exactly the unprocessed addresses, once; a finished job is 409" t_cancel
 
+# A sandbox job made before migration 006: nothing charged, but its rows
+# count as charged (the column's default), so a worker has counted more
+# charged rows done than the job was charged for.
+t_cancel_refunds_never_negative() {
+    local acc sb id
+    acc=$(it_account pro 0)
+    sb=$(it_key "$acc" '*' --sandbox)
+    API_KEY=$sb http POST /v1/verify/bulk '{"emails":["a@sandbox.svc.example","b@sandbox.svc.example","c@sandbox.svc.example"]}'
+    expect_status 202 && expect_json .credits_charged 0 || return 1
+    id=$(json .job_id)
+    it_sql "UPDATE job_emails SET charged = 1 WHERE job_id = '$id';
+        UPDATE jobs SET status = 'processing', processed_emails = 2, count_valid = 2, charged_done = 2 WHERE id = '$id'"
+    API_KEY=$sb http DELETE "/v1/jobs/$id"
+    expect_status 200 && expect_json .status cancelled && expect_json .credits_refunded 0 || return 1
+    API_KEY=$sb http GET "/v1/jobs/$id"; expect_json .credits_refunded 0 || return 1
+    expect_eq "ledger rows" 0 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref LIKE 'job:$id:%'")" || return 1
+    API_KEY=$sb http GET /v1/credits; expect_json .balance 0 && expect_json .refunded 0
+}
+t_case "cancelling a job that counted more charged rows done than it was charged refunds nothing (never a negative amount)" t_cancel_refunds_never_negative
+
 t_scopes_and_accounts() {
     local other okey id
     http POST /v1/verify/bulk '{"emails":["a@d.example"]}'; expect_status 202 || return 1

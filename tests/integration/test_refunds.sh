@@ -132,6 +132,22 @@ t_fail_before() {
 }
 t_case "a job that fails before its charged addresses were verified refunds them" t_fail_before
 
+# A sandbox job made before migration 006: nothing charged, but its rows
+# count as charged (the column's default), so its unknown results count as
+# charged unknowns; completion gives back at most what was charged.
+t_complete_refund_capped() {
+    local before
+    before=$(balance)
+    create "$SANDBOX_KEY" "$SANDBOX_UNKNOWN" || return 1
+    expect_json .credits_charged 0 || return 1
+    it_sql "UPDATE job_emails SET charged = 1 WHERE job_id = '$JOB'"
+    once || it_fail "svc-worker --once failed"
+    expect_eq "job" "completed 5 0" "$(job_field "$JOB" "CONCAT_WS(' ', status, count_unknown, credits_refunded)")" || return 1
+    expect_eq "ledger rows" 0 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref LIKE 'job:$JOB:%'")" || return 1
+    expect_eq "balance" "$before" "$(balance)"
+}
+t_case "completion refunds at most what was charged: a job whose free rows count as charged (made before migration 006) refunds nothing" t_complete_refund_capped
+
 t_live_key_pays_sandbox() {
     local before
     before=$(balance)

@@ -884,6 +884,12 @@ test_classify_raw_arguments(void **state)
 	    "user unknown (anti-spam gateway)"), V(BLOCKED));
 	assert_int_equal(smtp_classify_rcpt(550, NULL,
 	    "UNBLOCKED: user unknown"), V(MAILBOX_NOT_FOUND));
+	/* ... nor at the start of one: "rbl" and "block" in a quoted address */
+	assert_int_equal(smtp_classify_rcpt(550, "5.1.1",
+	    "<rbloggs@example.com>: Recipient address rejected: User unknown"),
+	    V(MAILBOX_NOT_FOUND));
+	assert_int_equal(smtp_classify_rcpt(550, NULL,
+	    "<blockley@example.com>... User unknown"), V(MAILBOX_NOT_FOUND));
 	/* a recipient verdict that merely mentions the sender */
 	assert_int_equal(smtp_classify_rcpt(550, NULL,
 	    "Recipient address rejected: user unknown (mail from "

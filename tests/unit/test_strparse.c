@@ -281,8 +281,6 @@ main(void)
 		cmocka_unit_test(test_strparse_consttime_eq_compares_exactly_n_bytes),
 		cmocka_unit_test(test_strparse_copy_cuts_to_fit_and_always_terminates),
 		cmocka_unit_test(test_strparse_utf8_chars_counts_code_points_and_refuses_bad_utf8),
-}
-
 		cmocka_unit_test(test_strparse_durations_reads_units_and_refuses_the_rest),
 	};
 
