@@ -14,6 +14,7 @@
 #include "jobs/upload_store.h"
 #include "util/conf.h"
 #include "util/ipnet.h"
+#include "util/wake.h"
 
 #define API_MAX_PARAMS 2
 #define API_JSON_MAX (1024 * 1024)
@@ -71,6 +72,9 @@ void	 api_internal_error(struct api_call *, const char *what);
 /* 503 queue_unavailable with Retry-After; why is the message's start. */
 void	 api_unavailable(struct api_call *, const char *why);
 #define API_RETRY_AFTER "5"	/* seconds, on a 503 */
+/* Work of kind was committed: wakes the host's svc-workers at once
+ * (worker_wake_dir, wake.h) rather than at their next poll. */
+void	 api_wake(struct api_call *, enum wake_kind);
 /* The verification engine of this process; on failure answers 503. */
 struct verify_engine *api_engine(struct api_call *);
 /* 402 insufficient_credits with details.required and details.available. */

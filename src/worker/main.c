@@ -4,14 +4,16 @@
  * in a thread of their own in the daemon) and runs housekeeping every
  * housekeeping_interval seconds. Without --once it runs until SIGTERM
  * (leases of unfinished chunks and deliveries are given back), polling
- * every worker_poll_interval seconds when there is nothing to claim; with
- * --once it works until nothing is left to claim, sends what is due and
- * exits (for hosts where only cron is allowed). A lost database is
+ * every worker_poll_interval seconds when there is nothing to claim, and
+ * at once when svc-api wakes it (a socket in worker_wake_dir, wake.h);
+ * with --once it works until nothing is left to claim, sends what is due
+ * and exits (for hosts where only cron is allowed). A lost database is
  * retried. */
 #include "core/db.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
+#include "util/wake.h"
 #include "worker/deliveries.h"
 #include "worker/housekeeping.h"
 #include "worker/ingester.h"
@@ -80,6 +82,25 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 	return process_run(*proc, db, &stopping, last_housekeeping);
 }
 
+/* Idle: until worker_poll_interval has passed, svc-api wakes this
+ * process (w, when there is a wake-up socket) or SIGTERM comes. */
+static void
+main_idle(const struct conf *conf, struct wake *w)
+{
+	long left = conf_int(conf, CONF_WORKER_POLL_INTERVAL) * 1000, slice;
+
+	/* in slices of a second at most, so that SIGTERM is seen soon */
+	for (; !stopping && left > 0; left -= slice) {
+		slice = left > 1000 ? 1000 : left;
+		if (w == NULL)
+			sleep((unsigned)(slice / 1000));
+		else if (wake_wait(w, (int)slice)) {
+			log_debug("event=woken what=jobs");
+			return;
+		}
+	}
+}
+
 /* The upload thread of a daemon, its leases owned by "host:pid:ingest". */
 static struct ingester *
 main_ingester(const struct conf *conf)
@@ -104,9 +125,9 @@ main(int argc, char **argv)
 	struct process *proc = NULL;
 	struct ingester *ingester = NULL;
 	struct deliveries *sender = NULL;
+	struct wake *wake = NULL;
 	time_t last = 0;
 	int i, once = 0, rc = 0;
-	unsigned slept;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--once") == 0)
@@ -129,6 +150,11 @@ main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	log_info("event=started mode=%s", once ? "once" : "daemon");
+	if (!once && *conf_str(&conf, CONF_WORKER_WAKE_DIR) != '\0' &&
+	    (wake = wake_listen(conf_str(&conf, CONF_WORKER_WAKE_DIR),
+	    WAKE_JOBS, &err)) == NULL)
+		log_warn("event=wake_unavailable what=jobs error=\"%s\"",
+		    buf_str(&err));
 	if (!once && (ingester = main_ingester(&conf)) == NULL) {
 		fprintf(stderr, "svc-worker: cannot start the upload thread\n");
 		buf_free(&err);
@@ -165,10 +191,9 @@ main(int argc, char **argv)
 		}
 		if (once)
 			break;
-		for (slept = 0; !stopping && slept <
-		    (unsigned)conf_int(&conf, CONF_WORKER_POLL_INTERVAL); slept++)
-			sleep(1);
+		main_idle(&conf, wake);
 	}
+	wake_close(wake);
 	ingester_stop(ingester);
 	deliveries_stop(sender);
 	process_free(proc);
