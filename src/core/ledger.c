@@ -142,6 +142,41 @@ ledger_totals(struct db *db, const char *pool, struct ledger_totals *t)
 }
 
 enum ledger_err
+ledger_account_totals(struct db *db, const char *account,
+    struct ledger_totals *mine, char org[IDS_MAX], struct ledger_totals *pool)
+{
+	struct db_res *r;
+	const char *o;
+	enum db_err e;
+	int row;
+
+	memset(mine, 0, sizeof(*mine));
+	memset(pool, 0, sizeof(*pool));
+	org[0] = '\0';
+	e = db_query(db, "SELECT p.balance, p.used, p.refunded, p.granted, "
+	    "a.org_id, q.balance, q.used, q.refunded, q.granted "
+	    "FROM accounts a LEFT JOIN credit_pools p ON p.owner_id = a.id "
+	    "LEFT JOIN credit_pools q ON q.owner_id = a.org_id WHERE a.id = ?",
+	    DB_ARGS(DBP_STR(account)), &r);
+	if (e != DB_OK)
+		return ledger_from_db(e);
+	if ((row = db_res_next(r)) == 1) {
+		mine->balance = db_res_int(r, 0);
+		mine->used = db_res_int(r, 1);
+		mine->refunded = db_res_int(r, 2);
+		mine->granted = db_res_int(r, 3);
+		if ((o = db_res_str(r, 4)) != NULL && strlen(o) < IDS_MAX)
+			memcpy(org, o, strlen(o) + 1);
+		pool->balance = db_res_int(r, 5);
+		pool->used = db_res_int(r, 6);
+		pool->refunded = db_res_int(r, 7);
+		pool->granted = db_res_int(r, 8);
+	}
+	db_res_free(r);
+	return row == 1 ? LEDGER_OK : LEDGER_DB;
+}
+
+enum ledger_err
 ledger_verify(struct db *db, const char *pool, int *equal)
 {
 	struct ledger_totals t, sum;

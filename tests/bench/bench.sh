@@ -114,12 +114,12 @@ for u in "$SVC_PORT" "$HELLO_PORT"; do
     done
 done
 # svc-api's master also keeps a keeper (rate-limit permits, named
-# svc-api-keeper), which serves no request
-svc_n=$(backend_pids "$SVC_LIGHTTPD" | wc -l)
+# svc-api-keeper), which serves no request: not counted here
+svc_n=$(backend_pids "$SVC_LIGHTTPD" | xargs -r ps -o comm= -p | grep -vc '^svc-api-keeper$' || true)
 hello_n=$(backend_pids "$HELLO_LIGHTTPD" | wc -l)
-say "processes: svc-api $svc_n (1 master + $((svc_n - 2)) children + 1 keeper), fcgi_hello $hello_n (1 master + $((hello_n - 1)) children)"
-[ "$svc_n" = $((WORKERS + 2)) ] && [ "$hello_n" = $((WORKERS + 1)) ] ||
-    die "expected $((WORKERS + 2)) processes behind svc-api's lighttpd and $((WORKERS + 1)) behind fcgi_hello's"
+say "processes: svc-api $svc_n (1 master + $((svc_n - 1)) children, and a keeper), fcgi_hello $hello_n (1 master + $((hello_n - 1)) children)"
+[ "$svc_n" = $((WORKERS + 1)) ] && [ "$hello_n" = $((WORKERS + 1)) ] ||
+    die "expected $((WORKERS + 1)) processes behind each lighttpd"
 
 AUTH="Authorization: Bearer $KEY"
 # (lib.sh runs the script under set -e: a failed curl still prints 000)
@@ -167,6 +167,12 @@ db_queries() {
     stack_mariadb_sql "$IT_DIR/mariadb" -N -B -e "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }'
 }
 
+# db_calls: CALLs of stored procedures so far (ratelimit_lease: the round
+# trips that count requests)
+db_calls() {
+    stack_mariadb_sql "$IT_DIR/mariadb" -N -B -e "SHOW GLOBAL STATUS LIKE 'Com_call_procedure'" | awk '{ print $2 }'
+}
+
 # wrk_check OUT: wrk's own error report must be clean.
 wrk_check() {
     if grep -q 'Non-2xx or 3xx responses' "$1"; then
@@ -191,12 +197,13 @@ per_req() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN { printf "%.0f", t / hz *
 # else on the machine: other users' work disturbs the figures), plus the
 # SQL statements per request.
 run_wrk() {
-    local name=$1 dir=$2 lpid=$3 port=$4 secs=$5 out before q0 q1 bpids reqs
+    local name=$1 dir=$2 lpid=$3 port=$4 secs=$5 out before q0 q1 c0 c1 bpids reqs
     local t0l t0b t0d t0a t1l t1b t1d t1a wt
     out=$IT_DIR/wrk-$name-$RANDOM.txt
     before=$(access_lines "$dir")
     bpids=$(backend_pids "$lpid")
     q0=$(db_queries)
+    c0=$(db_calls)
     t0l=$(bench_ticks "$lpid"); t0b=$(bench_ticks $bpids); t0d=$(bench_ticks "$DB_PID"); t0a=$(busy_ticks)
     # the subshell's "times" (second line) is wrk's user and system time
     ( wrk -t"$THREADS" -c"$CONNS" -d"${secs}s" --latency "${WRK_REQ[@]}" \
@@ -204,6 +211,7 @@ run_wrk() {
       times > "$out.times" ) || { cat "$out" >&2; die "wrk failed"; }
     t1l=$(bench_ticks "$lpid"); t1b=$(bench_ticks $bpids); t1d=$(bench_ticks "$DB_PID"); t1a=$(busy_ticks)
     q1=$(db_queries)
+    c1=$(db_calls)
     wt=$(awk -v hz="$HZ" 'NR == 2 { n = split($0, f, /[ ms]+/); s = 0
         for (i = 1; i < n; i += 2) s += f[i] * 60 + f[i + 1]; printf "%.0f", s * hz }' "$out.times")
     wrk_check "$out"
@@ -211,13 +219,14 @@ run_wrk() {
     RPS=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$out")
     reqs=$(awk '/requests in/ { print $1 }' "$out")
     [ -n "$RPS" ] && [ "$reqs" -gt 0 ] || { cat "$out" >&2; die "no rate in wrk's output"; }
-    printf 'bench: %-5s %6s req/s %7s reqs  p50 %-7s p99 %-7s  CPU us/req: lighttpd %3s responders %3s mariadbd %3s wrk %3s other %3s  SQL/req %.2f\n' \
+    printf 'bench: %-5s %6s req/s %7s reqs  p50 %-7s p99 %-7s  CPU us/req: lighttpd %3s responders %3s mariadbd %3s wrk %3s other %3s  SQL/req %.2f (CALL %.3f)\n' \
         "$name" "$RPS" "$reqs" \
         "$(awk '$1 == "50%" { print $2 }' "$out")" "$(awk '$1 == "99%" { print $2 }' "$out")" \
         "$(per_req $((t1l - t0l)) "$reqs")" "$(per_req $((t1b - t0b)) "$reqs")" \
         "$(per_req $((t1d - t0d)) "$reqs")" "$(per_req "$wt" "$reqs")" \
         "$(per_req $(( (t1a - t0a) - (t1l - t0l) - (t1b - t0b) - (t1d - t0d) - wt )) "$reqs")" \
-        "$(awk -v q=$((q1 - q0 - 1)) -v n="$reqs" 'BEGIN { print q / n }')"
+        "$(awk -v q=$((q1 - q0 - 2)) -v n="$reqs" 'BEGIN { print q / n }')" \
+        "$(awk -v q=$((c1 - c0)) -v n="$reqs" 'BEGIN { print q / n }')"
 }
 
 # run_count N: exactly N requests to svc-api with ab (wrk cannot stop after
