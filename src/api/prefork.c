@@ -117,6 +117,9 @@ prefork_reload(struct conf *c, const char *path, pid_t *pids, int n)
 	buf_free(&err);
 	conf_free(c);
 	*c = fresh;
+	if (prefork_shared.permits != NULL)
+		permits_set_max(prefork_shared.permits,
+		    conf_int(c, CONF_RATE_PERMITS_MAX));
 	log_info("event=reload conf=%s workers=%d", path, n);
 	/* Each child finishes its request and exits; the reaper forks its
 	 * successor with the new configuration. */

@@ -156,10 +156,17 @@ permits_shared(long max)
 	return p;
 }
 
-const char *
-permits_holder(const struct permits *p)
+void
+permits_set_max(struct permits *p, long max)
 {
-	return p->holder;
+	__atomic_store_n(&p->max, max < 1 ? 1 : max, __ATOMIC_RELAXED);
+}
+
+/* Holds nothing in MariaDB: may be given to another bucket. */
+static int
+permits_idle(const struct permits_slot *s)
+{
+	return s->seq == 0 && !s->op && s->void_to == 0;
 }
 
 /* Marks the slot's round trip under way (busy) or over: the version is
@@ -205,6 +212,10 @@ permits_lock(struct permits_slot *s, int try)
 		s->void_to = s->op_new;
 	s->op_new = 0;
 	permits_busy(s, s->op);
+	/* It may have died giving the slot to a bucket, the name half
+	 * written: a slot that holds nothing is simply free again. */
+	if (permits_idle(s))
+		memset(s->bucket, 0, sizeof(s->bucket));
 	log_warn("event=permits_recovered bucket=%s pending=%d", s->bucket,
 	    s->op);
 	return 0;
@@ -230,13 +241,6 @@ permits_find(struct permits *p, const char *bucket)
 			return s;
 	}
 	return NULL;
-}
-
-/* Holds nothing in MariaDB: may be given to another bucket. */
-static int
-permits_idle(const struct permits_slot *s)
-{
-	return s->seq == 0 && !s->op && s->void_to == 0;
 }
 
 /* The bucket's slot, locked: its own, or a free one of its probes given
@@ -371,7 +375,7 @@ permits_round_trip(struct permits *p, struct permits_slot *s,
 	q.new_seq = s->op_new;
 	q.limit = limit;
 	q.rate = s->rate;
-	q.max = p->max;
+	q.max = LOAD(p->max);
 	t0 = timeutil_mono_ms();
 	if ((e = ratelimit_lease(db, &q, res)) != DB_OK) {
 		if (s->op_new > s->void_to)
@@ -425,7 +429,7 @@ permits_take(struct permits *p, struct db *db, const char *bucket,
 	int tries = 0;
 
 	*changed = 0;
-	if (p->max <= 1 || strlen(bucket) >= PERMITS_BUCKET_MAX) {
+	if (LOAD(p->max) <= 1 || strlen(bucket) >= PERMITS_BUCKET_MAX) {
 		*changed = 1;
 		return ratelimit_check(db, bucket, limit, 1,
 		    timeutil_now_ms(), st);

@@ -27,8 +27,8 @@ struct permits;
  * most max permits at once per bucket (1: every counted request is a
  * round trip, as without the table); NULL when it cannot be made. */
 struct permits *permits_shared(long max);
-/* The name this host's leases have in rate_leases.holder. */
-const char *permits_holder(const struct permits *);
+/* rate_permits_max read again (the master's SIGHUP). */
+void	 permits_set_max(struct permits *, long max);
 
 /* Counts a request of bucket under limit: from this host's lease when it
  * can (no statement), else in one round trip that gives back what is left
