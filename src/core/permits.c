@@ -422,7 +422,6 @@ permits_take(struct permits *p, struct db *db, const char *bucket,
     long limit, struct ratelimit_status *st, int *changed)
 {
 	struct ratelimit_lease_res res;
-	struct ratelimit_window w;
 	struct permits_slot *s;
 	int64_t waited = 0, wait;
 	enum db_err e;
@@ -449,13 +448,11 @@ permits_take(struct permits *p, struct db *db, const char *bucket,
 			return DB_OK;
 		}
 		e = permits_round_trip(p, s, db, limit, &res);
+		permits_unlock(s);
 		if (e == DB_OK) {
 			*changed = 1;
-			if (res.granted > 0)
-				ratelimit_status_lease(limit, res.used,
-				    res.oldest_ms, s->sec_ms, 1, st);
+			ratelimit_status_of(limit, &res, timeutil_now_ms(), st);
 		}
-		permits_unlock(s);
 		if (e == DB_ERR_RETRY && ++tries < DB_TX_TRIES)
 			continue;
 		if (e != DB_OK || res.granted > 0)
@@ -474,11 +471,7 @@ permits_take(struct permits *p, struct db *db, const char *bucket,
 		permits_sleep(wait);
 		waited += wait;
 	}
-	w.used = res.used;
-	w.oldest_ms = res.oldest_ms;
-	ratelimit_status_from(limit, &w, timeutil_now_ms(), st);
-	st->exceeded = 1;
-	return DB_OK;
+	return DB_OK;		/* refused: st says so */
 }
 
 long

@@ -117,6 +117,20 @@ ratelimit_status_lease(long limit, long used, int64_t oldest_ms,
 	    sec_ms);
 }
 
+void
+ratelimit_status_of(long limit, const struct ratelimit_lease_res *res,
+    int64_t now_ms, struct ratelimit_status *st)
+{
+	if (res->granted > 0) {
+		ratelimit_status_lease(limit, res->used, res->oldest_ms,
+		    res->db_now_ms / 1000 * 1000, 1, st);
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	ratelimit_fill(st, limit, res->used, res->oldest_ms, now_ms);
+	st->exceeded = 1;
+}
+
 enum db_err
 ratelimit_check(struct db *db, const char *bucket, long limit, int count,
     int64_t now_ms, struct ratelimit_status *st)
@@ -140,16 +154,9 @@ ratelimit_check(struct db *db, const char *bucket, long limit, int count,
 	for (tries = 0; tries < DB_TX_TRIES; tries++)
 		if ((e = ratelimit_lease(db, &q, &res)) != DB_ERR_RETRY)
 			break;
-	if (e != DB_OK)
-		return e;
-	if (res.granted > 0)
-		ratelimit_status_lease(limit, res.used, res.oldest_ms,
-		    res.db_now_ms / 1000 * 1000, 1, st);
-	else {
-		ratelimit_fill(st, limit, res.used, res.oldest_ms, now_ms);
-		st->exceeded = 1;
-	}
-	return DB_OK;
+	if (e == DB_OK)
+		ratelimit_status_of(limit, &res, now_ms, st);
+	return e;
 }
 
 /* The first second still in the window, by the database's clock. */

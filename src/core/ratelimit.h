@@ -61,6 +61,11 @@ enum db_err ratelimit_lease(struct db *, const struct ratelimit_lease_req *,
 void	 ratelimit_status_lease(long limit, long used, int64_t oldest_ms,
 	    int64_t sec_ms, long nth, struct ratelimit_status *);
 
+/* The status of the request a lease was asked for: its first permit, or
+ * refused (exceeded) when nothing was granted. */
+void	 ratelimit_status_of(long limit, const struct ratelimit_lease_res *,
+	    int64_t now_ms, struct ratelimit_status *);
+
 /* count = 1: counts this request unless the window is full (then
  * exceeded = 1), as a lease of one permit that nobody holds (permits.h
  * leases more); count = 0: only reports. Returns a db_err. */
