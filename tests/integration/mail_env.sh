@@ -32,7 +32,8 @@ FAKE_PIDS=()
 MAIL_ENV_UP=	# what was started: dns, mta
 mail_env_stop() {
     local p
-    for p in "${FAKE_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    # (under set -e a failed kill or a non-zero wait would end the trap here)
+    for p in "${FAKE_PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
     case $MAIL_ENV_UP in *mta*) bash "$top_srcdir/tests/smtp/mta.sh" stop "$IT_DIR/mta" || true ;; esac
     case $MAIL_ENV_UP in *dns*) "$top_srcdir/tests/dns/server.sh" stop "$IT_DIR/dns" || true ;; esac
     return 0
