@@ -231,4 +231,22 @@ t_killed_in_round_trip() {
 }
 t_case "a responder killed in its round trip (the grant arrives after its death) leaks no permit" t_killed_in_round_trip
 
+t_killed_holding_a_lease() {
+    local acc key i ok=0 urls=() p
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 60)
+    for i in $(seq 1 6); do urls+=("$A_URL/v1/credits"); done
+    # the lease is the host's: responders killed while it has permits left
+    # take nothing with them, their successors go on with it
+    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $key" "${urls[@]}" > "$IT_DIR/burst"
+    for p in $(responders_a); do kill -9 "$p"; done
+    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $key" "${urls[@]}" >> "$IT_DIR/burst"
+    ok=$(grep -c ' 200$' "$IT_DIR/burst" || true)
+    expect_eq "answers 200" 12 "$ok" || return 1
+    quiet
+    expect_eq "counted in MariaDB: the requests answered, nothing leaked" "$ok" "$(bucket_sum "$acc")" || return 1
+    expect_eq "permits leased" 0 "$(leased "$acc")"
+}
+t_case "responders killed while their host holds a lease: nothing leaks, the lease goes on" t_killed_holding_a_lease
+
 t_done
