@@ -37,6 +37,29 @@ leased() {
 
 calls() { it_sql "SHOW GLOBAL STATUS LIKE 'Com_call_procedure'" | awk '{ print $2 }'; }
 
+# requests HOST KEY N: N requests one after the other; OK = how many
+# answered 200 (http's variables: the last answer)
+requests() {
+    local i
+    OK=0
+    for i in $(seq 1 "$3"); do
+        on "$1" "$2" /v1/credits
+        [ "$HTTP_STATUS" = 200 ] && OK=$((OK + 1))
+    done
+    return 0
+}
+
+# burst URL KEY N: N requests back to back in one curl (one keep-alive
+# connection to lighttpd), "<body> <status>" lines added to IT_DIR/burst;
+# prints how many answered 200
+burst() {
+    local i urls=()
+    for i in $(seq 1 "$3"); do urls+=("$1/v1/credits"); done
+    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $2" "${urls[@]}" > "$IT_DIR/burst.one"
+    cat "$IT_DIR/burst.one" >> "$IT_DIR/burst"
+    grep -c ' 200$' "$IT_DIR/burst.one" || true
+}
+
 # quiet: longer than a lease (it ends with its second) and the keeper's
 # give-back after it
 quiet() { sleep 2.5; }
@@ -114,15 +137,13 @@ t_accounting_twice_the_limit() {
 t_case "twice the limit on one host: X-RateLimit-Remaining counts down, 429s with Retry-After and reset_at, GET /rate-limit on both hosts says 15 used" t_accounting_twice_the_limit
 
 t_no_statement_per_request() {
-    local acc key c0 c1 n=200 i urls=()
+    local acc key c0 c1 ok n=200
     acc=$(it_account pro 0)
     key=$(it_key "$acc" 'credits:read' --rate-limit 100000)
-    for i in $(seq 1 "$n"); do urls+=("$A_URL/v1/credits"); done
     c0=$(calls)
-    # one curl, one keep-alive connection: "<body> <status>" a line
-    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $key" "${urls[@]}" > "$IT_DIR/burst"
+    ok=$(burst "$A_URL" "$key" "$n")
     c1=$(calls)
-    expect_eq "answers 200" "$n" "$(grep -c ' 200$' "$IT_DIR/burst" || true)" || return 1
+    expect_eq "answers 200" "$n" "$ok" || return 1
     # a round trip per lease, a lease per second at most on each process's
     # turn: far fewer than one per request (SHOW STATUS counts no CALL)
     [ $((c1 - c0)) -le $((n / 4)) ] ||
@@ -134,7 +155,7 @@ t_no_statement_per_request() {
 t_case "a counted request usually runs no statement to be counted: 200 requests, a few leases" t_no_statement_per_request
 
 t_quiet_host_gives_back() {
-    local acc key i ok=0
+    local acc key i
     acc=$(it_account pro 0)
     key=$(it_key "$acc" 'credits:read' --rate-limit 40)
     # ten requests back to back: host a leases more than it uses
@@ -143,49 +164,36 @@ t_quiet_host_gives_back() {
     expect_eq "counted once host a went quiet" 10 "$(bucket_sum "$acc")" || return 1
     expect_eq "permits leased" 0 "$(leased "$acc")" || return 1
     # host b gets all that is left, and no more
-    for i in $(seq 1 31); do
-        on b "$key" /v1/credits
-        [ "$HTTP_STATUS" = 200 ] && ok=$((ok + 1))
-    done
-    expect_eq "requests host b lets through" 30 "$ok" || return 1
+    requests b "$key" 31
+    expect_eq "requests host b lets through" 30 "$OK" || return 1
     expect_status 429
 }
 t_case "permits a host leased and did not use go back once it is quiet: the other host gets them" t_quiet_host_gives_back
 
 t_refused_waits_for_other_hosts() {
-    local acc key i ok=0 urls=()
+    local acc key
     acc=$(it_account pro 0)
     key=$(it_key "$acc" 'credits:read' --rate-limit 30)
-    for i in $(seq 1 10); do urls+=("$A_URL/v1/credits"); done
     # at the start of a second, ten requests back to back to host a (it
     # leases more than it uses), then host b until it is refused, at once
     sleep "$(awk -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f", int(n) + 1.05 - n }')"
-    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $key" "${urls[@]}" > "$IT_DIR/burst"
-    expect_eq "host a's answers 200" 10 "$(grep -c ' 200$' "$IT_DIR/burst" || true)" || return 1
-    for i in $(seq 1 21); do
-        on b "$key" /v1/credits
-        [ "$HTTP_STATUS" = 200 ] && ok=$((ok + 1))
-    done
-    expect_eq "requests host b lets through (it waits for host a's lease rather than refuse early)" 20 "$ok" || return 1
+    expect_eq "host a's answers 200" 10 "$(burst "$A_URL" "$key" 10)" || return 1
+    requests b "$key" 21
+    expect_eq "requests host b lets through (it waits for host a's lease rather than refuse early)" 20 "$OK" || return 1
     expect_status 429
 }
 t_case "a host finding the window full waits for the permits another host leased in this second, and gets them" t_refused_waits_for_other_hosts
 
 t_keys_with_lower_limits() {
-    local acc big small i ok=0 urls=()
+    local acc big small
     acc=$(it_account pro 0)
     big=$(it_key "$acc" 'credits:read' --rate-limit 40)
     small=$(it_key "$acc" 'credits:read' --rate-limit 6)
-    for i in $(seq 1 4); do urls+=("$A_URL/v1/credits"); done
     # the account's lease, granted under 40, has permits left: a key
     # limited to 6 must not take them, but count against the window
-    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $big" "${urls[@]}" > "$IT_DIR/burst"
-    expect_eq "the first key's answers 200" 4 "$(grep -c ' 200$' "$IT_DIR/burst" || true)" || return 1
-    for i in $(seq 1 4); do
-        on a "$small" /v1/credits
-        [ "$HTTP_STATUS" = 200 ] && ok=$((ok + 1))
-    done
-    expect_eq "requests the key limited to 6 gets beside 4 of the account's" 2 "$ok" || return 1
+    expect_eq "the first key's answers 200" 4 "$(burst "$A_URL" "$big" 4)" || return 1
+    requests a "$small" 4
+    expect_eq "requests the key limited to 6 gets beside 4 of the account's" 2 "$OK" || return 1
     expect_status 429 && expect_json .error.details.limit 6
 }
 t_case "a key with a lower limit than its account's other key counts against the same window, under its own limit" t_keys_with_lower_limits
@@ -199,11 +207,11 @@ responders_a() {
 }
 
 t_killed_in_round_trip() {
-    local acc key i ok=0 locker victim p
+    local acc key ok locker victim p
     acc=$(it_account pro 0)
     key=$(it_key "$acc" 'credits:read' --rate-limit 60)
-    for i in $(seq 1 8); do on a "$key" /v1/credits; expect_status 200 || return 1; done
-    ok=8
+    requests a "$key" 8
+    expect_eq "requests let through before" 8 "$OK" || return 1
     quiet
     # the bucket's row locked: the next round trip waits in MariaDB, holding
     # the slot, and its responder is killed there; the lock goes, the
@@ -217,10 +225,8 @@ t_killed_in_round_trip() {
     for p in $(responders_a); do kill -9 "$p"; done
     wait "$locker" "$victim"
     sleep 1
-    for i in $(seq 1 10); do
-        on a "$key" /v1/credits
-        [ "$HTTP_STATUS" = 200 ] && ok=$((ok + 1))
-    done
+    requests a "$key" 10
+    ok=$((8 + OK))
     expect_eq "requests let through" 18 "$ok" || return 1
     quiet
     grep -q "event=permits_recovered bucket=acct:$acc" "$IT_DIR/log/svc.log" ||
@@ -232,16 +238,14 @@ t_killed_in_round_trip() {
 t_case "a responder killed in its round trip (the grant arrives after its death) leaks no permit" t_killed_in_round_trip
 
 t_killed_holding_a_lease() {
-    local acc key i ok=0 urls=() p
+    local acc key ok p
     acc=$(it_account pro 0)
     key=$(it_key "$acc" 'credits:read' --rate-limit 60)
-    for i in $(seq 1 6); do urls+=("$A_URL/v1/credits"); done
     # the lease is the host's: responders killed while it has permits left
     # take nothing with them, their successors go on with it
-    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $key" "${urls[@]}" > "$IT_DIR/burst"
+    ok=$(burst "$A_URL" "$key" 6)
     for p in $(responders_a); do kill -9 "$p"; done
-    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $key" "${urls[@]}" >> "$IT_DIR/burst"
-    ok=$(grep -c ' 200$' "$IT_DIR/burst" || true)
+    ok=$((ok + $(burst "$A_URL" "$key" 6)))
     expect_eq "answers 200" 12 "$ok" || return 1
     quiet
     expect_eq "counted in MariaDB: the requests answered, nothing leaked" "$ok" "$(bucket_sum "$acc")" || return 1
