@@ -81,6 +81,7 @@
 #define PERMITS_BUCKET_MAX	96
 #define PERMITS_MARGIN_MS	5	/* a lease ends this much early here */
 #define PERMITS_WAIT_GRACE_MS	300	/* after the others' leases end */
+#define PERMITS_WAIT_STEP_MS	100	/* then again while they are there */
 #define PERMITS_RATE_MAX	1000000	/* permits a second */
 #define PERMITS_LEFT_MASK	UINT64_C(0xffffffff)
 #define PERMITS_TAG(seq)	((uint64_t)(uint32_t)(seq) << 32)
@@ -459,9 +460,14 @@ permits_take(struct permits *p, struct db *db, const char *bucket,
 			return e;
 		/* Full. Permits other hosts leased of this second or the
 		 * last may still come back: they end with their second, and
-		 * their keepers give them back soon after. */
-		wait = res.others > 0 ? (res.others_sec + 1) * 1000 +
-		    PERMITS_WAIT_GRACE_MS - res.db_now_ms : 0;
+		 * their keepers give them back soon after (a keeper that is
+		 * late is waited for, a step at a time). */
+		if (res.others == 0)
+			break;
+		wait = (res.others_sec + 1) * 1000 + PERMITS_WAIT_GRACE_MS -
+		    res.db_now_ms;
+		if (wait < PERMITS_WAIT_STEP_MS)
+			wait = PERMITS_WAIT_STEP_MS;
 		if (wait > PERMITS_WAIT_MAX_MS - waited)
 			wait = PERMITS_WAIT_MAX_MS - waited;
 		if (wait <= 0)
