@@ -180,9 +180,10 @@ permits_busy(struct permits_slot *s, int busy)
 		__atomic_add_fetch(&s->version, 1, __ATOMIC_SEQ_CST);
 }
 
-/* Locks m (blocking, or only when free); 0 when locked. A process that
- * died holding it left its state as it was: a slot's unfinished round
- * trip is in its op fields, finished by the next one (permits_recover). */
+/* Locks m (blocking, or only when free): 0 locked, 1 locked from a
+ * process that died holding it (it left its state as it was: a slot's
+ * unfinished round trip is in its op fields, see permits_lock), -1 not
+ * locked. */
 static int
 permits_mutex(pthread_mutex_t *m, int try)
 {
@@ -213,12 +214,12 @@ permits_lock(struct permits_slot *s, int try)
 		s->void_to = s->op_new;
 	s->op_new = 0;
 	permits_busy(s, s->op);
+	log_warn("event=permits_recovered bucket=%s pending=%d", s->bucket,
+	    s->op);
 	/* It may have died giving the slot to a bucket, the name half
 	 * written: a slot that holds nothing is simply free again. */
 	if (permits_idle(s))
 		memset(s->bucket, 0, sizeof(s->bucket));
-	log_warn("event=permits_recovered bucket=%s pending=%d", s->bucket,
-	    s->op);
 	return 0;
 }
 
