@@ -1,9 +1,12 @@
 /* svcadm.c: the operator's tool: schema migrations, accounts, tiers and
- * subscriptions, organizations, credits, API keys and the effective
- * configuration. Output is plain: ids and keys alone on stdout so scripts
- * can capture them; errors on stderr with a non-zero exit. */
+ * subscriptions, organizations, credits, API keys, the effective
+ * configuration, the service's health (status.c) and a verifier host's
+ * checks (doctor.c). Output is plain: ids and keys alone on stdout so
+ * scripts can capture them; errors on stderr with a non-zero exit. */
 #include "admin/lists_update.h"
+#include "admin/doctor.h"
 #include "admin/migrate.h"
+#include "admin/status.h"
 #include "core/accounts.h"
 #include "core/auth.h"
 #include "core/authcache.h"
@@ -52,6 +55,9 @@ svcadm_usage(void)
 	    "  suppressions list --account ID\n"
 	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
 	    "  lists check     (load lists_dir and print the counts)\n"
+	    "  status [--json] [--min-workers N] [--worker-window S]\n"
+	    "         [--max-job-age S] [--max-queue N] [--max-outbox-age S]\n"
+	    "  doctor [--json] [--skip ptr,fcrdns,port25,dnsbl] [--address IP]\n"
 	    "  config\n", stderr);
 	exit(2);
 }
@@ -516,6 +522,75 @@ svcadm_cmd_lists(int argc, char **argv)
 	return 0;
 }
 
+/* Sets a setting from a command-line option, with the file's checks. */
+static void
+svcadm_override(const char *setting, const char *value)
+{
+	struct buf err;
+
+	buf_init(&err, 512);
+	if (conf_set(&conf, setting, value, &err) == -1)
+		svcadm_die("%s", buf_str(&err));
+	buf_free(&err);
+}
+
+/* "status": 0 healthy, 1 unhealthy or the database out of reach (for
+ * monitoring, what cannot be told is not healthy). */
+static int
+svcadm_cmd_status(int argc, char **argv)
+{
+	struct opt o[] = { { "json", 0, NULL, 0 },
+	    { "min-workers", 1, NULL, 0 }, { "worker-window", 1, NULL, 0 },
+	    { "max-job-age", 1, NULL, 0 }, { "max-queue", 1, NULL, 0 },
+	    { "max-outbox-age", 1, NULL, 0 } };
+	static const char *const settings[] = { NULL, "status_min_workers",
+	    "status_worker_window", "status_max_job_age", "status_max_queue",
+	    "status_max_outbox_age" };
+	char *pos[1];
+	struct buf err;
+	struct db *db = NULL;
+	size_t k;
+	int rc, json;
+
+	svcadm_parse_opts(argc, argv, o, 6, pos, 0);
+	for (k = 1; k < 6; k++)
+		if (o[k].val != NULL)
+			svcadm_override(settings[k], o[k].val);
+	json = o[0].seen > 0;
+	buf_init(&err, 1024);
+	if (db_open(&conf, 0, &db, &err) == DB_OK)
+		rc = status_run(db, &conf, json, stdout, &err);
+	else
+		rc = -1;
+	if (rc == -1) {
+		status_print_failure(buf_str(&err), json, stdout);
+		fprintf(stderr, "svcadm: status: %s\n", buf_str(&err));
+		rc = 1;
+	}
+	buf_free(&err);
+	db_close(db);
+	return rc;
+}
+
+/* "doctor": 0 when every check passed or was skipped, 1 otherwise. */
+static int
+svcadm_cmd_doctor(int argc, char **argv)
+{
+	struct opt o[] = { { "json", 0, NULL, 0 }, { "skip", 1, NULL, 0 },
+	    { "address", 1, NULL, 0 } };
+	char *pos[1];
+	struct buf err;
+	int rc;
+
+	svcadm_parse_opts(argc, argv, o, 3, pos, 0);
+	buf_init(&err, 1024);
+	if ((rc = doctor_run(&conf, o[1].val, o[2].val, o[0].seen > 0, stdout,
+	    &err)) == -1)
+		svcadm_die("doctor: %s", buf_str(&err));
+	buf_free(&err);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -550,6 +625,10 @@ main(int argc, char **argv)
 		return svcadm_cmd_complainers(argc, argv + i + 1);
 	if (strcmp(argv[i], "suppressions") == 0)
 		return svcadm_cmd_suppressions(argc, argv + i + 1);
+	if (strcmp(argv[i], "doctor") == 0)
+		return svcadm_cmd_doctor(argc, argv + i + 1);
+	if (strcmp(argv[i], "status") == 0)
+		return svcadm_cmd_status(argc, argv + i + 1);
 	if (strcmp(argv[i], "config") == 0) {
 		conf_dump(&conf, stdout);
 		return 0;

@@ -189,10 +189,12 @@ handler_jobs_progress(struct api_call *c)
 	    "unknown", (json_int_t)(j.counts[3] + j.counts[5]),
 	    "rate_per_minute", (int)(rate + 0.5), "eta_seconds", eta);
 	/* An upload being read: rows and bytes so far (the spec's progress
-	 * while ingesting). */
+	 * while ingesting); a source_url being downloaded: the bytes come so
+	 * far of the length announced (0: none). */
 	if (j.type == JOBS_TYPE_UPLOAD && j.status == JOBS_INGESTING)
-		json_object_set_new(o, "ingestion", json_pack("{s:I,s:I,s:I,"
-		    "s:i}", "rows_read", (json_int_t)j.ingest_rows,
+		json_object_set_new(o, "ingestion", json_pack("{s:s,s:I,s:I,s:I,"
+		    "s:i}", "phase", j.downloading ? "downloading" : "reading",
+		    "rows_read", (json_int_t)j.ingest_rows,
 		    "bytes_read", (json_int_t)j.ingest_bytes,
 		    "bytes_total", (json_int_t)j.file_size, "percent",
 		    j.file_size > 0 ? (int)(j.ingest_bytes * 100 /

@@ -327,11 +327,15 @@ handler_upload_fields(struct handler_upload *h, const char *source_url,
 		    "callback_url: %s", urlguard_message(r, allow));
 		return -1;
 	}
+	/* https only, even where allow_private_urls lets http through for
+	 * webhooks (the worker downloads nothing else) */
 	if (source_url != NULL &&
-	    (r = urlguard_check(source_url, allow)) != URLGUARD_OK) {
+	    ((r = urlguard_check(source_url, allow)) != URLGUARD_OK ||
+	    strncasecmp(source_url, "https:", 6) != 0)) {
 		http_error(c->resp, 400, "invalid_source_url",
 		    json_pack("{s:s}", "field", "source_url"),
-		    "source_url: %s", urlguard_message(r, allow));
+		    "source_url: %s", urlguard_message(r == URLGUARD_OK ?
+		    URLGUARD_BAD_SCHEME : r, r == URLGUARD_OK ? 0 : allow));
 		return -1;
 	}
 	if (cb != NULL && ids_random_text("whsec_", 32, h->secret,

@@ -6,6 +6,7 @@
 #include "api/api.h"
 #include "api/prefork.h"
 #include "api/serve.h"
+#include "util/log.h"
 #include "util/startup.h"
 #include "util/strparse.h"
 #include <errno.h>
@@ -124,6 +125,13 @@ main(int argc, char **argv)
 		return 1;
 	}
 	buf_free(&err);
+	/* Started by a web server that runs copies of its own (mod_fcgid),
+	 * each serving alone: without run_dir they cannot share places. */
+	if (listen == NULL && workers == 1 &&
+	    *conf_str(&conf, CONF_RUN_DIR) == '\0')
+		log_warn("event=slots_unshared reason=\"run_dir is empty and "
+		    "this process serves alone: its places for slow requests "
+		    "are not shared with the host's other svc-api processes\"");
 	/* One process needs no master (mod_fcgid runs "svc-api -n 1" and
 	 * manages the processes itself). Such a process shares no key cache
 	 * generations with its siblings, so it caches key rows only; the

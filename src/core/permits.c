@@ -2,7 +2,7 @@
  * the shared table holds one bucket's lease on this host: its permits
  * left and a tag of its seq in one 64-bit word that requests decrement
  * without a lock, the rest of the lease beside it, and a robust mutex that
- * the round trips to MariaDB (ratelimit_lease, sql/009_rate_permits.sql)
+ * the round trips to MariaDB (ratelimit_lease, sql/010_rate_permits.sql)
  * hold. A slot is for one bucket at a time, given under the table's claim
  * lock, so a host never holds two leases of one bucket.
  *

@@ -28,7 +28,7 @@ struct ratelimit_status {
 	int	 exceeded;	/* this request was refused (not counted) */
 };
 
-/* One call of the ratelimit_lease procedure (sql/009_rate_permits.sql):
+/* One call of the ratelimit_lease procedure (sql/010_rate_permits.sql):
  * under the bucket's lock, the holder's lease ret_seq gives back
  * ret_unused permits, the lease void_seq gives back all of its own, and a
  * new lease of permits is granted while the window (by the database's

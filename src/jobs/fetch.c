@@ -9,7 +9,9 @@
 #include <ctype.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 const char *const fetch_err_names[FETCH_ERR__MAX] = {
@@ -23,6 +25,7 @@ const char *const fetch_err_names[FETCH_ERR__MAX] = {
 	[FETCH_TLS] = "tls_failed",
 	[FETCH_FAILED] = "transfer_failed",
 	[FETCH_NOMEM] = "out_of_memory",
+	[FETCH_STOPPED] = "stopped",
 };
 
 void
@@ -32,8 +35,22 @@ fetch_opts_from_conf(struct fetch_opts *o, const struct conf *c,
 	memset(o, 0, sizeof(*o));
 	o->allow_private = conf_int(c, CONF_ALLOW_PRIVATE_URLS) != 0;
 	o->ca_file = conf_str(c, CONF_CA_FILE);
+	o->networks = conf_str(c, CONF_ALLOW_PRIVATE_URL_NETWORKS);
 	o->timeout_ms = timeout_ms;
 	o->body_max = body_max;
+}
+
+int
+fetch_networks_valid(const struct conf *c)
+{
+	struct ipnet *nets = NULL;
+	size_t n = 0;
+	int rc;
+
+	rc = ipnet_parse_list(conf_str(c, CONF_ALLOW_PRIVATE_URL_NETWORKS),
+	    &nets, &n);
+	free(nets);
+	return rc == 0;
 }
 
 int
@@ -103,13 +120,54 @@ fetch_open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 	text[0] = '\0';
 	if (purpose != CURLSOCKTYPE_IPCXN ||
 	    fetch_sockaddr(a, &ip, text, sizeof(text)) == -1 ||
-	    !urlguard_addr_allowed(&ip, f->allow_private)) {
+	    (!urlguard_addr_allowed(&ip, f->allow_private) &&
+	    !ipnet_list_contains(f->networks, f->nnetworks, &ip))) {
 		f->refused = 1;
 		snprintf(f->refused_addr, sizeof(f->refused_addr), "%s",
 		    text[0] ? text : "(not an IP address)");
 		return CURL_SOCKET_BAD;
 	}
 	return socket(a->family, a->socktype, a->protocol);
+}
+
+/* A piece of a streamed body: only a 2xx response's, body_max bytes in
+ * all (the length announced is checked at the first piece); another
+ * response's is dropped. */
+static size_t
+fetch_write_sink(struct fetch *f, const char *p, size_t n)
+{
+	curl_off_t announced = -1;
+	long status = 0;
+
+	if (f->skipped > 0) {
+		f->skipped += (long long)n;
+		f->skip_stop = f->skipped > FETCH_SKIP_MAX;
+		return f->skip_stop ? 0 : n;
+	}
+	if (f->streamed == 0) {
+		if (curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE,
+		    &status) != CURLE_OK || status < 200 || status > 299) {
+			f->skipped = (long long)n;
+			f->skip_stop = f->skipped > FETCH_SKIP_MAX;
+			return f->skip_stop ? 0 : n;
+		}
+		if (curl_easy_getinfo(f->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
+		    &announced) == CURLE_OK && announced > (curl_off_t)
+		    f->body_max) {
+			f->too_large = 1;
+			return 0;
+		}
+	}
+	if ((unsigned long long)f->streamed + n > f->body_max) {
+		f->too_large = 1;
+		return 0;
+	}
+	f->streamed += (long long)n;
+	if (f->sink(f->sink_arg, p, n) == -1) {
+		f->stopped = 1;
+		return 0;
+	}
+	return n;
 }
 
 /* CURLOPT_WRITEFUNCTION: keeps body_max bytes, then stops the transfer. */
@@ -119,6 +177,8 @@ fetch_write(char *p, size_t size, size_t nmemb, void *arg)
 	struct fetch *f = arg;
 	size_t n = size * nmemb;
 
+	if (f->sink != NULL)
+		return n == 0 ? 0 : fetch_write_sink(f, p, n);
 	if (buf_append(&f->body, p, n) == -1) {
 		f->too_large = 1;
 		return 0;	/* CURLE_WRITE_ERROR */
@@ -129,15 +189,23 @@ fetch_write(char *p, size_t size, size_t nmemb, void *arg)
 int
 fetch_init(struct fetch *f, const struct fetch_opts *o)
 {
-	const char *protocols = o->allow_private ? "https,http" : "https";
+	const char *protocols = o->allow_private && !o->https_only ?
+	    "https,http" : "https";
 	CURL *h;
 	int bad = 0;
 
 	memset(f, 0, sizeof(*f));
 	buf_init(&f->body, o->body_max);
 	f->allow_private = o->allow_private;
-	if ((h = f->easy = curl_easy_init()) == NULL)
+	f->https_only = o->https_only;
+	f->body_max = o->body_max;
+	if (o->networks != NULL && ipnet_parse_list(o->networks, &f->networks,
+	    &f->nnetworks) == -1)
 		return -1;
+	if ((h = f->easy = curl_easy_init()) == NULL) {
+		fetch_free(f);
+		return -1;
+	}
 	bad |= curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
 	bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protocols) !=
 	    CURLE_OK;
@@ -169,13 +237,25 @@ fetch_init(struct fetch *f, const struct fetch_opts *o)
 	return 0;
 }
 
+void
+fetch_stream(struct fetch *f, fetch_sink_fn sink, void *arg)
+{
+	f->sink = sink;
+	f->sink_arg = arg;
+}
+
 enum fetch_err
 fetch_url(struct fetch *f, const char *url)
 {
 	buf_reset(&f->body);
-	f->refused = f->too_large = 0;
+	f->refused = f->too_large = f->skip_stop = f->stopped = 0;
+	f->streamed = f->skipped = 0;
 	f->refused_addr[0] = f->errbuf[0] = '\0';
 	f->url_reason = urlguard_check(url, f->allow_private);
+	/* the guard let http or https through: the scheme is one of them */
+	if (f->url_reason == URLGUARD_OK && f->https_only &&
+	    strncasecmp(url, "https:", 6) != 0)
+		f->url_reason = URLGUARD_BAD_SCHEME;
 	if (f->url_reason != URLGUARD_OK)
 		return f->url_reason == URLGUARD_NOMEM ? FETCH_NOMEM :
 		    FETCH_URL_REFUSED;
@@ -195,7 +275,12 @@ fetch_result(struct fetch *f, CURLcode rc, long *status)
 		return FETCH_OK;
 	if (rc == CURLE_WRITE_ERROR && f->too_large)
 		return FETCH_TOO_LARGE;
+	if (rc == CURLE_WRITE_ERROR && f->skip_stop)
+		return FETCH_OK;	/* a response whose body is not wanted */
 	*status = 0;
+	if ((rc == CURLE_WRITE_ERROR && f->stopped) ||
+	    rc == CURLE_ABORTED_BY_CALLBACK)
+		return FETCH_STOPPED;
 	if (f->refused && (rc == CURLE_COULDNT_CONNECT ||
 	    rc == CURLE_OPERATION_TIMEDOUT))
 		return FETCH_ADDRESS_REFUSED;
@@ -226,7 +311,8 @@ const char *
 fetch_error_text(const struct fetch *f, enum fetch_err e)
 {
 	if (e == FETCH_URL_REFUSED)
-		return urlguard_message(f->url_reason, f->allow_private);
+		return urlguard_message(f->url_reason, f->allow_private &&
+		    !f->https_only);
 	if (e == FETCH_ADDRESS_REFUSED)
 		return f->refused_addr;
 	if (f->errbuf[0] != '\0')
@@ -240,5 +326,8 @@ fetch_free(struct fetch *f)
 	if (f->easy != NULL)
 		curl_easy_cleanup(f->easy);
 	f->easy = NULL;
+	free(f->networks);
+	f->networks = NULL;
+	f->nnetworks = 0;
 	buf_free(&f->body);
 }

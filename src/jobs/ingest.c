@@ -144,6 +144,14 @@ ingest_renew(struct db *db, const struct ingest_job *j, const char *owner,
 	return changed == 1 ? 0 : -1;
 }
 
+void
+ingest_release(struct db *db, const struct ingest_job *j, const char *owner)
+{
+	db_exec(db, "UPDATE jobs SET ingest_owner = NULL, ingest_lease_expires "
+	    "= NULL WHERE id = ? AND ingest_owner = ?",
+	    DB_ARGS(DBP_STR(j->id), DBP_STR(owner)), NULL);
+}
+
 /* ---------------------------------------------------------------- read */
 
 static char *

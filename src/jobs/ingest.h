@@ -79,6 +79,10 @@ int	 ingest_claim(struct db *, const char *owner, long lease,
  * owner's (cancelled, or the lease was taken over). */
 int	 ingest_renew(struct db *, const struct ingest_job *,
 	    const char *owner, long lease, long long rows, long long bytes);
+/* Gives the lease back (a worker that stops): any worker may claim the
+ * job at once. */
+void	 ingest_release(struct db *, const struct ingest_job *,
+	    const char *owner);
 /* Reads the job's stored file into r (free with ingest_read_free). */
 enum ingest_err ingest_read_file(struct db *, const struct ingest_job *,
 	    struct ingest_read *, ingest_progress_fn, void *arg);

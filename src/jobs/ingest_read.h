@@ -55,6 +55,10 @@ enum ingest_format { INGEST_CSV, INGEST_TSV, INGEST_TXT, INGEST_XLSX, INGEST_FOR
 extern const char *const ingest_format_names[INGEST_FORMAT__MAX];   /* "csv", "tsv", "txt", "xlsx" */
 /* The format of a file name by its extension (case-insensitive), or -1 when it is none of the four. */
 int	 ingest_format_of_name(const char *filename);
+/* The format a Content-Type names (text/csv or application/csv,
+ * text/tab-separated-values, the XLSX type; parameters and case ignored),
+ * or -1 (text/plain and the rest say nothing a reader could use). */
+int	 ingest_format_of_media_type(const char *content_type);
 
 #define INGEST_COLUMNS_MAX 200      /* cells handed over per row; later ones are dropped */
 #define INGEST_CELL_MAX 32767       /* bytes of one cell's UTF-8 text kept; longer cells are cut at a character boundary */

@@ -593,9 +593,10 @@ jobqueue_finish_work(struct db *db, void *arg)
 		return e;
 	if (f->pending == 0 && f->retry == 0)
 		e = db_exec(db, "UPDATE job_chunks SET state = 'done', "
-		    "lease_owner = NULL, lease_expires = NULL, not_before = NULL "
-		    "WHERE job_id = ? AND chunk = ? AND state = 'leased' AND "
-		    "lease_owner = ?", DB_ARGS(DBP_STR(c->job_id),
+		    "done_by = ?, lease_owner = NULL, lease_expires = NULL, "
+		    "not_before = NULL WHERE job_id = ? AND chunk = ? AND "
+		    "state = 'leased' AND lease_owner = ?",
+		    DB_ARGS(DBP_STR(f->owner), DBP_STR(c->job_id),
 		    DBP_INT(c->chunk), DBP_STR(f->owner)), &changed);
 	else if (f->pending > 0)
 		e = db_exec(db, "UPDATE job_chunks SET state = 'pending', "

@@ -84,12 +84,12 @@ void	 jobqueue_result_set(struct jobqueue_result *, int seq,
 enum jobqueue_err jobqueue_write(struct db *, const struct jobqueue_chunk *,
 	    const struct jobqueue_result *, size_t n, long retry_seconds,
 	    size_t *done);
-/* After a pass over a chunk: done when every row is done, else pending
- * again (not_before: the earliest retry_at of its retry rows, or now when
- * rows are still pending). The last chunk to be done completes the job
- * (*completed set): status completed, refund of unknown results for bulk
- * and upload jobs (once, ledger ref job:<id>:refund), job.completed event:
- * jobend_complete. */
+/* After a pass over a chunk: done when every row is done (owner kept in
+ * done_by), else pending again (not_before: the earliest retry_at of its
+ * retry rows, or now when rows are still pending). The last chunk to be
+ * done completes the job (*completed set): status completed, refund of
+ * unknown results for bulk and upload jobs (once, ledger ref
+ * job:<id>:refund), job.completed event: jobend_complete. */
 enum jobqueue_err jobqueue_finish(struct db *, const struct jobqueue_chunk *,
 	    const char *owner, int *completed);
 #endif

@@ -239,7 +239,8 @@ fail:
 	"error_code, error_message, webhook_url, callback_data, " \
 	"TIMESTAMPDIFF(MICROSECOND, started_at, " \
 	"COALESCE(completed_at, UTC_TIMESTAMP(3))) / 1e6, preview, " \
-	"ingest_rows, ingest_bytes, file_size, original_header"
+	"ingest_rows, ingest_bytes, file_size, original_header, " \
+	"source_url IS NOT NULL AND file_format IS NULL"
 
 static int
 jobs_lookup(const char *const *names, int n, const char *s)
@@ -288,6 +289,7 @@ jobs_fill(const struct db_res *r, struct jobs_row *j)
 	j->file_size = db_res_int(r, 28);
 	j->original_header = db_res_str(r, 29) ? strdup(db_res_str(r, 29)) :
 	    NULL;
+	j->downloading = db_res_int(r, 30) != 0;
 }
 
 void

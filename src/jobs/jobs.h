@@ -140,6 +140,7 @@ struct jobs_row {
 	char		*preview;	/* an upload's preview (JSON), or NULL */
 	char		*original_header;	/* an upload's columns (JSON) */
 	long long	 ingest_rows, ingest_bytes, file_size;	/* uploads */
+	int		 downloading;	/* a source_url not downloaded yet */
 };
 extern const char *const jobs_count_names[6];
 

@@ -59,8 +59,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "window a host leases from MariaDB at once, handed out from "
 	    "memory (1: every counted request is a round trip)" },
 	[CONF_RUN_DIR] = { "run_dir", CONF_TYPE_STRING, "", 0, 0, 0,
-	    "folder of svc-api's shared slot file (empty: memory shared by one "
-	    "master's responders; set it under mod_fcgid)" },
+	    "folder of svc-api's shared slot file and svc-worker --once's lock "
+	    "(empty: memory shared by one master's responders, no lock; set it "
+	    "under mod_fcgid and cron)" },
 	[CONF_PROBE_CONCURRENCY_PER_ACCOUNT] = {
 	    "probe_concurrency_per_account", CONF_TYPE_INT, "4", 1, 64, 0,
 	    "single verifications and domain checks one account may have "
@@ -79,6 +80,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    0, 0, 0, "folder of the sockets svc-api wakes the host's "
 	    "svc-workers through when a job is queued (empty: they only "
 	    "poll)" },
+	[CONF_WORKER_ONCE_SECONDS] = { "worker_once_seconds", CONF_TYPE_INT,
+	    "50", 1, 86400, 0, "seconds a svc-worker --once run works before "
+	    "it gives back what it holds and exits (cron: under 60)" },
 	[CONF_WORKER_LEASE_SECONDS] = { "worker_lease_seconds", CONF_TYPE_INT,
 	    "120", 5, 86400, 0, "how long a claimed chunk stays leased" },
 	[CONF_HOUSEKEEPING_INTERVAL] = { "housekeeping_interval",
@@ -113,6 +117,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    0, 1, 0, "probe MX hosts on private/loopback addresses" },
 	[CONF_ALLOW_PRIVATE_URLS] = { "allow_private_urls", CONF_TYPE_BOOL,
 	    "no", 0, 1, 0, "allow private/loopback and http:// URLs" },
+	[CONF_ALLOW_PRIVATE_URL_NETWORKS] = { "allow_private_url_networks",
+	    CONF_TYPE_STRING, "", 0, 0, 0,
+	    "private networks (CIDR) that outbound URLs may connect to when "
+	    "their host name resolves into them (empty: none)" },
 	[CONF_CA_FILE] = { "ca_file", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "CA bundle for outbound TLS (empty: system)" },
 	[CONF_LISTS_DIR] = { "lists_dir", CONF_TYPE_STRING, PKGDATADIR "/lists", 0, 0,
@@ -137,6 +145,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "120", 5, 3600, 0,
 	    "seconds an upload preview's DNS lookups and SMTP sample may "
 	    "take together (what is not answered by then counts as unknown)" },
+	[CONF_SOURCE_URL_TIMEOUT_SECONDS] = { "source_url_timeout_seconds",
+	    CONF_TYPE_INT, "600", 5, 3600, 0,
+	    "seconds the download of an upload's source_url may take, "
+	    "redirects included (source_unreachable after that)" },
 	[CONF_WEBHOOK_RETRY_SCHEDULE] = { "webhook_retry_schedule",
 	    CONF_TYPE_DURATIONS, "1m 5m 30m 2h 5h 10h 24h", 0, 0, 0,
 	    "waits before each new attempt of a failed webhook or callback "
@@ -149,6 +161,35 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_WEBHOOK_HOST_CONCURRENCY] = { "webhook_host_concurrency",
 	    CONF_TYPE_INT, "4", 1, 100, 0,
 	    "deliveries one svc-worker sends at once to one receiving host" },
+	[CONF_STATUS_MIN_WORKERS] = { "status_min_workers", CONF_TYPE_INT,
+	    "1", 0, 10000, 0, "svcadm status: unhealthy when fewer workers "
+	    "were seen within status_worker_window (0: no check)" },
+	[CONF_STATUS_WORKER_WINDOW] = { "status_worker_window", CONF_TYPE_INT,
+	    "120", 20, 86400, 0, "svcadm status: seconds within which a "
+	    "worker counts as seen" },
+	[CONF_STATUS_MAX_JOB_AGE] = { "status_max_job_age", CONF_TYPE_INT,
+	    "3600", 0, 31536000, 0, "svcadm status: unhealthy when a job "
+	    "still queued or in progress is older (seconds; 0: no check)" },
+	[CONF_STATUS_MAX_QUEUE] = { "status_max_queue", CONF_TYPE_INT, "0", 0,
+	    1000000000, 0, "svcadm status: unhealthy when more chunks of "
+	    "200 addresses are waiting (0: no check)" },
+	[CONF_STATUS_MAX_OUTBOX_AGE] = { "status_max_outbox_age",
+	    CONF_TYPE_INT, "600", 0, 31536000, 0, "svcadm status: unhealthy "
+	    "when an event or a delivery has been due for longer (seconds; "
+	    "0: no check)" },
+	[CONF_DOCTOR_ADDRESS] = { "doctor_address", CONF_TYPE_STRING, "", 0,
+	    0, 0, "svcadm doctor: the verifier's outbound address (empty: "
+	    "the local address of the route to doctor_port25_target)" },
+	[CONF_DOCTOR_PORT25_TARGET] = { "doctor_port25_target",
+	    CONF_TYPE_STRING, "gmail-smtp-in.l.google.com:25", 0, 0, 0,
+	    "svcadm doctor: host[:port] whose SMTP greeting proves outbound "
+	    "port 25 open" },
+	[CONF_DOCTOR_DNSBL_ZONES] = { "doctor_dnsbl_zones", CONF_TYPE_STRING,
+	    "zen.spamhaus.org bl.spamcop.net b.barracudacentral.org", 0, 0, 0,
+	    "svcadm doctor: DNS blocklists the outbound address is looked up "
+	    "in" },
+	[CONF_DOCTOR_SKIP] = { "doctor_skip", CONF_TYPE_STRING, "", 0, 0, 0,
+	    "svcadm doctor: checks not to run (ptr, fcrdns, port25, dnsbl)" },
 };
 
 const char *

@@ -346,7 +346,8 @@ deliveries_drop_all(struct deliveries *d, int give_back)
 }
 
 int
-deliveries_once(const struct conf *c, struct db *db)
+deliveries_once(const struct conf *c, struct db *db,
+    volatile sig_atomic_t *stop)
 {
 	struct deliveries *d;
 	struct buf err;
@@ -364,7 +365,7 @@ deliveries_once(const struct conf *c, struct db *db)
 	/* a claim whenever every transfer has ended, until one finds
 	 * nothing */
 	d->poll_ms = INT64_MAX / 4;
-	for (;;) {
+	while (!*stop) {
 		if (deliveries_turn(d, DELIVERIES_WAIT_MS) == -1) {
 			rc = -1;
 			break;

@@ -9,6 +9,7 @@
 #include "core/db.h"
 #include "util/buf.h"
 #include "util/conf.h"
+#include <signal.h>
 
 struct deliveries;
 
@@ -21,7 +22,9 @@ struct deliveries *deliveries_start(const struct conf *, struct buf *err);
 /* Stops the thread: deliveries in flight are given back, due at once. */
 void	 deliveries_stop(struct deliveries *);
 /* svc-worker --once: sends what is due now on db, until nothing due is
- * left (an attempt that fails waits for its retry time, for a later run).
+ * left (an attempt that fails waits for its retry time, for a later run)
+ * or *stop is set (deliveries in flight are given back, due at once).
  * 0, or -1 when the database failed. */
-int	 deliveries_once(const struct conf *, struct db *);
+int	 deliveries_once(const struct conf *, struct db *,
+	    volatile sig_atomic_t *stop);
 #endif

@@ -5,10 +5,12 @@
  * retention (jobs.expires_at) and finished bulk and upload jobs older than
  * job_retention_days (addresses, chunks, the stored file, then the job),
  * the pieces of uploaded files whose job never came (a responder that died
- * in the middle of an upload), and event deliveries that ended (and outbox
- * events handed to deliveries) more than job_retention_days ago. Each pass
- * logs what it removed. */
+ * in the middle of an upload), event deliveries that ended (and outbox
+ * events handed to deliveries) more than job_retention_days ago, and the
+ * heartbeat rows of workers not seen for a day. Each pass logs what it
+ * removed. */
 #include "worker/housekeeping.h"
+#include "worker/heartbeat.h"
 #include "core/idempotency.h"
 #include "jobs/events.h"
 #include "jobs/jobend.h"
@@ -27,7 +29,7 @@
 int
 housekeeping_run(const struct conf *c, struct db *db)
 {
-	long long idem, hits, buckets, cached, jobs, orphans, events;
+	long long idem, hits, buckets, cached, jobs, orphans, events, workers;
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
@@ -39,14 +41,16 @@ housekeeping_run(const struct conf *c, struct db *db)
 	orphans = upload_store_purge_orphans(db, HOUSEKEEPING_ORPHAN_SECONDS);
 	events = events_purge(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
 	    HOUSEKEEPING_EVENTS_MAX);
+	workers = heartbeat_purge(db);
 	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0 ||
-	    orphans < 0 || events < 0) {
+	    orphans < 0 || events < 0 || workers < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}
 	log_info("event=housekeeping idempotency_expired=%lld "
 	    "rate_hits_purged=%lld rate_buckets_purged=%lld cache_expired=%lld "
-	    "jobs_purged=%lld upload_pieces_purged=%lld events_purged=%lld",
-	    idem, hits, buckets, cached, jobs, orphans, events);
+	    "jobs_purged=%lld upload_pieces_purged=%lld events_purged=%lld "
+	    "workers_purged=%lld", idem, hits, buckets, cached, jobs, orphans,
+	    events, workers);
 	return 0;
 }

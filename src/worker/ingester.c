@@ -1,12 +1,14 @@
 /* ingester.c: upload jobs in svc-worker (ingester.h). One job at a time:
- * claim (a lease like a chunk's, renewed while the file is read), read
- * the file, write the rows with the job's next state, and for a preview
+ * claim (a lease like a chunk's, renewed while the file is downloaded and
+ * read), download a source_url into the stored file, read the file, write
+ * the rows with the job's next state, and for a preview
  * job compute the preview from the addresses just read (or, for a
  * refresh, from the job's rows). Failures of the file are the job's
  * (failed, with the spec's code); failures of the database leave the
  * job to its lease, for this or another worker to take up again. */
 #include "worker/ingester.h"
 #include "jobs/ingest.h"
+#include "jobs/ingest_fetch.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/strparse.h"
@@ -27,20 +29,66 @@ struct ingester {
 	volatile sig_atomic_t	 stop;
 };
 
+/* Work stopped: by the worker stopping (the lease is given back, for
+ * another worker to take up at once), or because the job is no longer
+ * this owner's. */
+static void
+ingester_stopped(struct db *db, const struct ingest_job *j, const char *owner,
+    volatile sig_atomic_t *stop)
+{
+	log_warn("event=ingest_stopped job=%s reason=%s", j->id,
+	    *stop ? "stopping" : "lease");
+	if (*stop)
+		ingest_release(db, j, owner);
+}
+
 struct ingester_progress {
 	struct db		*db;
 	const struct ingest_job	*job;
 	const char		*owner;
 	long			 lease;
+	volatile sig_atomic_t	*stop;
 };
 
+/* About once a second while a file is downloaded or read: -1 stops the
+ * work when the worker is stopping or the job is no longer this owner's. */
 static int
 ingester_progress(void *arg, unsigned long long rows, long long bytes)
 {
 	struct ingester_progress *p = arg;
 
+	if (*p->stop)
+		return -1;
 	return ingest_renew(p->db, p->job, p->owner, p->lease,
 	    (long long)rows, bytes);
+}
+
+/* A source_url not downloaded yet: into the stored file (j->format set).
+ * 1 when the job is to be read, 0 when it failed or stopped, -1 when the
+ * database failed. */
+static int
+ingester_fetch(const struct conf *c, struct db *db, struct ingest_job *j,
+    const char *owner, struct ingester_progress *pr)
+{
+	struct fetch_opts o;
+	enum ingest_fail fail;
+	char msg[INGEST_MESSAGE_MAX];
+	enum ingest_err rc;
+
+	log_info("event=source_fetch_started job=%s", j->id);
+	ingest_fetch_opts(&o, c);
+	rc = ingest_fetch(db, &o, j, owner, ingester_progress, pr, &fail, msg);
+	if (rc == INGEST_STOPPED) {
+		ingester_stopped(db, j, owner, pr->stop);
+		return 0;
+	}
+	if (rc != INGEST_OK)
+		return -1;
+	if (fail != INGEST_FAIL_NONE) {
+		ingest_fail(db, j, fail, msg);
+		return 0;
+	}
+	return 1;
 }
 
 /* The addresses of a job already ingested (a preview refresh): its rows
@@ -195,10 +243,10 @@ ingester_beside_end(struct ingester_beside *b)
 /* One claimed job; -1 when the database failed. */
 static int
 ingester_job(const struct conf *c, struct db *db, struct verify_engine *e,
-    const char *owner, const struct ingest_job *j)
+    const char *owner, struct ingest_job *j, volatile sig_atomic_t *stop)
 {
 	struct ingester_progress pr = { db, j, owner,
-	    conf_int(c, CONF_WORKER_LEASE_SECONDS) };
+	    conf_int(c, CONF_WORKER_LEASE_SECONDS), stop };
 	struct previewer_list l;
 	struct ingest_read r;
 	struct db_res *res = NULL;
@@ -217,13 +265,17 @@ ingester_job(const struct conf *c, struct db *db, struct verify_engine *e,
 		ingester_rows_free(&l, res);
 		return ret;
 	}
+	if (j->format[0] == '\0' && j->source_url[0] != '\0' &&
+	    (ret = ingester_fetch(c, db, j, owner, &pr)) != 1)
+		return ret;
+	ret = 0;
 	log_info("event=ingest_started job=%s format=%s bytes=%lld", j->id,
 	    j->format, j->file_size);
 	t0 = timeutil_mono_ms();
 	rc = ingest_read_file(db, j, &r, ingester_progress, &pr);
 	t1 = timeutil_mono_ms();
 	if (rc == INGEST_STOPPED) {
-		log_warn("event=ingest_stopped job=%s reason=lease", j->id);
+		ingester_stopped(db, j, owner, stop);
 		goto out;
 	}
 	if (rc != INGEST_OK) {
@@ -280,7 +332,8 @@ ingester_run_pending(const struct conf *c, struct db *db,
 		    CONF_WORKER_LEASE_SECONDS), &j);
 		if (got == 0)
 			break;
-		if (got == -1 || ingester_job(c, db, e, owner, &j) == -1) {
+		if (got == -1 || ingester_job(c, db, e, owner, &j, stop) ==
+		    -1) {
 			log_error("event=ingester_db_error error=\"%s\"",
 			    db_error(db));
 			return -1;

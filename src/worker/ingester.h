@@ -16,7 +16,9 @@ struct ingester;
 /* Starts the thread (it connects and makes its engine itself, and tries
  * again while it cannot); NULL when the thread cannot start. */
 struct ingester *ingester_start(const struct conf *, const char *owner);
-/* Stops the thread: a job under way is left to its lease. */
+/* Stops the thread: a download or a file being read stops within a
+ * second and its job's lease is given back; a preview under way is left
+ * to its lease. */
 void	 ingester_stop(struct ingester *);
 /* Runs every upload job waiting, one after the other, on this thread:
  * the number run, or -1 when the database failed. */

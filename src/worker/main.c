@@ -7,17 +7,22 @@
  * every worker_poll_interval seconds when there is nothing to claim, and
  * at once when svc-api wakes it (a socket in worker_wake_dir, wake.h);
  * with --once it works until nothing is left to claim, sends what is due
- * and exits (for hosts where only cron is allowed). A lost database is
- * retried. */
+ * and exits (for hosts where only cron is allowed), within
+ * worker_once_seconds and never beside another --once run of the host
+ * (once.h). A lost database is retried. */
 #include "core/db.h"
+#include "jobs/fetch.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
 #include "util/wake.h"
 #include "worker/deliveries.h"
+#include "worker/heartbeat.h"
 #include "worker/housekeeping.h"
 #include "worker/ingester.h"
+#include "worker/once.h"
 #include "worker/process.h"
+#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +60,8 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 	time_t now = time(NULL);
 	struct buf err;
 
+	if (heartbeat_beat(db) == -1)
+		return -1;
 	if (now - *last_housekeeping >= conf_int(conf,
 	    CONF_HOUSEKEEPING_INTERVAL)) {
 		if (housekeeping_run(conf, db) == -1)
@@ -73,6 +80,8 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 		buf_free(&err);
 		if (*proc == NULL)
 			return 0;	/* housekeeping still runs */
+		if (once)
+			process_set_deadline(*proc, once_dns_deadline());
 	}
 	/* A daemon's upload jobs are its ingester thread's. */
 	snprintf(owner, sizeof(owner), "%s:ingest", process_owner(*proc));
@@ -101,17 +110,16 @@ main_idle(const struct conf *conf, struct wake *w)
 	}
 }
 
-/* The upload thread of a daemon, its leases owned by "host:pid:ingest". */
-static struct ingester *
-main_ingester(const struct conf *conf)
+/* This process's lease owner name, "host:pid" (as process.c's). */
+static void
+main_owner(char *owner, size_t size)
 {
-	char host[64], owner[100];
+	char host[64];
 
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "localhost");
 	host[sizeof(host) - 1] = '\0';
-	snprintf(owner, sizeof(owner), "%s:%ld", host, (long)getpid());
-	return ingester_start(conf, owner);
+	snprintf(owner, size, "%s:%ld", host, (long)getpid());
 }
 
 int
@@ -126,8 +134,10 @@ main(int argc, char **argv)
 	struct ingester *ingester = NULL;
 	struct deliveries *sender = NULL;
 	struct wake *wake = NULL;
+	char lock[1024] = "";
 	time_t last = 0;
-	int i, once = 0, rc = 0;
+	int i, once = 0, lock_fd = -1, rc = 0;
+	char owner[100];
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--once") == 0)
@@ -143,20 +153,56 @@ main(int argc, char **argv)
 		buf_free(&err);
 		return 1;
 	}
+	if (!fetch_networks_valid(&conf)) {
+		fprintf(stderr, "svc-worker: allow_private_url_networks is not "
+		    "a list of addresses or CIDR networks\n");
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = main_on_term;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	log_info("event=started mode=%s", once ? "once" : "daemon");
-	if (!once && *conf_str(&conf, CONF_WORKER_WAKE_DIR) != '\0' &&
-	    (wake = wake_listen(conf_str(&conf, CONF_WORKER_WAKE_DIR),
-	    WAKE_JOBS, &err)) == NULL)
-		log_warn("event=wake_unavailable what=jobs error=\"%s\"",
-		    buf_str(&err));
-	if (!once && (ingester = main_ingester(&conf)) == NULL) {
+	if (once) {
+		switch (once_lock_take(conf_str(&conf, CONF_RUN_DIR), &lock_fd,
+		    lock, sizeof(lock), &err)) {
+		case ONCE_LOCK_BUSY:
+			/* the run cron started a minute ago is still at it */
+			log_info("event=once_skipped reason=locked lock=%s",
+			    lock);
+			buf_free(&err);
+			conf_free(&conf);
+			return 0;
+		case ONCE_LOCK_ERROR:
+			fprintf(stderr, "svc-worker: lock: %s\n", buf_str(&err));
+			buf_free(&err);
+			conf_free(&conf);
+			return 1;
+		default:
+			break;
+		}
+		once_budget_start((unsigned)conf_int(&conf,
+		    CONF_WORKER_ONCE_SECONDS), &stopping);
+	}
+	log_info("event=started mode=%s%s%s", once ? "once" : "daemon",
+	    lock_fd != -1 ? " lock=" : "", lock_fd != -1 ? lock : "");
+	/* libcurl (deliveries, source_url downloads) set up before any
+	 * thread uses it */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "svc-worker: libcurl cannot start\n");
+		buf_free(&err);
+		conf_free(&conf);
+		return 1;
+	}
+	/* The upload thread of a daemon owns its leases as "host:pid:ingest". */
+	main_owner(owner, sizeof(owner));
+	heartbeat_init(owner, once ? HEARTBEAT_ONCE : HEARTBEAT_DAEMON);
+	if (!once && (ingester = ingester_start(&conf, owner)) == NULL) {
 		fprintf(stderr, "svc-worker: cannot start the upload thread\n");
+		curl_global_cleanup();
 		buf_free(&err);
 		conf_free(&conf);
 		return 1;
@@ -165,9 +211,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
 		buf_free(&err);
 		ingester_stop(ingester);
+		curl_global_cleanup();
 		conf_free(&conf);
 		return 1;
 	}
+	if (!once && *conf_str(&conf, CONF_WORKER_WAKE_DIR) != '\0' &&
+	    (wake = wake_listen(conf_str(&conf, CONF_WORKER_WAKE_DIR),
+	    WAKE_JOBS, &err)) == NULL)
+		log_warn("event=wake_unavailable what=jobs error=\"%s\"",
+		    buf_str(&err));
 	while (!stopping) {
 		if (db == NULL) {
 			buf_reset(&err);
@@ -181,7 +233,8 @@ main(int argc, char **argv)
 			}
 		}
 		if (db != NULL && (main_pass(&conf, db, &proc, &last, once) ==
-		    -1 || (once && deliveries_once(&conf, db) == -1))) {
+		    -1 || (once && deliveries_once(&conf, db, &stopping) ==
+		    -1))) {
 			db_close(db);
 			db = NULL;
 			if (once) {
@@ -196,10 +249,16 @@ main(int argc, char **argv)
 	wake_close(wake);
 	ingester_stop(ingester);
 	deliveries_stop(sender);
+	curl_global_cleanup();
 	process_free(proc);
 	db_close(db);
 	buf_free(&err);
+	if (once && once_budget_spent())
+		log_info("event=once_budget_spent seconds=%ld",
+		    conf_int(&conf, CONF_WORKER_ONCE_SECONDS));
 	conf_free(&conf);
 	log_info("event=stopped");
+	if (lock_fd != -1)
+		close(lock_fd);
 	return rc;
 }

@@ -189,7 +189,7 @@ previewer_free_checks(struct previewer *p, int64_t deadline)
 	int64_t now;
 
 	buf_init(&err, 256);
-	r = resolver_start(p->conf, PREVIEWER_RESOLVERS, &err);
+	r = resolver_start(p->conf, PREVIEWER_RESOLVERS, 0, &err);
 	if (r == NULL) {
 		log_error("event=preview_failed error=\"%s\"", buf_str(&err));
 		buf_free(&err);

@@ -9,6 +9,7 @@
  * steps and each one delays every session. */
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "worker/heartbeat.h"
 #include "worker/housekeeping.h"
 #include "worker/resolver.h"
 #include "worker/sched.h"
@@ -91,6 +92,12 @@ process_free(struct process *p)
 	free(p);
 }
 
+void
+process_set_deadline(struct process *p, int64_t deadline)
+{
+	p->dns_deadline = deadline;
+}
+
 struct verify_engine *
 process_engine(struct process *p)
 {
@@ -139,7 +146,7 @@ process_threads_start(struct process *p)
 	buf_init(&err, 1024);
 	p->writer = writer_start(p->conf, p->owner, p->grey_delay, &err);
 	if (p->writer != NULL && (p->resolver = resolver_start(p->conf,
-	    PROCESS_RESOLVERS, &err)) == NULL) {
+	    PROCESS_RESOLVERS, p->dns_deadline, &err)) == NULL) {
 		writer_stop(p->writer);
 		p->writer = NULL;
 	}
@@ -219,6 +226,10 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		if (p->db_failed)
 			break;
 		domains_sweep(p, now);
+		if (heartbeat_beat(db) == -1) {
+			p->db_failed = 1;
+			break;
+		}
 		t = time(NULL);
 		if (t - *last_hk >= conf_int(p->conf,
 		    CONF_HOUSEKEEPING_INTERVAL)) {

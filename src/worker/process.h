@@ -16,6 +16,10 @@ struct process;
  * start. conf must outlive the processor. */
 struct process *process_new(const struct conf *, struct buf *err);
 void	 process_free(struct process *);
+/* svc-worker --once: the MX lookups of later runs end by deadline (a
+ * timeutil_mono_ms() time; 0: none), so that stopping, which waits for the
+ * lookups under way, never waits longer. */
+void	 process_set_deadline(struct process *, int64_t deadline);
 /* The processor's engine and lease owner ("host:pid"), for the upload
  * jobs a --once pass runs before the chunks. */
 struct verify_engine *process_engine(struct process *);

@@ -93,7 +93,8 @@ resolver_main(void *arg)
 }
 
 struct resolver *
-resolver_start(const struct conf *c, int threads, struct buf *err)
+resolver_start(const struct conf *c, int threads, int64_t deadline,
+    struct buf *err)
 {
 	struct resolver *r;
 	int i;
@@ -122,6 +123,7 @@ resolver_start(const struct conf *c, int threads, struct buf *err)
 			resolver_stop(r);
 			return NULL;
 		}
+		dns_resolver_set_deadline(r->t[i].dns, deadline);
 		r->nthreads++;
 		if (pthread_create(&r->t[i].thread, NULL, resolver_main,
 		    &r->t[i]) != 0) {

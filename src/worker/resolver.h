@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/conf.h"
 #include <stddef.h>
+#include <stdint.h>
 
 struct resolver;
 
@@ -18,9 +19,11 @@ struct resolver_answer {
 	struct dns_mx_result	 mx;	/* the caller frees it */
 };
 
-/* Starts threads lookups at once at most; NULL with a message in err. */
+/* Starts threads lookups at once at most, each ending by deadline (a
+ * timeutil_mono_ms() time, dns_resolver_set_deadline; 0: none); NULL with
+ * a message in err. */
 struct resolver *resolver_start(const struct conf *, int threads,
-	    struct buf *err);
+	    int64_t deadline, struct buf *err);
 /* Hands over a lookup; -1 when out of memory. */
 int	 resolver_submit(struct resolver *, const char *domain);
 /* Copies out up to max answers that came back; returns how many. */

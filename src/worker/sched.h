@@ -118,6 +118,7 @@ struct process {
 	int			 claim_short;	/* it found fewer than asked */
 	unsigned		 rr;		/* first hash bucket scheduled */
 	int			 db_failed;
+	int64_t			 dns_deadline;	/* process_set_deadline */
 };
 
 /* chunks.c */

@@ -10,7 +10,8 @@
 #   server.sh start DIR [ZONEFILE...]
 #                         prints "127.0.0.1:PORT"; DIR keeps conf, log, pid;
 #                         each ZONEFILE (NAME.zone, an absolute path) is
-#                         served as one more zone NAME (a test's own zone)
+#                         served as one more zone NAME (a test's own zone,
+#                         even one unbound has built in: 127.in-addr.arpa)
 #   server.sh stop DIR    stops the server started with DIR (waits for it)
 #
 # Used by tests/integration/test_dns.sh and by any test that needs DNS.
@@ -54,6 +55,11 @@ server:
 	local-zone: "nosuchtld." always_nxdomain
 EOF
 	shift 2
+	# a test's own zone wins over unbound's built-in local zone of the
+	# same name (127.in-addr.arpa, the documentation ranges' reverse zones)
+	for zf in "$@"; do
+		echo "	local-zone: \"$(basename "$zf" .zone).\" nodefault" >> "$conf"
+	done
 	for zf in "$here/svc.test.zone" "$here/other.test.zone" "$@"; do
 		cat >> "$conf" <<EOF
 auth-zone:

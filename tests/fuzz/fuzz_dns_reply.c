@@ -11,8 +11,11 @@
  * one name (odd bytes, bad lengths): a 1 is a valid lower-case name of at
  * most DNS_NAME_MAX. The input as a string goes through dns_name_valid and
  * dns_server_parse: a parsed server is an IPv4 or IPv6 address with a port
- * in 1..65535. */
+ * in 1..65535. The message also goes through the PTR reader of
+ * src/engine/dns_ptr.c (dns_ptr_names_for_test): every name it keeps is a
+ * valid lower-case host name, kept once, DNS_PTR_MAX at most. */
 #include "engine/dns.h"
+#include "engine/dns_ptr.h"
 #include "engine/dns_reply.h"
 #include <arpa/inet.h>
 #include <ldns/ldns.h>
@@ -102,6 +105,25 @@ check_strings(const uint8_t *data, size_t size)
 	}
 }
 
+static void
+check_ptr(const uint8_t *data, size_t size)
+{
+	struct dns_ptrs p;
+	size_t i, j;
+
+	if (dns_ptr_names_for_test(data, size, &p) != DNS_OK) {
+		CHECK(p.n == 0);
+		return;
+	}
+	CHECK(p.n <= DNS_PTR_MAX);
+	CHECK(p.n > 0 || p.invalid > 0);
+	for (i = 0; i < p.n; i++) {
+		check_host(p.name[i]);
+		for (j = 0; j < i; j++)
+			CHECK(strcmp(p.name[i], p.name[j]) != 0);
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -125,5 +147,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (rc == 0)
 		CHECK(size == 1 && data[0] == 0);
 	check_strings(data, size);
+	check_ptr(data, size);
 	return 0;
 }

@@ -123,6 +123,9 @@ t_lighttpd_api() {
     http GET /v1/credits || return 1
     expect_status 200
     expect_json .balance 7
+    # a prefork master shares its responders' places without run_dir
+    ! grep -q 'event=slots_unshared' "$IT_DIR/log/svc.log" ||
+        it_fail "svc-api under lighttpd warns of unshared slots"
 }
 t_case "lighttpd spawns svc-api: /rate-limit, 401 without a key, credits with one" t_lighttpd_api
 
@@ -145,9 +148,12 @@ t_apache_api() {
     expect_header X-Request-Id
     BASE_URL=http://127.0.0.1:$port API_KEY='' http GET /rate-limit || return 1
     expect_status 200
+    # no run_dir: each copy mod_fcgid starts has places of its own, and says so
+    grep -q 'level=warn event=slots_unshared' "$dir/log/svc.log" ||
+        it_fail "svc-api under mod_fcgid without run_dir does not warn of unshared slots"
     stack_apache_stop "$IT_DIR/apache"
 }
-t_case "Apache with mod_fcgid runs svc-api as www-data: credits with a key" t_apache_api
+t_case "Apache with mod_fcgid runs svc-api as www-data: credits with a key; without run_dir it warns that its slots are its own" t_apache_api
 
 t_worker() {
     local pid

@@ -5,7 +5,8 @@
 # a real HTTPS receiver on loopback (tests/integration/webhook_receiver.py,
 # with a test CA made by certtool): the envelope and X-Webhook-ID of bulk
 # and batch jobs (callback_data, the batch's own secret), of a job's
-# callback_url (set in SQL), job.failed, the test endpoint, every signature
+# callback_url (set in SQL, and given to a real upload: job.completed and
+# job.failed), job.failed, the test endpoint, every signature
 # checked with libsvc-sdk (tests/sdk/svc-webhook-check), rotation (both
 # secrets sign for 24 h, the old one no more after), the retry schedule
 # (webhook_retry_schedule in seconds), 410 disabling a webhook, redirects
@@ -16,36 +17,17 @@
 # loopback refused when the worker connects).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
-it_require python3 certtool timeout
-WORKER=$top_builddir/src/worker/svc-worker
+. "$top_srcdir/tests/integration/outbound.sh"
 CHECK=$top_builddir/tests/sdk/svc-webhook-check
-[ -x "$WORKER" ] || it_skip "$WORKER is not built"
 [ -x "$CHECK" ] || it_skip "$CHECK is not built"
 
-# A host name that is not an IP literal nor "localhost" but resolves to
-# 127.0.0.1 (the guard must refuse it when the worker connects).
-ALIAS=
-for n in "$(hostname)" ip6-localhost localhost.localdomain; do
-    if [ -n "$n" ] && [ "$n" != localhost ] &&
-            [ "$(getent ahostsv4 "$n" 2>/dev/null | awk 'NR == 1 { print $1 }')" = 127.0.0.1 ]; then
-        ALIAS=$n
-        break
-    fi
-done
-[ -n "$ALIAS" ] || it_skip "no host name other than localhost resolves to 127.0.0.1 here"
-
-mail_env_certs 127.0.0.1 127.0.0.1 "$ALIAS"
+outbound_certs
 mail_env_lists
 
 # receiver: webhook_receiver.py on 127.0.0.1, its log in IT_DIR/received
 RECEIVED=$IT_DIR/received
-python3 "$top_srcdir/tests/integration/webhook_receiver.py" --host 127.0.0.1 \
-    --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" \
-    --log "$RECEIVED" --ready "$IT_DIR/receiver.port" > "$IT_DIR/receiver.log" 2>&1 &
-FAKE_PIDS+=($!)
-for _ in $(seq 1 100); do [ -s "$IT_DIR/receiver.port" ] && break; sleep 0.1; done
-[ -s "$IT_DIR/receiver.port" ] || { cat "$IT_DIR/receiver.log"; echo "Bail out! receiver"; exit 1; }
-RPORT=$(cat "$IT_DIR/receiver.port")
+outbound_server receiver webhook_receiver.py --log "$RECEIVED"
+RPORT=$OUTBOUND_PORT
 R=https://127.0.0.1:$RPORT
 
 it_conf_add "lists_dir = $IT_DIR/lists
@@ -66,26 +48,6 @@ account() {
     API_KEY=$(it_key "$ACC" '*')
 }
 
-# once: svc-worker --once (bounded)
-once() {
-    timeout 120 "$WORKER" --once -c "${1:-$SVC_CONF}" >> "$IT_DIR/log/worker-once.log" 2>&1 ||
-        it_fail "svc-worker --once failed"
-}
-
-# daemon [CONF]: svc-worker as a daemon in the background, its pid in
-# DAEMON; stop_daemon stops it (the EXIT trap too, before mail_env.sh's)
-DAEMON=
-daemon() {
-    "$WORKER" -c "${1:-$SVC_CONF}" >> "$IT_DIR/log/worker-daemon.log" 2>&1 &
-    DAEMON=$!
-}
-stop_daemon() {
-    [ -n "$DAEMON" ] || return 0
-    kill "$DAEMON" 2>/dev/null || true
-    wait "$DAEMON" 2>/dev/null || true
-    DAEMON=
-}
-trap 'rc=$?; stop_daemon; mail_env_stop; it_cleanup "$rc"' EXIT
 
 # hook PATH [EVENTS-JSON]: POST /v1/webhooks to R/PATH; HOOK, SECRET
 hook() {
@@ -303,6 +265,45 @@ t_job_callback() {
     expect_json .event job.completed && expect_json .data.job_id "$JOB" && expect_json .data.type bulk
 }
 t_case "a job's callback_url gets job.completed signed with its callback_secret (job_callback:<id>)" t_job_callback
+
+# upload_cb FILE PATH: a multipart upload of FILE with callback_url R/PATH;
+# JOB, CSECRET (the callback_secret of the 202); then svc-worker --once
+# until PATH got a request
+upload_cb() {
+    local i
+    http POST /v1/verify/bulk/upload "" -F "file=@$1" -F "callback_url=$R$2"
+    expect_status 202 && expect_jq '.callback_secret | startswith("whsec_")' || return 1
+    JOB=$(json .job_id)
+    CSECRET=$(json .callback_secret)
+    for i in $(seq 1 20); do
+        once
+        [ "$(count "$2")" -ge 1 ] && return 0
+        sleep 0.5
+    done
+    it_fail "$2 got no request"
+}
+
+t_upload_callback() {
+    account
+    printf 'name,email\nAnn,accepted_email@%s\nBob,rejected_email@%s\n' "$SB" "$SB" > "$IT_DIR/up.csv"
+    upload_cb "$IT_DIR/up.csv" /d/upload-cb || return 1
+    expect_eq "X-Webhook-ID" "job_callback:$JOB" "$(nth /d/upload-cb 1 '.headers["x-webhook-id"]')" || return 1
+    signed /d/upload-cb 1 "$CSECRET" || return 1
+    HTTP_BODY=$(body_of /d/upload-cb 1)
+    HTTP_REQUEST="upload callback body"
+    expect_json .event job.completed && expect_json .data.job_id "$JOB" && expect_json .data.type upload &&
+        expect_json .data.status completed && expect_json .data.total_emails 2 && expect_json .data.credits_charged 2 || return 1
+    # an upload that fails ingestion: job.failed, signed with its own secret
+    printf 'email\n' > "$IT_DIR/header-only.csv"
+    upload_cb "$IT_DIR/header-only.csv" /d/upload-failed || return 1
+    signed /d/upload-failed 1 "$CSECRET" || return 1
+    HTTP_BODY=$(body_of /d/upload-failed 1)
+    HTTP_REQUEST="failed upload callback body"
+    expect_json .event job.failed && expect_json .data.job_id "$JOB" && expect_json .data.type upload &&
+        expect_json .data.error.code no_emails && expect_jq '.data.error.message | length > 0' || return 1
+    expect_eq "requests to each callback" "1 1" "$(count /d/upload-cb) $(count /d/upload-failed)"
+}
+t_case "an upload with callback_url (the real endpoint): job.completed, and job.failed for no_emails, signed with the 202's callback_secret" t_upload_callback
 
 t_job_failed() {
     account

@@ -26,6 +26,7 @@ of the URL delivered to:
 import argparse
 import base64
 import json
+import os
 import signal
 import ssl
 import sys
@@ -105,29 +106,40 @@ class Handler(BaseHTTPRequestHandler):
             pass    # the sender went away (a killed worker)
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def tls_args(ap):
+    """The options every HTTPS server of the tests takes."""
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--cert", required=True)
     ap.add_argument("--key", required=True)
-    ap.add_argument("--log", required=True)
     ap.add_argument("--ready", required=True)
-    a = ap.parse_args()
+
+
+def tls_serve(handler, a, **attrs):
+    """Serves handler over TLS on a.host:a.port (the attrs set on the
+    server) until SIGTERM; the ready file gets the port once listening."""
     # stopped by the test's EXIT trap: a clean exit status
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    srv = ThreadingHTTPServer((a.host, a.port), Handler)
+    srv = ThreadingHTTPServer((a.host, a.port), handler)
     srv.daemon_threads = True
-    srv.log = a.log
+    for k, v in attrs.items():
+        setattr(srv, k, v)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    open(a.log, "a").close()
     with open(a.ready + ".tmp", "w") as f:
         f.write("%d\n" % srv.server_address[1])
-    import os
     os.rename(a.ready + ".tmp", a.ready)
     srv.serve_forever()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    tls_args(ap)
+    ap.add_argument("--log", required=True)
+    a = ap.parse_args()
+    open(a.log, "a").close()
+    tls_serve(Handler, a, log=a.log)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
  * without them the program re-runs itself through
  * tests/integration/test_dns.sh, which starts and stops both. */
 #include "engine/dns.h"
+#include "engine/dns_ptr.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include "util/timeutil.h"
@@ -149,6 +150,109 @@ test_status_names_complete(void **state)
 			    dns_status_names[j]);
 	}
 	assert_string_equal(dns_status_names[DNS_NXDOMAIN], "nxdomain");
+}
+
+static void
+test_reverse_name_of_ipv4_and_ipv6_under_a_zone(void **state)
+{
+	static const struct {
+		const char	*addr, *zone, *want;
+	} cases[] = {
+		{ "192.0.2.25", NULL, "25.2.0.192.in-addr.arpa" },
+		{ "127.0.0.2", "zen.spamhaus.org", "2.0.0.127.zen.spamhaus.org" },
+		{ "::ffff:10.1.2.3", NULL, "3.2.1.10.in-addr.arpa" },
+		{ "2001:db8::567:89ab", NULL, "b.a.9.8.7.6.5.0.0.0.0.0.0.0.0.0."
+		    "0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa" },
+		{ "2001:db8::1", "bl.example", "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
+		    "0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.bl.example" },
+	};
+	struct ipnet ip;
+	char out[DNS_NAME_MAX + 1];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ipnet_parse_addr(cases[i].addr, &ip), 0);
+		assert_int_equal(dns_ptr_reverse_name(&ip, cases[i].zone, out,
+		    sizeof(out)), 0);
+		assert_string_equal(out, cases[i].want);
+	}
+	/* too small a buffer, a zone that makes no host name */
+	assert_int_equal(ipnet_parse_addr("192.0.2.25", &ip), 0);
+	assert_int_equal(dns_ptr_reverse_name(&ip, NULL, out, 10), -1);
+	assert_int_equal(dns_ptr_reverse_name(&ip, "bad zone", out, sizeof(out)),
+	    -1);
+	assert_int_equal(ipnet_parse_addr("2001:db8::1", &ip), 0);
+	assert_int_equal(dns_ptr_reverse_name(&ip, NULL, out, 64), -1);
+}
+
+/* A reply to "PTR 41.0.0.127.in-addr.arpa" with the records given in
+ * presentation form, on the wire. */
+static size_t
+ptr_reply(const char *const *records, size_t n, ldns_pkt_rcode rcode,
+    uint8_t **wire)
+{
+	ldns_pkt *p;
+	ldns_rr *rr;
+	size_t len = 0, i;
+
+	p = ldns_pkt_query_new(ldns_dname_new_frm_str(
+	    "41.0.0.127.in-addr.arpa."), LDNS_RR_TYPE_PTR, LDNS_RR_CLASS_IN,
+	    LDNS_RD);
+	assert_non_null(p);
+	ldns_pkt_set_qr(p, 1);
+	ldns_pkt_set_rcode(p, rcode);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(ldns_rr_new_frm_str(&rr, records[i], 300, NULL,
+		    NULL), LDNS_STATUS_OK);
+		ldns_pkt_push_rr(p, LDNS_SECTION_ANSWER, rr);
+	}
+	assert_int_equal(ldns_pkt2wire(wire, p, &len), LDNS_STATUS_OK);
+	ldns_pkt_free(p);
+	return len;
+}
+
+static void
+test_ptr_names_read_from_the_answer(void **state)
+{
+	static const char *const one[] = {
+		"41.0.0.127.in-addr.arpa. 60 IN PTR Verifier.Doctor.TEST.",
+	};
+	/* RFC 2317: a CNAME into the delegated zone, a repeated name, a name
+	 * that is no host name, a record of another owner */
+	static const char *const classless[] = {
+		"41.0.0.127.in-addr.arpa. 60 IN CNAME 41.0-63.0.0.127.in-addr.arpa.",
+		"41.0-63.0.0.127.in-addr.arpa. 60 IN PTR a.doctor.test.",
+		"41.0-63.0.0.127.in-addr.arpa. 60 IN PTR A.doctor.test.",
+		"41.0-63.0.0.127.in-addr.arpa. 60 IN PTR bad\\_name.doctor.test.",
+		"42.0.0.127.in-addr.arpa. 60 IN PTR other.doctor.test.",
+	};
+	static const char *const none[] = {
+		"41.0.0.127.in-addr.arpa. 60 IN TXT \"no name\"",
+	};
+	struct dns_ptrs p;
+	uint8_t *w;
+	size_t len;
+
+	(void)state;
+	len = ptr_reply(one, 1, LDNS_RCODE_NOERROR, &w);
+	assert_int_equal(dns_ptr_names_for_test(w, len, &p), DNS_OK);
+	assert_int_equal(p.n, 1);
+	assert_string_equal(p.name[0], "verifier.doctor.test");
+	free(w);
+	len = ptr_reply(classless, 5, LDNS_RCODE_NOERROR, &w);
+	assert_int_equal(dns_ptr_names_for_test(w, len, &p), DNS_OK);
+	assert_int_equal(p.n, 1);
+	assert_string_equal(p.name[0], "a.doctor.test");
+	assert_int_equal(p.invalid, 1);
+	free(w);
+	len = ptr_reply(none, 1, LDNS_RCODE_NOERROR, &w);
+	assert_int_equal(dns_ptr_names_for_test(w, len, &p), DNS_NO_ADDR);
+	assert_int_equal(p.n, 0);
+	free(w);
+	len = ptr_reply(NULL, 0, LDNS_RCODE_SERVFAIL, &w);
+	assert_int_equal(dns_ptr_names_for_test(w, len, &p), DNS_ERROR);
+	free(w);
 }
 
 static void
@@ -792,6 +896,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_name_valid_accepts_host_names_only),
 		cmocka_unit_test(test_server_parse_forms_and_default_port),
 		cmocka_unit_test(test_status_names_complete),
+		cmocka_unit_test(test_reverse_name_of_ipv4_and_ipv6_under_a_zone),
+		cmocka_unit_test(test_ptr_names_read_from_the_answer),
 		cmocka_unit_test(test_resolver_new_rejects_bad_setting),
 		cmocka_unit_test(test_resolver_new_from_resolv_conf),
 		cmocka_unit_test(test_invalid_domain_is_refused_without_a_query),

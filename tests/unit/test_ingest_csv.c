@@ -337,6 +337,38 @@ test_ingest_csv_format_of_name(void **state)
 	    "invalid");
 }
 
+/* A source_url's Content-Type: the media type alone, in any case, its
+ * parameters and white space ignored; nothing else matches. */
+static void
+test_ingest_csv_format_of_media_type(void **state)
+{
+	static const struct {
+		const char	*ct;
+		int		 format;
+	} t[] = {
+		{ "text/csv", INGEST_CSV },
+		{ "Text/CSV; charset=utf-8", INGEST_CSV },
+		{ "  application/csv ;header=present", INGEST_CSV },
+		{ "text/tab-separated-values", INGEST_TSV },
+		{ "text/tab-separated-values\t; charset=utf-8", INGEST_TSV },
+		{ "application/vnd.openxmlformats-officedocument."
+		    "spreadsheetml.sheet", INGEST_XLSX },
+		{ "text/plain", -1 },
+		{ "text/csvx", -1 },
+		{ "text/cs", -1 },
+		{ "application/octet-stream", -1 },
+		{ "application/vnd.ms-excel", -1 },
+		{ ";text/csv", -1 },
+		{ "", -1 },
+		{ NULL, -1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(ingest_format_of_media_type(t[i].ct),
+		    t[i].format);
+}
+
 int
 main(void)
 {
@@ -346,6 +378,7 @@ main(void)
 		cmocka_unit_test(test_ingest_csv_caps_cells_and_columns),
 		cmocka_unit_test(test_ingest_csv_stops_when_told),
 		cmocka_unit_test(test_ingest_csv_format_of_name),
+		cmocka_unit_test(test_ingest_csv_format_of_media_type),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,13 @@
--- 009_rate_permits.sql: rate-limit permits leased in batches. A host (the
+-- 010_rate_permits.sql: rate-limit permits leased in batches. A host (the
 -- svc-api master and its responders, src/core/permits.c) asks for several
 -- permits of a bucket in one round trip and hands them out from shared
--- memory; ratelimit_lease replaces ratelimit_count (a request counted on
--- its own is a lease of one permit that nobody holds).
+-- memory; ratelimit_lease takes the place of ratelimit_count (a request
+-- counted on its own is a lease of one permit that nobody holds).
+--
+-- Additive: ratelimit_count stays, so that binaries of schema 9 keep
+-- counting during a rolling upgrade (leases are in rate_counts like their
+-- requests, so both see one window; the old binaries count by their own
+-- clocks, as they always did). A later migration may drop it.
 --
 -- A lease of k permits is counted in rate_counts at the second it is
 -- granted, by the database's clock, as if k requests had been made then;
@@ -27,8 +32,6 @@ CREATE TABLE rate_leases (
   PRIMARY KEY (bucket, holder, seq),
   KEY rate_leases_sec (sec)
 ) ENGINE=InnoDB DEFAULT CHARSET=ascii COLLATE=ascii_bin;
-
-DROP PROCEDURE ratelimit_count;
 
 -- ratelimit_lease: under the bucket row's lock, in one transaction:
 --  1. the holder's lease p_ret_seq (if any) gives back p_ret_unused

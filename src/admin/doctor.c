@@ -1,0 +1,656 @@
+/* doctor.c: "svcadm doctor" (doctor.h). The outbound address comes from
+ * --address, else doctor_address, else the local address the kernel picks
+ * for the route to doctor_port25_target (a UDP socket connected there: no
+ * packet is sent). DNS goes through the engine's resolver (dns_resolver),
+ * the port 25 probe reads one greeting with the engine's reply parser and
+ * says QUIT. What comes from the network is untrusted: names are read as
+ * host names by the DNS code, the greeting is cleaned by the parser and
+ * cut short before it is printed. */
+#include "admin/doctor.h"
+#include "engine/dns.h"
+#include "engine/dns_ptr.h"
+#include "engine/smtp_reply.h"
+#include "util/ipnet.h"
+#include "util/strparse.h"
+#include "util/timeutil.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+const char *const doctor_check_names[DOCTOR_CHECK__MAX] = {
+	[DOCTOR_PTR] = "ptr",
+	[DOCTOR_FCRDNS] = "fcrdns",
+	[DOCTOR_PORT25] = "port25",
+	[DOCTOR_DNSBL] = "dnsbl",
+};
+
+const char *const doctor_result_names[DOCTOR_RESULT__MAX] = {
+	[DOCTOR_OK] = "ok",
+	[DOCTOR_FAIL] = "fail",
+	[DOCTOR_ERROR] = "error",
+	[DOCTOR_SKIPPED] = "skipped",
+};
+
+#define DOCTOR_DETAIL_MAX	1024	/* octets of one check's message */
+#define DOCTOR_GREETING_MAX	120	/* octets of a greeting shown */
+#define DOCTOR_ZONES_MAX	16	/* blocklists asked at most */
+#define DOCTOR_TARGET_PORT	25
+
+struct doctor {
+	const struct conf	*c;
+	struct dns_resolver	*r;
+	const char		*helo;		/* smtp_helo_name as set */
+	char			 helo_norm[DNS_NAME_MAX + 1];
+	char			 host[DNS_NAME_MAX + 1];	/* the target */
+	unsigned		 port;
+	struct ipnet		 addr;
+	char			 addr_text[DNS_ADDR_TEXT];
+	const char		*addr_from;	/* option, setting or route */
+	char			 addr_why[512];	/* "" when addr is usable */
+	enum doctor_result	 res[DOCTOR_CHECK__MAX];
+	struct buf		 detail[DOCTOR_CHECK__MAX];
+};
+
+/* Marks the checks named in list (commas or white space) skipped. */
+static int
+doctor_skip(struct doctor *d, const char *list, struct buf *err)
+{
+	char word[32];
+	const char *p = list;
+	size_t n;
+	int k;
+
+	while (p != NULL && *p != '\0') {
+		p += strspn(p, ", \t");
+		if ((n = strcspn(p, ", \t")) == 0)
+			break;
+		for (k = 0; k < DOCTOR_CHECK__MAX; k++)
+			if (strlen(doctor_check_names[k]) == n &&
+			    strncmp(p, doctor_check_names[k], n) == 0)
+				break;
+		if (k == DOCTOR_CHECK__MAX) {
+			strparse_copy(word, n < sizeof(word) ? n + 1 :
+			    sizeof(word), p);
+			buf_printf(err, "no check \"%s\" to skip (ptr, fcrdns, "
+			    "port25, dnsbl)", word);
+			return -1;
+		}
+		d->res[k] = DOCTOR_SKIPPED;
+		p += n;
+	}
+	return 0;
+}
+
+/* doctor_port25_target: "host", "host:port", "[v6]:port" or a bare IPv6
+ * address. */
+static int
+doctor_target(struct doctor *d, struct buf *err)
+{
+	const char *s = conf_str(d->c, CONF_DOCTOR_PORT25_TARGET), *end, *c;
+	long port = DOCTOR_TARGET_PORT;
+	size_t n;
+
+	if (*s == '[') {
+		if ((end = strchr(s, ']')) == NULL || (end[1] != '\0' &&
+		    (end[1] != ':' || strparse_long(end + 2, 1, 65535, &port)
+		    == -1)))
+			goto bad;
+		s++;
+	} else if ((c = strchr(s, ':')) != NULL && strchr(c + 1, ':') ==
+	    NULL) {
+		end = c;
+		if (strparse_long(c + 1, 1, 65535, &port) == -1)
+			goto bad;
+	} else
+		end = s + strlen(s);
+	n = (size_t)(end - s);
+	if (n == 0 || n >= sizeof(d->host))
+		goto bad;
+	memcpy(d->host, s, n);
+	d->host[n] = '\0';
+	d->port = (unsigned)port;
+	return 0;
+bad:
+	buf_puts(err, "doctor_port25_target: not host[:port]: ");
+	buf_printf(err, "%.64s", conf_str(d->c, CONF_DOCTOR_PORT25_TARGET));
+	return -1;
+}
+
+/* The target's addresses: itself when it is one, else from DNS. */
+static enum dns_status
+doctor_target_addrs(struct doctor *d, struct dns_addrs *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (ipnet_parse_addr(d->host, &out->addr[0].ip) == 0) {
+		strparse_copy(out->addr[0].text, sizeof(out->addr[0].text),
+		    d->host);
+		out->n = 1;
+		out->status = DNS_OK;
+		return DNS_OK;
+	}
+	return dns_lookup_addrs(d->r, d->host, out);
+}
+
+static socklen_t
+doctor_sockaddr(const struct ipnet *ip, unsigned port,
+    struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (ip->family == 4) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		memcpy(&in4->sin_addr, ip->addr, 4);
+		return sizeof(*in4);
+	}
+	in6->sin6_family = AF_INET6;
+	in6->sin6_port = htons((uint16_t)port);
+	memcpy(&in6->sin6_addr, ip->addr, 16);
+	return sizeof(*in6);
+}
+
+/* The outbound address: from the option, the setting, or the route. */
+static int
+doctor_address(struct doctor *d, const char *option, struct buf *err)
+{
+	const char *a = option;
+	struct sockaddr_storage ss;
+	struct dns_addrs t;
+	socklen_t len;
+	char text[DNS_ADDR_TEXT];
+	int fd;
+
+	d->addr_from = "option";
+	if (a == NULL || *a == '\0') {
+		a = conf_str(d->c, CONF_DOCTOR_ADDRESS);
+		d->addr_from = "setting";
+	}
+	if (*a != '\0') {
+		if (ipnet_parse_addr(a, &d->addr) == -1) {
+			buf_printf(err, "%s: not an IP address: %.64s",
+			    option && *option ? "--address" : "doctor_address",
+			    a);
+			return -1;
+		}
+		goto text;
+	}
+	d->addr_from = "route";
+	if (doctor_target_addrs(d, &t) != DNS_OK || t.n == 0) {
+		snprintf(d->addr_why, sizeof(d->addr_why), "no outbound "
+		    "address: %s has no address (%s); set doctor_address",
+		    d->host, dns_status_names[t.status]);
+		return 0;
+	}
+	len = doctor_sockaddr(&t.addr[0].ip, d->port, &ss);
+	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd == -1 || connect(fd, (struct sockaddr *)&ss, len) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) == -1 ||
+	    inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
+	    (void *)&((struct sockaddr_in *)&ss)->sin_addr :
+	    (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr, text,
+	    sizeof(text)) == NULL || ipnet_parse_addr(text, &d->addr) == -1) {
+		snprintf(d->addr_why, sizeof(d->addr_why), "no outbound "
+		    "address: no route to %s (%s); set doctor_address",
+		    t.addr[0].text, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return 0;
+	}
+	close(fd);
+	/* Behind NAT the route's address is not the one mail servers see. */
+	if (ipnet_is_private(&d->addr))
+		snprintf(d->addr_why, sizeof(d->addr_why), "the route's local "
+		    "address %s is not a public one (behind NAT?): set "
+		    "doctor_address to the address mail servers see", text);
+text:
+	if (inet_ntop(d->addr.family == 4 ? AF_INET : AF_INET6, d->addr.addr,
+	    d->addr_text, sizeof(d->addr_text)) == NULL)
+		strparse_copy(d->addr_text, sizeof(d->addr_text), "?");
+	return 0;
+}
+
+/* Sets a check's result and message. */
+static enum doctor_result
+doctor_set(struct doctor *d, enum doctor_check k, enum doctor_result r,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static enum doctor_result
+doctor_set(struct doctor *d, enum doctor_check k, enum doctor_result r,
+    const char *fmt, ...)
+{
+	char line[DOCTOR_DETAIL_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	buf_reset(&d->detail[k]);
+	buf_puts(&d->detail[k], line);
+	d->res[k] = r;
+	return r;
+}
+
+/* Checks that need the outbound address: an error without it. */
+static int
+doctor_need_address(struct doctor *d, enum doctor_check k)
+{
+	if (d->addr_why[0] == '\0')
+		return 1;
+	doctor_set(d, k, DOCTOR_ERROR, "%s", d->addr_why);
+	return 0;
+}
+
+/* Checks that need smtp_helo_name to be a host name. */
+static int
+doctor_need_helo(struct doctor *d, enum doctor_check k)
+{
+	if (d->helo_norm[0] != '\0')
+		return 1;
+	doctor_set(d, k, DOCTOR_FAIL, "smtp_helo_name \"%.64s\" is not a host "
+	    "name", d->helo);
+	return 0;
+}
+
+static void
+doctor_ptr(struct doctor *d)
+{
+	struct dns_ptrs p;
+	struct buf names;
+	size_t i;
+
+	if (!doctor_need_address(d, DOCTOR_PTR) ||
+	    !doctor_need_helo(d, DOCTOR_PTR))
+		return;
+	switch (dns_ptr_lookup(d->r, &d->addr, &p)) {
+	case DNS_OK:
+		break;
+	case DNS_NXDOMAIN:
+	case DNS_NO_ADDR:
+		doctor_set(d, DOCTOR_PTR, DOCTOR_FAIL, "%s has no PTR record "
+		    "(ask whoever gave you the address to set it to %s)",
+		    d->addr_text, d->helo_norm);
+		return;
+	default:
+		doctor_set(d, DOCTOR_PTR, DOCTOR_ERROR, "the PTR of %s could "
+		    "not be looked up (%s)", d->addr_text,
+		    dns_status_names[p.status]);
+		return;
+	}
+	buf_init(&names, DOCTOR_DETAIL_MAX / 2);
+	for (i = 0; i < p.n; i++) {
+		if (strcmp(p.name[i], d->helo_norm) == 0) {
+			doctor_set(d, DOCTOR_PTR, DOCTOR_OK, "%s has PTR %s",
+			    d->addr_text, p.name[i]);
+			buf_free(&names);
+			return;
+		}
+		buf_printf(&names, "%s%s", i ? ", " : "", p.name[i]);
+	}
+	if (p.invalid > 0)
+		buf_printf(&names, "%s%zu name(s) that are no host names",
+		    p.n ? ", " : "", p.invalid);
+	doctor_set(d, DOCTOR_PTR, DOCTOR_FAIL, "%s has PTR %s, not "
+	    "smtp_helo_name %s", d->addr_text, buf_str(&names), d->helo_norm);
+	buf_free(&names);
+}
+
+static void
+doctor_fcrdns(struct doctor *d)
+{
+	struct dns_addrs a;
+	struct buf list;
+	size_t i;
+
+	if (!doctor_need_address(d, DOCTOR_FCRDNS) ||
+	    !doctor_need_helo(d, DOCTOR_FCRDNS))
+		return;
+	switch (dns_lookup_addrs(d->r, d->helo_norm, &a)) {
+	case DNS_OK:
+		break;
+	case DNS_NXDOMAIN:
+		doctor_set(d, DOCTOR_FCRDNS, DOCTOR_FAIL, "%s does not exist "
+		    "(NXDOMAIN): give it an address record for %s",
+		    d->helo_norm, d->addr_text);
+		return;
+	case DNS_NO_ADDR:
+		doctor_set(d, DOCTOR_FCRDNS, DOCTOR_FAIL, "%s has no A or "
+		    "AAAA record: give it one for %s", d->helo_norm,
+		    d->addr_text);
+		return;
+	default:
+		doctor_set(d, DOCTOR_FCRDNS, DOCTOR_ERROR, "the addresses of "
+		    "%s could not be looked up (%s)", d->helo_norm,
+		    dns_status_names[a.status]);
+		return;
+	}
+	buf_init(&list, DOCTOR_DETAIL_MAX / 2);
+	for (i = 0; i < a.n; i++) {
+		if (a.addr[i].ip.family == d->addr.family &&
+		    memcmp(a.addr[i].ip.addr, d->addr.addr, 16) == 0) {
+			doctor_set(d, DOCTOR_FCRDNS, DOCTOR_OK, "%s resolves to "
+			    "%s", d->helo_norm, d->addr_text);
+			buf_free(&list);
+			return;
+		}
+		buf_printf(&list, "%s%s", i ? ", " : "", a.addr[i].text);
+	}
+	doctor_set(d, DOCTOR_FCRDNS, DOCTOR_FAIL, "%s resolves to %s, not %s",
+	    d->helo_norm, buf_str(&list), d->addr_text);
+	buf_free(&list);
+}
+
+/* Waits for fd to be ready for events until the mono-clock deadline: 1
+ * ready, 0 timed out, -1 error. */
+static int
+doctor_wait(int fd, short events, int64_t deadline)
+{
+	struct pollfd p = { fd, events, 0 };
+	int64_t left;
+	int rc;
+
+	for (;;) {
+		left = deadline - timeutil_mono_ms();
+		if (left <= 0)
+			return 0;
+		rc = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+		if (rc > 0)
+			return 1;
+		if (rc == -1 && errno != EINTR)
+			return -1;
+	}
+}
+
+/* Connects to one address of the target and reads its greeting: OK with
+ * the reply shown, else FAIL with what went wrong in why. */
+static enum doctor_result
+doctor_greeting(struct doctor *d, const struct dns_addr *a, struct buf *why)
+{
+	struct smtp_reply_parser rp;
+	struct smtp_reply reply;
+	struct sockaddr_storage ss;
+	enum smtp_reply_status st = SMTP_REPLY_MORE;
+	enum doctor_result res = DOCTOR_FAIL;
+	struct buf text;
+	socklen_t len = doctor_sockaddr(&a->ip, d->port, &ss);
+	char data[1024];
+	size_t used;
+	ssize_t n;
+	int fd, soerr = 0, w;
+	socklen_t sl = sizeof(soerr);
+	int64_t deadline;
+
+	smtp_reply_parser_init(&rp);
+	buf_init(&text, 4096);
+	memset(&reply, 0, sizeof(reply));
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1) {
+		buf_printf(why, "%s: %s", a->text, strerror(errno));
+		goto out;
+	}
+	deadline = timeutil_mono_ms() + conf_int(d->c,
+	    CONF_SMTP_CONNECT_TIMEOUT_MS);
+	if (connect(fd, (struct sockaddr *)&ss, len) == -1 &&
+	    errno != EINPROGRESS) {
+		buf_printf(why, "%s port %u: %s", a->text, d->port,
+		    strerror(errno));
+		goto out;
+	}
+	if ((w = doctor_wait(fd, POLLOUT, deadline)) != 1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == -1 ||
+	    soerr != 0) {
+		buf_printf(why, "%s port %u: %s", a->text, d->port, w == 0 ?
+		    "no connection within smtp_connect_timeout_ms (port 25 "
+		    "blocked outbound?)" : strerror(soerr ? soerr : errno));
+		goto out;
+	}
+	deadline = timeutil_mono_ms() + conf_int(d->c,
+	    CONF_SMTP_REPLY_TIMEOUT_MS);
+	while (st == SMTP_REPLY_MORE) {
+		if ((w = doctor_wait(fd, POLLIN, deadline)) != 1) {
+			buf_printf(why, "%s port %u: connected, but no "
+			    "greeting within smtp_reply_timeout_ms", a->text,
+			    d->port);
+			goto out;
+		}
+		if ((n = read(fd, data, sizeof(data))) <= 0) {
+			buf_printf(why, "%s port %u: connected, but closed "
+			    "before a greeting", a->text, d->port);
+			goto out;
+		}
+		st = smtp_reply_parser_feed(&rp, data, (size_t)n, &used,
+		    &reply);
+	}
+	if (st != SMTP_REPLY_OK) {
+		buf_printf(why, "%s port %u: connected, but the greeting is "
+		    "not SMTP (%s)", a->text, d->port,
+		    smtp_reply_status_names[st]);
+		goto out;
+	}
+	smtp_reply_oneline(&reply, &text);
+	buf_printf(why, "%s port %u greets %d %.*s%s", a->text, d->port,
+	    reply.code, DOCTOR_GREETING_MAX, buf_str(&text),
+	    text.len > DOCTOR_GREETING_MAX ? "..." : "");
+	if (write(fd, "QUIT\r\n", 6) < 0) {
+		/* the answer is in already */
+	}
+	res = DOCTOR_OK;
+out:
+	if (fd != -1)
+		close(fd);
+	smtp_reply_free(&reply);
+	smtp_reply_parser_free(&rp);
+	buf_free(&text);
+	return res;
+}
+
+static void
+doctor_port25(struct doctor *d)
+{
+	struct dns_addrs t;
+	struct buf why;
+	size_t i;
+
+	if (doctor_target_addrs(d, &t) != DNS_OK || t.n == 0) {
+		doctor_set(d, DOCTOR_PORT25, DOCTOR_ERROR, "%s has no address "
+		    "(%s)", d->host, dns_status_names[t.status]);
+		return;
+	}
+	buf_init(&why, DOCTOR_DETAIL_MAX);
+	/* One address that greets is enough. */
+	for (i = 0; i < t.n; i++) {
+		buf_reset(&why);
+		if (doctor_greeting(d, &t.addr[i], &why) == DOCTOR_OK) {
+			doctor_set(d, DOCTOR_PORT25, DOCTOR_OK, "%s",
+			    buf_str(&why));
+			buf_free(&why);
+			return;
+		}
+	}
+	doctor_set(d, DOCTOR_PORT25, DOCTOR_FAIL, "%s", buf_str(&why));
+	buf_free(&why);
+}
+
+/* One blocklist: 1 listed (code in *how), 0 not listed, -1 could not
+ * tell (why in *how). */
+static int
+doctor_dnsbl_zone(struct doctor *d, const char *zone, struct buf *how)
+{
+	struct ipnet loop, refused;
+	struct dns_addrs a;
+	char name[DNS_NAME_MAX + 1];
+	size_t i;
+
+	if (dns_ptr_reverse_name(&d->addr, zone, name, sizeof(name)) == -1) {
+		buf_printf(how, "%s: not a DNS zone", zone);
+		return -1;
+	}
+	switch (dns_lookup_addrs(d->r, name, &a)) {
+	case DNS_NXDOMAIN:
+	case DNS_NO_ADDR:
+		return 0;
+	case DNS_OK:
+		break;
+	default:
+		buf_printf(how, "%s: %s", zone, dns_status_names[a.status]);
+		return -1;
+	}
+	/* Listings are 127.0.0.0/8; Spamhaus answers 127.255.255.x when it
+	 * refuses to answer (an open or public resolver, or over quota). */
+	ipnet_parse("127.0.0.0/8", &loop);
+	ipnet_parse("127.255.255.0/24", &refused);
+	for (i = 0; i < a.n; i++)
+		if (ipnet_contains(&loop, &a.addr[i].ip) &&
+		    !ipnet_contains(&refused, &a.addr[i].ip)) {
+			buf_printf(how, "%s (%s)", zone, a.addr[i].text);
+			return 1;
+		}
+	buf_printf(how, "%s: %s %s", zone, ipnet_contains(&refused,
+	    &a.addr[0].ip) ? "refused the query with" : "answered",
+	    a.addr[0].text);
+	return -1;
+}
+
+static void
+doctor_dnsbl(struct doctor *d)
+{
+	const char *p = conf_str(d->c, CONF_DOCTOR_DNSBL_ZONES);
+	char zone[DNS_NAME_MAX + 1];
+	struct buf listed, unknown, how;
+	size_t n, zones = 0;
+	int nl = 0, nu = 0, rc;
+
+	if (!doctor_need_address(d, DOCTOR_DNSBL))
+		return;
+	buf_init(&listed, DOCTOR_DETAIL_MAX / 2);
+	buf_init(&unknown, DOCTOR_DETAIL_MAX / 2);
+	buf_init(&how, DOCTOR_DETAIL_MAX / 2);
+	while (*p != '\0' && zones < DOCTOR_ZONES_MAX) {
+		p += strspn(p, ", \t");
+		if ((n = strcspn(p, ", \t")) == 0)
+			break;
+		strparse_copy(zone, n < sizeof(zone) ? n + 1 : sizeof(zone), p);
+		p += n;
+		zones++;
+		buf_reset(&how);
+		rc = doctor_dnsbl_zone(d, zone, &how);
+		if (rc == 1)
+			buf_printf(&listed, "%s%s", nl++ ? ", " : "",
+			    buf_str(&how));
+		else if (rc == -1)
+			buf_printf(&unknown, "%s%s", nu++ ? "; " : "",
+			    buf_str(&how));
+	}
+	if (zones == 0)
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_SKIPPED, "doctor_dnsbl_zones "
+		    "is empty");
+	else if (nl > 0)
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_FAIL, "%s is listed on %s%s%s",
+		    d->addr_text, buf_str(&listed), nu ? "; not told: " : "",
+		    buf_str(&unknown));
+	else if (nu > 0)
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_ERROR, "%s is listed on none "
+		    "that answered; not told: %s", d->addr_text,
+		    buf_str(&unknown));
+	else
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_OK, "%s is listed on none of "
+		    "%zu", d->addr_text, zones);
+	buf_free(&listed);
+	buf_free(&unknown);
+	buf_free(&how);
+}
+
+static void
+doctor_print(const struct doctor *d, int json, int failed, FILE *out)
+{
+	json_t *o, *checks;
+	int k;
+
+	if (!json) {
+		fprintf(out, "address: %s (%s)\n", d->addr_text[0] ?
+		    d->addr_text : "none", d->addr_from);
+		fprintf(out, "ehlo: %s (smtp_helo_name)\n", d->helo);
+		for (k = 0; k < DOCTOR_CHECK__MAX; k++)
+			fprintf(out, "%s: %s%s%s\n", doctor_check_names[k],
+			    doctor_result_names[d->res[k]],
+			    d->detail[k].len ? ": " : "",
+			    buf_str(&d->detail[k]));
+		fprintf(out, "doctor: %s\n", failed ? "problems found" :
+		    "ok");
+		return;
+	}
+	checks = json_array();
+	for (k = 0; k < DOCTOR_CHECK__MAX; k++)
+		json_array_append_new(checks, json_pack("{s:s, s:s, s:s}",
+		    "check", doctor_check_names[k], "result",
+		    doctor_result_names[d->res[k]], "detail",
+		    buf_str(&d->detail[k])));
+	o = json_pack("{s:b, s:s?, s:s, s:s, s:o}", "ok", !failed, "address",
+	    d->addr_text[0] ? d->addr_text : NULL, "address_from",
+	    d->addr_from, "ehlo", d->helo, "checks", checks);
+	if (o != NULL) {
+		json_dumpf(o, out, JSON_INDENT(2));
+		fputc('\n', out);
+		json_decref(o);
+	}
+}
+
+int
+doctor_run(const struct conf *c, const char *skip, const char *address,
+    int json, FILE *out, struct buf *err)
+{
+	struct doctor d;
+	int k, failed = 0, rc = -1;
+
+	memset(&d, 0, sizeof(d));
+	d.c = c;
+	for (k = 0; k < DOCTOR_CHECK__MAX; k++)
+		buf_init(&d.detail[k], DOCTOR_DETAIL_MAX);
+	/* smtp_helo_name in lower case without a final dot, as DNS names
+	 * come back; left empty when it is no host name. */
+	d.helo = conf_str(c, CONF_SMTP_HELO_NAME);
+	if (dns_name_valid(d.helo)) {
+		strparse_copy(d.helo_norm, sizeof(d.helo_norm), d.helo);
+		for (k = 0; d.helo_norm[k] != '\0'; k++)
+			if (d.helo_norm[k] >= 'A' && d.helo_norm[k] <= 'Z')
+				d.helo_norm[k] = (char)(d.helo_norm[k] + 32);
+		if (k > 0 && d.helo_norm[k - 1] == '.')
+			d.helo_norm[k - 1] = '\0';
+	}
+	if (doctor_skip(&d, conf_str(c, CONF_DOCTOR_SKIP), err) == -1 ||
+	    doctor_skip(&d, skip, err) == -1 || doctor_target(&d, err) == -1)
+		goto out;
+	if ((d.r = dns_resolver_new(c, err)) == NULL)
+		goto out;
+	if (doctor_address(&d, address, err) == -1)
+		goto out;
+	if (d.res[DOCTOR_PTR] != DOCTOR_SKIPPED)
+		doctor_ptr(&d);
+	if (d.res[DOCTOR_FCRDNS] != DOCTOR_SKIPPED)
+		doctor_fcrdns(&d);
+	if (d.res[DOCTOR_PORT25] != DOCTOR_SKIPPED)
+		doctor_port25(&d);
+	if (d.res[DOCTOR_DNSBL] != DOCTOR_SKIPPED)
+		doctor_dnsbl(&d);
+	for (k = 0; k < DOCTOR_CHECK__MAX; k++)
+		if (d.res[k] == DOCTOR_FAIL || d.res[k] == DOCTOR_ERROR)
+			failed++;
+	doctor_print(&d, json, failed, out);
+	rc = failed ? 1 : 0;
+out:
+	dns_resolver_free(d.r);
+	for (k = 0; k < DOCTOR_CHECK__MAX; k++)
+		buf_free(&d.detail[k]);
+	return rc;
+}
