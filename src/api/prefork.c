@@ -120,7 +120,7 @@ prefork_reload(struct conf *c, const char *path, pid_t *pids, int n)
 	if (prefork_shared.permits != NULL)
 		permits_set_max(prefork_shared.permits,
 		    conf_int(c, CONF_RATE_PERMITS_MAX));
-	log_info("event=reload conf=%s workers=%d", path, n);
+	log_info("event=reload conf=%s children=%d", path, n);
 	/* Each child finishes its request and exits; the reaper forks its
 	 * successor with the new configuration. */
 	prefork_signal_all(pids, n, SIGTERM);
