@@ -39,6 +39,7 @@ struct svc_webhook_sig {
 	size_t		 nv1;
 };
 
+/* (its own, not util/hex.c: the SDK depends on nothing of the service) */
 static int
 svc_webhook_hexval(char c)
 {
