@@ -23,9 +23,9 @@ const char *const status_check_names[STATUS_CHECK__MAX] = {
 	[STATUS_OUTBOX] = "outbox",
 };
 
-/* The stored routines the migrations make (sql/005_ratelimit_count.sql):
- * a dump made without --routines restores a database without them. */
-static const char *const status_routines[] = { "ratelimit_count" };
+/* The stored routines this build calls (sql/010_rate_permits.sql): a
+ * dump made without --routines restores a database without them. */
+static const char *const status_routines[] = { "ratelimit_lease" };
 
 /* Workers listed at most (the count is exact). */
 #define STATUS_WORKERS_MAX 1000

@@ -1,8 +1,9 @@
 /* api.c: what every handler of svc-api uses (api.h): the process's DB
  * connection and verification engine, made on first use, the JSON body and
  * the integer query parameters of a request, the Idempotency-Key answer
- * of a request that shows a secret once, and the error answers the
- * handlers share (400 naming a field, 402, 500 and 503). */
+ * of a request that shows a secret once, the wake-up of the workers, and
+ * the error answers the handlers share (400 naming a field, 402, 500 and
+ * 503). */
 #include "api/api.h"
 #include "core/idempotency.h"
 #include "util/log.h"
@@ -45,6 +46,19 @@ api_engine(struct api_call *c)
 	}
 	buf_free(&err);
 	return c->ctx->engine;
+}
+
+void
+api_wake(struct api_call *c, enum wake_kind kind)
+{
+	const char *dir = conf_str(c->ctx->conf, CONF_WORKER_WAKE_DIR);
+	int n;
+
+	if (*dir == '\0')
+		return;
+	n = wake_send(dir, kind);
+	log_debug("event=wake req=%s what=%s woken=%d", c->req->request_id,
+	    wake_kind_names[kind], n);
 }
 
 void

@@ -8,11 +8,13 @@
 #include "core/auth.h"
 #include "core/authcache.h"
 #include "core/db.h"
+#include "core/permits.h"
 #include "core/ratelimit.h"
 #include "engine/verify.h"
 #include "jobs/upload_store.h"
 #include "util/conf.h"
 #include "util/ipnet.h"
+#include "util/wake.h"
 
 #define API_MAX_PARAMS 2
 #define API_JSON_MAX (1024 * 1024)
@@ -23,6 +25,7 @@
  * the prefork master, or by a process serving alone). */
 struct api_shared {
 	struct authcache_gens *gens;	/* key cache generations, or NULL */
+	struct permits	*permits;	/* rate-limit permits, or NULL */
 	int		 slots_fd;	/* slots_create's file */
 	long		 responders;	/* svc-api processes of the host */
 };
@@ -35,6 +38,8 @@ struct api_ctx {
 	size_t		 nproxies;
 	struct authcache cache;		/* key rows and windows (authcache.h) */
 	struct slots	*slots;		/* places for slow requests (slots.h) */
+	struct permits	*permits;	/* the host's leases, or NULL: each
+					 * counted request is a round trip */
 	long		 responders;	/* svc-api processes on this host */
 };
 
@@ -67,6 +72,9 @@ void	 api_internal_error(struct api_call *, const char *what);
 /* 503 queue_unavailable with Retry-After; why is the message's start. */
 void	 api_unavailable(struct api_call *, const char *why);
 #define API_RETRY_AFTER "5"	/* seconds, on a 503 */
+/* Work of kind was committed: wakes the host's svc-workers at once
+ * (worker_wake_dir, wake.h) rather than at their next poll. */
+void	 api_wake(struct api_call *, enum wake_kind);
 /* The verification engine of this process; on failure answers 503. */
 struct verify_engine *api_engine(struct api_call *);
 /* 402 insufficient_credits with details.required and details.available. */

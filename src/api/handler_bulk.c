@@ -264,6 +264,7 @@ handler_bulk_job(struct api_call *c, enum jobs_type type, size_t max)
 		    "duplicates=%zu charged=%lld", c->req->request_id, made.id,
 		    jobs_type_names[type], b.body.in.n, b.body.in.duplicates,
 		    b.spec.cost);
+		api_wake(c, WAKE_JOBS);
 		http_json(c->resp, status, answer);
 	}
 out:

@@ -57,6 +57,8 @@ handler_preview(struct api_call *c)
 		    jobs_status_names[p.status], c->params[0]);
 		return;
 	}
+	if (refresh && p.refreshing)
+		api_wake(c, WAKE_UPLOADS);
 	if (p.refreshing || preview == NULL) {
 		http_json(c->resp, 202, json_pack("{s:s,s:s,s:o,s:b}",
 		    "job_id", c->params[0], "status",
@@ -78,6 +80,7 @@ handler_preview_confirm(struct api_call *c)
 	switch (uploads_confirm(c->ctx->db, c->key.account_id, c->params[0],
 	    &k)) {
 	case UPLOADS_OK:
+		api_wake(c, WAKE_JOBS);
 		http_json(c->resp, 200, json_pack("{s:s,s:s,s:I,s:I}",
 		    "job_id", c->params[0], "status", "pending",
 		    "credits_charged", (json_int_t)k.charged,

@@ -454,6 +454,7 @@ handler_upload_create(struct handler_upload *h, const uint8_t hash[32])
 	log_info("event=upload_accepted req=%s job=%s file_bytes=%lld "
 	    "preview=%d source_url=%d", c->req->request_id, h->id, h->w.size,
 	    h->u.preview, h->u.source_url != NULL);
+	api_wake(c, WAKE_UPLOADS);
 	http_json(c->resp, 202, answer);
 	return;
 fail:

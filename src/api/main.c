@@ -66,7 +66,7 @@ int
 main(int argc, char **argv)
 {
 	const char *path = NULL, *listen = NULL;
-	struct api_shared shared = { NULL, -1, 1 };
+	struct api_shared shared = { NULL, NULL, -1, 1 };
 	struct conf conf;
 	struct buf err;
 	long workers = 0;

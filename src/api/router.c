@@ -109,6 +109,7 @@ router_ctx_init(struct api_ctx *ctx, const struct conf *c,
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->conf = c;
 	ctx->responders = sh->responders;
+	ctx->permits = sh->permits;
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	authcache_init(&ctx->cache, conf_int(c, CONF_AUTH_CACHE_MS), sh->gens);
 	if ((ctx->slots = slots_attach(sh->slots_fd, err)) == NULL)
@@ -346,11 +347,44 @@ router_key(struct api_call *c, const uint8_t hash[32], int64_t now,
 	return ar;
 }
 
+/* The window of a request that is not counted: read from MariaDB unless
+ * router_key has it (have), less the permits this host has leased of it
+ * and not used (permits.h). */
+static enum db_err
+router_window(struct api_call *c, const char *bucket, long limit,
+    int64_t now, int have, struct ratelimit_window *win)
+{
+	enum db_err e;
+	long unused;
+
+	if (!have && (e = ratelimit_window_read(c->ctx->db, bucket, now,
+	    win)) != DB_OK)
+		return e;
+	if (c->ctx->permits != NULL && (unused = permits_unused(
+	    c->ctx->permits, bucket, now)) > 0)
+		win->used = win->used > unused ? win->used - unused : 0;
+	ratelimit_status_from(limit, win, now, &c->rl);
+	return DB_OK;
+}
+
+/* Counts a request: from the host's leased permits (permits.h), else on
+ * its own in MariaDB. *changed: the window in MariaDB changed. */
+static enum db_err
+router_count(struct api_call *c, const char *bucket, long limit,
+    int64_t now, int *changed)
+{
+	if (c->ctx->permits != NULL)
+		return permits_take(c->ctx->permits, c->ctx->db, bucket,
+		    limit, &c->rl, changed);
+	*changed = 1;
+	return ratelimit_check(c->ctx->db, bucket, limit, 1, now, &c->rl);
+}
+
 /* Authentication, allowlist and rate limit; returns 0 to go on, -1 when
  * the response has been decided. The key comes from router_key; a request
  * that is not counted (GET /rate-limit) reports its account's window from
- * there too, a counted one is counted under the bucket's lock
- * (ratelimit_check), never from a cache. */
+ * there too; a counted one is counted (router_count), never from a
+ * cache. */
 static int
 router_gate(struct api_call *c, const struct route *rt)
 {
@@ -363,7 +397,8 @@ router_gate(struct api_call *c, const struct route *rt)
 	char bucket[96];
 	struct db *db;
 	long limit;
-	int ip_refused = 0, have_window = 0;
+	int ip_refused = 0, have_window = 0, changed = 0;
+	enum db_err e;
 
 	if ((db = api_db(c)) == NULL)
 		return -1;
@@ -389,16 +424,20 @@ router_gate(struct api_call *c, const struct route *rt)
 		ratelimit_ip_bucket(c->req->client_ip, bucket, sizeof(bucket));
 		limit = auth_tier_limits[AUTH_TIER_ANONYMOUS];
 	}
-	if (c->authenticated && have_window)
-		ratelimit_status_from(limit, &win, now, &c->rl);
-	else if (ratelimit_check(db, bucket, limit, count, now, &c->rl) !=
-	    DB_OK) {
-		api_internal_error(c, "ratelimit_check");
+	if (count)
+		e = router_count(c, bucket, limit, now, &changed);
+	else
+		e = router_window(c, bucket, limit, now, c->authenticated &&
+		    have_window, &win);
+	if (e != DB_OK) {
+		api_internal_error(c, "ratelimit");
 		return -1;
 	}
 	/* before the answer leaves: the client's next request, whichever
-	 * process serves it, must not report a window without this one */
-	if (c->authenticated && count && !c->rl.exceeded)
+	 * process serves it, must not report a window read before this one
+	 * changed it (a permit taken from a lease changes none: what the
+	 * host has not used of its lease is taken off every window read) */
+	if (c->authenticated && changed)
 		authcache_counted(&c->ctx->cache, c->key.account_id);
 	router_ratelimit_headers(c);
 	if (c->rl.exceeded) {

@@ -119,6 +119,17 @@ ledger_grant(struct db *db, const char *pool, const char *account,
 	return ledger_credit(db, pool, account, "grant", amount, NULL, note);
 }
 
+/* A pool's balance, used, refunded and granted from columns col.. of
+ * the current row. */
+static void
+ledger_totals_row(struct db_res *r, unsigned col, struct ledger_totals *t)
+{
+	t->balance = db_res_int(r, col);
+	t->used = db_res_int(r, col + 1);
+	t->refunded = db_res_int(r, col + 2);
+	t->granted = db_res_int(r, col + 3);
+}
+
 enum ledger_err
 ledger_totals(struct db *db, const char *pool, struct ledger_totals *t)
 {
@@ -131,14 +142,39 @@ ledger_totals(struct db *db, const char *pool, struct ledger_totals *t)
 	    "credit_pools WHERE owner_id = ?", DB_ARGS(DBP_STR(pool)), &r);
 	if (e != DB_OK)
 		return ledger_from_db(e);
-	if ((row = db_res_next(r)) == 1) {
-		t->balance = db_res_int(r, 0);
-		t->used = db_res_int(r, 1);
-		t->refunded = db_res_int(r, 2);
-		t->granted = db_res_int(r, 3);
-	}
+	if ((row = db_res_next(r)) == 1)
+		ledger_totals_row(r, 0, t);
 	db_res_free(r);
 	return row == -1 ? LEDGER_DB : LEDGER_OK;
+}
+
+enum ledger_err
+ledger_account_totals(struct db *db, const char *account,
+    struct ledger_totals *mine, char org[IDS_MAX], struct ledger_totals *pool)
+{
+	struct db_res *r;
+	const char *o;
+	enum db_err e;
+	int row;
+
+	memset(mine, 0, sizeof(*mine));
+	memset(pool, 0, sizeof(*pool));
+	org[0] = '\0';
+	e = db_query(db, "SELECT p.balance, p.used, p.refunded, p.granted, "
+	    "a.org_id, q.balance, q.used, q.refunded, q.granted "
+	    "FROM accounts a LEFT JOIN credit_pools p ON p.owner_id = a.id "
+	    "LEFT JOIN credit_pools q ON q.owner_id = a.org_id WHERE a.id = ?",
+	    DB_ARGS(DBP_STR(account)), &r);
+	if (e != DB_OK)
+		return ledger_from_db(e);
+	if ((row = db_res_next(r)) == 1) {
+		ledger_totals_row(r, 0, mine);
+		if ((o = db_res_str(r, 4)) != NULL && strlen(o) < IDS_MAX)
+			memcpy(org, o, strlen(o) + 1);
+		ledger_totals_row(r, 5, pool);
+	}
+	db_res_free(r);
+	return row == 1 ? LEDGER_OK : LEDGER_DB;
 }
 
 enum ledger_err

@@ -3,6 +3,7 @@
 #ifndef SVC_LEDGER_H
 #define SVC_LEDGER_H
 #include "core/db.h"
+#include "util/ids.h"
 
 enum ledger_err {
 	LEDGER_OK,
@@ -37,6 +38,12 @@ enum ledger_err ledger_charge_tx(struct db *, const char *pool,
 	    long long *available);
 enum ledger_err ledger_grant_tx(struct db *, const char *pool,
 	    const char *account, long long amount, const char *note);
+/* An account's totals, its organization (org "" when none) and that
+ * pool's totals, read in one statement (GET /v1/credits); LEDGER_DB also
+ * when there is no such account. A missing pool reads as zeros. */
+enum ledger_err ledger_account_totals(struct db *, const char *account,
+	    struct ledger_totals *mine, char org[IDS_MAX],
+	    struct ledger_totals *pool);
 enum ledger_err ledger_totals(struct db *, const char *pool,
 	    struct ledger_totals *);
 /* Recomputes the totals from the ledger rows and compares: 1 if equal. */

@@ -2,11 +2,12 @@
  * per-second counters (rate_counts); a request is allowed when the counters
  * of its bucket for the last 60 seconds add up to less than `limit`, so the
  * window slides by the second and counting reads at most 60 rows whatever
- * the limit. Counting happens under the bucket row's lock
- * (INSERT ... ON DUPLICATE KEY UPDATE takes it), so concurrent responders
- * never let the limit+1st request through; the transaction runs in the
- * server as the ratelimit_count procedure, one round trip. Refused requests are not counted,
- * so a client that keeps retrying gets in again as soon as the window moves. */
+ * the limit. Counting happens under the bucket row's lock, by the
+ * database's clock, in the ratelimit_lease procedure (one round trip):
+ * either one request on its own (ratelimit_check) or a batch of permits a
+ * host hands out from shared memory (permits.c, which has the argument for
+ * exactness). Refused requests are not counted, so a client that keeps
+ * retrying gets in again as soon as the window moves. */
 #include "core/ratelimit.h"
 #include "util/ipnet.h"
 #include <arpa/inet.h>
@@ -78,47 +79,64 @@ ratelimit_status_from(long limit, const struct ratelimit_window *w,
 	ratelimit_fill(st, limit, w->used, w->oldest_ms, now_ms);
 }
 
-/* One CALL of the ratelimit_count procedure (sql/005_ratelimit_count.sql),
- * which runs the whole transaction in the server: lock the bucket row,
- * sum the window, count this request if the sum is below the limit,
- * commit. */
-static enum db_err
-ratelimit_count_once(struct db *db, const char *bucket, long limit,
-    int64_t now_ms, struct ratelimit_status *st)
+enum db_err
+ratelimit_lease(struct db *db, const struct ratelimit_lease_req *q,
+    struct ratelimit_lease_res *res)
 {
 	struct db_res *r;
-	int64_t oldest = 0;
-	long used = 0;
 	enum db_err e;
-	int row, counted = 0;
+	int row;
 
-	e = db_query(db, "CALL ratelimit_count(?, ?, ?, ?)",
-	    DB_ARGS(DBP_STR(bucket), DBP_INT(limit), DBP_INT(now_ms / 1000),
-	    DBP_INT(ratelimit_window_start(now_ms))), &r);
+	memset(res, 0, sizeof(*res));
+	e = db_query(db, "CALL ratelimit_lease(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    DB_ARGS(DBP_STR(q->bucket), DBP_STR(q->holder ? q->holder : ""),
+	    DBP_INT((long long)q->ret_seq), DBP_INT(q->ret_unused),
+	    DBP_INT((long long)q->void_seq), DBP_INT((long long)q->new_seq),
+	    DBP_INT(q->limit), DBP_INT(q->rate), DBP_INT(q->max),
+	    DBP_INT(ratelimit_window)), &r);
 	if (e != DB_OK)
 		return e;
 	if ((row = db_res_next(r)) == 1) {
-		used = (long)db_res_int(r, 0);
-		oldest = db_res_int(r, 1);
-		counted = (int)db_res_int(r, 2);
+		res->granted = (long)db_res_int(r, 0);
+		res->used = (long)db_res_int(r, 1);
+		res->oldest_ms = db_res_int(r, 2);
+		res->db_now_ms = db_res_int(r, 3);
+		res->others = (long)db_res_int(r, 4);
+		res->others_sec = db_res_int(r, 5);
 	}
 	db_res_free(r);
-	if (row != 1)
-		return DB_ERR_QUERY;
-	if (counted) {
-		if (used == 0)
-			oldest = now_ms / 1000 * 1000;
-		used++;
-	} else
-		st->exceeded = 1;
-	ratelimit_fill(st, limit, used, oldest, now_ms);
-	return DB_OK;
+	return row == 1 ? DB_OK : DB_ERR_QUERY;
+}
+
+void
+ratelimit_status_lease(long limit, long used, int64_t oldest_ms,
+    int64_t sec_ms, long nth, struct ratelimit_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	ratelimit_fill(st, limit, used + nth, used > 0 ? oldest_ms : sec_ms,
+	    sec_ms);
+}
+
+void
+ratelimit_status_of(long limit, const struct ratelimit_lease_res *res,
+    int64_t now_ms, struct ratelimit_status *st)
+{
+	if (res->granted > 0) {
+		ratelimit_status_lease(limit, res->used, res->oldest_ms,
+		    res->db_now_ms / 1000 * 1000, 1, st);
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	ratelimit_fill(st, limit, res->used, res->oldest_ms, now_ms);
+	st->exceeded = 1;
 }
 
 enum db_err
 ratelimit_check(struct db *db, const char *bucket, long limit, int count,
     int64_t now_ms, struct ratelimit_status *st)
 {
+	struct ratelimit_lease_req q = { bucket, "", 0, 0, 0, 0, limit, 0, 1 };
+	struct ratelimit_lease_res res;
 	struct ratelimit_window w;
 	enum db_err e;
 	int tries;
@@ -133,25 +151,30 @@ ratelimit_check(struct db *db, const char *bucket, long limit, int count,
 	/* Not db_tx_retry: the procedure is a transaction of its own, one
 	 * round trip; around it, START TRANSACTION and COMMIT would be two
 	 * more on every counted request. Its deadlocks are retried alike. */
-	for (tries = 0; tries < DB_TX_TRIES; tries++) {
-		st->exceeded = 0;
-		e = ratelimit_count_once(db, bucket, limit, now_ms, st);
-		if (e != DB_ERR_RETRY)
+	for (tries = 0; tries < DB_TX_TRIES; tries++)
+		if ((e = ratelimit_lease(db, &q, &res)) != DB_ERR_RETRY)
 			break;
-	}
+	if (e == DB_OK)
+		ratelimit_status_of(limit, &res, now_ms, st);
 	return e;
 }
 
-long long
-ratelimit_purge(struct db *db, int64_t now_ms)
-{
-	unsigned long long n = 0;
+/* The first second still in the window, by the database's clock. */
+#define RATELIMIT_DB_SINCE \
+	"(FLOOR(UNIX_TIMESTAMP(SYSDATE(3)) * 1000) - ?) DIV 1000"
 
-	if (db_exec(db, "DELETE FROM rate_counts WHERE sec <= ?",
-	    DB_ARGS(DBP_INT(ratelimit_window_start(now_ms))), &n) !=
+long long
+ratelimit_purge(struct db *db)
+{
+	unsigned long long n = 0, m = 0;
+
+	if (db_exec(db, "DELETE FROM rate_counts WHERE sec <= "
+	    RATELIMIT_DB_SINCE, DB_ARGS(DBP_INT(ratelimit_window)), &n) !=
+	    DB_OK || db_exec(db, "DELETE FROM rate_leases WHERE sec <= "
+	    RATELIMIT_DB_SINCE, DB_ARGS(DBP_INT(ratelimit_window)), &m) !=
 	    DB_OK)
 		return -1;
-	return (long long)n;
+	return (long long)(n + m);
 }
 
 /* Deleted per statement at most, so that no pass holds many locks. */

@@ -6,7 +6,6 @@
  * is compared with every v1 in constant time; a match whose t is within
  * the tolerance is SVC_WEBHOOK_OK. */
 #include "svc-sdk.h"
-#include "util/hex.h"
 #include <gnutls/crypto.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,6 +39,19 @@ struct svc_webhook_sig {
 	size_t		 nv1;
 };
 
+/* (its own, not util/hex.c: the SDK depends on nothing of the service) */
+static int
+svc_webhook_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* 64 hex digits into 32 bytes; 0, or -1 when it is not that. */
 static int
 svc_webhook_unhex(const char *s, size_t n, uint8_t out[32])
@@ -50,8 +62,8 @@ svc_webhook_unhex(const char *s, size_t n, uint8_t out[32])
 	if (n != 64)
 		return -1;
 	for (i = 0; i < 32; i++) {
-		if ((hi = hex_value((unsigned char)s[2 * i])) < 0 ||
-		    (lo = hex_value((unsigned char)s[2 * i + 1])) < 0)
+		if ((hi = svc_webhook_hexval(s[2 * i])) < 0 ||
+		    (lo = svc_webhook_hexval(s[2 * i + 1])) < 0)
 			return -1;
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}

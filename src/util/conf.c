@@ -54,6 +54,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_RATE_WINDOW_SECONDS] = { "rate_window_seconds", CONF_TYPE_INT,
 	    "60", 1, 3600, 0, "length of the sliding rate-limit window (the "
 	    "spec's 60; shorter ones are for tests)" },
+	[CONF_RATE_PERMITS_MAX] = { "rate_permits_max", CONF_TYPE_INT,
+	    "1000", 1, 100000, 0, "permits of an account's (or address's) "
+	    "window a host leases from MariaDB at once, handed out from "
+	    "memory (1: every counted request is a round trip)" },
 	[CONF_RUN_DIR] = { "run_dir", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "folder of svc-api's shared slot file and svc-worker --once's lock "
 	    "(empty: memory shared by one master's responders, no lock; set it "
@@ -72,6 +76,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "log file (empty: standard error)" },
 	[CONF_WORKER_POLL_INTERVAL] = { "worker_poll_interval", CONF_TYPE_INT,
 	    "2", 1, 3600, 0, "seconds between queue polls when idle" },
+	[CONF_WORKER_WAKE_DIR] = { "worker_wake_dir", CONF_TYPE_STRING, "",
+	    0, 0, 0, "folder of the sockets svc-api wakes the host's "
+	    "svc-workers through when a job is queued (empty: they only "
+	    "poll)" },
 	[CONF_WORKER_ONCE_SECONDS] = { "worker_once_seconds", CONF_TYPE_INT,
 	    "50", 1, 86400, 0, "seconds a svc-worker --once run works before "
 	    "it gives back what it holds and exits (cron: under 60)" },

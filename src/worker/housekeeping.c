@@ -1,12 +1,12 @@
 /* housekeeping.c: the worker's periodic clean-up: idempotency keys older
- * than the 24-hour replay window, rate-limit counters that have left the
- * 60-second window and the buckets of idle clients, expired rows of the
- * verification caches, batch jobs past their retention (jobs.expires_at)
- * and finished bulk and upload jobs older than job_retention_days
- * (addresses, chunks, the stored file, then the job), the pieces of
- * uploaded files whose job never came (a responder that died in the
- * middle of an upload), and event deliveries that ended (and outbox events
- * handed to deliveries) more than job_retention_days ago, and the
+ * than the 24-hour replay window, rate-limit counters and permit leases
+ * that have left the 60-second window and the buckets of idle clients,
+ * expired rows of the verification caches, batch jobs past their
+ * retention (jobs.expires_at) and finished bulk and upload jobs older than
+ * job_retention_days (addresses, chunks, the stored file, then the job),
+ * the pieces of uploaded files whose job never came (a responder that died
+ * in the middle of an upload), event deliveries that ended (and outbox
+ * events handed to deliveries) more than job_retention_days ago, and the
  * heartbeat rows of workers not seen for a day. Each pass logs what it
  * removed. */
 #include "worker/housekeeping.h"
@@ -18,7 +18,6 @@
 #include "core/ratelimit.h"
 #include "engine/vcache.h"
 #include "util/log.h"
-#include "util/timeutil.h"
 
 /* Expired jobs deleted per pass at most (the rest next pass). */
 #define HOUSEKEEPING_JOBS_MAX 100
@@ -34,7 +33,7 @@ housekeeping_run(const struct conf *c, struct db *db)
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
-	hits = ratelimit_purge(db, timeutil_now_ms());
+	hits = ratelimit_purge(db);
 	buckets = ratelimit_purge_buckets(db);
 	cached = vcache_expire(db);
 	jobs = jobend_purge(db, conf_int(c, CONF_JOB_RETENTION_DAYS),

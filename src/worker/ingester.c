@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "util/strparse.h"
 #include "util/timeutil.h"
+#include "util/wake.h"
 #include "worker/previewer.h"
 #include <pthread.h>
 #include <stdlib.h>
@@ -342,18 +343,25 @@ ingester_run_pending(const struct conf *c, struct db *db,
 	return n;
 }
 
-/* The thread: connect, make the engine, run what waits, sleep. */
+/* The thread: connect, make the engine, run what waits, sleep until
+ * worker_poll_interval has passed or svc-api wakes it (an upload came). */
 static void *
 ingester_main(void *arg)
 {
 	struct ingester *g = arg;
 	struct verify_engine *e = NULL;
 	struct db *db = NULL;
+	struct wake *w = NULL;
 	struct buf err;
 	time_t tried = 0;
-	long slept;
+	long left, slice;
 
 	buf_init(&err, 1024);
+	if (*conf_str(g->conf, CONF_WORKER_WAKE_DIR) != '\0' &&
+	    (w = wake_listen(conf_str(g->conf, CONF_WORKER_WAKE_DIR),
+	    WAKE_UPLOADS, &err)) == NULL)
+		log_warn("event=wake_unavailable what=uploads error=\"%s\"",
+		    buf_str(&err));
 	while (!g->stop) {
 		buf_reset(&err);
 		if (db == NULL && db_open(g->conf, 1, &db, &err) != DB_OK)
@@ -371,10 +379,17 @@ ingester_main(void *arg)
 			db_close(db);
 			db = NULL;
 		}
-		for (slept = 0; !g->stop && slept < conf_int(g->conf,
-		    CONF_WORKER_POLL_INTERVAL); slept++)
-			sleep(1);
+		/* in slices of a second, so that a stop is seen soon */
+		left = conf_int(g->conf, CONF_WORKER_POLL_INTERVAL) * 1000;
+		for (; !g->stop && left > 0; left -= slice) {
+			slice = left > 1000 ? 1000 : left;
+			if (w == NULL)
+				sleep((unsigned)(slice / 1000));
+			else if (wake_wait(w, (int)slice))
+				break;
+		}
 	}
+	wake_close(w);
 	verify_engine_free(e);
 	db_close(db);
 	buf_free(&err);

@@ -4,16 +4,18 @@
  * in a thread of their own in the daemon) and runs housekeeping every
  * housekeeping_interval seconds. Without --once it runs until SIGTERM
  * (leases of unfinished chunks and deliveries are given back), polling
- * every worker_poll_interval seconds when there is nothing to claim; with
- * --once it works until nothing is left to claim, sends what is due and
- * exits (for hosts where only cron is allowed), within worker_once_seconds
- * and never beside another --once run of the host (once.h). A lost
- * database is retried. */
+ * every worker_poll_interval seconds when there is nothing to claim, and
+ * at once when svc-api wakes it (a socket in worker_wake_dir, wake.h);
+ * with --once it works until nothing is left to claim, sends what is due
+ * and exits (for hosts where only cron is allowed), within
+ * worker_once_seconds and never beside another --once run of the host
+ * (once.h). A lost database is retried. */
 #include "core/db.h"
 #include "jobs/fetch.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
+#include "util/wake.h"
 #include "worker/deliveries.h"
 #include "worker/heartbeat.h"
 #include "worker/housekeeping.h"
@@ -89,6 +91,25 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 	return process_run(*proc, db, &stopping, last_housekeeping);
 }
 
+/* Idle: until worker_poll_interval has passed, svc-api wakes this
+ * process (w, when there is a wake-up socket) or SIGTERM comes. */
+static void
+main_idle(const struct conf *conf, struct wake *w)
+{
+	long left = conf_int(conf, CONF_WORKER_POLL_INTERVAL) * 1000, slice;
+
+	/* in slices of a second at most, so that SIGTERM is seen soon */
+	for (; !stopping && left > 0; left -= slice) {
+		slice = left > 1000 ? 1000 : left;
+		if (w == NULL)
+			sleep((unsigned)(slice / 1000));
+		else if (wake_wait(w, (int)slice)) {
+			log_debug("event=woken what=jobs");
+			return;
+		}
+	}
+}
+
 /* This process's lease owner name, "host:pid" (as process.c's). */
 static void
 main_owner(char *owner, size_t size)
@@ -112,10 +133,10 @@ main(int argc, char **argv)
 	struct process *proc = NULL;
 	struct ingester *ingester = NULL;
 	struct deliveries *sender = NULL;
+	struct wake *wake = NULL;
 	char lock[1024] = "";
 	time_t last = 0;
 	int i, once = 0, lock_fd = -1, rc = 0;
-	unsigned slept;
 	char owner[100];
 
 	for (i = 1; i < argc; i++) {
@@ -194,6 +215,11 @@ main(int argc, char **argv)
 		conf_free(&conf);
 		return 1;
 	}
+	if (!once && *conf_str(&conf, CONF_WORKER_WAKE_DIR) != '\0' &&
+	    (wake = wake_listen(conf_str(&conf, CONF_WORKER_WAKE_DIR),
+	    WAKE_JOBS, &err)) == NULL)
+		log_warn("event=wake_unavailable what=jobs error=\"%s\"",
+		    buf_str(&err));
 	while (!stopping) {
 		if (db == NULL) {
 			buf_reset(&err);
@@ -218,10 +244,9 @@ main(int argc, char **argv)
 		}
 		if (once)
 			break;
-		for (slept = 0; !stopping && slept <
-		    (unsigned)conf_int(&conf, CONF_WORKER_POLL_INTERVAL); slept++)
-			sleep(1);
+		main_idle(&conf, wake);
 	}
+	wake_close(wake);
 	ingester_stop(ingester);
 	deliveries_stop(sender);
 	curl_global_cleanup();

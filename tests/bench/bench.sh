@@ -22,7 +22,17 @@
 #
 # BENCH_SVC_API=PATH benches another svc-api binary (a patched build) with
 # the same svcadm and schema. BENCH_AUTH_CACHE_MS sets svc-api's
-# auth_cache_ms (0: every request reads its key and window from MariaDB).
+# auth_cache_ms (0: every request reads its key and window from MariaDB),
+# BENCH_RATE_PERMITS_MAX its rate_permits_max (1: every counted request is
+# counted in MariaDB on its own).
+#
+# Counted requests (make bench-counted): BENCH_PATH=/v1/credits (counted
+# against the rate limit, where GET /rate-limit is not) and
+# BENCH_ACCOUNTS=32: that many admin accounts with a key each (--rate-limit
+# 100000), and wrk sends each request with the next key in turn
+# (tests/bench/keys.lua); BENCH_MEM_REQUESTS=0 leaves the memory phase out
+# (ab sends one key, which its limit would refuse). BENCH_GOAL sets the
+# ratio the run must reach (0.5).
 #
 # Every response must be 200 (wrk's own count, and lighttpd's access log
 # for each run); svc-api's answer must be authenticated (tier admin).
@@ -44,7 +54,9 @@ ROUNDS=${BENCH_ROUNDS:-3}
 WARMUP=${BENCH_WARMUP_REQUESTS:-10000}
 MEMREQ=${BENCH_MEM_REQUESTS:-100000}
 MEM_SLACK_KB=${BENCH_MEM_SLACK_KB:-1024}
-GOAL=0.5
+GOAL=${BENCH_GOAL:-0.5}
+URL_PATH=${BENCH_PATH:-/rate-limit}
+NACCOUNTS=${BENCH_ACCOUNTS:-1}
 
 die() { echo "bench: FAIL: $*" >&2; exit 1; }
 
@@ -55,21 +67,35 @@ bench_init bench "$API"
 # ------------------------------------------------------------ the machine
 say "machine: $(nproc) CPUs, $(grep -m1 '^model name' /proc/cpuinfo | sed 's/.*: //'), Debian $(cat /etc/debian_version 2>/dev/null), kernel $(uname -r)"
 say "load average before start: $(cut -d' ' -f1-3 /proc/loadavg)"
-say "settings: api_workers=$WORKERS auth_cache_ms=${BENCH_AUTH_CACHE_MS:-default} wrk -t$THREADS -c$CONNS -d${DURATION}s x $ROUNDS rounds; memory: $WARMUP warm-up + $MEMREQ requests"
+say "settings: api_workers=$WORKERS auth_cache_ms=${BENCH_AUTH_CACHE_MS:-default} rate_permits_max=${BENCH_RATE_PERMITS_MAX:-default} wrk -t$THREADS -c$CONNS -d${DURATION}s x $ROUNDS rounds of GET $URL_PATH over $NACCOUNTS account(s); memory: $WARMUP warm-up + $MEMREQ requests"
 
 # ------------------------------------------------------------ the stack
 IT_LOG_LEVEL=warn IT_API_WORKERS=$WORKERS IT_SVC_API=$API
 if [ -n "${BENCH_AUTH_CACHE_MS:-}" ]; then
     it_conf_add "auth_cache_ms = $BENCH_AUTH_CACHE_MS"
 fi
+if [ -n "${BENCH_RATE_PERMITS_MAX:-}" ]; then
+    it_conf_add "rate_permits_max = $BENCH_RATE_PERMITS_MAX"
+fi
 it_stack_start
 SVC_PORT=$HTTP_PORT
 HELLO_PORT=$(stack_free_port) || die "no port"
-ACCOUNT=$(svcadm account create --email bench@example.com --tier admin 2>"$IT_DIR/svcadm.err") ||
-    { cat "$IT_DIR/svcadm.err" >&2; die "svcadm account create"; }
-KEY=$(svcadm key create --account "$ACCOUNT" --scopes '*' --rate-limit 100000 2>"$IT_DIR/svcadm.err") ||
-    { cat "$IT_DIR/svcadm.err" >&2; die "svcadm key create"; }
-[ -n "$KEY" ] || die "svcadm key create printed no key"
+# KEYS_FILE: one key a line, an account each; KEY the first
+KEYS_FILE=$IT_DIR/keys.txt
+: > "$KEYS_FILE"
+for i in $(seq 1 "$NACCOUNTS"); do
+    ACCOUNT=$(svcadm account create --email "bench$i@example.com" --tier admin 2>"$IT_DIR/svcadm.err") ||
+        { cat "$IT_DIR/svcadm.err" >&2; die "svcadm account create"; }
+    k=$(svcadm key create --account "$ACCOUNT" --scopes '*' --rate-limit 100000 2>"$IT_DIR/svcadm.err") ||
+        { cat "$IT_DIR/svcadm.err" >&2; die "svcadm key create"; }
+    [ -n "$k" ] || die "svcadm key create printed no key"
+    echo "$k" >> "$KEYS_FILE"
+done
+KEY=$(head -n 1 "$KEYS_FILE")
+export BENCH_KEYS_FILE=$KEYS_FILE
+# wrk's arguments for the request: one key, or each key in turn
+WRK_REQ=(-H "Authorization: Bearer $KEY")
+[ "$NACCOUNTS" -gt 1 ] && WRK_REQ=(-s "$top_srcdir/tests/bench/keys.lua")
 
 stack_lighttpd_start "$IT_DIR/lighttpd-hello" "$HELLO_PORT" "$HELLO" "$SVC_CONF" ||
     die "lighttpd with fcgi_hello did not start"
@@ -87,20 +113,25 @@ for u in "$SVC_PORT" "$HELLO_PORT"; do
         sleep 0.1
     done
 done
-svc_n=$(backend_pids "$SVC_LIGHTTPD" | wc -l)
+# svc-api's master also keeps a keeper (rate-limit permits, named
+# svc-api-keeper), which serves no request: not counted here
+svc_n=$(backend_pids "$SVC_LIGHTTPD" | xargs -r ps -o comm= -p | grep -vc '^svc-api-keeper$' || true)
 hello_n=$(backend_pids "$HELLO_LIGHTTPD" | wc -l)
-say "processes: svc-api $svc_n (1 master + $((svc_n - 1)) children), fcgi_hello $hello_n (1 master + $((hello_n - 1)) children)"
+say "processes: svc-api $svc_n (1 master + $((svc_n - 1)) children, and a keeper), fcgi_hello $hello_n (1 master + $((hello_n - 1)) children)"
 [ "$svc_n" = $((WORKERS + 1)) ] && [ "$hello_n" = $((WORKERS + 1)) ] ||
     die "expected $((WORKERS + 1)) processes behind each lighttpd"
 
-URL_PATH=/rate-limit
 AUTH="Authorization: Bearer $KEY"
 # (lib.sh runs the script under set -e: a failed curl still prints 000)
+while read -r k; do
+    code=$(curl -s -o "$IT_DIR/smoke.json" -w '%{http_code}' -H "Authorization: Bearer $k" "http://127.0.0.1:$SVC_PORT/rate-limit") || true
+    [ "$code" = 200 ] || die "svc-api answered $code to GET /rate-limit: $(cat "$IT_DIR/smoke.json")"
+    grep -q '"tier": *"admin"' "$IT_DIR/smoke.json" && grep -q '"limit": *100000' "$IT_DIR/smoke.json" ||
+        die "GET /rate-limit is not authenticated with the bench key: $(cat "$IT_DIR/smoke.json")"
+done < "$KEYS_FILE"
 code=$(curl -s -o "$IT_DIR/smoke.json" -w '%{http_code}' -H "$AUTH" "http://127.0.0.1:$SVC_PORT$URL_PATH") || true
 [ "$code" = 200 ] || die "svc-api answered $code to GET $URL_PATH: $(cat "$IT_DIR/smoke.json")"
-grep -q '"tier": *"admin"' "$IT_DIR/smoke.json" && grep -q '"limit": *100000' "$IT_DIR/smoke.json" ||
-    die "GET $URL_PATH is not authenticated with the bench key: $(cat "$IT_DIR/smoke.json")"
-say "svc-api answers: $(cat "$IT_DIR/smoke.json")"
+say "svc-api answers GET $URL_PATH: $(cat "$IT_DIR/smoke.json")"
 code=$(curl -s -o "$IT_DIR/smoke-hello.json" -w '%{http_code}' -H "$AUTH" "http://127.0.0.1:$HELLO_PORT$URL_PATH") || true
 [ "$code" = 200 ] || die "fcgi_hello answered $code"
 
@@ -136,6 +167,12 @@ db_queries() {
     stack_mariadb_sql "$IT_DIR/mariadb" -N -B -e "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }'
 }
 
+# db_calls: CALLs of stored procedures so far (ratelimit_lease: the round
+# trips that count requests)
+db_calls() {
+    stack_mariadb_sql "$IT_DIR/mariadb" -N -B -e "SHOW GLOBAL STATUS LIKE 'Com_call_procedure'" | awk '{ print $2 }'
+}
+
 # wrk_check OUT: wrk's own error report must be clean.
 wrk_check() {
     if grep -q 'Non-2xx or 3xx responses' "$1"; then
@@ -160,19 +197,21 @@ per_req() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN { printf "%.0f", t / hz *
 # else on the machine: other users' work disturbs the figures), plus the
 # SQL statements per request.
 run_wrk() {
-    local name=$1 dir=$2 lpid=$3 port=$4 secs=$5 out before q0 q1 bpids reqs
+    local name=$1 dir=$2 lpid=$3 port=$4 secs=$5 out before q0 q1 c0 c1 bpids reqs
     local t0l t0b t0d t0a t1l t1b t1d t1a wt
     out=$IT_DIR/wrk-$name-$RANDOM.txt
     before=$(access_lines "$dir")
     bpids=$(backend_pids "$lpid")
     q0=$(db_queries)
+    c0=$(db_calls)
     t0l=$(bench_ticks "$lpid"); t0b=$(bench_ticks $bpids); t0d=$(bench_ticks "$DB_PID"); t0a=$(busy_ticks)
     # the subshell's "times" (second line) is wrk's user and system time
-    ( wrk -t"$THREADS" -c"$CONNS" -d"${secs}s" --latency -H "$AUTH" \
+    ( wrk -t"$THREADS" -c"$CONNS" -d"${secs}s" --latency "${WRK_REQ[@]}" \
         "http://127.0.0.1:$port$URL_PATH" > "$out" 2>&1 || exit 1
       times > "$out.times" ) || { cat "$out" >&2; die "wrk failed"; }
     t1l=$(bench_ticks "$lpid"); t1b=$(bench_ticks $bpids); t1d=$(bench_ticks "$DB_PID"); t1a=$(busy_ticks)
     q1=$(db_queries)
+    c1=$(db_calls)
     wt=$(awk -v hz="$HZ" 'NR == 2 { n = split($0, f, /[ ms]+/); s = 0
         for (i = 1; i < n; i += 2) s += f[i] * 60 + f[i + 1]; printf "%.0f", s * hz }' "$out.times")
     wrk_check "$out"
@@ -180,13 +219,14 @@ run_wrk() {
     RPS=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$out")
     reqs=$(awk '/requests in/ { print $1 }' "$out")
     [ -n "$RPS" ] && [ "$reqs" -gt 0 ] || { cat "$out" >&2; die "no rate in wrk's output"; }
-    printf 'bench: %-5s %6s req/s %7s reqs  p50 %-7s p99 %-7s  CPU us/req: lighttpd %3s responders %3s mariadbd %3s wrk %3s other %3s  SQL/req %.2f\n' \
+    printf 'bench: %-5s %6s req/s %7s reqs  p50 %-7s p99 %-7s  CPU us/req: lighttpd %3s responders %3s mariadbd %3s wrk %3s other %3s  SQL/req %.2f (CALL %.3f)\n' \
         "$name" "$RPS" "$reqs" \
         "$(awk '$1 == "50%" { print $2 }' "$out")" "$(awk '$1 == "99%" { print $2 }' "$out")" \
         "$(per_req $((t1l - t0l)) "$reqs")" "$(per_req $((t1b - t0b)) "$reqs")" \
         "$(per_req $((t1d - t0d)) "$reqs")" "$(per_req "$wt" "$reqs")" \
         "$(per_req $(( (t1a - t0a) - (t1l - t0l) - (t1b - t0b) - (t1d - t0d) - wt )) "$reqs")" \
-        "$(awk -v q=$((q1 - q0 - 1)) -v n="$reqs" 'BEGIN { print q / n }')"
+        "$(awk -v q=$((q1 - q0 - 2)) -v n="$reqs" 'BEGIN { print q / n }')" \
+        "$(awk -v q=$((c1 - c0)) -v n="$reqs" 'BEGIN { print q / n }')"
 }
 
 # run_count N: exactly N requests to svc-api with ab (wrk cannot stop after
@@ -215,6 +255,9 @@ rss_sample() {
 }
 
 # ------------------------------------------------------------ 1. memory
+mem_ok=yes
+ta=0 tb=0
+if [ "$MEMREQ" -gt 0 ]; then
 say "memory: $WARMUP warm-up requests to svc-api ..."
 served=$(run_count "$WARMUP") || exit 1
 # run_count waits for lighttpd's log to settle (1 s and more), longer than
@@ -238,14 +281,14 @@ done
 tb=$(awk '{ s += $2 } END { print s }' "$IT_DIR/rss-before")
 ta=$(awk '{ s += $2 } END { print s }' "$IT_DIR/rss-after")
 say "memory: total VmRSS before $tb KiB, after $ta KiB, growth $(( ta - tb )) KiB over $served requests ($(awk -v g=$(( (ta - tb) * 1024 )) -v n="$served" 'BEGIN { printf "%.2f", g / n }') bytes/request)"
-mem_ok=yes
 [ $(( ta - tb )) -le "$MEM_SLACK_KB" ] || mem_ok=no
+fi
 
 # ------------------------------------------------------------ 2. throughput
 say "throughput: warming up both for 3 s"
-wrk -t"$THREADS" -c"$CONNS" -d3s -H "$AUTH" "http://127.0.0.1:$HELLO_PORT$URL_PATH" > /dev/null 2>&1 || true
-wrk -t"$THREADS" -c"$CONNS" -d3s -H "$AUTH" "http://127.0.0.1:$SVC_PORT$URL_PATH" > /dev/null 2>&1 || true
-say "throughput: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency -H 'Authorization: Bearer <key>' http://127.0.0.1:PORT$URL_PATH"
+wrk -t"$THREADS" -c"$CONNS" -d3s "${WRK_REQ[@]}" "http://127.0.0.1:$HELLO_PORT$URL_PATH" > /dev/null 2>&1 || true
+wrk -t"$THREADS" -c"$CONNS" -d3s "${WRK_REQ[@]}" "http://127.0.0.1:$SVC_PORT$URL_PATH" > /dev/null 2>&1 || true
+say "throughput: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency $([ "$NACCOUNTS" -gt 1 ] && echo "-s tests/bench/keys.lua ($NACCOUNTS keys in turn)" || echo "-H 'Authorization: Bearer <key>'") http://127.0.0.1:PORT$URL_PATH"
 hello_rates=
 svc_rates=
 ratios=
@@ -271,7 +314,7 @@ say "RATIO svc-api/hello = $ratio (median of the rounds' ratios; goal >= $GOAL)"
 # and by symbol; the report is kept in the work directory.
 if [ "${BENCH_PERF:-no}" = yes ] && command -v perf >/dev/null 2>&1; then
     say "perf: recording ${DURATION}s of svc-api under load (perf record -e cpu-clock -F 999 -a -g)"
-    wrk -t"$THREADS" -c"$CONNS" -d"$(( DURATION + 2 ))s" -H "$AUTH" "http://127.0.0.1:$SVC_PORT$URL_PATH" > "$IT_DIR/wrk-perf.txt" 2>&1 &
+    wrk -t"$THREADS" -c"$CONNS" -d"$(( DURATION + 2 ))s" "${WRK_REQ[@]}" "http://127.0.0.1:$SVC_PORT$URL_PATH" > "$IT_DIR/wrk-perf.txt" 2>&1 &
     wpid=$!
     sleep 1
     perf record -q -e cpu-clock -F 999 -a -g -o "$IT_DIR/perf.data" -- sleep "$DURATION" > "$IT_DIR/perf-record.log" 2>&1 || true

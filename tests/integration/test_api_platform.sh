@@ -261,7 +261,7 @@ t_rate_limit_status_key() {
 }
 t_case "GET /rate-limit with a key: the account's window, not counted; revoked, expired, unknown and off-allowlist keys refused at once" t_rate_limit_status_key
 
-# Requests counted 60 and 58 seconds ago (rows as ratelimit_count writes
+# Requests counted 60 and 58 seconds ago (rows as ratelimit_lease writes
 # them): by default the window is the spec's 60 seconds, so only the second
 # ones count, for the status and for a counted request alike
 # (test_rate_window.sh tests the sliding itself with a short window).

@@ -38,7 +38,7 @@ t_restore() {
     dump full --single-transaction --routines --events || it_fail "mariadb-dump: $(cat "$IT_DIR/full.err")" || return 1
     restore full restored || return 1
     out=$("$top_builddir/src/admin/svcadm" -c "$IT_DIR/restored.conf" db version) || it_fail "db version: $out"
-    expect_eq "restored schema" "9 (this build needs 9)" "$out"
+    expect_eq "restored schema" "10 (this build needs 10)" "$out"
     out=$("$top_builddir/src/admin/svcadm" -c "$IT_DIR/restored.conf" credits check "$ACC") || it_fail "credits check: $out"
     expect_eq "ledger of the restored database" ok "$out"
     "$top_builddir/src/admin/svcadm" -c "$IT_DIR/restored.conf" status --min-workers 0 > "$IT_DIR/restored.status" ||
@@ -63,7 +63,7 @@ t_no_routines() {
     local rc=$?
     set -e
     expect_eq "exit status of svcadm status without the procedure" 1 "$rc"
-    grep -q "problem: schema: .*ratelimit_count" "$IT_DIR/bare.status" ||
+    grep -q "problem: schema: .*ratelimit_lease" "$IT_DIR/bare.status" ||
         it_fail "svcadm status does not name the missing procedure: $(cat "$IT_DIR/bare.status")"
     # and svc-api on it answers no authenticated request
     stack_lighttpd_stop "$IT_DIR/lighttpd"

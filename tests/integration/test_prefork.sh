@@ -1,9 +1,10 @@
 #!/bin/bash
 # test_prefork.sh: svc-api as its own prefork master on a TCP socket
 # (-s tcp:HOST:PORT -n 2), driven with cgi-fcgi as the FastCGI client: the
-# master replaces a child that is killed, replaces all children on SIGHUP
-# (re-reading svc.conf), stops them all on SIGTERM, and children do not
-# outlive a master killed outright. Also svcadm's operator commands.
+# master replaces a child that is killed (a responder or its keeper, the
+# process that gives back rate-limit permits), replaces all children on
+# SIGHUP (re-reading svc.conf), stops them all on SIGTERM, and children do
+# not outlive a master killed outright. Also svcadm's operator commands.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 it_require cgi-fcgi
 API=$top_builddir/src/api/svc-api
@@ -19,7 +20,9 @@ start_master() {
     for _ in $(seq 1 50); do [ "$(children | wc -w)" = 2 ] && return 0; sleep 0.1; done
     it_fail "the master did not fork 2 children"
 }
-children() { pgrep -P "$MASTER" | sort | tr '\n' ' '; }
+# the responders (the keeper names itself svc-api-keeper)
+children() { pgrep -x -P "$MASTER" svc-api | sort | tr '\n' ' '; }
+keeper() { pgrep -x -P "$MASTER" svc-api-keeper; }
 # two_children: KIDS = the master's children, which must be 2 now (a check
 # of "every child" must not pass over none)
 KIDS=
@@ -48,6 +51,16 @@ t_serves() {
     expect_json .tier anonymous && expect_json .limit 5
 }
 t_case "svc-api -s tcp:HOST:PORT -n 2 forks two children that answer FastCGI requests" t_serves
+
+t_keeper() {
+    local k k2
+    k=$(keeper) || it_fail "the master has no keeper process" || return 1
+    kill -9 "$k"
+    for _ in $(seq 1 50); do k2=$(keeper) && [ "$k2" != "$k" ] && break; sleep 0.1; done
+    [ -n "$k2" ] && [ "$k2" != "$k" ] || it_fail "the keeper killed with SIGKILL was not replaced" || return 1
+    two_children
+}
+t_case "the master keeps a keeper process beside the responders and replaces it when it dies" t_keeper
 
 t_restart() {
     local before after victim
@@ -96,7 +109,7 @@ t_case "a reload with a broken svc.conf keeps the running children" t_bad_reload
 
 t_term() {
     local kids
-    two_children || return 1; kids=$KIDS
+    two_children || return 1; kids="$KIDS $(keeper)"
     kill -TERM "$MASTER"; wait "$MASTER"; MASTER=
     for k in $kids; do alive "$k" && it_fail "child $k outlived SIGTERM"; done
     grep -q 'event=stopped' "$IT_DIR/log/svc.log" || it_fail "no stopped log line"
@@ -106,7 +119,7 @@ t_case "SIGTERM stops the master and all children" t_term
 t_orphans() {
     local kids
     start_master || return 1
-    two_children || return 1; kids=$KIDS
+    two_children || return 1; kids="$KIDS $(keeper)"
     kill -9 "$MASTER"; wait "$MASTER" 2>/dev/null; MASTER=
     sleep 1
     for k in $kids; do alive "$k" && it_fail "child $k outlived its master"; done

@@ -41,7 +41,7 @@ t_no_worker() {
     expect_eq "exit status without any worker" 1 "$RC"
     case $OUT in *"problem: workers: 0 seen in the last 120 s, status_min_workers is 1"*) ;;
     *) it_fail "no workers problem in: $OUT" ;; esac
-    case $OUT in *"status: unhealthy"*"schema: 9 (this build needs 9)"*) ;;
+    case $OUT in *"status: unhealthy"*"schema: 10 (this build needs 10)"*) ;;
     *) it_fail "status or schema line missing: $OUT" ;; esac
     status --min-workers 0
     expect_eq "exit status with --min-workers 0" 0 "$RC"
@@ -63,7 +63,7 @@ t_worker_once() {
     expect_eq "owner is host:pid" "$(hostname):$(sj '.workers.list[0].pid')" "$owner"
     expect_eq "version" "$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$top_builddir/config.h")" \
         "$(sj '.workers.list[0].version')"
-    expect_eq "schema" "9 9" "$(sj '"\(.schema.version) \(.schema.needed)"')"
+    expect_eq "schema" "10 10" "$(sj '"\(.schema.version) \(.schema.needed)"')"
     expect_eq "problems" 0 "$(sj '.problems | length')"
 }
 t_case "a svc-worker --once run is seen (host:pid, mode once, version) and the service is healthy (--json)" t_worker_once
@@ -175,12 +175,12 @@ t_daemon() {
 t_case "an idle svc-worker daemon refreshes its row within seconds and is seen" t_daemon
 
 t_schema_behind() {
-    it_sql "DELETE FROM schema_version WHERE version = 9"
+    it_sql "DELETE FROM schema_version WHERE version = 10"
     status --json
-    it_sql "INSERT INTO schema_version (version, applied_at) VALUES (9, UTC_TIMESTAMP(3))"
-    expect_eq "exit status with the schema at 8" 1 "$RC"
+    it_sql "INSERT INTO schema_version (version, applied_at) VALUES (10, UTC_TIMESTAMP(3))"
+    expect_eq "exit status with the schema at 9" 1 "$RC"
     expect_eq "failed check" schema "$(sj '[.problems[].check] | join(",")')"
-    expect_eq "message" "the schema is at version 8, this build needs 9: run svcadm db migrate" "$(sj '.problems[0].message')"
+    expect_eq "message" "the schema is at version 9, this build needs 10: run svcadm db migrate" "$(sj '.problems[0].message')"
 }
 t_case "a schema behind the build: exit 1, the schema check says to migrate" t_schema_behind
 

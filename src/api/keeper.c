@@ -1,0 +1,112 @@
+/* keeper.c: the keeper process of svc-api's prefork master (keeper.h). It
+ * wakes at least every KEEPER_TICK_MS, gives back the leases that ended
+ * (permits_sweep) with its own MariaDB connection, and bumps the key
+ * cache's generation of each account whose window it changed, as a
+ * responder does. On SIGTERM (the master stops it after the responders)
+ * it gives back every lease the host still holds. */
+#include "api/keeper.h"
+#include "util/log.h"
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KEEPER_TICK_MS 100	/* new leases are seen this late at most */
+
+static volatile sig_atomic_t keeper_stop;
+
+static void
+keeper_on_term(int sig)
+{
+	(void)sig;
+	keeper_stop = 1;
+}
+
+/* A window in MariaDB changed: the responders' cached windows of its
+ * account are stale. */
+static void
+keeper_changed(const char *bucket, void *arg)
+{
+	size_t n = strlen(RATELIMIT_ACCOUNT_PREFIX);
+
+	if (strncmp(bucket, RATELIMIT_ACCOUNT_PREFIX, n) == 0)
+		authcache_counted(arg, bucket + n);
+}
+
+/* Sleeps ms, or less when a signal comes. */
+static void
+keeper_sleep(long ms)
+{
+	struct timespec ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = ms % 1000 * 1000000L;
+	nanosleep(&ts, NULL);
+}
+
+static struct db *
+keeper_db(const struct conf *c, int *logged)
+{
+	struct db *db = NULL;
+	struct buf err;
+
+	buf_init(&err, 1024);
+	if (db_open(c, 1, &db, &err) != DB_OK) {
+		if (!*logged)
+			log_error("event=keeper_db_unavailable error=\"%s\"",
+			    buf_str(&err));
+		*logged = 1;
+	} else
+		*logged = 0;
+	buf_free(&err);
+	return db;
+}
+
+int
+keeper_loop(const struct conf *c, const struct api_shared *sh)
+{
+	struct authcache cache;
+	struct sigaction sa;
+	struct db *db = NULL;
+	long next;
+	int logged = 0;
+
+	prctl(PR_SET_NAME, "svc-api-keeper");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = keeper_on_term;	/* no SA_RESTART: sleeps end */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
+	authcache_init(&cache, 0, sh->gens);
+	while (!keeper_stop) {
+		if (db == NULL && (db = keeper_db(c, &logged)) == NULL) {
+			keeper_sleep(1000);
+			continue;
+		}
+		if ((next = permits_sweep(sh->permits, db, 0, keeper_changed,
+		    &cache)) < 0) {
+			log_error("event=keeper_db_error error=\"%s\"",
+			    db_error(db));
+			db_close(db);
+			db = NULL;
+			next = 1000;
+		}
+		keeper_sleep(next < KEEPER_TICK_MS ? (next > 0 ? next : 1) :
+		    KEEPER_TICK_MS);
+	}
+	/* The host stops: what it has not used goes back now rather than
+	 * when its seconds leave the window. */
+	if (db == NULL)
+		db = keeper_db(c, &logged);
+	if (db != NULL && permits_sweep(sh->permits, db, 1, keeper_changed,
+	    &cache) < 0)
+		log_error("event=keeper_db_error error=\"%s\"", db_error(db));
+	db_close(db);
+	authcache_free(&cache);
+	return 0;
+}

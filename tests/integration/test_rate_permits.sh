@@ -1,0 +1,256 @@
+#!/bin/bash
+# test_rate_permits.sh: rate-limit permits leased in batches
+# (src/core/permits.c) by two hosts, that is two svc-api prefork masters
+# (each behind its own lighttpd, with its own shared table and keeper)
+# against one MariaDB: requests spread over both are let through exactly up
+# to the limit, sequentially and concurrently; the 429 accounting at twice
+# the limit (X-RateLimit-*, Retry-After, GET /rate-limit on either host); a
+# counted request usually runs no statement to be counted; permits a host
+# leased and did not use go back once it is quiet, and the other host gets
+# them; a responder killed in the middle of its round trip leaks nothing.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+IT_API_WORKERS=4
+it_stack_start
+A_URL=$BASE_URL
+B_PORT=$(stack_free_port)
+B_URL=http://127.0.0.1:$B_PORT
+stack_lighttpd_start "$IT_DIR/lighttpd-b" "$B_PORT" "$(it_api)" "$SVC_CONF" ||
+    { echo "Bail out! the second lighttpd with svc-api did not start"; exit 1; }
+
+# on HOST KEY PATH: one request to host a or b (http's variables set)
+on() {
+    local url=$A_URL
+    [ "$1" = b ] && url=$B_URL
+    BASE_URL=$url API_KEY=$2 http GET "$3"
+}
+
+# bucket_sum ACCOUNT: what rate_counts holds of the account's window
+bucket_sum() {
+    it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket = 'acct:$1' AND sec > UNIX_TIMESTAMP() - 60"
+}
+
+# leased ACCOUNT: permits of the account's leases not given back
+leased() {
+    it_sql "SELECT COALESCE(SUM(permits), 0) FROM rate_leases WHERE bucket = 'acct:$1'"
+}
+
+calls() { it_sql "SHOW GLOBAL STATUS LIKE 'Com_call_procedure'" | awk '{ print $2 }'; }
+
+# requests HOST KEY N: N requests one after the other; OK = how many
+# answered 200 (http's variables: the last answer)
+requests() {
+    local i
+    OK=0
+    for i in $(seq 1 "$3"); do
+        on "$1" "$2" /v1/credits
+        [ "$HTTP_STATUS" = 200 ] && OK=$((OK + 1))
+    done
+    return 0
+}
+
+# burst URL KEY N: N requests back to back in one curl (one keep-alive
+# connection to lighttpd), "<body> <status>" lines added to IT_DIR/burst;
+# prints how many answered 200
+burst() {
+    local i urls=()
+    for i in $(seq 1 "$3"); do urls+=("$1/v1/credits"); done
+    curl -s -w ' %{http_code}\n' -H "Authorization: Bearer $2" "${urls[@]}" > "$IT_DIR/burst.one"
+    cat "$IT_DIR/burst.one" >> "$IT_DIR/burst"
+    grep -c ' 200$' "$IT_DIR/burst.one" || true
+}
+
+# quiet: longer than a lease (it ends with its second) and the keeper's
+# give-back after it
+quiet() { sleep 2.5; }
+
+t_sequential_two_hosts() {
+    local acc key i h ok=0 refused=0 first_refused=0
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 20)
+    for i in $(seq 1 40); do
+        h=a; [ $((i % 2)) = 0 ] && h=b
+        on "$h" "$key" /v1/credits
+        case $HTTP_STATUS in
+        200) ok=$((ok + 1)); [ "$refused" = 0 ] || it_fail "request $i let through after a refusal" ;;
+        429) refused=$((refused + 1)); [ "$first_refused" != 0 ] || first_refused=$i ;;
+        *) it_fail "request $i answered $HTTP_STATUS: $(it_body_excerpt)"; return 1 ;;
+        esac
+    done
+    expect_eq "requests let through over two hosts, limit 20" 20 "$ok" || return 1
+    expect_eq "the first refused request" 21 "$first_refused" || return 1
+    quiet
+    expect_eq "counted in MariaDB once the leases went back" 20 "$(bucket_sum "$acc")" || return 1
+    expect_eq "permits still leased" 0 "$(leased "$acc")"
+}
+t_case "requests alternating between two hosts: exactly the limit let through, the next refused" t_sequential_two_hosts
+
+t_concurrent_two_hosts() {
+    local acc key i pids=() url
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 25)
+    : > "$IT_DIR/concurrent"
+    for i in $(seq 1 30); do
+        for url in "$A_URL" "$B_URL"; do
+            curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $key" \
+                "$url/v1/credits" >> "$IT_DIR/concurrent" &
+            pids+=($!)
+        done
+    done
+    wait "${pids[@]}"
+    expect_eq "200 answers of 60 concurrent requests over two hosts, limit 25" 25 \
+        "$(grep -c '^200$' "$IT_DIR/concurrent" || true)" || return 1
+    expect_eq "429 answers" 35 "$(grep -c '^429$' "$IT_DIR/concurrent" || true)" || return 1
+    quiet
+    expect_eq "counted in MariaDB" 25 "$(bucket_sum "$acc")"
+}
+t_case "60 concurrent requests spread over two hosts: exactly the limit let through" t_concurrent_two_hosts
+
+t_accounting_twice_the_limit() {
+    local acc key i now reset
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 15)
+    for i in $(seq 1 15); do
+        on a "$key" /v1/credits
+        expect_status 200 && expect_header X-RateLimit-Limit 15 &&
+            expect_header X-RateLimit-Remaining $((15 - i)) || return 1
+    done
+    reset=$(header_value X-RateLimit-Reset)
+    for i in $(seq 1 15); do
+        on a "$key" /v1/credits
+        now=$(date +%s)
+        expect_status 429 && expect_json .error.code rate_limited && expect_json .error.details.limit 15 &&
+            expect_json .error.details.remaining 0 && expect_header X-RateLimit-Remaining 0 &&
+            expect_header X-RateLimit-Reset "$reset" && expect_json .error.details.reset_at "$reset" || return 1
+        expect_jq "$(header_value Retry-After) >= 1 and $(header_value Retry-After) <= $reset - $now + 1" || return 1
+    done
+    for h in a b; do
+        on "$h" "$key" /rate-limit
+        expect_status 200 && expect_json .used 15 && expect_json .remaining 0 && expect_json .limit 15 &&
+            expect_json .reset_at "$reset" || return 1
+    done
+    quiet
+    expect_eq "counted in MariaDB" 15 "$(bucket_sum "$acc")" || return 1
+    on b "$key" /rate-limit
+    expect_json .used 15
+}
+t_case "twice the limit on one host: X-RateLimit-Remaining counts down, 429s with Retry-After and reset_at, GET /rate-limit on both hosts says 15 used" t_accounting_twice_the_limit
+
+t_no_statement_per_request() {
+    local acc key c0 c1 ok n=200
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 100000)
+    c0=$(calls)
+    ok=$(burst "$A_URL" "$key" "$n")
+    c1=$(calls)
+    expect_eq "answers 200" "$n" "$ok" || return 1
+    # a round trip per lease, a lease per second at most on each process's
+    # turn: far fewer than one per request (SHOW STATUS counts no CALL)
+    [ $((c1 - c0)) -le $((n / 4)) ] ||
+        it_fail "$n counted requests ran $((c1 - c0)) CALLs of ratelimit_lease"
+    it_log "$n counted requests, $((c1 - c0)) round trips to count them"
+    on a "$key" /rate-limit
+    expect_json .used $n
+}
+t_case "a counted request usually runs no statement to be counted: 200 requests, a few leases" t_no_statement_per_request
+
+t_quiet_host_gives_back() {
+    local acc key i
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 40)
+    # ten requests back to back: host a leases more than it uses
+    for i in $(seq 1 10); do on a "$key" /v1/credits; expect_status 200 || return 1; done
+    quiet
+    expect_eq "counted once host a went quiet" 10 "$(bucket_sum "$acc")" || return 1
+    expect_eq "permits leased" 0 "$(leased "$acc")" || return 1
+    # host b gets all that is left, and no more
+    requests b "$key" 31
+    expect_eq "requests host b lets through" 30 "$OK" || return 1
+    expect_status 429
+}
+t_case "permits a host leased and did not use go back once it is quiet: the other host gets them" t_quiet_host_gives_back
+
+t_refused_waits_for_other_hosts() {
+    local acc key
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 30)
+    # at the start of a second, ten requests back to back to host a (it
+    # leases more than it uses), then host b until it is refused, at once
+    sleep "$(awk -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f", int(n) + 1.05 - n }')"
+    expect_eq "host a's answers 200" 10 "$(burst "$A_URL" "$key" 10)" || return 1
+    requests b "$key" 21
+    expect_eq "requests host b lets through (it waits for host a's lease rather than refuse early)" 20 "$OK" || return 1
+    expect_status 429
+}
+t_case "a host finding the window full waits for the permits another host leased in this second, and gets them" t_refused_waits_for_other_hosts
+
+t_keys_with_lower_limits() {
+    local acc big small
+    acc=$(it_account pro 0)
+    big=$(it_key "$acc" 'credits:read' --rate-limit 40)
+    small=$(it_key "$acc" 'credits:read' --rate-limit 6)
+    # the account's lease, granted under 40, has permits left: a key
+    # limited to 6 must not take them, but count against the window
+    expect_eq "the first key's answers 200" 4 "$(burst "$A_URL" "$big" 4)" || return 1
+    requests a "$small" 4
+    expect_eq "requests the key limited to 6 gets beside 4 of the account's" 2 "$OK" || return 1
+    expect_status 429 && expect_json .error.details.limit 6
+}
+t_case "a key with a lower limit than its account's other key counts against the same window, under its own limit" t_keys_with_lower_limits
+
+# responders A_PIDS: the svc-api responders behind lighttpd a (the keeper
+# names itself svc-api-keeper)
+responders_a() {
+    local master
+    master=$(pgrep -x -P "$(stack_pidfile_pid "$IT_DIR/lighttpd/lighttpd.pid")" svc-api)
+    pgrep -x -P "$master" svc-api
+}
+
+t_killed_in_round_trip() {
+    local acc key ok locker victim p
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 60)
+    requests a "$key" 8
+    expect_eq "requests let through before" 8 "$OK" || return 1
+    quiet
+    # the bucket's row locked: the next round trip waits in MariaDB, holding
+    # the slot, and its responder is killed there; the lock goes, the
+    # orphaned CALL then goes on and grants a lease nobody will use
+    it_sql "BEGIN; SELECT bucket FROM rate_buckets WHERE bucket = 'acct:$acc' FOR UPDATE; SELECT SLEEP(3); COMMIT" > /dev/null &
+    locker=$!
+    sleep 0.5
+    curl -s -o /dev/null -H "Authorization: Bearer $key" --max-time 20 "$A_URL/v1/credits" &
+    victim=$!
+    sleep 1
+    for p in $(responders_a); do kill -9 "$p"; done
+    wait "$locker" "$victim"
+    sleep 1
+    requests a "$key" 10
+    ok=$((8 + OK))
+    expect_eq "requests let through" 18 "$ok" || return 1
+    quiet
+    grep -q "event=permits_recovered bucket=acct:$acc" "$IT_DIR/log/svc.log" ||
+        it_fail "no permits_recovered line: the killed responder did not hold the slot" || return 1
+    expect_eq "counted in MariaDB: the requests answered 200, nothing leaked" "$ok" "$(bucket_sum "$acc")" || return 1
+    on b "$key" /rate-limit
+    expect_json .used "$ok"
+}
+t_case "a responder killed in its round trip (the grant arrives after its death) leaks no permit" t_killed_in_round_trip
+
+t_killed_holding_a_lease() {
+    local acc key ok p
+    acc=$(it_account pro 0)
+    key=$(it_key "$acc" 'credits:read' --rate-limit 60)
+    # the lease is the host's: responders killed while it has permits left
+    # take nothing with them, their successors go on with it
+    ok=$(burst "$A_URL" "$key" 6)
+    for p in $(responders_a); do kill -9 "$p"; done
+    ok=$((ok + $(burst "$A_URL" "$key" 6)))
+    expect_eq "answers 200" 12 "$ok" || return 1
+    quiet
+    expect_eq "counted in MariaDB: the requests answered, nothing leaked" "$ok" "$(bucket_sum "$acc")" || return 1
+    expect_eq "permits leased" 0 "$(leased "$acc")"
+}
+t_case "responders killed while their host holds a lease: nothing leaks, the lease goes on" t_killed_holding_a_lease
+
+t_done

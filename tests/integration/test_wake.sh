@@ -1,0 +1,164 @@
+#!/bin/bash
+# test_wake.sh: jobs start at once. svc-worker runs as a daemon with
+# worker_poll_interval = 30 and worker_wake_dir set, so that only svc-api's
+# wake-up (a datagram to the worker's sockets, src/util/wake.h) can explain
+# work taken up within seconds: a bulk job, a batch job, an upload (the
+# upload thread reads it and computes its preview) and its confirmation
+# all complete long before the next poll. GET /v1/jobs/{id}/progress is
+# live while the job runs (processed_emails grows between chunks' ends).
+# Without the sockets (removed, or no folder) the job is taken up at the
+# next poll instead (a second daemon polling every 2 s). Verification runs
+# against a fake SMTP server on loopback (tests/integration/mail_env.sh).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
+it_require timeout
+
+WORKER=$top_builddir/src/worker/svc-worker
+[ -x "$WORKER" ] || it_skip "$WORKER is not built"
+
+mail_env_start
+fake 127.0.0.31
+mail_env_lists
+mail_env_conf
+WAKE_DIR=$IT_DIR/wake
+mkdir -p "$WAKE_DIR"
+it_conf_add "worker_poll_interval = 30
+worker_wake_dir = $WAKE_DIR
+worker_concurrency = 4
+worker_domain_concurrency = 2
+worker_rcpts_per_session = 10"
+it_stack_start
+
+ACC=$(it_account admin 100000)
+API_KEY=$(it_key "$ACC" '*')
+LOG=$IT_DIR/log/svc.log
+
+start_worker() { stack_proc_start "$IT_DIR/log" worker "$WORKER" -c "${1:-$SVC_CONF}"; }
+stop_worker() { stack_proc_stop "$IT_DIR/log" worker; }
+
+# sockets KIND: the wake-up sockets of that kind in the folder
+sockets() { find "$WAKE_DIR" -name "$1-*.sock" 2>/dev/null | wc -l; }
+
+# idle_worker: start the daemon and wait until it listens (both sockets)
+# and has finished its first pass (found nothing): from then on it polls
+# again only 30 s later
+idle_worker() {
+    local from
+    from=$(wc -l < "$LOG")
+    start_worker "$@" || return 1
+    for _ in $(seq 1 100); do
+        [ "$(sockets jobs)" -ge 1 ] && [ "$(sockets uploads)" -ge 1 ] &&
+            tail -n +"$((from + 1))" "$LOG" | grep -q 'event=housekeeping ' && { sleep 0.5; return 0; }
+        sleep 0.1
+    done
+    it_fail "svc-worker did not start listening"
+}
+
+job_field() { it_sql "SELECT $2 FROM jobs WHERE id = '$1'"; }
+
+# wait_status ID STATUS SECONDS: the job reaches STATUS within SECONDS
+# (well under the 30 s poll interval)
+wait_status() {
+    local i
+    for i in $(seq 1 $(($3 * 5))); do
+        [ "$(job_field "$1" status)" = "$2" ] && return 0
+        sleep 0.2
+    done
+    it_fail "job $1 is $(job_field "$1" status) after $3 s, not $2"
+}
+
+# pickup ID: ms from the job's creation to its first claim (started_at)
+pickup() { job_field "$1" "TIMESTAMPDIFF(MICROSECOND, created_at, started_at) DIV 1000"; }
+
+emails() { # emails N DOMAIN: a JSON body of N addresses
+    seq -w 1 "$1" | sed "s/.*/user&@$2/" | jq -R . | jq -sc '{emails: .}'
+}
+
+idle_worker || exit 1
+
+t_bulk_starts_at_once() {
+    local id
+    http POST /v1/verify/bulk "$(emails 20 shared1.svc.test)"
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    wait_status "$id" completed 10 || return 1
+    expect_eq "valid" 20 "$(job_field "$id" count_valid)" || return 1
+    grep -q "event=wake .*what=jobs woken=1" "$LOG" || it_fail "svc-api logged no wake-up of one worker"
+    it_log "bulk job: claimed $(pickup "$id") ms after its creation"
+}
+t_case "a bulk job is taken up at once, not at the next poll 30 s later" t_bulk_starts_at_once
+
+t_batch_starts_at_once() {
+    local id
+    http POST /v1/verify/batch "$(emails 5 shared2.svc.test)"
+    expect_status 201 || return 1
+    id=$(json .id // .job_id)
+    wait_status "$id" completed 10 || return 1
+    it_log "batch job: claimed $(pickup "$id") ms after its creation"
+}
+t_case "a batch job is taken up at once" t_batch_starts_at_once
+
+t_progress_live() {
+    local id i p seen=0 last=0 total=300
+    fake_set 127.0.0.31 flight_delay_ms=150
+    http POST /v1/verify/bulk "$( { seq -w 1 150 | sed 's/.*/user&@shared3.svc.test/'
+        seq -w 1 150 | sed 's/.*/user&@shared4.svc.test/'; } | jq -R . | jq -sc '{emails: .}')"
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    for i in $(seq 1 150); do
+        http GET "/v1/jobs/$id/progress"
+        p=$(json .processed_emails)
+        [ "$p" -ge "$last" ] || it_fail "processed_emails went back from $last to $p" || return 1
+        last=$p
+        [ "$p" -gt 0 ] && [ "$p" -lt $total ] && seen=$((seen + 1))
+        [ "$(json .status)" = completed ] && break
+        sleep 0.2
+    done
+    fake_set 127.0.0.31 flight_delay_ms=0
+    expect_json .status completed && expect_json .processed_emails $total && expect_json .percent 100 || return 1
+    [ "$seen" -ge 2 ] || it_fail "only $seen answers of /progress showed the job part done"
+    it_log "progress showed the job part done $seen times"
+}
+t_case "GET /v1/jobs/{id}/progress is live: processed_emails grows while the job runs" t_progress_live
+
+t_upload_and_confirm_start_at_once() {
+    local id
+    seq -w 1 12 | sed 's/.*/user&@shared5.svc.test/' > "$IT_DIR/list.csv"
+    http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/list.csv" -F preview=true
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    wait_status "$id" awaiting_confirmation 10 || return 1
+    grep -q "event=wake .*what=uploads woken=1" "$LOG" || it_fail "no wake-up of the upload thread" || return 1
+    http POST "/v1/verify/bulk/$id/confirm" "" --data ""
+    expect_status 200 || return 1
+    wait_status "$id" completed 10 || return 1
+    expect_eq "valid" 12 "$(job_field "$id" count_valid)"
+}
+t_case "an upload is read and previewed at once, and its confirmation verified at once" t_upload_and_confirm_start_at_once
+
+t_worker_removes_its_sockets() {
+    stop_worker
+    expect_eq "sockets left by the stopped worker" 0 "$(find "$WAKE_DIR" -name '*.sock' | wc -l)"
+}
+t_case "a stopped svc-worker removes its wake-up sockets" t_worker_removes_its_sockets
+
+t_poll_without_sockets() {
+    local id conf=$IT_DIR/svc-poll2.conf
+    # a daemon that polls every 2 s, and nothing in the folder to wake
+    sed 's/^worker_poll_interval = .*/worker_poll_interval = 2/' "$SVC_CONF" > "$conf"
+    idle_worker "$conf" || return 1
+    rm -f "$WAKE_DIR"/*.sock
+    http POST /v1/verify/bulk "$(emails 10 shared6.svc.test)"
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    wait_status "$id" completed 15 || return 1
+    # and with no folder at all, svc-api still answers
+    rm -rf "$WAKE_DIR"
+    http POST /v1/verify/bulk "$(emails 3 shared6.svc.test)"
+    expect_status 202 || return 1
+    wait_status "$(json .job_id)" completed 15 || return 1
+    stop_worker
+}
+t_case "without a wake-up socket the job is taken up at the next poll" t_poll_without_sockets
+
+t_done
