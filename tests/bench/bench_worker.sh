@@ -46,7 +46,9 @@
 # BENCH_WORKER_DOMAIN_CONCURRENCY, worker_rcpts_per_session =
 # BENCH_WORKER_RCPTS, worker_transactions_per_session =
 # BENCH_WORKER_TRANSACTIONS (unset: the configuration's defaults),
-# started (and idle, polling every second) before the job is created.
+# started (and idle: woken by svc-api through worker_wake_dir, unless
+# BENCH_WORKER_WAKE=no, else polling every second) before the job is
+# created.
 # Measured: end to end, by the client (a Python loop in this script), from
 # the first byte of the POST until GET /v1/jobs/{id}/progress (asked every
 # BENCH_WORKER_PROGRESS_MS, 50) says completed, with the job's pickup (the
@@ -179,6 +181,12 @@ mail_env_lists
 mail_env_conf dns_timeout_ms=2000 smtp_connect_timeout_ms=5000 smtp_reply_timeout_ms=10000
 it_conf_add "ca_file = $IT_DIR/tls/ca.pem
 worker_poll_interval = 1"
+# svc-api wakes the workers when the job is committed (worker_wake_dir, as
+# contrib's quickstart sets it); BENCH_WORKER_WAKE=no leaves the poll alone
+if [ "${BENCH_WORKER_WAKE:-yes}" = yes ]; then
+    mkdir -p "$IT_DIR/wake"
+    it_conf_add "worker_wake_dir = $IT_DIR/wake"
+fi
 [ -n "${BENCH_WORKER_CONCURRENCY:-}" ] && it_conf_add "worker_concurrency = $BENCH_WORKER_CONCURRENCY"
 [ -n "${BENCH_WORKER_DOMAIN_CONCURRENCY:-}" ] && it_conf_add "worker_domain_concurrency = $BENCH_WORKER_DOMAIN_CONCURRENCY"
 [ -n "${BENCH_WORKER_RCPTS:-}" ] && it_conf_add "worker_rcpts_per_session = $BENCH_WORKER_RCPTS"
@@ -240,8 +248,8 @@ for run in $(seq 1 "$RUNS"); do
         print "]}" }' > "$IT_DIR/job-$run.json"
     load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
-    # the workers first, idle and polling as in production: the job is
-    # picked up at their next poll (worker_poll_interval = 1)
+    # the workers first, idle as in production: the job is picked up when
+    # svc-api wakes them, or at their next poll (worker_poll_interval = 1)
     WPIDS=()
     for w in $(seq 1 "$NPROCS"); do
         stack_proc_start "$IT_DIR/worker-$run" "svc-worker-$w" "$WORKER" -c "$SVC_CONF" ||
