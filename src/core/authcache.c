@@ -1,8 +1,10 @@
 /* authcache.c: the per-process cache of key rows and account windows
  * described in authcache.h. Keys are placed by their hash (a SHA-256, so
- * its first bytes are as good as any hash of it); a newer key takes the
- * slot of an older one. That placement needs no keyed hash: the table is
- * direct-mapped (a lookup is one compare, whatever the keys) and only keys
+ * its first bytes are as good as any hash of it) in a set of AUTHCACHE_WAYS
+ * slots; a new key takes a free slot of its set, else the one read longest
+ * ago. (Direct-mapped, 32 keys in turn kept evicting each other: a few of
+ * them always share a slot.) That placement needs no keyed hash: a lookup
+ * is at most AUTHCACHE_WAYS compares, whatever the keys, and only keys
  * found valid are stored. Generations are shared memory written with atomic
  * increments by every responder of the host, at an index given by the
  * keyed hash of the account id. */
@@ -44,18 +46,46 @@ authcache_free(struct authcache *c)
 	}
 }
 
+/* The first slot of the key's set. */
 static struct authcache_entry **
-authcache_slot(struct authcache *c, const uint8_t hash[32])
+authcache_set(struct authcache *c, const uint8_t hash[32])
 {
-	return &c->slot[(hash[0] | (unsigned)hash[1] << 8) % AUTHCACHE_SLOTS];
+	unsigned set = (hash[0] | (unsigned)hash[1] << 8) %
+	    (AUTHCACHE_SLOTS / AUTHCACHE_WAYS);
+
+	return &c->slot[set * AUTHCACHE_WAYS];
 }
 
 static struct authcache_entry *
 authcache_find(struct authcache *c, const uint8_t hash[32])
 {
-	struct authcache_entry *e = *authcache_slot(c, hash);
+	struct authcache_entry **set = authcache_set(c, hash);
+	size_t i;
 
-	return e && memcmp(e->hash, hash, 32) == 0 ? e : NULL;
+	for (i = 0; i < AUTHCACHE_WAYS; i++)
+		if (set[i] && memcmp(set[i]->hash, hash, 32) == 0)
+			return set[i];
+	return NULL;
+}
+
+/* Where the key goes: its own slot, a free one, or the one read longest
+ * ago. */
+static struct authcache_entry **
+authcache_place(struct authcache *c, const uint8_t hash[32])
+{
+	struct authcache_entry **set = authcache_set(c, hash), **oldest = set;
+	size_t i;
+
+	for (i = 0; i < AUTHCACHE_WAYS; i++)
+		if (set[i] && memcmp(set[i]->hash, hash, 32) == 0)
+			return &set[i];
+	for (i = 0; i < AUTHCACHE_WAYS; i++) {
+		if (set[i] == NULL)
+			return &set[i];
+		if (set[i]->read_ms < (*oldest)->read_ms)
+			oldest = &set[i];
+	}
+	return oldest;
 }
 
 static int
@@ -87,10 +117,12 @@ void
 authcache_put(struct authcache *c, const uint8_t hash[32],
     const struct auth_key *k, int64_t expires_ms, int64_t read_ms)
 {
-	struct authcache_entry **slot = authcache_slot(c, hash), *e = *slot;
+	struct authcache_entry **slot, *e;
 
 	if (c->ttl_ms == 0)
 		return;
+	slot = authcache_place(c, hash);
+	e = *slot;
 	if (e == NULL && (e = *slot = calloc(1, sizeof(*e))) == NULL)
 		return;		/* no memory: simply not cached */
 	if (memcmp(e->hash, hash, 32) != 0 ||

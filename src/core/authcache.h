@@ -24,7 +24,8 @@
 #include "core/ratelimit.h"
 #include <stdint.h>
 
-#define AUTHCACHE_SLOTS 256	/* keys per process (direct-mapped) */
+#define AUTHCACHE_SLOTS 256	/* keys per process */
+#define AUTHCACHE_WAYS 4	/* a key's place is one of 4 slots of a set */
 #define AUTHCACHE_GENS 1024	/* account generations per host */
 
 /* Shared by the responder processes of one master (MAP_SHARED). */

@@ -92,6 +92,12 @@ wake_wait(struct wake *w, int timeout_ms)
 }
 
 int
+wake_fd(const struct wake *w)
+{
+	return w->fd;
+}
+
+int
 wake_send(const char *dir, enum wake_kind kind)
 {
 	const char *prefix = wake_kind_names[kind];

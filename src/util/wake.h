@@ -27,6 +27,9 @@ void	 wake_close(struct wake *);
 /* Waits up to timeout_ms for a wake-up and takes every one waiting:
  * 1 woken, 0 not (the time passed, or a signal came). */
 int	 wake_wait(struct wake *, int timeout_ms);
+/* The socket, for a caller that polls it among its own descriptors (it is
+ * readable while a wake-up waits; wake_wait(w, 0) takes them). */
+int	 wake_fd(const struct wake *);
 /* Wakes every listener of kind in dir; sockets whose process is gone are
  * removed. Returns how many were woken (0 also when dir does not exist). */
 int	 wake_send(const char *dir, enum wake_kind);

@@ -53,7 +53,7 @@ main_usage(void)
  * to claim; returns 0 or -1 when the database failed. */
 static int
 main_pass(const struct conf *conf, struct db *db, struct process **proc,
-    time_t *last_housekeeping, int once)
+    time_t *last_housekeeping, int once, struct wake *wake)
 {
 	char owner[128];
 
@@ -82,6 +82,7 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 			return 0;	/* housekeeping still runs */
 		if (once)
 			process_set_deadline(*proc, once_dns_deadline());
+		process_set_wake(*proc, wake);
 	}
 	/* A daemon's upload jobs are its ingester thread's. */
 	snprintf(owner, sizeof(owner), "%s:ingest", process_owner(*proc));
@@ -232,7 +233,7 @@ main(int argc, char **argv)
 				}
 			}
 		}
-		if (db != NULL && (main_pass(&conf, db, &proc, &last, once) ==
+		if (db != NULL && (main_pass(&conf, db, &proc, &last, once, wake) ==
 		    -1 || (once && deliveries_once(&conf, db, &stopping) ==
 		    -1))) {
 			db_close(db);

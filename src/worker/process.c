@@ -9,6 +9,7 @@
  * steps and each one delays every session. */
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/wake.h"
 #include "worker/heartbeat.h"
 #include "worker/housekeeping.h"
 #include "worker/resolver.h"
@@ -23,7 +24,7 @@
 #define PROCESS_RESOLVERS	8	/* MX lookups at once */
 #define PROCESS_BACKLOG_MAX	64	/* writer tasks waiting: claim no more */
 #define PROCESS_CLAIM_MS	1000	/* after a short claim, claim again at
-					 * most this often */
+					 * most this often (no wake-ups) */
 #define PROCESS_POLL_MS		200
 
 struct process *
@@ -47,6 +48,7 @@ process_new(const struct conf *c, struct buf *err)
 	host[sizeof(host) - 1] = '\0';
 	snprintf(p->owner, sizeof(p->owner), "%s:%ld", host, (long)getpid());
 	p->lease = conf_int(c, CONF_WORKER_LEASE_SECONDS);
+	p->claim_every = PROCESS_CLAIM_MS;
 	p->concurrency = (int)conf_int(c, CONF_WORKER_CONCURRENCY);
 	p->domain_concurrency = (int)conf_int(c, CONF_WORKER_DOMAIN_CONCURRENCY);
 	p->rcpts = (int)conf_int(c, CONF_WORKER_RCPTS_PER_SESSION);
@@ -65,7 +67,7 @@ process_new(const struct conf *c, struct buf *err)
 		p->max_chunks = SCHED_CHUNKS_MAX;
 	if ((p->sessions = calloc((size_t)p->concurrency,
 	    sizeof(*p->sessions))) == NULL || (p->pfd = calloc((size_t)
-	    p->concurrency + 1, sizeof(*p->pfd))) == NULL) {
+	    p->concurrency + 2, sizeof(*p->pfd))) == NULL) {
 		buf_puts(err, "out of memory");
 		process_free(p);
 		return NULL;
@@ -172,6 +174,24 @@ process_threads_stop(struct process *p)
 	p->writer = NULL;
 }
 
+void
+process_set_wake(struct process *p, struct wake *w)
+{
+	p->wake = w;
+	p->claim_every = w ? conf_int(p->conf, CONF_WORKER_POLL_INTERVAL) *
+	    1000 : PROCESS_CLAIM_MS;
+}
+
+/* Waiting for a host's back-off: a wake-up ends the wait. */
+static void
+process_pause(struct process *p, int ms)
+{
+	struct pollfd w = { p->wake ? wake_fd(p->wake) : -1, POLLIN, 0 };
+
+	if (poll(&w, 1, ms) == 1 && (w.revents & POLLIN))
+		p->woken = 1;
+}
+
 int
 process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
     time_t *last_hk)
@@ -196,9 +216,17 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		}
 		/* A chunk that finishes makes room for the next at once while
 		 * the queue has work (and the writer keeps up); once a claim
-		 * comes back short, the next waits PROCESS_CLAIM_MS. */
+		 * comes back short, the next waits claim_every, or until
+		 * svc-api announces a job. */
+		if (p->woken) {
+			p->woken = 0;
+			if (wake_wait(p->wake, 0)) {
+				log_debug("event=woken what=jobs busy=yes");
+				p->claim_short = 0; /* woken: claim now */
+			}
+		}
 		if (p->nchunks < p->max_chunks && (p->nchunks == 0 ||
-		    !p->claim_short || now - p->last_claim >= PROCESS_CLAIM_MS) &&
+		    !p->claim_short || now - p->last_claim >= p->claim_every) &&
 		    writer_backlog(p->writer) < PROCESS_BACKLOG_MAX)
 			chunks_claim(p, now);
 		if (p->db_failed)
@@ -230,7 +258,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			sessions_poll(p, timeout);
 		else if (timeout > 0 && p->nchunks > 0)
 			/* waiting for a host's back-off */
-			poll(NULL, 0, 50);
+			process_pause(p, 50);
 		now = timeutil_mono_ms();
 		chunks_tick(p, now);
 		if (p->db_failed)

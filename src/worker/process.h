@@ -25,6 +25,14 @@ void	 process_set_deadline(struct process *, int64_t deadline);
 struct verify_engine *process_engine(struct process *);
 const char *process_owner(const struct process *);
 
+/* Wake-ups (w, wake.h) that come while the processor works make it look
+ * for new jobs at once; otherwise a processor that found the queue short
+ * looks again after worker_poll_interval, as an idle one does (the poll is
+ * the fallback for jobs that no wake-up announces). Without w (NULL) it
+ * looks every second. */
+struct wake;
+void	 process_set_wake(struct process *, struct wake *w);
+
 /* Works on job chunks until nothing is left to claim (0), *stop is set (the
  * leases of unfinished chunks are given back; 0), or the database fails
  * (-1, leases left to expire). Runs housekeeping every

@@ -141,6 +141,9 @@ struct process {
 	int64_t			 last_claim;
 	int			 claim_empty;	/* the last claim found nothing */
 	int			 claim_short;	/* it found fewer than asked */
+	int64_t			 claim_every;	/* ms between short claims */
+	struct wake		*wake;		/* svc-api's wake-ups, or NULL */
+	int			 woken;		/* one came: claim at once */
 	unsigned		 rr;		/* first hash bucket scheduled */
 	int			 db_failed;
 	int64_t			 dns_deadline;	/* process_set_deadline */

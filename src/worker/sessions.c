@@ -21,6 +21,7 @@
  * from then on. */
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/wake.h"
 #include "worker/resolver.h"
 #include "worker/sched.h"
 #include <poll.h>
@@ -415,10 +416,16 @@ sessions_poll(struct process *p, int timeout_ms)
 	    -1;
 	p->pfd[p->nsessions].events = POLLIN;
 	p->pfd[p->nsessions].revents = 0;
+	/* and svc-api's wake-ups (process_set_wake) */
+	p->pfd[p->nsessions + 1].fd = p->wake ? wake_fd(p->wake) : -1;
+	p->pfd[p->nsessions + 1].events = POLLIN;
+	p->pfd[p->nsessions + 1].revents = 0;
 	wait = next > now ? (int)(next - now) : 0;
-	if (poll(p->pfd, (nfds_t)p->nsessions + 1, wait) == -1)
-		for (i = 0; i < p->nsessions; i++)
+	if (poll(p->pfd, (nfds_t)p->nsessions + 2, wait) == -1)
+		for (i = 0; i < p->nsessions + 2; i++)
 			p->pfd[i].revents = 0;
+	if (p->pfd[p->nsessions + 1].revents & POLLIN)
+		p->woken = 1;
 	now = timeutil_mono_ms();
 	for (i = 0; i < p->nsessions; i++) {
 		if (!smtp_session_done(p->sessions[i].s) &&

@@ -4,7 +4,8 @@
 # wake-up (a datagram to the worker's sockets, src/util/wake.h) can explain
 # work taken up within seconds: a bulk job, a batch job, an upload (the
 # upload thread reads it and computes its preview) and its confirmation
-# all complete long before the next poll. GET /v1/jobs/{id}/progress is
+# all complete long before the next poll, and so does a job created while
+# the worker is busy with another. GET /v1/jobs/{id}/progress is
 # live while the job runs (processed_emails grows between chunks' ends).
 # Without the sockets (removed, or no folder) the job is taken up at the
 # next poll instead (a second daemon polling every 2 s). Verification runs
@@ -120,6 +121,32 @@ t_progress_live() {
     it_log "progress showed the job part done $seen times"
 }
 t_case "GET /v1/jobs/{id}/progress is live: processed_emails grows while the job runs" t_progress_live
+
+t_busy_worker_woken() {
+    local a b sandbox
+    sandbox=$(it_key "$ACC" '*' --sandbox)
+    # job A keeps the worker busy for many seconds (every flight of
+    # commands answered 400 ms late); its one chunk is claimed, so the
+    # worker's next claim waits for the 30 s poll unless it is woken
+    fake_set 127.0.0.31 flight_delay_ms=400
+    http POST /v1/verify/bulk "$(emails 60 shared7.svc.test)"
+    expect_status 202 || return 1
+    a=$(json .job_id)
+    wait_status "$a" processing 10 || return 1
+    sleep 1
+    API_KEY=$sandbox http POST /v1/verify/bulk '{"emails":["valid@sandbox.svc.example","invalid@sandbox.svc.example"]}'
+    expect_status 202 || return 1
+    b=$(json .job_id)
+    wait_status "$b" completed 10
+    local rc=$?
+    expect_eq "job A while job B completed" processing "$(job_field "$a" status)" || rc=1
+    fake_set 127.0.0.31 flight_delay_ms=0
+    wait_status "$a" completed 60 || return 1
+    [ $rc = 0 ] || return 1
+    expect_eq "valid in job A" 60 "$(job_field "$a" count_valid)" || return 1
+    it_log "job B: claimed $(pickup "$b") ms after its creation, while job A ran"
+}
+t_case "a job created while the worker is busy with another is taken up at once, not at the next poll" t_busy_worker_woken
 
 t_upload_and_confirm_start_at_once() {
     local id

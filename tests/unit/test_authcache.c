@@ -2,9 +2,9 @@
  * and account windows: what is trusted and for how long (ttl, expiry,
  * clocks), when a cached window must be read again (another process counted
  * a request of the account, the window's oldest second left it, no shared
- * generations), slots taken over by other keys, generations shared with
- * forked processes (at the same index in each, even when forked before
- * anything hashed), and the wait after a change. */
+ * generations), slots of a set shared and taken over by other keys,
+ * generations shared with forked processes (at the same index in each, even
+ * when forked before anything hashed), and the wait after a change. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -134,18 +134,59 @@ test_authcache_unknown_hash_misses(void **state)
 
 	(void)state;
 	make_hash(h, 4, 5, 6);
-	make_hash(other, 4, 5, 7);	/* same slot, different key */
+	make_hash(other, 4, 5, 7);	/* same set, different key */
 	make_key(&k, "key_b", "acc_b");
 	authcache_init(&c, TTL, NULL);
 	authcache_put(&c, h, &k, 0, 100);
 	assert_int_equal(authcache_key(&c, other, 100, NOW, &got, &rc,
 	    known), 0);
 	assert_string_equal(known, "");
-	/* the other key takes the slot: the first one is read again */
+	/* the other key takes another slot of the set: both are kept */
 	authcache_put(&c, other, &k, 0, 100);
-	assert_int_equal(authcache_key(&c, h, 100, NOW, &got, &rc, known), 0);
+	assert_int_equal(authcache_key(&c, h, 100, NOW, &got, &rc, known), 1);
 	assert_int_equal(authcache_key(&c, other, 100, NOW, &got, &rc,
 	    known), 1);
+	authcache_free(&c);
+}
+
+/* AUTHCACHE_WAYS keys of one set are all kept (32 keys taken in turn no
+ * longer evict each other); one more takes the slot read longest ago, and
+ * a key put again keeps its slot. */
+static void
+test_authcache_set_keeps_ways(void **state)
+{
+	struct authcache c;
+	struct auth_key k, got;
+	enum auth_result rc;
+	char known[IDS_MAX];
+	uint8_t h[AUTHCACHE_WAYS + 1][32];
+	int i;
+
+	(void)state;
+	make_key(&k, "key_s", "acc_s");
+	authcache_init(&c, TTL, NULL);
+	for (i = 0; i <= AUTHCACHE_WAYS; i++)
+		make_hash(h[i], 8, 1, (uint8_t)(10 + i));
+	/* read at 100, 101, ...: h[0] is the oldest */
+	for (i = 0; i < AUTHCACHE_WAYS; i++)
+		authcache_put(&c, h[i], &k, 0, 100 + i);
+	for (i = 0; i < AUTHCACHE_WAYS; i++)
+		assert_int_equal(authcache_key(&c, h[i], 110, NOW, &got, &rc,
+		    known), 1);
+	/* h[0] read again: h[1] is now the oldest, and no slot is added */
+	authcache_put(&c, h[0], &k, 0, 105);
+	authcache_put(&c, h[AUTHCACHE_WAYS], &k, 0, 106);
+	assert_int_equal(authcache_key(&c, h[1], 110, NOW, &got, &rc, known),
+	    0);
+	for (i = 0; i <= AUTHCACHE_WAYS; i++)
+		if (i != 1)
+			assert_int_equal(authcache_key(&c, h[i], 110, NOW, &got,
+			    &rc, known), 1);
+	/* a key of another set is not affected */
+	make_hash(h[0], 9, 1, 10);
+	authcache_put(&c, h[0], &k, 0, 100);
+	assert_int_equal(authcache_key(&c, h[0], 110, NOW, &got, &rc, known),
+	    1);
 	authcache_free(&c);
 }
 
@@ -394,6 +435,7 @@ main(void)
 		    test_authcache_key_trusted_for_ttl_and_until_expiry),
 		cmocka_unit_test(test_authcache_ttl_zero_caches_nothing),
 		cmocka_unit_test(test_authcache_unknown_hash_misses),
+		cmocka_unit_test(test_authcache_set_keeps_ways),
 		cmocka_unit_test(
 		    test_authcache_window_read_again_when_counted_on_this_host),
 		cmocka_unit_test(
