@@ -323,6 +323,7 @@ svcadm_cmd_credits(int argc, char **argv)
 	if (strcmp(argv[0], "grant") == 0 && np == 2) {
 		svcadm_grant(db, pos[0], svcadm_number(pos[1], "credits", 1,
 		    1000000000000L), o[0].val);
+		svcadm_settle();	/* cached balances (authcache.h) */
 		if (ledger_totals(db, pos[0], &t) != LEDGER_OK)
 			svcadm_die("%s", db_error(db));
 		printf("%lld\n", t.balance);

@@ -49,6 +49,7 @@ struct api_call {
 	struct http_resp *resp;
 	int		 authenticated;
 	struct auth_key	 key;
+	uint8_t		 key_hash[32];	/* the presented key's, when authenticated */
 	struct ratelimit_status rl;
 	char		 params[API_MAX_PARAMS][256];
 	size_t		 body_max;	/* the route's body limit */

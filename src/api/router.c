@@ -414,8 +414,10 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (ar == AUTH_OK && !router_ip_allowed(&c->key, c->req->client_ip))
 		ip_refused = 1;
 	c->authenticated = ar == AUTH_OK && !ip_refused;
-	if (ar == AUTH_OK)
+	if (ar == AUTH_OK) {
 		memcpy(c->account_for_log, c->key.account_id, IDS_MAX);
+		memcpy(c->key_hash, hash, sizeof(c->key_hash));
+	}
 	if (c->authenticated) {
 		router_account_bucket(bucket, sizeof(bucket),
 		    c->key.account_id);
@@ -576,6 +578,14 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 	rt->handler(&c);
 	if (idem != NULL)
 		router_idempotency_end(&c, idem);
+	/* before the answer leaves: whatever this request charged or
+	 * refunded (its transaction is committed) shows in the client's next
+	 * GET /v1/credits, whichever process serves it (authcache.h) */
+	if (req->method != HTTP_GET) {
+		authcache_ledger_changed(&ctx->cache, c.key.account_id);
+		if (c.key.org_id[0])
+			authcache_ledger_changed(&ctx->cache, c.key.org_id);
+	}
 out:
 	slots_release_all(ctx->slots);
 	router_ratelimit_fallback(&c);

@@ -1,13 +1,14 @@
-/* authcache.c: the per-process cache of key rows and account windows
- * described in authcache.h. Keys are placed by their hash (a SHA-256, so
- * its first bytes are as good as any hash of it) in a set of AUTHCACHE_WAYS
- * slots; a new key takes a free slot of its set, else the one read longest
- * ago. (Direct-mapped, 32 keys in turn kept evicting each other: a few of
- * them always share a slot.) That placement needs no keyed hash: a lookup
- * is at most AUTHCACHE_WAYS compares, whatever the keys, and only keys
- * found valid are stored. Generations are shared memory written with atomic
- * increments by every responder of the host, at an index given by the
- * keyed hash of the account id. */
+/* authcache.c: the per-process cache of key rows, account windows and
+ * credits described in authcache.h. Keys are placed by their hash (a
+ * SHA-256, so its first bytes are as good as any hash of it) in a set of
+ * AUTHCACHE_WAYS slots; a new key takes a free slot of its set, else the
+ * one read longest ago. (Direct-mapped, 32 keys in turn kept evicting each
+ * other: a few of them always share a slot.) That placement needs no keyed
+ * hash: a lookup is at most AUTHCACHE_WAYS compares, whatever the keys, and
+ * only keys found valid are stored. Generations are shared memory written
+ * with atomic increments by every responder of the host, at an index given
+ * by the keyed hash of the account id (or pool owner id): owners that
+ * share an index only make each other's entries stale more often. */
 #include "core/authcache.h"
 #include "util/khash.h"
 #include <errno.h>
@@ -25,6 +26,10 @@ struct authcache_entry {
 	struct ratelimit_window win;
 	int64_t		 win_read_ms;
 	uint32_t	 win_gen;
+	int		 has_credits;
+	struct authcache_credits credits;
+	int64_t		 cr_read_ms;
+	uint32_t	 cr_gen_account, cr_gen_org;
 };
 
 void
@@ -126,8 +131,10 @@ authcache_put(struct authcache *c, const uint8_t hash[32],
 	if (e == NULL && (e = *slot = calloc(1, sizeof(*e))) == NULL)
 		return;		/* no memory: simply not cached */
 	if (memcmp(e->hash, hash, 32) != 0 ||
-	    strcmp(e->key.account_id, k->account_id) != 0)
-		e->has_window = 0;
+	    strcmp(e->key.account_id, k->account_id) != 0) {
+		e->has_window = e->has_credits = 0;
+		e->credits.org[0] = '\0';
+	}
 	memcpy(e->hash, hash, 32);
 	e->key = *k;
 	e->expires_ms = expires_ms;
@@ -142,22 +149,56 @@ authcache_gen_index(const char *account_id)
 	return khash(account_id, strlen(account_id)) % AUTHCACHE_GENS;
 }
 
+/* The generation of id in the windows' table or in the credits' one;
+ * NULL without a shared table. */
+static uint32_t *
+authcache_gen_slot(const struct authcache *c, int credits, const char *id)
+{
+	if (c->gens == NULL)
+		return NULL;
+	return &(credits ? c->gens->ledger : c->gens->gen)[
+	    authcache_gen_index(id)];
+}
+
+static uint32_t
+authcache_gen_load(const struct authcache *c, int credits, const char *id)
+{
+	uint32_t *g = authcache_gen_slot(c, credits, id);
+
+	return g ? __atomic_load_n(g, __ATOMIC_SEQ_CST) : 0;
+}
+
+static void
+authcache_gen_bump(const struct authcache *c, int credits, const char *id)
+{
+	uint32_t *g = authcache_gen_slot(c, credits, id);
+
+	if (g != NULL)
+		__atomic_add_fetch(g, 1, __ATOMIC_SEQ_CST);
+}
+
 uint32_t
 authcache_gen(const struct authcache *c, const char *account_id)
 {
-	if (c->gens == NULL)
-		return 0;
-	return __atomic_load_n(&c->gens->gen[authcache_gen_index(account_id)],
-	    __ATOMIC_SEQ_CST);
+	return authcache_gen_load(c, 0, account_id);
 }
 
 void
 authcache_counted(struct authcache *c, const char *account_id)
 {
-	if (c->gens != NULL)
-		__atomic_add_fetch(
-		    &c->gens->gen[authcache_gen_index(account_id)], 1,
-		    __ATOMIC_SEQ_CST);
+	authcache_gen_bump(c, 0, account_id);
+}
+
+uint32_t
+authcache_ledger_gen(const struct authcache *c, const char *owner_id)
+{
+	return authcache_gen_load(c, 1, owner_id);
+}
+
+void
+authcache_ledger_changed(struct authcache *c, const char *owner_id)
+{
+	authcache_gen_bump(c, 1, owner_id);
 }
 
 int
@@ -192,6 +233,64 @@ authcache_put_window(struct authcache *c, const uint8_t hash[32],
 	e->win_read_ms = read_ms;
 	e->win_gen = gen;
 	e->has_window = 1;
+}
+
+int
+authcache_credits(struct authcache *c, const uint8_t hash[32],
+    int64_t mono_ms, struct authcache_credits *cr)
+{
+	struct authcache_entry *e = authcache_find(c, hash);
+
+	if (e == NULL || !e->has_credits || c->gens == NULL ||
+	    !authcache_fresh(c, e->read_ms, mono_ms) ||
+	    !authcache_fresh(c, e->cr_read_ms, mono_ms) ||
+	    authcache_ledger_gen(c, e->key.account_id) != e->cr_gen_account ||
+	    (e->credits.org[0] &&
+	    authcache_ledger_gen(c, e->credits.org) != e->cr_gen_org))
+		return 0;
+	*cr = e->credits;
+	return 1;
+}
+
+void
+authcache_credits_begin(struct authcache *c, const uint8_t hash[32],
+    const struct auth_key *k, int64_t mono_ms,
+    struct authcache_credits_read *rd)
+{
+	const struct authcache_entry *e = authcache_find(c, hash);
+	size_t i;
+
+	memset(rd, 0, sizeof(*rd));
+	rd->read_ms = mono_ms;
+	rd->gen_account = authcache_ledger_gen(c, k->account_id);
+	memcpy(rd->org[0], k->org_id, IDS_MAX);
+	if (e != NULL)
+		memcpy(rd->org[1], e->credits.org, IDS_MAX);
+	for (i = 0; i < 2; i++)
+		if (rd->org[i][0])
+			rd->gen_org[i] = authcache_ledger_gen(c, rd->org[i]);
+}
+
+void
+authcache_credits_end(struct authcache *c, const uint8_t hash[32],
+    const struct authcache_credits_read *rd,
+    const struct authcache_credits *cr)
+{
+	struct authcache_entry *e = authcache_find(c, hash);
+	size_t i;
+
+	if (e == NULL || c->gens == NULL)
+		return;
+	e->credits = *cr;
+	e->cr_read_ms = rd->read_ms;
+	e->cr_gen_account = rd->gen_account;
+	e->cr_gen_org = 0;
+	e->has_credits = cr->org[0] == '\0';
+	for (i = 0; i < 2 && !e->has_credits; i++)
+		if (strcmp(cr->org, rd->org[i]) == 0) {
+			e->cr_gen_org = rd->gen_org[i];
+			e->has_credits = 1;
+		}
 }
 
 struct authcache_gens *

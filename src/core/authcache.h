@@ -1,5 +1,6 @@
-/* authcache.h: one responder process's cache of API key rows and of their
- * accounts' rate-limit windows, so that most requests authenticate without
+/* authcache.h: one responder process's cache of API key rows, of their
+ * accounts' rate-limit windows and of their GET /v1/credits answers, so
+ * that most requests authenticate, and a balance is usually read, without
  * a MariaDB round trip.
  *
  * What keeps it correct:
@@ -17,10 +18,19 @@
  *   before it is answered, and a window read under an older generation is
  *   read again: a client sees every request this host has counted for it.
  *   Requests counted on other hosts show up within ttl_ms. Counting itself
- *   never uses the cache (ratelimit_check, under the bucket's lock). */
+ *   never uses the cache (ratelimit_check, under the bucket's lock).
+ * - Credits are cached on the same terms, under a second generation per
+ *   pool owner (the account, its organization): every request of an
+ *   account that may have changed a pool (any method but GET) bumps both
+ *   before it is answered, so a charge or refund made through this host's
+ *   API shows in the next GET /v1/credits, whichever process serves it.
+ *   Charges and refunds made elsewhere (svc-worker, another host) show up
+ *   within ttl_ms; svcadm's grants wait ttl_ms before they are reported.
+ *   Charging never uses the cache (ledger_charge, under the pool's lock). */
 #ifndef SVC_AUTHCACHE_H
 #define SVC_AUTHCACHE_H
 #include "core/auth.h"
+#include "core/ledger.h"
 #include "core/ratelimit.h"
 #include <stdint.h>
 
@@ -30,7 +40,16 @@
 
 /* Shared by the responder processes of one master (MAP_SHARED). */
 struct authcache_gens {
-	uint32_t gen[AUTHCACHE_GENS];
+	uint32_t gen[AUTHCACHE_GENS];		/* windows, by account */
+	uint32_t ledger[AUTHCACHE_GENS];	/* credits, by pool owner */
+};
+
+/* What GET /v1/credits shows: the account's own pool, its organization
+ * ("" when none) and that pool. */
+struct authcache_credits {
+	struct ledger_totals mine;
+	char		 org[IDS_MAX];
+	struct ledger_totals pool;
 };
 
 struct authcache_entry;
@@ -69,6 +88,36 @@ void	 authcache_put_window(struct authcache *, const uint8_t hash[32],
 uint32_t authcache_gen(const struct authcache *, const char *account_id);
 /* A request of the account has been counted: cached windows are stale. */
 void	 authcache_counted(struct authcache *, const char *account_id);
+
+/* The generation of a pool owner's credits on this host (0 without a
+ * shared table). */
+uint32_t authcache_ledger_gen(const struct authcache *, const char *owner_id);
+/* A request that may have charged or refunded the pool of owner_id has
+ * been handled: cached credits naming that owner are stale. */
+void	 authcache_ledger_changed(struct authcache *, const char *owner_id);
+/* The cached credits of a cached key's account, if they are still what
+ * MariaDB holds as far as this host knows: 1 and *cr set, else 0. */
+int	 authcache_credits(struct authcache *, const uint8_t hash[32],
+	    int64_t mono_ms, struct authcache_credits *cr);
+/* A read of credits under way: the generations taken before it, of the
+ * account and of the organizations it may find (the key's, and the one
+ * the key's last read found). */
+struct authcache_credits_read {
+	int64_t		 read_ms;
+	uint32_t	 gen_account;
+	char		 org[2][IDS_MAX];
+	uint32_t	 gen_org[2];
+};
+/* Before reading the credits of key k (hash): takes the generations. */
+void	 authcache_credits_begin(struct authcache *,
+	    const uint8_t hash[32], const struct auth_key *k, int64_t mono_ms,
+	    struct authcache_credits_read *rd);
+/* After the read: stores what it found. When it found an organization
+ * whose generation was not taken (the account's organization changed),
+ * the credits are not used, only remembered for the next read's begin. */
+void	 authcache_credits_end(struct authcache *, const uint8_t hash[32],
+	    const struct authcache_credits_read *rd,
+	    const struct authcache_credits *cr);
 
 /* A generation table shared with the processes forked after this call;
  * NULL when it cannot be mapped. */

@@ -2,7 +2,10 @@
  * and account windows: what is trusted and for how long (ttl, expiry,
  * clocks), when a cached window must be read again (another process counted
  * a request of the account, the window's oldest second left it, no shared
- * generations), slots of a set shared and taken over by other keys,
+ * generations), when cached credits must be read again (a request that
+ * may have charged the account's or its organization's pool, ttl, a
+ * member who changed organization), slots of a set shared and taken over
+ * by other keys,
  * generations shared with forked processes (at the same index in each, even
  * when forked before anything hashed), and the wait after a change. */
 #include <stdarg.h>
@@ -348,6 +351,197 @@ test_authcache_put_keeps_window_of_same_key_only(void **state)
 	munmap(g, sizeof(*g));
 }
 
+/* Three pool owners whose credit generations are kept in different
+ * places. */
+static void
+three_owners(char ids[3][IDS_MAX])
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	int i, n;
+
+	assert_non_null(g);
+	authcache_init(&c, TTL, g);
+	strcpy(ids[0], "acc_member");
+	for (n = 1, i = 0; n < 3 && i < 1000; i++) {
+		snprintf(ids[n], IDS_MAX, "owner%d", i);
+		memset(g, 0, sizeof(*g));
+		authcache_ledger_changed(&c, ids[n]);
+		if (authcache_ledger_gen(&c, ids[0]) == 0 &&
+		    (n == 1 || authcache_ledger_gen(&c, ids[1]) == 0))
+			n++;
+	}
+	assert_int_equal(n, 3);
+	munmap(g, sizeof(*g));
+}
+
+static void
+make_credits(struct authcache_credits *cr, long long balance,
+    const char *org, long long org_balance)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->mine.balance = balance;
+	cr->mine.used = 7;
+	cr->mine.refunded = 2;
+	snprintf(cr->org, sizeof(cr->org), "%s", org);
+	cr->pool.balance = org_balance;
+}
+
+/* Stores cr as the handler does after a read of key k started at mono
+ * (the generations are taken at the call, as before a read). */
+static void
+put_credits(struct authcache *c, const uint8_t h[32],
+    const struct auth_key *k, int64_t mono,
+    const struct authcache_credits *cr)
+{
+	struct authcache_credits_read rd;
+
+	authcache_credits_begin(c, h, k, mono, &rd);
+	authcache_credits_end(c, h, &rd, cr);
+}
+
+/* A member of an organization: its credits stay cached until a request
+ * that may have changed its own pool or its organization's is handled by
+ * any process of the host; counted requests and other owners' changes
+ * leave them. */
+static void
+test_authcache_credits_read_again_when_a_pool_changed_on_this_host(
+    void **state)
+{
+	struct authcache c;
+	struct authcache_gens *g;
+	struct authcache_credits cr, out;
+	struct auth_key k;
+	char ids[3][IDS_MAX];	/* account, its organization, someone else */
+	uint8_t h[32];
+
+	(void)state;
+	three_owners(ids);
+	assert_non_null(g = authcache_gens_shared());
+	make_hash(h, 60, 1, 1);
+	make_key(&k, "key_c", ids[0]);
+	strcpy(k.org_id, ids[1]);
+	authcache_init(&c, TTL, g);
+	authcache_put(&c, h, &k, 0, 100);
+	make_credits(&cr, 40, ids[1], 900);
+	put_credits(&c, h, &k, 110, &cr);
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(authcache_credits(&c, h, 120, &out), 1);
+	assert_int_equal(out.mine.balance, 40);
+	assert_int_equal(out.mine.used, 7);
+	assert_int_equal(out.mine.refunded, 2);
+	assert_string_equal(out.org, ids[1]);
+	assert_int_equal(out.pool.balance, 900);
+	/* requests counted, another owner charged: still current */
+	authcache_counted(&c, ids[0]);
+	authcache_ledger_changed(&c, ids[2]);
+	assert_int_equal(authcache_credits(&c, h, 120, &out), 1);
+	/* another member charged the organization's pool */
+	authcache_ledger_changed(&c, ids[1]);
+	assert_int_equal(authcache_credits(&c, h, 120, &out), 0);
+	put_credits(&c, h, &k, 130, &cr);
+	assert_int_equal(authcache_credits(&c, h, 140, &out), 1);
+	/* the member's own request */
+	authcache_ledger_changed(&c, ids[0]);
+	assert_int_equal(authcache_credits(&c, h, 140, &out), 0);
+	authcache_free(&c);
+	munmap(g, sizeof(*g));
+}
+
+/* Credits read at 100 (key row at 100 too), asked at mono. */
+static const struct {
+	const char	*what;
+	int64_t		 key_read, cr_read, mono;
+	int		 hit;
+} credits_cases[] = {
+	{ "fresh", 100, 100, 200, 1 },
+	{ "one ms before the ttl ends", 100, 100, 100 + TTL - 1, 1 },
+	{ "read ttl ago", 100, 100, 100 + TTL, 0 },
+	{ "key row stale though the credits are not", 100, 900, 100 + TTL,
+	  0 },
+	{ "monotonic clock before the read", 100, 100, 99, 0 },
+};
+
+static void
+test_authcache_credits_fresh_only_within_ttl(void **state)
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	struct authcache_credits cr, out;
+	struct auth_key k;
+	uint8_t h[32];
+	size_t i;
+
+	(void)state;
+	assert_non_null(g);
+	make_hash(h, 61, 1, 1);
+	make_key(&k, "key_t", "acc_t");
+	make_credits(&cr, 5, "", 0);
+	for (i = 0; i < sizeof(credits_cases) / sizeof(credits_cases[0]);
+	    i++) {
+		print_message("case %zu: %s\n", i, credits_cases[i].what);
+		authcache_init(&c, TTL, g);
+		authcache_put(&c, h, &k, 0, credits_cases[i].key_read);
+		put_credits(&c, h, &k, credits_cases[i].cr_read, &cr);
+		assert_int_equal(authcache_credits(&c, h,
+		    credits_cases[i].mono, &out), credits_cases[i].hit);
+		authcache_free(&c);
+	}
+	munmap(g, sizeof(*g));
+}
+
+/* Nothing is used when it could not be made stale in time: without a
+ * shared table, for a key not cached, when the read found an organization
+ * whose generation was not taken (the key names none: the account joined
+ * one), and once the key's slot holds a row of another account. An
+ * organization found once is known to the next read, whose credits are
+ * then used, and a charge of its pool makes them stale. */
+static void
+test_authcache_credits_used_only_when_they_can_be_made_stale(void **state)
+{
+	struct authcache c;
+	struct authcache_gens *g = authcache_gens_shared();
+	struct authcache_credits cr, out;
+	struct auth_key k, moved;
+	uint8_t h[32], other[32];
+
+	(void)state;
+	assert_non_null(g);
+	make_hash(h, 62, 1, 1);
+	make_hash(other, 63, 1, 1);
+	make_key(&k, "key_n", "acc_n");
+	make_credits(&cr, 5, "", 0);
+	authcache_init(&c, TTL, NULL);
+	authcache_put(&c, h, &k, 0, 100);
+	put_credits(&c, h, &k, 100, &cr);
+	assert_int_equal(authcache_credits(&c, h, 110, &out), 0);
+	authcache_free(&c);
+
+	authcache_init(&c, TTL, g);
+	put_credits(&c, other, &k, 100, &cr);
+	assert_int_equal(authcache_credits(&c, other, 110, &out), 0);
+	/* the key names no organization, the read found one */
+	authcache_put(&c, h, &k, 0, 100);
+	make_credits(&cr, 5, "org_new", 50);
+	put_credits(&c, h, &k, 100, &cr);
+	assert_int_equal(authcache_credits(&c, h, 110, &out), 0);
+	/* the next read takes its generation: used, until a charge of it */
+	put_credits(&c, h, &k, 120, &cr);
+	assert_int_equal(authcache_credits(&c, h, 130, &out), 1);
+	assert_string_equal(out.org, "org_new");
+	assert_int_equal(out.pool.balance, 50);
+	authcache_ledger_changed(&c, "org_new");
+	assert_int_equal(authcache_credits(&c, h, 130, &out), 0);
+	/* used, then the slot's row names another account */
+	put_credits(&c, h, &k, 140, &cr);
+	assert_int_equal(authcache_credits(&c, h, 150, &out), 1);
+	make_key(&moved, "key_n", "acc_elsewhere");
+	authcache_put(&c, h, &moved, 0, 160);
+	assert_int_equal(authcache_credits(&c, h, 170, &out), 0);
+	authcache_free(&c);
+	munmap(g, sizeof(*g));
+}
+
 static void
 test_authcache_generations_are_shared_with_forked_processes(void **state)
 {
@@ -444,6 +638,11 @@ main(void)
 		    test_authcache_window_needs_shared_generations),
 		cmocka_unit_test(
 		    test_authcache_put_keeps_window_of_same_key_only),
+		cmocka_unit_test(
+		    test_authcache_credits_read_again_when_a_pool_changed_on_this_host),
+		cmocka_unit_test(test_authcache_credits_fresh_only_within_ttl),
+		cmocka_unit_test(
+		    test_authcache_credits_used_only_when_they_can_be_made_stale),
 		cmocka_unit_test(
 		    test_authcache_generations_are_shared_with_forked_processes),
 		cmocka_unit_test(test_authcache_settle_waits_the_ttl),
