@@ -48,6 +48,17 @@ expect_every_process() {
     expect_eq "responder processes that served account $2" "$WORKERS" "$pids"
 }
 
+# warm ACCOUNT KEY PATH REGEX: 80 requests of PATH, every answer matching
+# REGEX, served by every responder (each has read the key and what PATH
+# shows, and may answer from its cache from now on).
+warm() {
+    local from
+    from=$(log_mark)
+    burst "$2" 80 "$3"
+    expect_all "before" "$4" || return 1
+    expect_every_process "$from" "$1"
+}
+
 statements() {
     it_sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }'
 }
@@ -93,15 +104,12 @@ t_counted_seen_by_every_process() {
 t_case "a counted request shows in GET /rate-limit at once, whichever process answers" t_counted_seen_by_every_process
 
 t_revoke_api() {
-    local acc admin key id from t0 took
+    local acc admin key id t0 took
     acc=$(it_account pro 0)
     admin=$(it_key "$acc" '*')
     key=$(it_key "$acc" 'credits:read')
     id=$(key_id "$key")
-    from=$(log_mark)
-    burst "$key" 80 /rate-limit
-    expect_all "before" ' 200$' || return 1
-    expect_every_process "$from" "$acc" || return 1
+    warm "$acc" "$key" /rate-limit ' 200$' || return 1
     t0=$(date +%s%3N)
     API_KEY=$admin http DELETE "/v1/keys/$id"
     took=$(ms_since "$t0")
@@ -173,13 +181,10 @@ t_credits_from_cache() {
 t_case "GET /v1/credits is answered from memory: 200 requests, a handful of statements" t_credits_from_cache
 
 t_charge_and_refund_seen_at_once() {
-    local acc key from job
+    local acc key job
     acc=$(it_account admin 50)
     key=$(it_key "$acc" 'credits:read,verify:bulk,jobs:write')
-    from=$(log_mark)
-    burst "$key" 80 /v1/credits
-    expect_all "before" '"balance":50,"used":0,.* 200$' || return 1
-    expect_every_process "$from" "$acc" || return 1
+    warm "$acc" "$key" /v1/credits '"balance":50,"used":0,.* 200$' || return 1
     API_KEY=$key http POST /v1/verify/bulk '{"emails":["a@seen.example","b@seen.example"]}'
     expect_status 202 && expect_json .credits_remaining 48 || return 1
     job=$(json .job_id)
@@ -193,7 +198,7 @@ t_charge_and_refund_seen_at_once() {
 t_case "a charge and a refund made through the API show in the next GET /v1/credits, whichever process answers" t_charge_and_refund_seen_at_once
 
 t_org_pool_seen_by_members() {
-    local org reader payer rkey pkey from
+    local org reader payer rkey pkey
     org=$(svcadm org create --name "Cache $RANDOM" --credits 30)
     reader=$(it_account admin 0)
     payer=$(it_account admin 0)
@@ -203,10 +208,7 @@ t_org_pool_seen_by_members() {
     # the reader's key is its own (its account's organization is found by
     # the read), the payer's is the organization's (charged to its pool)
     pkey=$(it_key "$payer" 'verify:bulk' --org "$org")
-    from=$(log_mark)
-    burst "$rkey" 80 /v1/credits
-    expect_all "before" "\"organization\":{\"id\":\"$org\",\"balance\":30}} 200\$" || return 1
-    expect_every_process "$from" "$reader" || return 1
+    warm "$reader" "$rkey" /v1/credits "\"organization\":{\"id\":\"$org\",\"balance\":30}} 200\$" || return 1
     API_KEY=$pkey http POST /v1/verify/bulk '{"emails":["a@org.example","b@org.example","c@org.example"]}'
     expect_status 202 && expect_json .credits_remaining 27 || return 1
     burst "$rkey" 40 /v1/credits
@@ -215,13 +217,10 @@ t_org_pool_seen_by_members() {
 t_case "a charge of the organization's pool by one member shows at once in another member's GET /v1/credits" t_org_pool_seen_by_members
 
 t_credits_changed_elsewhere() {
-    local acc key from t0 took
+    local acc key t0 took
     acc=$(it_account admin 10)
     key=$(it_key "$acc" 'credits:read')
-    from=$(log_mark)
-    burst "$key" 80 /v1/credits
-    expect_all "before" '"balance":10,.* 200$' || return 1
-    expect_every_process "$from" "$acc" || return 1
+    warm "$acc" "$key" /v1/credits '"balance":10,.* 200$' || return 1
     t0=$(date +%s%3N)
     svcadm credits grant "$acc" 5 > /dev/null
     took=$(ms_since "$t0")
