@@ -20,7 +20,9 @@ WORKER=$top_builddir/src/worker/svc-worker
 mail_env_start
 fake 127.0.0.31
 mail_env_lists
-mail_env_conf
+# a held session (t_busy_worker_woken) waits for its answer as long as the
+# test needs
+mail_env_conf smtp_reply_timeout_ms=60000
 WAKE_DIR=$IT_DIR/wake
 mkdir -p "$WAKE_DIR"
 it_conf_add "worker_poll_interval = 30
@@ -123,24 +125,30 @@ t_progress_live() {
 t_case "GET /v1/jobs/{id}/progress is live: processed_emails grows while the job runs" t_progress_live
 
 t_busy_worker_woken() {
-    local a b sandbox
+    local a b sandbox i
     sandbox=$(it_key "$ACC" '*' --sandbox)
-    # job A keeps the worker busy for many seconds (every flight of
-    # commands answered 400 ms late); its one chunk is claimed, so the
-    # worker's next claim waits for the 30 s poll unless it is woken
-    fake_set 127.0.0.31 flight_delay_ms=400
+    # job A keeps the worker busy: the fake server holds every flight of
+    # commands unanswered until the test lets it go, so A is surely still
+    # running when B ends, however slow the machine; its one chunk is
+    # claimed, so the worker's next claim waits for the 30 s poll unless
+    # it is woken
+    fake_set 127.0.0.31 hold=1
     http POST /v1/verify/bulk "$(emails 60 shared7.svc.test)"
-    expect_status 202 || return 1
+    expect_status 202 || { fake_set 127.0.0.31 hold=0; return 1; }
     a=$(json .job_id)
-    wait_status "$a" processing 10 || return 1
-    sleep 1
+    for i in $(seq 1 100); do
+        [ "$(fake_ctl 127.0.0.31 held)" != held=0 ] && break
+        sleep 0.1
+    done
+    [ "$(fake_ctl 127.0.0.31 held)" != held=0 ] ||
+        { fake_set 127.0.0.31 hold=0; it_fail "job A's sessions never reached the fake server"; return 1; }
     API_KEY=$sandbox http POST /v1/verify/bulk '{"emails":["valid@sandbox.svc.example","invalid@sandbox.svc.example"]}'
-    expect_status 202 || return 1
+    expect_status 202 || { fake_set 127.0.0.31 hold=0; return 1; }
     b=$(json .job_id)
     wait_status "$b" completed 10
     local rc=$?
     expect_eq "job A while job B completed" processing "$(job_field "$a" status)" || rc=1
-    fake_set 127.0.0.31 flight_delay_ms=0
+    fake_set 127.0.0.31 hold=0
     wait_status "$a" completed 60 || return 1
     [ $rc = 0 ] || return 1
     expect_eq "valid in job A" 60 "$(job_field "$a" count_valid)" || return 1

@@ -35,6 +35,10 @@ the session log):
   delay_ms=N                       delay before every reply (slow server)
   flight_delay_ms=N                delay once per flight of commands
   split=1|0                        send replies one byte per send()
+  hold=1|0                         1: every flight of commands waits, unanswered,
+                                   until hold is set back to 0 (a test that must
+                                   know a session is still going, without a
+                                   delay long enough by guess)
 Per-recipient verdicts by local part (a keyword, then digits or nothing:
 "user", "user12"; not "userx", so that a verifier's random catch-all probe
 never falls on a keyword by chance):
@@ -56,6 +60,7 @@ Control commands (one line each, answered with one line):
                 has closed its side)
   log           the last session: "sessions=N flights=F tls=0|1
                 pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
+  held          "held=N": flights waiting for hold=0 now
   paths         the last session's MAIL and RCPT command lines as sent,
                 joined with "|" ("MAIL FROM:<a@b> SMTPUTF8|RCPT TO:<c@d>")
   stats         over the sessions since the start or the last reset:
@@ -78,9 +83,12 @@ DEFAULTS = {
     "pipelining": "1", "starttls": "off", "mail": "ok", "catchall": "0",
     "delay_ms": "0", "flight_delay_ms": "0", "split": "0",
     "mail_limit": "0", "rset": "ok", "catchall_domains": "",
+    "hold": "0",
 }
 
 lock = threading.Lock()
+released = threading.Condition(lock)   # notified when settings change
+held = {"now": 0}       # flights waiting for hold=0
 conf = dict(DEFAULTS)
 greylist = set()
 sessions = []           # one dict per connection, in accept order
@@ -314,6 +322,7 @@ class Session:
                 self.log["flights"] += 1
                 if len(lines) > 1 and setting_unlocked("pipelining") != "1":
                     self.log["pipelined_unoffered"] += 1
+            wait_while_held()
             fd = int_setting("flight_delay_ms")
             if fd > 0:
                 time.sleep(fd / 1000.0)
@@ -415,6 +424,7 @@ class Control(socketserver.StreamRequestHandler):
                 with lock:
                     conf.clear()
                     conf.update(DEFAULTS)
+                    released.notify_all()
                     greylist.clear()
                     del sessions[:]
                     concurrent["max"] = concurrent["now"]
@@ -440,6 +450,9 @@ class Control(socketserver.StreamRequestHandler):
                         len(c), max([x["MAIL"] for x in c] or [0]),
                         max([x["RCPT"] for x in c] or [0]),
                         sum(x["RSET"] for x in c), sum(x["QUIT"] for x in c)))
+            elif cmd == "held":
+                with lock:
+                    self.answer("held=%d" % held["now"])
             elif cmd == "paths":
                 with lock:
                     last = sessions[-1]["paths"] if sessions else []
@@ -463,7 +476,21 @@ def apply_settings(pairs):
             if k not in DEFAULTS:
                 return k
             conf[k] = v
+        released.notify_all()
     return None
+
+
+def wait_while_held():
+    """A flight waits here while hold=1 (or until the server stops)."""
+    with lock:
+        if conf["hold"] != "1":
+            return
+        held["now"] += 1
+        try:
+            while conf["hold"] == "1" and not stop_event.is_set():
+                released.wait(0.5)
+        finally:
+            held["now"] -= 1
 
 
 def main(argv):
