@@ -265,20 +265,30 @@ t_case "GET /rate-limit with a key: the account's window, not counted; revoked, 
 # them): by default the window is the spec's 60 seconds, so only the second
 # ones count, for the status and for a counted request alike
 # (test_rate_window.sh tests the sliding itself with a short window).
-# Started just after a second begins, so that the case ends before the 58 s
-# row is 60 s old.
+# The 58 s row leaves the window 2 s later: what the answers say is judged
+# only when the database's clock after them shows that they came before
+# that; on a machine too slow for that the case starts again (3 tries).
 t_window_is_60s() {
-    local acc key now
-    acc=$(it_account trial 0)
-    key=$(it_key "$acc" 'credits:read')
-    while [ "$(date +%N)" -gt 200000000 ]; do sleep 0.05; done
-    now=$(date +%s)
-    it_sql "INSERT INTO rate_buckets (bucket) VALUES ('acct:$acc');
-        INSERT INTO rate_counts (bucket, sec, n) VALUES ('acct:$acc', $now - 60, 20), ('acct:$acc', $now - 58, 3)"
-    API_KEY=$key http GET /rate-limit
-    expect_status 200 && expect_json .used 3 && expect_json .remaining 27 && expect_json .reset_at $((now + 2)) || return 1
-    API_KEY=$key http GET /v1/credits
-    expect_status 200 && expect_header X-RateLimit-Remaining 26
+    local acc key now try
+    for try in 1 2 3; do
+        acc=$(it_account trial 0)
+        key=$(it_key "$acc" 'credits:read')
+        now=$(it_sql "SELECT UNIX_TIMESTAMP()")
+        it_sql "INSERT INTO rate_buckets (bucket) VALUES ('acct:$acc');
+            INSERT INTO rate_counts (bucket, sec, n) VALUES ('acct:$acc', $now - 60, 20), ('acct:$acc', $now - 58, 3)"
+        API_KEY=$key http GET /rate-limit
+        local status=$HTTP_STATUS body=$HTTP_BODY
+        API_KEY=$key http GET /v1/credits
+        if [ "$(it_sql "SELECT UNIX_TIMESTAMP()")" -ge $((now + 2)) ]; then
+            it_log "try $try: the requests took longer than the 2 s the 58 s row stays; again"
+            continue
+        fi
+        expect_status 200 && expect_header X-RateLimit-Remaining 26 || return 1
+        HTTP_STATUS=$status HTTP_BODY=$body
+        expect_status 200 && expect_json .used 3 && expect_json .remaining 27 && expect_json .reset_at $((now + 2))
+        return
+    done
+    it_fail "three tries, each slower than 2 s"
 }
 t_case "the default window is the last 60 seconds: requests 60 s old no longer count, 58 s old still do" t_window_is_60s
 
