@@ -51,6 +51,7 @@ struct ingest_ctx {
 	char			**sample[INGEST_COLUMNS_SAMPLE];
 	size_t			 sample_n[INGEST_COLUMNS_SAMPLE];
 	size_t			 nsample;
+	size_t			 sample_bytes;	/* held by the sample */
 	int			 decided;
 	struct ingest_columns	 cols;
 	size_t			 width;		/* the widest row */
@@ -274,7 +275,9 @@ ingest_row_data(struct ingest_ctx *c, const struct ingest_cell *cells,
 	if (r->in.n == before)
 		return 0;		/* blank, or seen before */
 	ingest_json_row(c, cells, n);
-	if (r->arena->total + c->json.len > INGEST_ORIGINALS_MAX)
+	/* the sample is still held while its rows are written here */
+	if (r->arena->total + c->sample_bytes + c->json.len >
+	    INGEST_ORIGINALS_MAX)
 		return ingest_failed(c, INGEST_FAIL_INVALID_FILE, "the rows "
 		    "of the file need more than %d MiB once read",
 		    INGEST_ORIGINALS_MAX >> 20);
@@ -369,6 +372,7 @@ ingest_sample_free(struct ingest_ctx *c)
 		free(c->sample[i]);
 	}
 	c->nsample = 0;
+	c->sample_bytes = 0;
 }
 
 static int
@@ -383,6 +387,16 @@ ingest_row(void *arg, const struct ingest_cell *cells, size_t n)
 		return ingest_row_data(c, cells, n);
 	if (n == 0)
 		return 0;
+	/* The sample counts against the cap of the originals: a small XLSX
+	 * file whose cells all name one long shared string would otherwise
+	 * hold INGEST_COLUMNS_SAMPLE rows of INGEST_COLUMNS_MAX such cells. */
+	c->sample_bytes += n * sizeof(char *);
+	for (k = 0; k < n; k++)
+		c->sample_bytes += cells[k].len + 1;
+	if (c->sample_bytes > INGEST_ORIGINALS_MAX)
+		return ingest_failed(c, INGEST_FAIL_INVALID_FILE, "the first "
+		    "rows of the file need more than %d MiB once read",
+		    INGEST_ORIGINALS_MAX >> 20);
 	if ((c->sample[c->nsample] = calloc(n, sizeof(char *))) == NULL)
 		return ingest_failed(c, INGEST_FAIL_INVALID_FILE,
 		    "out of memory reading the file");

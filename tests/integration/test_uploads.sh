@@ -271,6 +271,30 @@ t_ingestion_failures() {
     printf 'email\n"a@x.example\nb@x.example\n' > "$F/open-quote.csv"
     ingest "$F/open-quote.csv" && job_is "$JOB" failed 0 invalid_file || return 1
     expect_jq '.error.message | test("line 2")' || return 1
+    # 4.7 KB of XLSX whose 50 x 200 cells all name one 32 KiB shared
+    # string: the rows held to choose the column count against the 160 MiB
+    # of the originals, and the reading stops there (it held 320 MiB)
+    "$PY" - "$F/bomb.xlsx" <<'PYEOF' || { it_fail "could not write the workbook"; return 1; }
+import sys, zipfile
+main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+pkg = "http://schemas.openxmlformats.org/package/2006/relationships"
+cells = "".join('<c t="s"><v>0</v></c>' for _ in range(200))
+rows = "".join('<row r="%d">%s</row>' % (i + 1, cells) for i in range(50))
+parts = {
+    "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+    "_rels/.rels": '<Relationships xmlns="%s"><Relationship Id="rId1" Type="%s/officeDocument" Target="xl/workbook.xml"/></Relationships>' % (pkg, rel),
+    "xl/workbook.xml": '<workbook xmlns="%s" xmlns:r="%s"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>' % (main, rel),
+    "xl/_rels/workbook.xml.rels": '<Relationships xmlns="%s"><Relationship Id="rId1" Type="%s/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="%s/sharedStrings" Target="sharedStrings.xml"/></Relationships>' % (pkg, rel, rel),
+    "xl/sharedStrings.xml": '<sst xmlns="%s"><si><t>%s</t></si></sst>' % (main, "x" * 32767),
+    "xl/worksheets/sheet1.xml": '<worksheet xmlns="%s"><sheetData>%s</sheetData></worksheet>' % (main, rows),
+}
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for name, text in parts.items():
+        z.writestr(name, text)
+PYEOF
+    ingest "$F/bomb.xlsx" && job_is "$JOB" failed 0 invalid_file || return 1
+    expect_jq '.error.message | test("first rows of the file need more than 160 MiB")' || return 1
     printf 'PK\003\004not really a zip' > "$F/broken.xlsx"
     ingest "$F/broken.xlsx" && job_is "$JOB" failed 0 invalid_file || return 1
     expect_eq "job.failed events" 1 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$JOB' AND event = 'job.failed'")" || return 1
