@@ -88,14 +88,30 @@ t_preview_while_ingesting_then_computed() {
 t_case "the preview: 202 while ingesting, then every free check, a probed SMTP sample and an estimate that adds up, free" t_preview_while_ingesting_then_computed
 
 t_refresh_and_refusals() {
-    local first other okey bulk
+    local first other okey bulk asked e
     first=$(it_sql "SELECT JSON_VALUE(preview, '$.computed_at') FROM jobs WHERE id = '$JOB'")
     sleep 1.1
     http POST "/v1/verify/bulk/$JOB/preview?refresh=true" "" --data ""
     expect_status 202 && expect_json .refreshing true && expect_json .status awaiting_confirmation || return 1
+    expect_jq '.refresh_requested_at | test("^[0-9-]+T[0-9:]+Z$")' && expect_jq ".refresh_requested_at > \"$first\"" || return 1
+    asked=$(json .refresh_requested_at)
+    # the data changes meanwhile: two more suppressed addresses
+    http POST /v1/suppressions '{"entries":["nobody1@mx.svc.test","nobody2@mx.svc.test"]}'
+    expect_status 201 || return 1
+    # asked again without refresh while no worker has run: still 202
+    # refreshing, since the same time, beside the old preview (never a 200
+    # with the old one, which a client would take for the new)
+    http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
+    expect_status 202 && expect_json .refreshing true && expect_json .refresh_requested_at "$asked" &&
+        expect_json .preview.computed_at "$first" && expect_json .preview.free_checks.suppressed 2 || return 1
     it_worker_once || return 1
     http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
     expect_status 200 && expect_jq ".preview.computed_at > \"$first\"" && expect_json .preview.total_emails $TOTAL || return 1
+    expect_jq 'has("refreshing") | not' && expect_json .preview.free_checks.suppressed 4 &&
+        expect_json .preview.free_checks.needs_smtp 98 || return 1
+    expect_eq "refresh flag" 0 "$(it_sql "SELECT preview_refresh FROM jobs WHERE id = '$JOB'")" || return 1
+    # (the list as it was for the cases below)
+    for e in nobody1 nobody2; do http DELETE "/v1/suppressions/$e%40mx.svc.test"; expect_status 200 || return 1; done
     http POST "/v1/verify/bulk/$JOB/preview?refresh=maybe" "" --data ""
     expect_status 400 && expect_json .error.details.field refresh || return 1
     # a job uploaded without preview, and a JSON bulk job: 409
