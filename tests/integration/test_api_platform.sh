@@ -391,6 +391,8 @@ t_keys_rate_limit_default() {
     API_KEY=$fkey http POST /v1/keys '{"scopes":["credits:read"]}'
     expect_status 201 && expect_json .rateLimit 10 || return 1
     # an organization's key: clamped to the organization's api_rate_limit
+    # (another Admin account: the first one's window is used up)
+    acc=$(it_account admin 0)
     org=$(svcadm org create --name "Default $RANDOM" --rate-limit 20)
     svcadm org add "$org" "$acc"
     okey=$(it_key "$acc" '*' --org "$org")
