@@ -833,6 +833,8 @@ t_preview_refresh() {
     expect_status 201 || return 1
     for _ in $(seq 1 100); do [ "$(wc -l < "$PROXY_LOG")" -ge 3 ] && break; sleep 0.1; done
     kill -0 "$BG" 2> /dev/null || it_fail "svc stopped waiting before the new preview: $(cat "$IT_DIR/pv2.out" "$IT_DIR/pv2.err")" || return 1
+    grep -Eq "^$PJOB: the preview is being computed again, asked at [0-9-]+T[0-9:]+Z$" "$IT_DIR/pv2.err" ||
+        it_fail "the waiting line: $(cat "$IT_DIR/pv2.err")" || return 1
     it_worker_once
     bg_end pv2; expect_rc 0 || return 1
     expect_report "$PJOB" || return 1
