@@ -2,7 +2,8 @@
  * GET /v1/keys, DELETE /v1/keys/{id}. A new key is shown once, in the 201:
  * the answer kept for an Idempotency-Key replay lacks it. A customer's
  * rateLimit (rate_limit accepted too) stays within the key's tier or
- * organization limit. */
+ * organization limit; without one the key gets the spec's default, 100
+ * requests per minute (or that limit when lower: keys.h). */
 #include "api/probes.h"
 #include "core/keys.h"
 #include "util/log.h"

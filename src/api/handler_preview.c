@@ -1,7 +1,9 @@
 /* handler_preview.c: an upload's free List Health Preview and its
  * confirmation (scope verify:bulk): POST /v1/verify/bulk/{id}/preview
  * (200 with the preview; 202 with preview null while ingesting; 202
- * refreshing with ?refresh=true; 409 preview_unavailable for a job
+ * refreshing, with refresh_requested_at and the old preview, from
+ * ?refresh=true until the new one is stored, whoever asks; 409
+ * preview_unavailable for a job
  * uploaded without preview) and POST /v1/verify/bulk/{id}/confirm
  * (charges credits_needed exactly once and queues the job; 402 with
  * details.required and details.available; 409
@@ -60,11 +62,15 @@ handler_preview(struct api_call *c)
 	if (refresh && p.refreshing)
 		api_wake(c, WAKE_UPLOADS);
 	if (p.refreshing || preview == NULL) {
-		http_json(c->resp, 202, json_pack("{s:s,s:s,s:o,s:b}",
+		/* the old preview, if any, beside the news that it is being
+		 * replaced, for every caller until the new one is stored */
+		http_json(c->resp, 202, json_pack("{s:s,s:s,s:o,s:b,s:o}",
 		    "job_id", c->params[0], "status",
 		    jobs_status_names[p.status], "preview",
 		    preview ? preview : json_null(), "refreshing",
-		    p.refreshing));
+		    p.refreshing, "refresh_requested_at", p.refreshing &&
+		    p.refresh_requested_at[0] ?
+		    json_string(p.refresh_requested_at) : json_null()));
 		return;
 	}
 	http_json(c->resp, 200, json_pack("{s:s,s:s,s:o}", "job_id",

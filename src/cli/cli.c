@@ -21,6 +21,8 @@ const char *const cli_src_names[CLI_SRC__MAX] = {
 
 #define CLI_OPT_BASE 256
 
+static void	 cli_print_doc(struct cli *, json_t *);
+
 void
 cli_init(struct cli *c)
 {
@@ -31,6 +33,8 @@ cli_init(struct cli *c)
 void
 cli_free(struct cli *c)
 {
+	json_decref(c->created);
+	c->created = NULL;
 	client_free(c->client);
 	client_resp_free(&c->resp);
 	c->client = NULL;
@@ -77,7 +81,7 @@ cli_fail(struct cli *c, enum apierr_exit rc, const char *code,
 	if (c->json) {
 		o = json_pack("{s:{s:s,s:s,s:n}}", "error", "code", code,
 		    "message", buf_str(&msg), "details");
-		cli_print_json(o);
+		cli_print_doc(c, o);
 		json_decref(o);
 	}
 	buf_free(&msg);
@@ -265,13 +269,58 @@ out:
 	return rc;
 }
 
+/* Prints o, with the creation's answer held as "created" (then no longer
+ * held). */
+static void
+cli_print_doc(struct cli *c, json_t *o)
+{
+	if (c->created != NULL && json_is_object(o)) {
+		json_object_set(o, "created", c->created);
+		json_decref(c->created);
+		c->created = NULL;
+	}
+	cli_print_json(o);
+}
+
+void
+cli_hold_created(struct cli *c, json_t *r)
+{
+	json_decref(c->created);
+	c->created = json_incref(r);
+}
+
+void
+cli_flush_created(struct cli *c, int rc)
+{
+	json_t *o;
+
+	if (c->created == NULL)
+		return;
+	o = json_pack("{s:{s:s,s:s,s:n}}", "error", "code",
+	    rc == APIERR_EXIT_INTERRUPTED ? "interrupted" : "error",
+	    "message", rc == APIERR_EXIT_INTERRUPTED ? "stopped waiting; "
+	    "the job goes on" : "the waiting ended early", "details");
+	cli_print_doc(c, o);
+	json_decref(o);
+}
+
 void
 cli_print_body(struct cli *c)
 {
 	const struct buf *b = &c->resp.body;
+	json_t *o;
 
 	if (b->len == 0)
 		return;
+	if (c->created != NULL) {
+		o = json_loadb(b->data, b->len, 0, NULL);
+		if (json_is_object(o)) {
+			cli_print_doc(c, o);
+			json_decref(o);
+			return;
+		}
+		json_decref(o);
+	}
 	fwrite(b->data, 1, b->len, stdout);
 	if (b->data[b->len - 1] != '\n')
 		putchar('\n');
@@ -311,7 +360,7 @@ cli_api_error(struct cli *c)
 			json_t *o = json_pack("{s:{s:s,s:s,s:n}}", "error",
 			    "code", e.code, "message", e.message, "details");
 
-			cli_print_json(o);
+			cli_print_doc(c, o);
 			json_decref(o);
 		}
 	}

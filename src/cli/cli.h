@@ -32,6 +32,9 @@ struct cli {
 	struct client		*client;
 	struct client_resp	 resp;		/* the last answer */
 	volatile sig_atomic_t	 stop;		/* Ctrl-C while waiting */
+	/* --json --wait: the creation's answer, held back to go into the one
+	 * document printed at the end (as "created") */
+	json_t			*created;
 };
 
 /* The key and base URL in force and where each came from. */
@@ -81,8 +84,18 @@ int	 cli_connect(struct cli *);
  * answer; else the exit status, the error told (with --json the API's
  * error body on stdout). */
 int	 cli_call(struct cli *, const struct client_req *, json_t **out);
-/* Prints the last answer's body as it came (--json). */
+/* Prints the last answer's body as it came (--json); with a creation's
+ * answer held (cli_hold_created), the body with it as "created". */
 void	 cli_print_body(struct cli *);
+/* --json --wait: keeps the creation's answer r (a reference is taken)
+ * instead of printing it, so that the command prints one JSON document:
+ * the final answer, or the error that ended the waiting, with r under
+ * "created". */
+void	 cli_hold_created(struct cli *, json_t *r);
+/* At the end of a command: a creation's answer still held (the waiting
+ * stopped by Ctrl-C) is printed as {"error": ..., "created": ...}, so
+ * that nothing it said (a callback_secret shown once) is lost. */
+void	 cli_flush_created(struct cli *, int rc);
 /* Prints a JSON value on stdout (--json output svc makes itself). */
 void	 cli_print_json(json_t *);
 /* A new Idempotency-Key ("svc-cli-" and 32 random characters): 0 or -1. */

@@ -226,8 +226,11 @@ cmd_bulk_create(struct cli *c, int argc, char **argv)
 			    "to retry without paying twice\n", key);
 		goto out;
 	}
-	/* with --json and --wait: this answer, then the job at its end */
-	if (c->json)
+	/* with --json and --wait: one document, the job at its end with
+	 * this answer as "created" */
+	if (c->json && wait != NULL)
+		cli_hold_created(c, r);
+	else if (c->json)
 		cli_print_body(c);
 	else
 		cmd_bulk_created(c, r);

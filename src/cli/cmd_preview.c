@@ -4,7 +4,9 @@
  * their shares and a bar chart, credits needed and after refunds, and the
  * confidence. With --wait, a job still ingesting is followed on its
  * progress (the bar of wait.c) until read, and a preview being computed
- * again (--refresh) is asked for again until it is there. */
+ * again (--refresh, or anyone's refresh: the API's 202 refreshing, with
+ * the old preview that is not shown) is asked for again until the new one
+ * is there. */
 #include "cli/cmds.h"
 #include "cli/out.h"
 #include "cli/wait.h"
@@ -138,6 +140,11 @@ cmd_preview_show(struct cli *c, const char *job_id, int wait, int refresh)
 		    json_is_true(json_object_get(r, "refreshing")) ?
 		    "the preview is being computed again" :
 		    "still ingesting: the preview is not ready yet");
+		/* since when (the old preview, beside, is not shown) */
+		if (wait && json_is_string(json_object_get(r,
+		    "refresh_requested_at")))
+			buf_printf(&line, ", asked at %s", json_string_value(
+			    json_object_get(r, "refresh_requested_at")));
 		if (!wait) {
 			if (c->json)
 				cli_print_body(c);

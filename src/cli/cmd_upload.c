@@ -207,7 +207,11 @@ cmd_upload(struct cli *c, int argc, char **argv)
 			    "to retry it safely\n", o.key);
 		goto out;
 	}
-	if (c->json)
+	/* with --json and --wait: one document, the job (or its preview) at
+	 * the end with this answer (its callback_secret) as "created" */
+	if (c->json && o.wait != NULL)
+		cli_hold_created(c, r);
+	else if (c->json)
 		cli_print_body(c);
 	else {
 		out_kv_field("job", r, "job_id", 1);

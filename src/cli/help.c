@@ -110,7 +110,10 @@ help_overview(FILE *f)
 	for (i = 0; i < sizeof(help_entries) / sizeof(help_entries[0]); i++)
 		fprintf(f, "  svc %s\n", help_entries[i].synopsis);
 	fprintf(f, "\nOptions of every command:\n"
-	    "  --json          print the API's JSON instead of text\n"
+	    "  --json          print the API's JSON instead of text (one "
+	    "document; with\n"
+	    "                  --wait the final one, the creation's answer "
+	    "under \"created\")\n"
 	    "  --api-key KEY   the key (else $ROCKETVERIFIER_API_KEY, else the "
 	    "config file)\n"
 	    "  --base-url URL  the API (else $SVC_BASE_URL, else the config "

@@ -132,6 +132,7 @@ main(int argc, char **argv)
 	c.cmd = cmd->full;
 	i += words - 1;
 	rc = cmd->fn(&c, argc - i, argv + i);
+	cli_flush_created(&c, rc);
 	cli_free(&c);
 	curl_global_cleanup();
 	return rc;

@@ -38,7 +38,7 @@ keys_default_limit(struct db *db, const char *account, const char *org,
 }
 
 static enum keys_err
-keys_validate(struct db *db, const struct keys_spec *s, char *expires,
+keys_validate(struct db *db, struct keys_spec *s, char *expires,
     size_t expsz, struct buf *why)
 {
 	struct ipnet *nets;
@@ -62,11 +62,14 @@ keys_validate(struct db *db, const struct keys_spec *s, char *expires,
 		    KEYS_RATE_LIMIT_MAX);
 		return KEYS_INVALID;
 	}
-	if (s->capped && s->rate_limit != -1) {
+	if (s->capped) {
 		if ((rc = keys_default_limit(db, s->account_id, s->org_id,
 		    &ceiling)) != KEYS_OK)
 			return rc;
-		if (s->rate_limit > ceiling) {
+		if (s->rate_limit == -1)
+			s->rate_limit = ceiling < KEYS_RATE_LIMIT_DEFAULT ?
+			    ceiling : KEYS_RATE_LIMIT_DEFAULT;
+		else if (s->rate_limit > ceiling) {
 			buf_printf(why, "rate_limit: at most %ld requests per "
 			    "minute, the limit this key has without one; only "
 			    "the operator sets a higher one", ceiling);
@@ -109,7 +112,7 @@ keys_validate(struct db *db, const struct keys_spec *s, char *expires,
 }
 
 enum keys_err
-keys_create(struct db *db, const struct keys_spec *s, char id[IDS_MAX],
+keys_create(struct db *db, struct keys_spec *s, char id[IDS_MAX],
     char key[AUTH_KEY_MAX], struct buf *why)
 {
 	struct buf scopes;

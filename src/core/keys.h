@@ -5,6 +5,10 @@
 #include "core/db.h"
 
 #define KEYS_RATE_LIMIT_MAX 100000
+/* The spec's default rateLimit (requests per minute) of a customer's key
+ * made without one, or the limit the key would otherwise have when that is
+ * lower. */
+#define KEYS_RATE_LIMIT_DEFAULT 100
 #define KEYS_NAME_MAX 200
 
 enum keys_err {
@@ -26,7 +30,10 @@ struct keys_spec {
 	/* A customer's key (POST /v1/keys): rate_limit may not go above the
 	 * limit the key would have without it (its organization's
 	 * api_rate_limit, else its account's tier). Only the operator
-	 * (svcadm) raises a key above that. */
+	 * (svcadm) raises a key above that. Without one (-1) such a key
+	 * gets KEYS_RATE_LIMIT_DEFAULT, or that limit when lower: keys_create
+	 * writes the limit given into rate_limit. An operator's key without
+	 * one has none (the organization's or the tier's limit applies). */
 	int		 capped;
 	const char	*ip_allowlist;	/* NULL or CIDR list */
 	const char	*expires_at;	/* NULL or ISO 8601 UTC, in the future */
@@ -41,7 +48,7 @@ struct keys_info {
 
 typedef int (*keys_each_fn)(void *, const struct keys_info *);
 
-enum keys_err keys_create(struct db *, const struct keys_spec *,
+enum keys_err keys_create(struct db *, struct keys_spec *,
 	    char id[IDS_MAX], char key[AUTH_KEY_MAX], struct buf *why);
 /* account NULL: any account (operator). KEYS_NOT_FOUND for an unknown
  * key, another account's, or one revoked already. */

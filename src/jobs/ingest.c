@@ -79,7 +79,8 @@ ingest_claim(struct db *db, const char *owner, long lease,
 	if (db_query(db, "SELECT id, account_id, pool_id, "
 	    "COALESCE(file_format, ''), COALESCE(source_url, ''), column_rule, "
 	    "COALESCE(email_column, ''), want_preview, status = ?, "
-	    "COALESCE(file_size, 0) FROM jobs WHERE type = 'upload' AND "
+	    "COALESCE(file_size, 0), COALESCE(DATE_FORMAT(preview_refresh_at, "
+	    "'%Y-%m-%d %H:%i:%s.%f'), '') FROM jobs WHERE type = 'upload' AND "
 	    "(status = ? OR (status = ? AND preview_refresh = 1)) AND "
 	    "(ingest_lease_expires IS NULL OR ingest_lease_expires < "
 	    "UTC_TIMESTAMP(3)) ORDER BY created_at LIMIT 1 FOR UPDATE SKIP "
@@ -109,6 +110,8 @@ ingest_claim(struct db *db, const char *owner, long lease,
 		j->want_preview = (int)db_res_int(r, 7);
 		j->refresh = (int)db_res_int(r, 8);
 		j->file_size = db_res_int(r, 9);
+		strparse_copy(j->refresh_at, sizeof(j->refresh_at),
+		    db_res_str(r, 10));
 	}
 	db_res_free(r);
 	if (row != 1) {
@@ -647,10 +650,13 @@ ingest_preview_done(struct db *db, const struct ingest_job *j,
 {
 	unsigned long long changed = 0;
 
-	if (db_exec(db, "UPDATE jobs SET preview = ?, preview_refresh = 0, "
+	if (db_exec(db, "UPDATE jobs SET preview = ?, preview_refresh = "
+	    "IF(preview_refresh_at <=> CAST(? AS DATETIME(3)), 0, "
+	    "preview_refresh), "
 	    "status = ?, ingest_owner = NULL, ingest_lease_expires = NULL "
 	    "WHERE id = ? AND ingest_owner = ? AND status IN (?, ?)",
-	    DB_ARGS(DBP_STR(preview),
+	    DB_ARGS(DBP_STR(preview), DBP_STR(j->refresh_at[0] ?
+	    j->refresh_at : NULL),
 	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
 	    DBP_STR(j->id), DBP_STR(owner),
 	    DBP_STR(jobs_status_names[JOBS_INGESTING]),

@@ -41,6 +41,8 @@ struct ingest_job {
 	char		 column[256];	/* email_column or mapping's name */
 	int		 want_preview;
 	int		 refresh;	/* only the preview is asked for again */
+	/* the refresh request served ("YYYY-MM-DD hh:mm:ss.fff", "" none) */
+	char		 refresh_at[32];
 	long long	 file_size;
 };
 
@@ -96,7 +98,9 @@ void	 ingest_read_free(struct ingest_read *);
 int	 ingest_write(struct db *, const struct ingest_job *, const char *owner,
 	    const struct ingest_read *, enum ingest_fail *fail);
 /* Stores a computed preview (JSON text): the job goes to (or stays)
- * awaiting_confirmation, and the refresh flag is cleared. */
+ * awaiting_confirmation, and the refresh flag is cleared unless a refresh
+ * was asked for after the one served (j->refresh_at): that one is
+ * computed again. */
 int	 ingest_preview_done(struct db *, const struct ingest_job *,
 	    const char *owner, const char *preview);
 /* Fails the job with a failure code and message (nothing was charged;

@@ -112,13 +112,31 @@ uploads_preview_get(struct db *db, const char *account, const char *id,
 	int row, wanted = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (db_query(db, "SELECT status, want_preview, preview FROM jobs "
-	    "WHERE id = ? AND account_id = ?", DB_ARGS(DBP_STR(id),
-	    DBP_STR(account)), &r) != DB_OK)
+	/* A refresh is asked for first, so that this answer already says
+	 * so; each request moves preview_refresh_at (the worker computes
+	 * again for one that came while it worked: ingest_preview_done). */
+	if (refresh && db_exec(db, "UPDATE jobs SET preview_refresh = 1, "
+	    "preview_refresh_at = UTC_TIMESTAMP(3) WHERE id = ? AND "
+	    "account_id = ? AND status = ? AND want_preview = 1",
+	    DB_ARGS(DBP_STR(id), DBP_STR(account),
+	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION])), NULL) !=
+	    DB_OK)
+		return UPLOADS_DB;
+	if (db_query(db, "SELECT status, want_preview, preview, "
+	    "preview_refresh = 1 AND status = ?, DATE_FORMAT("
+	    "preview_refresh_at, '%Y-%m-%dT%H:%i:%sZ') FROM jobs "
+	    "WHERE id = ? AND account_id = ?", DB_ARGS(
+	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
+	    DBP_STR(id), DBP_STR(account)), &r) != DB_OK)
 		return UPLOADS_DB;
 	if ((row = db_res_next(r)) == 1) {
 		out->status = jobs_status_of(db_res_str(r, 0));
 		wanted = (int)db_res_int(r, 1);
+		out->refreshing = (int)db_res_int(r, 3);
+		if (out->refreshing && db_res_str(r, 4) != NULL)
+			strparse_copy(out->refresh_requested_at,
+			    sizeof(out->refresh_requested_at),
+			    db_res_str(r, 4));
 		if (db_res_str(r, 2) != NULL &&
 		    (out->preview = strdup(db_res_str(r, 2))) == NULL)
 			row = -1;
@@ -128,18 +146,10 @@ uploads_preview_get(struct db *db, const char *account, const char *id,
 		return UPLOADS_DB;
 	if (row == 0)
 		return UPLOADS_NOT_FOUND;
-	if (!wanted)
+	if (!wanted) {
+		free(out->preview);
+		out->preview = NULL;
 		return UPLOADS_NO_PREVIEW;
-	if (refresh && out->status == JOBS_AWAITING_CONFIRMATION) {
-		if (db_exec(db, "UPDATE jobs SET preview_refresh = 1 WHERE "
-		    "id = ? AND status = ?", DB_ARGS(DBP_STR(id),
-		    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION])),
-		    NULL) != DB_OK) {
-			free(out->preview);
-			out->preview = NULL;
-			return UPLOADS_DB;
-		}
-		out->refreshing = 1;
 	}
 	return UPLOADS_OK;
 }

@@ -59,11 +59,14 @@ enum uploads_err uploads_confirm(struct db *, const char *account,
 
 /* POST .../preview: the job's status and its preview (JSON text, NULL
  * while none is computed; free it). With refresh, an awaiting job's
- * preview is computed again by a worker (*refreshing set). */
+ * preview is computed again by a worker. refreshing is set (with the time
+ * of the last request, ISO 8601) from the request until the worker stored
+ * a preview computed after it, whoever asks meanwhile. */
 struct uploads_preview {
 	enum jobs_status status;
 	char		*preview;
 	int		 refreshing;
+	char		 refresh_requested_at[24];
 };
 enum uploads_err uploads_preview_get(struct db *, const char *account,
 	    const char *id, int refresh, struct uploads_preview *);

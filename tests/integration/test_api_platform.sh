@@ -371,6 +371,48 @@ t_keys_rate_limit_cap() {
 }
 t_case "a customer's key may set rateLimit (or rate_limit) only up to its tier or organization limit; svcadm key set lifts it" t_keys_rate_limit_cap
 
+t_keys_rate_limit_default() {
+    local acc key id k codes facc fkey org okey used
+    # an Admin account (1,000 a minute): a key made without rateLimit gets
+    # the spec's default, 100, shown and enforced
+    acc=$(it_account admin 0)
+    key=$(it_key "$acc" '*')
+    API_KEY=$key http POST /v1/keys '{"name":"no-limit","scopes":["credits:read"]}'
+    expect_status 201 && expect_json .rateLimit 100 && expect_json .rate_limit 100 || return 1
+    id=$(json .id); k=$(json .key)
+    API_KEY=$key http GET /v1/keys
+    expect_json "(.data[] | select(.id == \"$id\") | .rateLimit)" 100 || return 1
+    expect_eq "stored limit" 100 "$(it_sql "SELECT rate_limit FROM api_keys WHERE id = '$id'")" || return 1
+    # the account's other key still has the tier's 1,000
+    API_KEY=$key http GET /v1/credits; expect_header X-RateLimit-Limit 1000 || return 1
+    # the window is the account's (every key of it counts there): with
+    # the new key, requests up to the window's 100th pass and the 101st
+    # is refused, while the tier would allow 1,000
+    API_KEY=$k http GET /rate-limit; expect_status 200 && expect_json .limit 100 || return 1
+    used=$(json .used)
+    [ "$used" -ge 1 ] && [ "$used" -lt 100 ] || it_fail "used $used" || return 1
+    codes=$(curl -s -H "Authorization: Bearer $k" $(for _ in $(seq 1 $((100 - used))); do printf '%s ' "-o /dev/null -w %{http_code}\n $BASE_URL/v1/credits"; done) | sort | uniq -c | awk '{ print $2 "x" $1 }' | tr '\n' ' ')
+    expect_eq "the key's requests up to the window's 100th" "200x$((100 - used)) " "$codes" || return 1
+    API_KEY=$k http GET /v1/credits; expect_status 429 && expect_json .error.details.limit 100 || return 1
+    API_KEY=$key http GET /v1/credits; expect_status 200 || return 1
+    # a Free account (10 a minute): the default is clamped to the tier's
+    facc=$(it_account free 0)
+    fkey=$(it_key "$facc" '*')
+    API_KEY=$fkey http POST /v1/keys '{"scopes":["credits:read"]}'
+    expect_status 201 && expect_json .rateLimit 10 || return 1
+    # an organization's key: clamped to the organization's api_rate_limit
+    # (another Admin account: the first one's window is used up)
+    acc=$(it_account admin 0)
+    org=$(svcadm org create --name "Default $RANDOM" --rate-limit 20)
+    svcadm org add "$org" "$acc"
+    okey=$(it_key "$acc" '*' --org "$org")
+    API_KEY=$okey http POST /v1/keys '{"scopes":["credits:read"]}'
+    expect_status 201 && expect_json .rateLimit 20 || return 1
+    # the operator's key without --rate-limit has no override (the tier's)
+    expect_eq "svcadm keys without a limit" 1 "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$facc' AND rate_limit IS NULL")"
+}
+t_case "a key made through the API without rateLimit gets 100 a minute (shown, enforced: the 101st of the window is refused where the tier allows 1,000), or its tier's or organization's lower limit" t_keys_rate_limit_default
+
 t_revoke_not_found() {
     local acc key id
     acc=$(it_account pro 0)

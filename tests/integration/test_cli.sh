@@ -167,6 +167,23 @@ bg_kv() {
     it_fail "svc $1 printed no '$2' line: $(cat "$IT_DIR/$1.out" "$IT_DIR/$1.err")"
     return 1
 }
+# wait_job_of FILE: the job whose --wait lines (on stderr) FILE shows
+# (with --json --wait nothing is on stdout before the end)
+wait_job_of() {
+    local j
+    for _ in $(seq 1 100); do
+        j=$(sed -n 's/^\(job_[A-Za-z0-9_-]*\): .*/\1/p' "$1" 2>/dev/null | head -n 1)
+        [ -n "$j" ] && { echo "$j"; return 0; }
+        sleep 0.1
+    done
+    it_fail "no --wait line in $1: $(cat "$1")"
+    return 1
+}
+# json_one FILE: FILE holds exactly one JSON document (python3's parser)
+json_one() {
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2> "$IT_DIR/json_one.err" ||
+        it_fail "not one JSON document: $(head -c 600 "$1") ($(tail -n 1 "$IT_DIR/json_one.err"))"
+}
 # resp STATUS BODY: one response of cli_stub.py's list
 resp() { jq -cn --argjson s "$1" --arg b "$2" '{status: $s, body: $b}'; }
 stub_count() { wc -l < "$STUB_LOG" | tr -d ' '; }
@@ -390,20 +407,22 @@ t_bulk_create_wait_plain() {
     "$SVC" bulk create "accepted_email@$SB" "rejected_email@$SB" "catch_all@$SB" --name cli-wait --wait --json \
         > "$IT_DIR/wait.out" 2> "$IT_DIR/wait-err.log" &
     pid=$!
-    for _ in $(seq 1 100); do grep -q job_id "$IT_DIR/wait.out" 2>/dev/null && break; sleep 0.1; done
-    JOB=$(jq -r .job_id < "$IT_DIR/wait.out" | head -n 1)
-    [ -n "$JOB" ] && [ "$JOB" != null ] || it_fail "no job id: $(cat "$IT_DIR/wait.out" "$IT_DIR/wait-err.log")" || return 1
+    JOB=$(wait_job_of "$IT_DIR/wait-err.log") || return 1
+    [ -s "$IT_DIR/wait.out" ] && it_fail "--json printed before the end: $(cat "$IT_DIR/wait.out")" && return 1
     sleep 1.5		# a poll or two while it is pending
     run_worker "$JOB" || return 1
     wait "$pid" || it_fail "bulk create --wait exited $?: $(cat "$IT_DIR/wait-err.log")" || return 1
-    HTTP_BODY=$(jq -s -c . "$IT_DIR/wait.out"); HTTP_REQUEST="bulk create --wait --json"
-    expect_json 'length' 2 && expect_json '.[0].status' pending && expect_json '.[0].total_emails' 3 &&
-        expect_json '.[1].job_id' "$JOB" && expect_json '.[1].status' completed && expect_json '.[1].counts.valid' 1 || return 1
+    # one JSON document: the completed job, the creation's answer in it
+    json_one "$IT_DIR/wait.out" || return 1
+    HTTP_BODY=$(cat "$IT_DIR/wait.out"); HTTP_REQUEST="bulk create --wait --json"
+    expect_json .job_id "$JOB" && expect_json .status completed && expect_json .counts.valid 1 &&
+        expect_json .created.job_id "$JOB" && expect_json .created.status pending && expect_json .created.total_emails 3 &&
+        expect_jq '.created.credits_remaining | type == "number"' || return 1
     grep -q "^$JOB: pending 0% (0/3, 0/min, ETA --)$" "$IT_DIR/wait-err.log" || it_fail "no plain pending line: $(cat "$IT_DIR/wait-err.log")" || return 1
     grep -q "^$JOB: completed 100% (3/3, " "$IT_DIR/wait-err.log" || it_fail "no plain completed line: $(cat "$IT_DIR/wait-err.log")" || return 1
     if grep -q $'[\r\033]' "$IT_DIR/wait-err.log"; then it_fail "terminal codes in plain lines"; fi
 }
-t_case "bulk create --wait, not on a terminal: plain progress lines, then the completed job (two JSON documents with --json)" t_bulk_create_wait_plain
+t_case "bulk create --wait, not on a terminal: plain progress lines, then the completed job (with --json one document, the creation's answer under created)" t_bulk_create_wait_plain
 
 t_bulk_status_results() {
     cli bulk status "$JOB"; expect_rc 0 || return 1
@@ -599,7 +618,11 @@ t_ctrl_c() {
     fi
     wait "$pid"; expect_eq "exit status after SIGINT" 130 "$?" || return 1
     grep -q "stopped waiting; job job_.* goes on" "$IT_DIR/intr-err.log" || it_fail "no message after SIGINT" || return 1
-    job=$(jq -r .job_id < "$IT_DIR/intr.out")
+    # with --json the one document says so and keeps the creation's answer
+    json_one "$IT_DIR/intr.out" || return 1
+    HTTP_BODY=$(cat "$IT_DIR/intr.out"); HTTP_REQUEST="bulk create --wait --json, interrupted"
+    expect_json .error.code interrupted && expect_json .created.status pending || return 1
+    job=$(json .created.job_id)
     API_KEY=$KEY http GET "/v1/jobs/$job"; expect_json .status pending || return 1
     # svc-api's log shows svc's polls, and no DELETE of the job
     grep -q "method=GET path=\"/v1/jobs/$job/progress\"" "$IT_DIR/log/svc.log" || it_fail "svc's polls are not in the log" || return 1
@@ -698,16 +721,17 @@ t_case "bulk upload FILE.csv --email-column --name --callback-url --wait: the re
 t_upload_txt_xlsx_json() {
     local job
     printf 'accepted_email@%s\n\n  rejected_email@%s \r\nACCEPTED_EMAIL@%s\n' "$SB" "$SB" "$SB" > "$UP/list.txt"
-    bg up2 bulk upload "$UP/list.txt" --json --wait
-    for _ in $(seq 1 100); do grep -q job_id "$IT_DIR/up2.out" && break; sleep 0.1; done
-    job=$(head -n 1 "$IT_DIR/up2.out" | jq -r .job_id)
+    bg up2 bulk upload "$UP/list.txt" --json --wait --callback-url "$R/cb-txt"
+    job=$(wait_job_of "$IT_DIR/up2.err") || return 1
     it_job_wait "$job" completed || return 1
     bg_end up2; expect_rc 0 || return 1
-    # two JSON documents: the API's 202, then the finished job
-    HTTP_BODY=$(jq -s -c . "$IT_DIR/cli.out")
-    expect_json length 2 && expect_json '.[0].status' ingesting && expect_json '.[0].preview' false &&
-        expect_json '.[1].job_id' "$job" && expect_json '.[1].status' completed && expect_json '.[1].total_emails' 2 &&
-        expect_json '.[1].duplicates_removed' 1 || return 1
+    # one JSON document: the finished job, with the API's 202 (and the
+    # callback secret it alone shows) under created
+    json_one "$IT_DIR/cli.out" || return 1
+    expect_json .job_id "$job" && expect_json .status completed && expect_json .total_emails 2 &&
+        expect_json .duplicates_removed 1 && expect_json .created.status ingesting && expect_json .created.preview false || return 1
+    expect_jq '.created.callback_secret | startswith("whsec_")' || return 1
+    callback_of "$job" "$(json .created.callback_secret)" || return 1
     expect_eq "addresses of the TXT" "accepted_email@$SB rejected_email@$SB" "$(addresses_of "$job")" || return 1
     [ -n "$PYX" ] || { it_fail "no python3 with openpyxl (python3-openpyxl) to write an XLSX"; return 1; }
     "$PYX" - "$UP/list.xlsx" "$SB" <<'PY' || { it_fail "openpyxl could not write the workbook"; return 1; }
@@ -720,11 +744,10 @@ ws.append(["Bob", "rejected_email@" + sys.argv[2], "unknown@" + sys.argv[2]])
 wb.save(sys.argv[1])
 PY
     bg up3 bulk upload "$UP/list.xlsx" --column-mapping '{"email":"Work Mail"}' --name sheet --wait --json
-    for _ in $(seq 1 100); do grep -q job_id "$IT_DIR/up3.out" && break; sleep 0.1; done
-    job=$(head -n 1 "$IT_DIR/up3.out" | jq -r .job_id)
+    job=$(wait_job_of "$IT_DIR/up3.err") || return 1
     it_job_wait "$job" completed || return 1
     bg_end up3; expect_rc 0 || return 1
-    HTTP_BODY=$(jq -s -c '.[1]' "$IT_DIR/cli.out")
+    json_one "$IT_DIR/cli.out" || return 1
     expect_json .status completed && expect_json .name sheet && expect_json .total_emails 2 || return 1
     expect_eq "addresses of the XLSX (Work Mail)" "spam_trap@$SB unknown@$SB" "$(addresses_of "$job")" || return 1
     # the original columns come back with --include-original, --filter
@@ -733,7 +756,7 @@ PY
     expect_eq "header of the download" "Name,Email,Work Mail,svc_status" "$(head -n 1 "$UP/sheet.csv" | tr -d '\r' | cut -d, -f1-4)" &&
         expect_eq "rows" "Bob,rejected_email@$SB,unknown@$SB,unknown" "$(sed 1d "$UP/sheet.csv" | tr -d '\r' | cut -d, -f1-4)"
 }
-t_case "bulk upload FILE.txt and FILE.xlsx (--column-mapping) --wait --json: the 202 and the finished job, parsed; the original columns downloaded" t_upload_txt_xlsx_json
+t_case "bulk upload FILE.txt and FILE.xlsx (--column-mapping) --wait --json: one document, the finished job with the 202 (its callback secret, which signs the callback) under created; the original columns downloaded" t_upload_txt_xlsx_json
 
 # the report's line of a status: its count, share and bar of 30
 preview_line() {	# preview_line STATUS COUNT SUM
@@ -790,22 +813,35 @@ t_upload_preview_wait() {
 t_case "bulk upload --preview --wait: the reading followed, then the report (counts, shares, bar chart, credits, confidence) as the API's preview says; nothing charged" t_upload_preview_wait
 
 t_preview_refresh() {
-    local first
+    local first e
     cli bulk preview "$PJOB"; expect_rc 0 || return 1
     expect_report "$PJOB" || return 1
     first=$(kv computed-at)
     cli bulk preview "$PJOB" --json; expect_rc 0 || return 1
     expect_json .status awaiting_confirmation && expect_json .preview.computed_at "$first" &&
         expect_json .preview.total_emails "$HEALTH" || return 1
+    expect_json .preview.free_checks.suppressed 0 || return 1
     sleep 1.1
     # --refresh: 202 refreshing, asked again (without refresh) until there
     proxy refresh 0
     bg pv2 --base-url "$PROXY_URL" bulk preview "$PJOB" --refresh --wait
     for _ in $(seq 1 100); do grep -q "being computed again" "$IT_DIR/pv2.err" && break; sleep 0.1; done
+    # the data changes before the worker computes the new preview (two of
+    # the list's addresses suppressed), and svc asks twice more meanwhile:
+    # the old preview it gets then is not the new one, so it goes on waiting
+    API_KEY=$KEY http POST /v1/suppressions '{"entries":["nobody1@mx.svc.test","nobody2@mx.svc.test"]}'
+    expect_status 201 || return 1
+    for _ in $(seq 1 100); do [ "$(wc -l < "$PROXY_LOG")" -ge 3 ] && break; sleep 0.1; done
+    kill -0 "$BG" 2> /dev/null || it_fail "svc stopped waiting before the new preview: $(cat "$IT_DIR/pv2.out" "$IT_DIR/pv2.err")" || return 1
+    grep -Eq "^$PJOB: the preview is being computed again, asked at [0-9-]+T[0-9:]+Z$" "$IT_DIR/pv2.err" ||
+        it_fail "the waiting line: $(cat "$IT_DIR/pv2.err")" || return 1
     it_worker_once
     bg_end pv2; expect_rc 0 || return 1
     expect_report "$PJOB" || return 1
     [[ $(kv computed-at) > $first ]] || it_fail "computed-at $(kv computed-at) is not after $first" || return 1
+    # the report printed is the new preview: the suppressed addresses in it
+    grep -q "^free checks  .*suppressed 2," "$IT_DIR/cli.out" || it_fail "not the new preview: $(cat "$IT_DIR/cli.out")" || return 1
+    expect_kv addresses "$HEALTH unique, 1 duplicates removed" || return 1
     expect_eq "requests" "POST /v1/verify/bulk/$PJOB/preview?refresh=true" "$(jq -r '.method + " " + .path' "$PROXY_LOG" | head -n 1)" || return 1
     jq -r '.path' "$PROXY_LOG" | sed 1d | grep -qvx "/v1/verify/bulk/$PJOB/preview" &&
         it_fail "asked again with refresh: $(jq -r .path "$PROXY_LOG" | tr '\n' ' ')" && return 1
@@ -813,20 +849,22 @@ t_preview_refresh() {
     cli bulk preview "$PJOB" --refresh; expect_rc 0 && grep -q "being computed again (svc bulk preview $PJOB --wait)" "$IT_DIR/cli.out" ||
         it_fail "preview --refresh: $(cat "$IT_DIR/cli.out")" || return 1
     it_worker_once
+    for e in nobody1 nobody2; do API_KEY=$KEY http DELETE "/v1/suppressions/$e%40mx.svc.test"; expect_status 200 || return 1; done
 }
-t_case "bulk preview: the report, --json, --refresh --wait (computed again, then asked for without refresh)" t_preview_refresh
+t_case "bulk preview: the report, --json, --refresh --wait (computed again, asked for without refresh until the new one, made from data changed meanwhile, is there)" t_preview_refresh
 
 t_confirm() {
     local poor pkey pjob before need
     poor=$(it_account pro 3)
     pkey=$(it_key "$poor" '*')
     bg pv3 --api-key "$pkey" bulk upload "$UP/health.csv" --preview --wait --json
-    for _ in $(seq 1 100); do grep -q job_id "$IT_DIR/pv3.out" && break; sleep 0.1; done
-    pjob=$(head -n 1 "$IT_DIR/pv3.out" | jq -r .job_id)
+    pjob=$(wait_job_of "$IT_DIR/pv3.err") || return 1
     it_job_wait "$pjob" awaiting_confirmation || return 1
     bg_end pv3; expect_rc 0 || return 1
-    HTTP_BODY=$(jq -s -c '.[1]' "$IT_DIR/cli.out")
-    expect_json .status awaiting_confirmation && expect_json .preview.credits_needed "$HEALTH" || return 1
+    # one document: the preview, the upload's 202 under created
+    json_one "$IT_DIR/cli.out" || return 1
+    expect_json .status awaiting_confirmation && expect_json .preview.credits_needed "$HEALTH" &&
+        expect_json .created.job_id "$pjob" && expect_json .created.preview true || return 1
     cli --api-key "$pkey" bulk confirm "$pjob"
     expect_rc 5 && expect_err "svc: insufficient_credits: " && expect_err "(HTTP 402" || return 1
     expect_eq "the poor balance" 3 "$(balance "$poor")" || return 1

@@ -88,14 +88,60 @@ t_preview_while_ingesting_then_computed() {
 t_case "the preview: 202 while ingesting, then every free check, a probed SMTP sample and an estimate that adds up, free" t_preview_while_ingesting_then_computed
 
 t_refresh_and_refusals() {
-    local first other okey bulk
+    local first other okey bulk asked e holder worker ready
     first=$(it_sql "SELECT JSON_VALUE(preview, '$.computed_at') FROM jobs WHERE id = '$JOB'")
     sleep 1.1
     http POST "/v1/verify/bulk/$JOB/preview?refresh=true" "" --data ""
     expect_status 202 && expect_json .refreshing true && expect_json .status awaiting_confirmation || return 1
+    expect_jq '.refresh_requested_at | test("^[0-9-]+T[0-9:]+Z$")' && expect_jq ".refresh_requested_at > \"$first\"" || return 1
+    asked=$(json .refresh_requested_at)
+    # the data changes meanwhile: two more suppressed addresses
+    http POST /v1/suppressions '{"entries":["nobody1@mx.svc.test","nobody2@mx.svc.test"]}'
+    expect_status 201 || return 1
+    # asked again without refresh while no worker has run: still 202
+    # refreshing, since the same time, beside the old preview (never a 200
+    # with the old one, which a client would take for the new)
+    http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
+    expect_status 202 && expect_json .refreshing true && expect_json .refresh_requested_at "$asked" &&
+        expect_json .preview.computed_at "$first" && expect_json .preview.free_checks.suppressed 2 || return 1
     it_worker_once || return 1
     http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
     expect_status 200 && expect_jq ".preview.computed_at > \"$first\"" && expect_json .preview.total_emails $TOTAL || return 1
+    expect_jq 'has("refreshing") | not' && expect_json .preview.free_checks.suppressed 4 &&
+        expect_json .preview.free_checks.needs_smtp 98 || return 1
+    expect_eq "refresh flag" 0 "$(it_sql "SELECT preview_refresh FROM jobs WHERE id = '$JOB'")" || return 1
+    # a refresh asked for while a worker computes the preview of an earlier
+    # one is not cleared by that worker's result, but computed again: the
+    # worker is held in the middle (its write of throwaway.svc.test's MX
+    # answer waits for a row another session inserted and holds)
+    ready=$(cat "$IT_DIR"/log/*.log | grep -c "event=preview_ready job=$JOB ")
+    http POST "/v1/verify/bulk/$JOB/preview?refresh=true" "" --data ""; expect_status 202 || return 1
+    it_sql "DELETE FROM dns_cache WHERE domain = 'throwaway.svc.test'"
+    mkfifo "$IT_DIR/holder.in"
+    stack_mariadb_sql "$IT_DIR/mariadb" -N -B -n svc < "$IT_DIR/holder.in" > "$IT_DIR/holder.out" 2>&1 &
+    holder=$!
+    exec 7> "$IT_DIR/holder.in"
+    echo "BEGIN; INSERT INTO dns_cache VALUES ('throwaway.svc.test', '{}', UTC_TIMESTAMP(3) + INTERVAL 1 HOUR); SELECT 'held';" >&7
+    for _ in $(seq 1 100); do grep -q held "$IT_DIR/holder.out" && break; sleep 0.1; done
+    timeout 120 "$top_builddir/src/worker/svc-worker" -c "$SVC_CONF" --once >> "$IT_DIR/log/worker-stderr.log" 2>&1 &
+    worker=$!
+    waiting() { it_sql "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%dns_cache%'"; }
+    for _ in $(seq 1 300); do [ "$(waiting)" -ge 1 ] && break; sleep 0.1; done
+    expect_eq "the worker waits for the row held" 1 "$(waiting)" &&
+        expect_eq "the job claimed" 1 "$(it_sql "SELECT ingest_owner IS NOT NULL FROM jobs WHERE id = '$JOB'")" || { exec 7>&-; wait "$holder"; wait "$worker"; return 1; }
+    http POST "/v1/verify/bulk/$JOB/preview?refresh=true" "" --data ""; expect_status 202 || { exec 7>&-; wait "$holder"; wait "$worker"; return 1; }
+    echo "ROLLBACK;" >&7
+    exec 7>&-
+    wait "$holder"
+    wait "$worker" || it_fail "svc-worker --once failed" || return 1
+    # the pass computed it twice: the second for the request that came
+    # while it computed the first (the pass takes work until none is left)
+    expect_eq "previews computed by the pass" $((ready + 2)) "$(cat "$IT_DIR"/log/*.log | grep -c "event=preview_ready job=$JOB ")" || return 1
+    http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
+    expect_status 200 && expect_json .preview.free_checks.suppressed 4 || return 1
+    expect_eq "refresh flag" 0 "$(it_sql "SELECT preview_refresh FROM jobs WHERE id = '$JOB'")" || return 1
+    # (the list as it was for the cases below)
+    for e in nobody1 nobody2; do http DELETE "/v1/suppressions/$e%40mx.svc.test"; expect_status 200 || return 1; done
     http POST "/v1/verify/bulk/$JOB/preview?refresh=maybe" "" --data ""
     expect_status 400 && expect_json .error.details.field refresh || return 1
     # a job uploaded without preview, and a JSON bulk job: 409
@@ -116,7 +162,7 @@ t_refresh_and_refusals() {
     API_KEY=$okey http POST "/v1/verify/bulk/$JOB/confirm" "" --data ""
     expect_status 404 && expect_json .error.code not_found
 }
-t_case "refresh=true recomputes (202 refreshing); 409 preview_unavailable without preview; 404 for another account" t_refresh_and_refusals
+t_case "refresh=true recomputes: 202 refreshing with refresh_requested_at and the old preview to every caller until the new one, from data changed meanwhile, is stored; one asked for while a worker computes is computed again; 409 preview_unavailable without preview; 404 for another account" t_refresh_and_refusals
 
 t_confirm_once() {
     local poor pkey pjob before i codes
