@@ -202,9 +202,28 @@ t_anonymous_limit() {
     # another address has its own bucket; /rate-limit works without a key
     API_KEY= http GET /rate-limit "" $(from 15)
     expect_status 200 && expect_json .tier anonymous && expect_json .limit 5 &&
-        expect_json .remaining 5 && expect_json .subscription_type none
+        expect_json .remaining 4 && expect_json .used 1 && expect_json .subscription_type none
 }
 t_case "anonymous requests are limited to 5 a minute per IP address" t_anonymous_limit
+
+# GET /rate-limit without a key is counted like any request without a key:
+# the sixth in a minute from one address is 429, and a key that is not
+# usable (unknown) counts in the same bucket
+t_rate_limit_status_anonymous_counted() {
+    local i
+    for i in 1 2 3 4; do
+        API_KEY= http GET /rate-limit "" $(from 17)
+        expect_status 200 && expect_json .used "$i" && expect_json .remaining $((5 - i)) &&
+            expect_header X-RateLimit-Remaining $((5 - i)) || return 1
+    done
+    API_KEY= http GET /rate-limit "" -H "Authorization: Bearer svc_live_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB" $(from 17)
+    expect_status 401 && expect_header X-RateLimit-Remaining 0 || return 1
+    API_KEY= http GET /rate-limit "" $(from 17)
+    expect_status 429 && expect_json .error.code rate_limited && expect_json .error.details.limit 5 &&
+        expect_header Retry-After || return 1
+    expect_eq "the address's count" 5 "$(it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket = 'ip:127.0.0.17'")"
+}
+t_case "GET /rate-limit without a usable key is counted in its address's bucket: the sixth in a minute is 429" t_rate_limit_status_anonymous_counted
 
 # anonymous clients behind the trusted proxy (127.0.0.1): IPv6 per /64
 t_anonymous_ipv6_per_64() {
@@ -245,7 +264,7 @@ t_rate_limit_status_key() {
     svcadm key revoke "$id"
     API_KEY=$key http GET /rate-limit "" $(from 16)
     expect_status 401 && expect_json .error.message "API key has been revoked" &&
-        expect_header X-RateLimit-Limit 5 && expect_header X-RateLimit-Remaining 5 || return 1
+        expect_header X-RateLimit-Limit 5 && expect_header X-RateLimit-Remaining 4 || return 1
     kx=$(it_key "$acc" 'credits:read' --expires 2099-01-01T00:00:00Z)
     API_KEY=$kx http GET /rate-limit; expect_status 200 && expect_json .used 3 || return 1
     it_sql "UPDATE api_keys SET expires_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE key_hint LIKE '$(printf %.13s "$kx")%'"
@@ -257,9 +276,9 @@ t_rate_limit_status_key() {
     kip=$(it_key "$acc" 'credits:read' --ip-allow 10.0.0.0/8)
     API_KEY=$kip http GET /rate-limit "" $(from 16)
     expect_status 403 && expect_json .error.code ip_not_allowed && expect_header X-RateLimit-Limit 5 &&
-        expect_header X-RateLimit-Remaining 5
+        expect_header X-RateLimit-Remaining 1
 }
-t_case "GET /rate-limit with a key: the account's window, not counted; revoked, expired, unknown and off-allowlist keys refused at once" t_rate_limit_status_key
+t_case "GET /rate-limit with a key: the account's window, not counted; revoked, expired, unknown and off-allowlist keys refused at once (and counted in the address's bucket)" t_rate_limit_status_key
 
 # Requests counted 60 and 58 seconds ago (rows as ratelimit_lease writes
 # them): by default the window is the spec's 60 seconds, so only the second
