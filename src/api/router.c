@@ -1,8 +1,9 @@
 /* router.c: maps method and path to a handler and runs the checks the spec
  * puts in front of every endpoint, in this order: client address (X-Forwarded-
  * For believed only from trusted_proxies), key lookup, rate limit (429; every
- * response carries X-RateLimit-*), the key's IP allowlist (403), a bad,
- * expired or revoked key (401), route (404, 405 with Allow), a missing key
+ * response carries X-RateLimit-*), the key's IP allowlist (403), a key of
+ * an organization its account has left (403), a bad, expired or revoked
+ * key (401), route (404, 405 with Allow), a missing key
  * (401), subscription (403), scope (403), body size (411/413), then the
  * handler, with Idempotency-Key around it where the route creates something.
  * A request without a usable key (none, bad, or from outside its allowlist)
@@ -459,6 +460,12 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (ip_refused) {
 		http_error(c->resp, 403, "ip_not_allowed", NULL,
 		    "this key may not be used from %s", c->req->client_ip);
+		return -1;
+	}
+	if (ar == AUTH_ORG_CHANGED) {
+		http_error(c->resp, 403, "key_organization_changed", NULL,
+		    "this key was made for an organization its account is no "
+		    "longer a member of; make a new key");
 		return -1;
 	}
 	if (ar != AUTH_OK && ar != AUTH_MISSING) {

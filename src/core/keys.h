@@ -25,8 +25,10 @@ struct keys_spec {
 	long		 rate_limit;	/* -1: not set */
 	/* A customer's key (POST /v1/keys): rate_limit may not go above the
 	 * limit the key would have without it (its organization's
-	 * api_rate_limit, else its account's tier). Only the operator
-	 * (svcadm) raises a key above that. */
+	 * api_rate_limit, else its account's tier), and is clamped to it
+	 * again at every use (auth_key_rate_limit). Only the operator
+	 * (svcadm, capped 0) raises a key above that, and such a limit is
+	 * kept as it is (api_keys.rate_limit_operator). */
 	int		 capped;
 	const char	*ip_allowlist;	/* NULL or CIDR list */
 	const char	*expires_at;	/* NULL or ISO 8601 UTC, in the future */
@@ -51,7 +53,8 @@ enum keys_err keys_revoke(struct db *, const char *account, const char *id);
 enum keys_err keys_find_active(struct db *, const char *account,
 	    const char *id);
 /* The operator's override of a key's limit (-1: none, back to the
- * organization's or the tier's). KEYS_NOT_FOUND for an unknown key. */
+ * organization's or the tier's), kept above the tier or organization
+ * limit too. KEYS_NOT_FOUND for an unknown key. */
 enum keys_err keys_set_rate_limit(struct db *, const char *id, long limit);
 /* The requests per minute a key of this account (and organization, NULL
  * for none) has without an override of its own. */

@@ -380,6 +380,62 @@ t_keys_rate_limit_cap() {
 }
 t_case "a customer's key may set rateLimit (or rate_limit) only up to its tier or organization limit; svcadm key set lifts it" t_keys_rate_limit_cap
 
+t_sandbox_key_makes_sandbox_keys() {
+    local acc sb
+    acc=$(it_account pro 0)
+    sb=$(it_key "$acc" '*' --sandbox)
+    API_KEY=$sb http POST /v1/keys '{"scopes":["*"]}'
+    expect_status 403 && expect_json .error.code sandbox_key_restricted || return 1
+    API_KEY=$sb http POST /v1/keys '{"scopes":["verify:single"],"sandbox":false}'
+    expect_status 403 && expect_json .error.code sandbox_key_restricted || return 1
+    expect_eq "live keys of the account" 0 "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$acc' AND sandbox = 0")" || return 1
+    API_KEY=$sb http POST /v1/keys '{"scopes":["*"],"sandbox":true}'
+    expect_status 201 && expect_json .sandbox true && expect_jq '.key | startswith("svc_test_")'
+}
+t_case "a sandbox key creates sandbox keys only: a live key asked for is 403 sandbox_key_restricted" t_sandbox_key_makes_sandbox_keys
+
+t_key_limit_clamped_after_downgrade() {
+    local acc admin key id
+    acc=$(it_account pro 0)
+    admin=$(it_key "$acc" '*')
+    API_KEY=$admin http POST /v1/keys '{"scopes":["credits:read"],"rateLimit":80}'
+    expect_status 201 || return 1
+    key=$(json .key); id=$(json .id)
+    API_KEY=$key http GET /v1/credits; expect_header X-RateLimit-Limit 80 || return 1
+    svcadm account tier "$acc" free    # returns once no process trusts the old tier
+    API_KEY=$key http GET /v1/credits; expect_status 200 && expect_header X-RateLimit-Limit 10 || return 1
+    API_KEY=$key http GET /rate-limit; expect_json .limit 10 || return 1
+    # a limit below the tier's is kept; the operator's lift is kept above it
+    svcadm key set "$id" --rate-limit 4
+    API_KEY=$key http GET /v1/credits; expect_header X-RateLimit-Limit 4 || return 1
+    svcadm key set "$id" --rate-limit 500
+    API_KEY=$key http GET /v1/credits; expect_header X-RateLimit-Limit 500
+}
+t_case "a customer's key rateLimit is clamped at use to the tier after a downgrade; an operator's limit is kept" t_key_limit_clamped_after_downgrade
+
+t_org_key_after_the_account_moves() {
+    local acc o1 o2 k1 k2 before
+    acc=$(it_account pro 0)
+    o1=$(svcadm org create --name "Old $RANDOM" --credits 50)
+    o2=$(svcadm org create --name "New $RANDOM" --credits 50)
+    svcadm org add "$o1" "$acc"
+    k1=$(it_key "$acc" '*' --org "$o1")
+    API_KEY=$k1 http GET /v1/credits; expect_status 200 && expect_json .organization.id "$o1" || return 1
+    svcadm org add "$o2" "$acc"    # returns once no process trusts the old membership
+    before=$(it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$o1'")
+    # refused, the request is counted in its address's bucket (a key that
+    # is not usable): from an address of its own
+    API_KEY=$k1 http POST /v1/verify '{"email":"someone@example.com"}' $(from 18)
+    expect_status 403 && expect_json .error.code key_organization_changed || return 1
+    API_KEY=$k1 http GET /v1/credits "" $(from 18)
+    expect_status 403 && expect_json .error.code key_organization_changed || return 1
+    expect_eq "the old organization's balance" "$before" "$(it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$o1'")" || return 1
+    # a key made for the new organization works
+    k2=$(it_key "$acc" '*' --org "$o2")
+    API_KEY=$k2 http GET /v1/credits; expect_status 200 && expect_json .organization.id "$o2"
+}
+t_case "an organization's key is refused (403 key_organization_changed) once its account moved to another organization" t_org_key_after_the_account_moves
+
 t_revoke_not_found() {
     local acc key id
     acc=$(it_account pro 0)

@@ -177,6 +177,7 @@ t_svcadm() {
     out=$(svcadm config)
     echo "$out" | grep -q "^db_password = (hidden)$" || it_fail "svcadm config shows the password" || return 1
     echo "$out" | grep -q "^db_socket = $DB_SOCKET$" || it_fail "svcadm config lacks db_socket" || return 1
+    echo "$out" | grep -q "^allow_url_ports = $" || it_fail "svcadm config lacks allow_url_ports" || return 1
     acc=$(svcadm account create --email ops@example.com --tier trial --credits 5)
     svcadm account create --email ops@example.com --tier trial 2>/dev/null && it_fail "a second account for one email" && return 1
     org=$(svcadm org create --name Ops --rate-limit 7 --credits 3)
