@@ -41,7 +41,7 @@ t_no_worker() {
     expect_eq "exit status without any worker" 1 "$RC"
     case $OUT in *"problem: workers: 0 seen in the last 120 s, status_min_workers is 1"*) ;;
     *) it_fail "no workers problem in: $OUT" ;; esac
-    case $OUT in *"status: unhealthy"*"schema: 10 (this build needs 10)"*) ;;
+    case $OUT in *"status: unhealthy"*"schema: 14 (this build needs 14)"*) ;;
     *) it_fail "status or schema line missing: $OUT" ;; esac
     status --min-workers 0
     expect_eq "exit status with --min-workers 0" 0 "$RC"
