@@ -63,7 +63,7 @@ t_worker_once() {
     expect_eq "owner is host:pid" "$(hostname):$(sj '.workers.list[0].pid')" "$owner"
     expect_eq "version" "$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$top_builddir/config.h")" \
         "$(sj '.workers.list[0].version')"
-    expect_eq "schema" "10 10" "$(sj '"\(.schema.version) \(.schema.needed)"')"
+    expect_eq "schema" "14 14" "$(sj '"\(.schema.version) \(.schema.needed)"')"
     expect_eq "problems" 0 "$(sj '.problems | length')"
 }
 t_case "a svc-worker --once run is seen (host:pid, mode once, version) and the service is healthy (--json)" t_worker_once
