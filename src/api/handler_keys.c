@@ -167,6 +167,14 @@ handler_keys_create(struct api_call *c)
 	if (handler_keys_parse_body(c, body, &s, &scopes, &allow,
 	    &limit_field) == -1)
 		goto out;
+	/* a sandbox key makes sandbox keys only: it must not be a way to a
+	 * key that is charged and probes real mail servers */
+	if (c->key.sandbox && !s.sandbox) {
+		http_error(c->resp, 403, "sandbox_key_restricted", NULL,
+		    "a sandbox key may create sandbox keys only: send "
+		    "\"sandbox\": true");
+		goto out;
+	}
 	rc = keys_create(c->ctx->db, &s, id, key, &why);
 	if (rc == KEYS_INVALID) {
 		/* keys.c names the field before a colon */

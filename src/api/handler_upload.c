@@ -277,6 +277,7 @@ handler_upload_fields(struct handler_upload *h, const char *source_url,
 {
 	struct api_call *c = h->c;
 	int allow = conf_int(c->ctx->conf, CONF_ALLOW_PRIVATE_URLS) != 0;
+	const char *ports = conf_str(c->ctx->conf, CONF_ALLOW_URL_PORTS);
 	const char *name = h->has[UPLOAD_NAME] ?
 	    buf_str(&h->field[UPLOAD_NAME]) : NULL;
 	const char *cb = h->has[UPLOAD_CALLBACK] ?
@@ -321,7 +322,8 @@ handler_upload_fields(struct handler_upload *h, const char *source_url,
 		    json_string_value(email));
 		h->u.rule = INGEST_RULE_MAPPING;
 	}
-	if (cb != NULL && (r = urlguard_check(cb, allow)) != URLGUARD_OK) {
+	if (cb != NULL && ((r = urlguard_check(cb, allow)) != URLGUARD_OK ||
+	    (r = urlguard_check_port(cb, ports)) != URLGUARD_OK)) {
 		http_error(c->resp, 400, "invalid_callback_url",
 		    json_pack("{s:s}", "field", "callback_url"),
 		    "callback_url: %s", urlguard_message(r, allow));
@@ -331,7 +333,8 @@ handler_upload_fields(struct handler_upload *h, const char *source_url,
 	 * webhooks (the worker downloads nothing else) */
 	if (source_url != NULL &&
 	    ((r = urlguard_check(source_url, allow)) != URLGUARD_OK ||
-	    strncasecmp(source_url, "https:", 6) != 0)) {
+	    strncasecmp(source_url, "https:", 6) != 0 ||
+	    (r = urlguard_check_port(source_url, ports)) != URLGUARD_OK)) {
 		http_error(c->resp, 400, "invalid_source_url",
 		    json_pack("{s:s}", "field", "source_url"),
 		    "source_url: %s", urlguard_message(r == URLGUARD_OK ?

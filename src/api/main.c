@@ -1,5 +1,5 @@
 /* main.c: svc-api, the FastCGI responder. Either it is given a socket
- * (-s unix:PATH or -s tcp:HOST:PORT) and runs as a prefork master, or a web
+ * (-s unix:PATH, -s tcp:PORT on loopback, or -s tcp:HOST:PORT) and runs as a prefork master, or a web
  * server (lighttpd bin-path, mod_fcgid, spawn-fcgi) passes the listening
  * socket on standard input and it serves there. Either way it keeps -n (or
  * api_workers) processes on the socket. */
@@ -22,27 +22,45 @@ static void
 main_usage(void)
 {
 	fprintf(stderr, "usage: svc-api [-c svc.conf] [-s unix:PATH | "
-	    "-s tcp:HOST:PORT] [-n workers]\n"
+	    "-s tcp:[HOST:]PORT] [-n workers]\n"
 	    "Without -s, serves the FastCGI socket on standard input.\n");
 	exit(2);
 }
 
+/* The socket of -s: unix:PATH is created with mode 0660 from the start
+ * (the umask is set before the bind, so no moment exists where others
+ * could connect); tcp:PORT (no host) listens on 127.0.0.1 only,
+ * tcp:HOST:PORT on HOST (tcp:0.0.0.0:PORT for every interface). */
 static int
 main_open_listen(const char *spec)
 {
 	char path[512];
-	int fd;
+	mode_t old;
+	int fd, saved;
 
 	if (strncmp(spec, "unix:", 5) == 0) {
 		snprintf(path, sizeof(path), "%s", spec + 5);
 		unlink(path);
+		old = umask(0117);
 		fd = FCGX_OpenSocket(path, 128);
-		if (fd >= 0)
-			chmod(path, 0660);
-	} else if (strncmp(spec, "tcp:", 4) == 0) {
-		fd = FCGX_OpenSocket(spec + 4, 128);
+		saved = errno;
+		umask(old);
+		errno = saved;
+	} else if (strncmp(spec, "tcp:", 4) == 0 && spec[4] != '\0') {
+		if (strchr(spec + 4, ':') == NULL)
+			snprintf(path, sizeof(path), "127.0.0.1:%s", spec + 4);
+		else
+			snprintf(path, sizeof(path), "%s", spec + 4);
+		if (path[0] == ':') {
+			fprintf(stderr, "svc-api: -s tcp::PORT: name the host "
+			    "(tcp:PORT is 127.0.0.1, tcp:0.0.0.0:PORT every "
+			    "interface)\n");
+			exit(2);
+		}
+		fd = FCGX_OpenSocket(path, 128);
 	} else {
-		fprintf(stderr, "svc-api: -s wants unix:PATH or tcp:HOST:PORT\n");
+		fprintf(stderr, "svc-api: -s wants unix:PATH, tcp:PORT or "
+		    "tcp:HOST:PORT\n");
 		exit(2);
 	}
 	if (fd < 0) {

@@ -1,13 +1,16 @@
 /* router.c: maps method and path to a handler and runs the checks the spec
  * puts in front of every endpoint, in this order: client address (X-Forwarded-
  * For believed only from trusted_proxies), key lookup, rate limit (429; every
- * response carries X-RateLimit-*), the key's IP allowlist (403), a bad,
- * expired or revoked key (401), route (404, 405 with Allow), a missing key
+ * response carries X-RateLimit-*), the key's IP allowlist (403), a key of
+ * an organization its account has left (403), a bad, expired or revoked
+ * key (401), route (404, 405 with Allow), a missing key
  * (401), subscription (403), scope (403), body size (411/413), then the
  * handler, with Idempotency-Key around it where the route creates something.
  * A request without a usable key (none, bad, or from outside its allowlist)
- * is counted in the anonymous bucket of its address, so guessing keys or
- * knocking on unknown paths is rate limited too. */
+ * is counted in the anonymous bucket of its address, so guessing keys,
+ * knocking on unknown paths or asking GET /rate-limit without a key is rate
+ * limited too; GET /rate-limit with a usable key is not counted (it is
+ * answered from the key cache, authcache.h). */
 #include "api/router.h"
 #include "core/idempotency.h"
 #include "util/log.h"
@@ -19,7 +22,8 @@
 
 enum route_auth {
 	ROUTE_AUTH_REQUIRED,
-	ROUTE_AUTH_OPTIONAL,	/* GET /rate-limit: anonymous allowed */
+	ROUTE_AUTH_OPTIONAL,	/* GET /rate-limit: anonymous allowed (and
+				 * then counted, router_gate) */
 	ROUTE_AUTH__MAX
 };
 
@@ -29,7 +33,9 @@ struct route {
 	enum route_auth	 auth;
 	int		 scope;		/* enum auth_scope, -1 for none */
 	size_t		 body_max;	/* 0: no body expected */
-	int		 counted;	/* counts against the rate limit */
+	int		 counted;	/* counts against the rate limit (a
+					 * request without a usable key
+					 * always does) */
 	int		 idempotent;	/* honours Idempotency-Key */
 	api_handler_fn	 handler;	/* every route has one */
 };
@@ -414,6 +420,11 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (ar == AUTH_OK && !router_ip_allowed(&c->key, c->req->client_ip))
 		ip_refused = 1;
 	c->authenticated = ar == AUTH_OK && !ip_refused;
+	/* a request without a usable key is always counted, in its
+	 * address's bucket: GET /rate-limit too, else each would be an
+	 * uncounted read of MariaDB */
+	if (!c->authenticated)
+		count = 1;
 	if (ar == AUTH_OK) {
 		memcpy(c->account_for_log, c->key.account_id, IDS_MAX);
 		memcpy(c->key_hash, hash, sizeof(c->key_hash));
@@ -449,6 +460,12 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (ip_refused) {
 		http_error(c->resp, 403, "ip_not_allowed", NULL,
 		    "this key may not be used from %s", c->req->client_ip);
+		return -1;
+	}
+	if (ar == AUTH_ORG_CHANGED) {
+		http_error(c->resp, 403, "key_organization_changed", NULL,
+		    "this key was made for an organization its account is no "
+		    "longer a member of; make a new key");
 		return -1;
 	}
 	if (ar != AUTH_OK && ar != AUTH_MISSING) {

@@ -18,7 +18,7 @@ const char *const auth_tier_names[AUTH_TIER__MAX] = {
 const long auth_tier_limits[AUTH_TIER__MAX] = { 5, 10, 30, 100, 1000 };
 const char *const auth_result_names[AUTH_RESULT__MAX] = {
 	"ok", "missing", "malformed", "unknown", "expired", "revoked",
-	"db_error"
+	"org_changed", "db_error"
 };
 
 int
@@ -125,7 +125,9 @@ auth_key_generate(int sandbox, char out[AUTH_KEY_MAX])
 	"k.expires_at IS NOT NULL AND k.expires_at <= UTC_TIMESTAMP(3), " \
 	"k.revoked_at IS NOT NULL, a.tier, a.subscription_type, " \
 	"a.subscription_active, o.api_rate_limit, " \
-	"FLOOR(UNIX_TIMESTAMP(k.expires_at) * 1000)"
+	"FLOOR(UNIX_TIMESTAMP(k.expires_at) * 1000), " \
+	"k.rate_limit_operator, " \
+	"k.org_id IS NOT NULL AND NOT (k.org_id <=> a.org_id)"
 #define AUTH_KEY_TABLES \
 	"FROM api_keys k JOIN accounts a ON a.id = k.account_id " \
 	"LEFT JOIN organizations o ON o.id = k.org_id "
@@ -138,6 +140,8 @@ auth_key_from_row(struct db_res *r, struct auth_key *k, int64_t *expires_ms)
 		return AUTH_REVOKED;
 	if (db_res_int(r, 7))
 		return AUTH_EXPIRED;
+	if (db_res_int(r, 15))
+		return AUTH_ORG_CHANGED;
 	strparse_copy(k->key_id, sizeof(k->key_id), db_res_str(r, 0));
 	strparse_copy(k->account_id, sizeof(k->account_id), db_res_str(r, 1));
 	strparse_copy(k->org_id, sizeof(k->org_id), db_res_str(r, 2));
@@ -145,6 +149,7 @@ auth_key_from_row(struct db_res *r, struct auth_key *k, int64_t *expires_ms)
 		k->scopes = 0;
 	k->sandbox = (int)db_res_int(r, 4);
 	k->key_rate_limit = db_res_isnull(r, 5) ? -1 : (long)db_res_int(r, 5);
+	k->key_rate_limit_operator = (int)db_res_int(r, 14);
 	strparse_copy(k->ip_allowlist, sizeof(k->ip_allowlist),
 	    db_res_str(r, 6));
 	if (auth_tier_parse(db_res_str(r, 9), &k->tier) == -1)
@@ -229,8 +234,8 @@ auth_lookup_window(struct db *db, const uint8_t hash[32], int64_t now_ms,
 	else if (row == 0)
 		rc = AUTH_UNKNOWN;
 	else if ((rc = auth_key_from_row(r, k, expires_ms)) == AUTH_OK) {
-		w->used = (long)db_res_int(r, 14);
-		w->oldest_ms = db_res_int(r, 15);
+		w->used = (long)db_res_int(r, 16);
+		w->oldest_ms = db_res_int(r, 17);
 	}
 	db_res_free(r);
 	return rc;
@@ -245,9 +250,11 @@ auth_key_pool(const struct auth_key *k)
 long
 auth_key_rate_limit(const struct auth_key *k)
 {
-	if (k->key_rate_limit >= 0)
+	long base = k->org_rate_limit >= 0 ? k->org_rate_limit :
+	    auth_tier_limits[k->tier];
+
+	if (k->key_rate_limit >= 0 && (k->key_rate_limit_operator ||
+	    k->key_rate_limit < base))
 		return k->key_rate_limit;
-	if (k->org_rate_limit >= 0)
-		return k->org_rate_limit;
-	return auth_tier_limits[k->tier];
+	return base;
 }

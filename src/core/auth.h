@@ -37,6 +37,8 @@ enum auth_result {
 	AUTH_UNKNOWN,		/* no such key */
 	AUTH_EXPIRED,
 	AUTH_REVOKED,
+	AUTH_ORG_CHANGED,	/* an organization's key whose account has left
+				 * that organization (refused: 403) */
 	AUTH_DB_ERROR,
 	AUTH_RESULT__MAX
 };
@@ -57,6 +59,7 @@ struct auth_key {
 	unsigned	 scopes;		/* bit per enum auth_scope */
 	int		 sandbox;
 	long		 key_rate_limit;	/* -1: not set */
+	int		 key_rate_limit_operator; /* set by svcadm: not clamped */
 	long		 org_rate_limit;	/* -1: not set or not org-managed */
 	char		 ip_allowlist[4001];
 };
@@ -75,7 +78,9 @@ int	 auth_key_generate(int sandbox, char out[AUTH_KEY_MAX]);
 enum auth_result auth_presented_hash(const char *authorization,
 	    uint8_t hash[32]);
 /* The key with that hash: AUTH_OK (and *expires_ms, the key's expiry in
- * Unix ms, 0 for none), AUTH_UNKNOWN, AUTH_REVOKED, AUTH_EXPIRED or
+ * Unix ms, 0 for none), AUTH_UNKNOWN, AUTH_REVOKED, AUTH_EXPIRED,
+ * AUTH_ORG_CHANGED (the key was made for an organization its account is no
+ * longer a member of: it would charge that organization's pool) or
  * AUTH_DB_ERROR. */
 enum auth_result auth_lookup(struct db *, const uint8_t hash[32],
 	    struct auth_key *, int64_t *expires_ms);
@@ -87,6 +92,10 @@ enum auth_result auth_lookup_window(struct db *, const uint8_t hash[32],
 	    struct ratelimit_window *w);
 /* The credit pool a key pays from: its organization's, else its account's. */
 const char *auth_key_pool(const struct auth_key *);
-/* The limit applying to requests with this key (override > org > tier). */
+/* The limit applying to requests with this key: its own rateLimit, else
+ * its organization's api_rate_limit, else its account's tier's. A
+ * rateLimit the customer set is clamped to what the key would have
+ * without it, as the account and organization are now (a downgrade takes
+ * effect at once); one the operator set (svcadm) is used as it is. */
 long	 auth_key_rate_limit(const struct auth_key *);
 #endif

@@ -139,15 +139,17 @@ keys_create(struct db *db, struct keys_spec *s, char id[IDS_MAX],
 	    key + strlen(key) - 4);
 	buf_init(&scopes, 256);
 	auth_scope_format(s->scopes, &scopes);
+	/* a limit the operator set (not capped) is not clamped at use */
 	e = db_exec(db, "INSERT INTO api_keys (id, account_id, org_id, name, "
-	    "key_hash, key_hint, scopes, sandbox, rate_limit, ip_allowlist, "
-	    "expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "UTC_TIMESTAMP(3))",
+	    "key_hash, key_hint, scopes, sandbox, rate_limit, "
+	    "rate_limit_operator, ip_allowlist, expires_at, created_at) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
 	    DB_ARGS(DBP_STR(id), DBP_STR(s->account_id),
 	    DBP_STR(s->org_id && *s->org_id ? s->org_id : NULL),
 	    DBP_STR(s->name ? s->name : ""), DBP_BLOB(hash, sizeof(hash)),
 	    DBP_STR(hint), DBP_STR(buf_str(&scopes)), DBP_INT(s->sandbox),
 	    s->rate_limit == -1 ? DBP_NULL : DBP_INT(s->rate_limit),
+	    DBP_INT(!s->capped && s->rate_limit != -1),
 	    DBP_STR(s->ip_allowlist ? s->ip_allowlist : ""),
 	    DBP_STR(expires[0] ? expires : NULL)), NULL);
 	buf_free(&scopes);
@@ -198,8 +200,10 @@ keys_set_rate_limit(struct db *db, const char *id, long limit)
 		return KEYS_DB;
 	if (!found)
 		return KEYS_NOT_FOUND;
-	return db_exec(db, "UPDATE api_keys SET rate_limit = ? WHERE id = ?",
-	    DB_ARGS(limit == -1 ? DBP_NULL : DBP_INT(limit), DBP_STR(id)),
+	return db_exec(db, "UPDATE api_keys SET rate_limit = ?, "
+	    "rate_limit_operator = ? WHERE id = ?",
+	    DB_ARGS(limit == -1 ? DBP_NULL : DBP_INT(limit),
+	    DBP_INT(limit != -1), DBP_STR(id)),
 	    NULL) == DB_OK ? KEYS_OK : KEYS_DB;
 }
 

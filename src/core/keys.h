@@ -29,11 +29,14 @@ struct keys_spec {
 	long		 rate_limit;	/* -1: not set */
 	/* A customer's key (POST /v1/keys): rate_limit may not go above the
 	 * limit the key would have without it (its organization's
-	 * api_rate_limit, else its account's tier). Only the operator
-	 * (svcadm) raises a key above that. Without one (-1) such a key
-	 * gets KEYS_RATE_LIMIT_DEFAULT, or that limit when lower: keys_create
-	 * writes the limit given into rate_limit. An operator's key without
-	 * one has none (the organization's or the tier's limit applies). */
+	 * api_rate_limit, else its account's tier), and is clamped to it
+	 * again at every use (auth_key_rate_limit). Only the operator
+	 * (svcadm, capped 0) raises a key above that, and such a limit is
+	 * kept as it is (api_keys.rate_limit_operator). Without one (-1) a
+	 * customer's key gets KEYS_RATE_LIMIT_DEFAULT, or that limit when
+	 * lower: keys_create writes the limit given into rate_limit. An
+	 * operator's key without one has none (the organization's or the
+	 * tier's limit applies). */
 	int		 capped;
 	const char	*ip_allowlist;	/* NULL or CIDR list */
 	const char	*expires_at;	/* NULL or ISO 8601 UTC, in the future */
@@ -58,7 +61,8 @@ enum keys_err keys_revoke(struct db *, const char *account, const char *id);
 enum keys_err keys_find_active(struct db *, const char *account,
 	    const char *id);
 /* The operator's override of a key's limit (-1: none, back to the
- * organization's or the tier's). KEYS_NOT_FOUND for an unknown key. */
+ * organization's or the tier's), kept above the tier or organization
+ * limit too. KEYS_NOT_FOUND for an unknown key. */
 enum keys_err keys_set_rate_limit(struct db *, const char *id, long limit);
 /* The requests per minute a key of this account (and organization, NULL
  * for none) has without an override of its own. */

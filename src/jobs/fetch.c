@@ -5,6 +5,7 @@
  * then tries the host's other addresses). */
 #include "jobs/fetch.h"
 #include "util/ipnet.h"
+#include "util/log.h"
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netinet/in.h>
@@ -36,6 +37,7 @@ fetch_opts_from_conf(struct fetch_opts *o, const struct conf *c,
 	o->allow_private = conf_int(c, CONF_ALLOW_PRIVATE_URLS) != 0;
 	o->ca_file = conf_str(c, CONF_CA_FILE);
 	o->networks = conf_str(c, CONF_ALLOW_PRIVATE_URL_NETWORKS);
+	o->ports = conf_str(c, CONF_ALLOW_URL_PORTS);
 	o->timeout_ms = timeout_ms;
 	o->body_max = body_max;
 }
@@ -50,7 +52,8 @@ fetch_networks_valid(const struct conf *c)
 	rc = ipnet_parse_list(conf_str(c, CONF_ALLOW_PRIVATE_URL_NETWORKS),
 	    &nets, &n);
 	free(nets);
-	return rc == 0;
+	return rc == 0 && urlguard_ports_valid(conf_str(c,
+	    CONF_ALLOW_URL_PORTS));
 }
 
 int
@@ -59,6 +62,8 @@ fetch_url_allowed(const struct conf *c, const char *url, const char **why)
 	int allow = conf_int(c, CONF_ALLOW_PRIVATE_URLS) != 0;
 	enum urlguard_reason r = urlguard_check(url, allow);
 
+	if (r == URLGUARD_OK)
+		r = urlguard_check_port(url, conf_str(c, CONF_ALLOW_URL_PORTS));
 	*why = urlguard_message(r, allow);
 	return r == URLGUARD_OK;
 }
@@ -125,6 +130,9 @@ fetch_open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 		f->refused = 1;
 		snprintf(f->refused_addr, sizeof(f->refused_addr), "%s",
 		    text[0] ? text : "(not an IP address)");
+		/* the operator's record (inet_ntop's text: clean) */
+		log_warn("event=url_address_refused address=%s",
+		    f->refused_addr);
 		return CURL_SOCKET_BAD;
 	}
 	return socket(a->family, a->socktype, a->protocol);
@@ -202,6 +210,10 @@ fetch_init(struct fetch *f, const struct fetch_opts *o)
 	if (o->networks != NULL && ipnet_parse_list(o->networks, &f->networks,
 	    &f->nnetworks) == -1)
 		return -1;
+	if ((f->ports = strdup(o->ports != NULL ? o->ports : "")) == NULL) {
+		fetch_free(f);
+		return -1;
+	}
 	if ((h = f->easy = curl_easy_init()) == NULL) {
 		fetch_free(f);
 		return -1;
@@ -256,6 +268,8 @@ fetch_url(struct fetch *f, const char *url)
 	if (f->url_reason == URLGUARD_OK && f->https_only &&
 	    strncasecmp(url, "https:", 6) != 0)
 		f->url_reason = URLGUARD_BAD_SCHEME;
+	if (f->url_reason == URLGUARD_OK)
+		f->url_reason = urlguard_check_port(url, f->ports);
 	if (f->url_reason != URLGUARD_OK)
 		return f->url_reason == URLGUARD_NOMEM ? FETCH_NOMEM :
 		    FETCH_URL_REFUSED;
@@ -314,7 +328,7 @@ fetch_error_text(const struct fetch *f, enum fetch_err e)
 		return urlguard_message(f->url_reason, f->allow_private &&
 		    !f->https_only);
 	if (e == FETCH_ADDRESS_REFUSED)
-		return f->refused_addr;
+		return "refused address";
 	if (f->errbuf[0] != '\0')
 		return f->errbuf;
 	return e < FETCH_ERR__MAX ? fetch_err_names[e] : "";
@@ -328,6 +342,8 @@ fetch_free(struct fetch *f)
 	f->easy = NULL;
 	free(f->networks);
 	f->networks = NULL;
+	free(f->ports);
+	f->ports = NULL;
 	f->nnetworks = 0;
 	buf_free(&f->body);
 }

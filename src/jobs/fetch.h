@@ -26,6 +26,7 @@ struct fetch_opts {
 	int		 allow_private;	/* allow_private_urls */
 	const char	*ca_file;	/* NULL or "": the system's CAs */
 	const char	*networks;	/* allow_private_url_networks */
+	const char	*ports;		/* allow_url_ports */
 	long		 timeout_ms;	/* the whole transfer */
 	size_t		 body_max;	/* response body bytes read at most */
 	int		 https_only;	/* no http even with allow_private */
@@ -57,6 +58,7 @@ struct fetch {
 	struct ipnet		*networks;	/* private ones allowed */
 	size_t			 nnetworks;
 	int			 https_only;
+	char			*ports;		/* allow_url_ports (a copy) */
 	int			 refused;	/* an address was refused */
 	int			 too_large;
 	fetch_sink_fn		 sink;		/* NULL: the body goes to body */
@@ -72,14 +74,15 @@ struct fetch {
 };
 
 /* The options from svc.conf: allow_private_urls,
- * allow_private_url_networks, ca_file. */
+ * allow_private_url_networks, allow_url_ports, ca_file. */
 void	 fetch_opts_from_conf(struct fetch_opts *, const struct conf *,
 	    long timeout_ms, size_t body_max);
 /* Whether allow_private_url_networks is a list of addresses or CIDR
- * networks (or empty). */
+ * networks (or empty), and allow_url_ports a list of ports. */
 int	 fetch_networks_valid(const struct conf *);
 /* Whether url may be given as an outbound URL (urlguard_check with the
- * setting allow_private_urls); *why says what is wrong ("" when it may). */
+ * setting allow_private_urls, and urlguard_check_port with
+ * allow_url_ports); *why says what is wrong ("" when it may). */
 int	 fetch_url_allowed(const struct conf *, const char *url,
 	    const char **why);
 /* The host of url as libcurl reads it, lower-cased, into out (n bytes):
@@ -112,7 +115,9 @@ enum fetch_err fetch_url(struct fetch *, const char *url);
  * it. */
 enum fetch_err fetch_result(struct fetch *, CURLcode rc, long *status);
 /* A short text for logs and attempt records: libcurl's message, or what
- * the guard refused. */
+ * the guard refused. A refused address is "refused address", never the
+ * address itself (the customer sees this text; the address is in the
+ * operator's log, event=url_address_refused). */
 const char *fetch_error_text(const struct fetch *, enum fetch_err);
 void	 fetch_free(struct fetch *);
 #endif

@@ -670,8 +670,15 @@ void
 ingest_fail(struct db *db, const struct ingest_job *j, enum ingest_fail f,
     const char *message)
 {
-	log_info("event=ingest_failed job=%s code=%s message=\"%s\"", j->id,
-	    ingest_fail_codes[f], message);
+	struct buf q;
+
+	/* the message may carry the customer's email_column or
+	 * column_mapping, or a source_url's server's text: cleaned */
+	buf_init(&q, 1024);
+	log_quote(&q, message, 512);
+	log_info("event=ingest_failed job=%s code=%s message=%s", j->id,
+	    ingest_fail_codes[f], buf_str(&q));
+	buf_free(&q);
 	jobend_fail(db, j->id, ingest_fail_codes[f], message);
 	db_exec(db, "UPDATE jobs SET ingest_owner = NULL, "
 	    "ingest_lease_expires = NULL WHERE id = ?",

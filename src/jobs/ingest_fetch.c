@@ -218,9 +218,8 @@ ingest_fetch_hop(struct ingest_fetch_ctx *c, const char *url, int hop,
 		return -1;
 	case FETCH_ADDRESS_REFUSED:
 		ingest_fetch_failed(c, INGEST_FAIL_SOURCE_UNREACHABLE,
-		    "the host of %s resolves to an address that is not "
-		    "allowed (%s)", hop ? "a redirect of source_url" :
-		    "source_url", fetch_error_text(&c->f, fe));
+		    "the host of %s resolves to a refused address",
+		    hop ? "a redirect of source_url" : "source_url");
 		return -1;
 	case FETCH_TIMEOUT:
 		ingest_fetch_failed(c, INGEST_FAIL_SOURCE_UNREACHABLE,

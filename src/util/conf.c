@@ -121,6 +121,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_STRING, "", 0, 0, 0,
 	    "private networks (CIDR) that outbound URLs may connect to when "
 	    "their host name resolves into them (empty: none)" },
+	[CONF_ALLOW_URL_PORTS] = { "allow_url_ports", CONF_TYPE_STRING, "", 0,
+	    0, 0, "ports outbound URLs may name besides 443 (and 80 for "
+	    "http), comma-separated (empty: none)" },
 	[CONF_CA_FILE] = { "ca_file", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "CA bundle for outbound TLS (empty: system)" },
 	[CONF_LISTS_DIR] = { "lists_dir", CONF_TYPE_STRING, PKGDATADIR "/lists", 0, 0,

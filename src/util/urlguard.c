@@ -5,6 +5,7 @@
  * "127.0.0.1"). Host names are resolved only when a connection is made,
  * which must check each address with urlguard_addr_allowed. */
 #include "util/urlguard.h"
+#include "util/strparse.h"
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <string.h>
@@ -20,6 +21,7 @@ const char *const urlguard_reason_names[URLGUARD__MAX] = {
 	[URLGUARD_BAD_HOST] = "bad_host",
 	[URLGUARD_LOCALHOST] = "localhost",
 	[URLGUARD_PRIVATE_ADDRESS] = "private_address",
+	[URLGUARD_BAD_PORT] = "port_not_allowed",
 	[URLGUARD_NOMEM] = "out_of_memory",
 };
 
@@ -36,6 +38,8 @@ static const char *const urlguard_messages[URLGUARD__MAX] = {
 	[URLGUARD_LOCALHOST] = "the host is localhost",
 	[URLGUARD_PRIVATE_ADDRESS] = "the host is a private, loopback, "
 	    "link-local or reserved address",
+	[URLGUARD_BAD_PORT] = "the URL's port is not allowed (443, or 80 "
+	    "for http)",
 	[URLGUARD_NOMEM] = "the URL could not be checked (out of memory)",
 };
 
@@ -193,6 +197,65 @@ urlguard_check(const char *url, int allow_private)
 out:
 	curl_free(zone);
 	curl_free(host);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return r;
+}
+
+/* Whether port is one of list's (port numbers separated by commas or
+ * blanks); -1 when list is not such a list. */
+static int
+urlguard_port_listed(const char *list, long port)
+{
+	char tok[8];
+	size_t n;
+	long v;
+	int found = 0;
+
+	while (*list != '\0') {
+		list += strspn(list, ", \t");
+		if ((n = strcspn(list, ", \t")) == 0)
+			break;
+		if (n >= sizeof(tok))
+			return -1;
+		memcpy(tok, list, n);
+		tok[n] = '\0';
+		if (strparse_long(tok, 1, 65535, &v) == -1)
+			return -1;
+		found |= v == port;
+		list += n;
+	}
+	return found;
+}
+
+int
+urlguard_ports_valid(const char *ports)
+{
+	return urlguard_port_listed(ports, 0) != -1;
+}
+
+enum urlguard_reason
+urlguard_check_port(const char *url, const char *ports)
+{
+	CURLU *u;
+	char *scheme = NULL, *port = NULL;
+	long p;
+	enum urlguard_reason r = URLGUARD_MALFORMED;
+
+	if ((u = curl_url()) == NULL)
+		return URLGUARD_NOMEM;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) !=
+	    CURLUE_OK || strparse_long(port, 1, 65535, &p) == -1)
+		goto out;
+	if (p == 443 || (p == 80 && strcmp(scheme, "http") == 0) ||
+	    urlguard_port_listed(ports ? ports : "", p) == 1)
+		r = URLGUARD_OK;
+	else
+		r = URLGUARD_BAD_PORT;
+out:
+	curl_free(port);
 	curl_free(scheme);
 	curl_url_cleanup(u);
 	return r;

@@ -17,6 +17,7 @@ enum urlguard_reason {
 	URLGUARD_BAD_HOST,		/* not an ASCII name or an IP literal */
 	URLGUARD_LOCALHOST,		/* localhost or *.localhost */
 	URLGUARD_PRIVATE_ADDRESS,	/* an IP literal ipnet_is_private */
+	URLGUARD_BAD_PORT,		/* not 443, 80 for http, or listed */
 	URLGUARD_NOMEM,			/* could not be checked */
 	URLGUARD__MAX
 };
@@ -33,6 +34,14 @@ extern const char *const urlguard_reason_names[URLGUARD__MAX];
 enum urlguard_reason urlguard_check(const char *url, int allow_private);
 /* A short text saying what is wrong ("" for URLGUARD_OK). */
 const char	*urlguard_message(enum urlguard_reason, int allow_private);
+/* The port of a URL that urlguard_check allowed: URLGUARD_OK when it is
+ * 443, 80 with http, or one of ports (the allow_url_ports setting: port
+ * numbers separated by commas or blanks), else URLGUARD_BAD_PORT (or
+ * URLGUARD_MALFORMED, URLGUARD_NOMEM). */
+enum urlguard_reason urlguard_check_port(const char *url, const char *ports);
+/* Whether ports is a list urlguard_check_port reads: port numbers (1 to
+ * 65535) separated by commas or blanks, or empty. */
+int		 urlguard_ports_valid(const char *ports);
 /* Whether a connection may go to this (resolved) address. */
 int		 urlguard_addr_allowed(const struct ipnet *, int allow_private);
 #endif

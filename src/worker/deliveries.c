@@ -132,16 +132,19 @@ deliveries_finish(struct deliveries *d, struct deliveries_xfer *x,
 {
 	enum events_state became = EVENTS_PENDING;
 	enum db_err e;
+	struct buf q;
 
 	e = events_record(d->db, &x->d, d->owner, a, d->schedule, d->nschedule,
 	    &became);
+	/* the error may hold the receiver's or libcurl's text: cleaned */
+	buf_init(&q, 1024);
+	log_quote(&q, a->error ? a->error : "", 512);
 	if (e == DB_OK)
 		log_info("event=delivery_attempt delivery=%s event_id=%s "
 		    "kind=%s receiver=%s attempt=%d status=%ld outcome=%s "
-		    "duration_ms=%ld error=\"%s\"", x->d.id, x->d.event_id,
+		    "duration_ms=%ld error=%s", x->d.id, x->d.event_id,
 		    x->d.event, x->d.receiver, x->d.attempt, a->status,
-		    events_state_names[became], a->duration_ms,
-		    a->error ? a->error : "");
+		    events_state_names[became], a->duration_ms, buf_str(&q));
 	else if (e == DB_ABORT)
 		log_warn("event=delivery_lease_lost delivery=%s attempt=%d",
 		    x->d.id, x->d.attempt);
@@ -150,6 +153,7 @@ deliveries_finish(struct deliveries *d, struct deliveries_xfer *x,
 		    "error=\"%s\"", x->d.id, db_error(d->db));
 		d->db_failed = 1;
 	}
+	buf_free(&q);
 	deliveries_xfer_free(d, x);
 }
 

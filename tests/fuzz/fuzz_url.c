@@ -6,7 +6,8 @@
  * libcurl reads it as https (http too only with allow_private_urls) with a
  * host; without allow_private_urls that host is not localhost, and an IP
  * literal in it (bracketed IPv6, or IPv4 in any form inet_aton takes, a
- * trailing dot ignored) is not a private address. */
+ * trailing dot ignored) is not a private address; its port passes
+ * urlguard_check_port with no list only when it is 443, or 80 with http. */
 #include "util/urlguard.h"
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -37,6 +38,25 @@ curl_host(const char *url, int *https)
 	curl_free(scheme);
 	curl_url_cleanup(u);
 	return host;
+}
+
+/* The port libcurl will connect to (its scheme's default when none is
+ * given); -1 if it cannot say. */
+static long
+curl_port(const char *url)
+{
+	CURLU *u = curl_url();
+	char *port = NULL;
+	long p = -1;
+
+	CHECK(u != NULL);
+	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ==
+	    CURLUE_OK)
+		p = strtol(port, NULL, 10);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return p;
 }
 
 /* Without allow_private_urls: the accepted host names no local address. */
@@ -73,7 +93,7 @@ check_public_host(const char *host)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	enum urlguard_reason r0, r1;
+	enum urlguard_reason r0, r1, rp;
 	char *s, *host;
 	size_t i;
 	int https = -1;
@@ -105,7 +125,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_public_host(host);
 	}
 	curl_free(host);
+	/* the port: 443, or 80 with http, unless a list allows more */
+	rp = urlguard_check_port(s, "");
+	CHECK(rp == URLGUARD_OK || rp == URLGUARD_BAD_PORT);
+	if (rp == URLGUARD_OK)
+		CHECK(curl_port(s) == 443 || (curl_port(s) == 80 && https == 0));
+	else
+		CHECK(urlguard_check_port(s, "1-x") == URLGUARD_BAD_PORT);
 out:
+	(void)urlguard_ports_valid(s);
 	free(s);
 	return 0;
 }

@@ -180,6 +180,9 @@ it_sql() {
 }
 
 # it_account TIER CREDITS: create an account, print its id.
+# build_schema: the schema version this build needs (src/core/db.h)
+build_schema() { sed -n 's/^#define DB_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$top_srcdir/src/core/db.h"; }
+
 it_account() {
     svcadm account create --email "t$RANDOM$RANDOM@example.com" --tier "${1:-pro}" --credits "${2:-100}"
 }

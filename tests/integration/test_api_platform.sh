@@ -202,9 +202,28 @@ t_anonymous_limit() {
     # another address has its own bucket; /rate-limit works without a key
     API_KEY= http GET /rate-limit "" $(from 15)
     expect_status 200 && expect_json .tier anonymous && expect_json .limit 5 &&
-        expect_json .remaining 5 && expect_json .subscription_type none
+        expect_json .remaining 4 && expect_json .used 1 && expect_json .subscription_type none
 }
 t_case "anonymous requests are limited to 5 a minute per IP address" t_anonymous_limit
+
+# GET /rate-limit without a key is counted like any request without a key:
+# the sixth in a minute from one address is 429, and a key that is not
+# usable (unknown) counts in the same bucket
+t_rate_limit_status_anonymous_counted() {
+    local i
+    for i in 1 2 3 4; do
+        API_KEY= http GET /rate-limit "" $(from 17)
+        expect_status 200 && expect_json .used "$i" && expect_json .remaining $((5 - i)) &&
+            expect_header X-RateLimit-Remaining $((5 - i)) || return 1
+    done
+    API_KEY= http GET /rate-limit "" -H "Authorization: Bearer svc_live_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB" $(from 17)
+    expect_status 401 && expect_header X-RateLimit-Remaining 0 || return 1
+    API_KEY= http GET /rate-limit "" $(from 17)
+    expect_status 429 && expect_json .error.code rate_limited && expect_json .error.details.limit 5 &&
+        expect_header Retry-After || return 1
+    expect_eq "the address's count" 5 "$(it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket = 'ip:127.0.0.17'")"
+}
+t_case "GET /rate-limit without a usable key is counted in its address's bucket: the sixth in a minute is 429" t_rate_limit_status_anonymous_counted
 
 # anonymous clients behind the trusted proxy (127.0.0.1): IPv6 per /64
 t_anonymous_ipv6_per_64() {
@@ -245,7 +264,7 @@ t_rate_limit_status_key() {
     svcadm key revoke "$id"
     API_KEY=$key http GET /rate-limit "" $(from 16)
     expect_status 401 && expect_json .error.message "API key has been revoked" &&
-        expect_header X-RateLimit-Limit 5 && expect_header X-RateLimit-Remaining 5 || return 1
+        expect_header X-RateLimit-Limit 5 && expect_header X-RateLimit-Remaining 4 || return 1
     kx=$(it_key "$acc" 'credits:read' --expires 2099-01-01T00:00:00Z)
     API_KEY=$kx http GET /rate-limit; expect_status 200 && expect_json .used 3 || return 1
     it_sql "UPDATE api_keys SET expires_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE key_hint LIKE '$(printf %.13s "$kx")%'"
@@ -257,9 +276,9 @@ t_rate_limit_status_key() {
     kip=$(it_key "$acc" 'credits:read' --ip-allow 10.0.0.0/8)
     API_KEY=$kip http GET /rate-limit "" $(from 16)
     expect_status 403 && expect_json .error.code ip_not_allowed && expect_header X-RateLimit-Limit 5 &&
-        expect_header X-RateLimit-Remaining 5
+        expect_header X-RateLimit-Remaining 1
 }
-t_case "GET /rate-limit with a key: the account's window, not counted; revoked, expired, unknown and off-allowlist keys refused at once" t_rate_limit_status_key
+t_case "GET /rate-limit with a key: the account's window, not counted; revoked, expired, unknown and off-allowlist keys refused at once (and counted in the address's bucket)" t_rate_limit_status_key
 
 # Requests counted 60 and 58 seconds ago (rows as ratelimit_lease writes
 # them): by default the window is the spec's 60 seconds, so only the second
@@ -412,6 +431,62 @@ t_keys_rate_limit_default() {
     expect_eq "svcadm keys without a limit" 1 "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$facc' AND rate_limit IS NULL")"
 }
 t_case "a key made through the API without rateLimit gets 100 a minute (shown, enforced: the 101st of the window is refused where the tier allows 1,000), or its tier's or organization's lower limit" t_keys_rate_limit_default
+
+t_sandbox_key_makes_sandbox_keys() {
+    local acc sb
+    acc=$(it_account pro 0)
+    sb=$(it_key "$acc" '*' --sandbox)
+    API_KEY=$sb http POST /v1/keys '{"scopes":["*"]}'
+    expect_status 403 && expect_json .error.code sandbox_key_restricted || return 1
+    API_KEY=$sb http POST /v1/keys '{"scopes":["verify:single"],"sandbox":false}'
+    expect_status 403 && expect_json .error.code sandbox_key_restricted || return 1
+    expect_eq "live keys of the account" 0 "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$acc' AND sandbox = 0")" || return 1
+    API_KEY=$sb http POST /v1/keys '{"scopes":["*"],"sandbox":true}'
+    expect_status 201 && expect_json .sandbox true && expect_jq '.key | startswith("svc_test_")'
+}
+t_case "a sandbox key creates sandbox keys only: a live key asked for is 403 sandbox_key_restricted" t_sandbox_key_makes_sandbox_keys
+
+t_key_limit_clamped_after_downgrade() {
+    local acc admin key id
+    acc=$(it_account pro 0)
+    admin=$(it_key "$acc" '*')
+    API_KEY=$admin http POST /v1/keys '{"scopes":["credits:read"],"rateLimit":80}'
+    expect_status 201 || return 1
+    key=$(json .key); id=$(json .id)
+    API_KEY=$key http GET /v1/credits; expect_header X-RateLimit-Limit 80 || return 1
+    svcadm account tier "$acc" free    # returns once no process trusts the old tier
+    API_KEY=$key http GET /v1/credits; expect_status 200 && expect_header X-RateLimit-Limit 10 || return 1
+    API_KEY=$key http GET /rate-limit; expect_json .limit 10 || return 1
+    # a limit below the tier's is kept; the operator's lift is kept above it
+    svcadm key set "$id" --rate-limit 4
+    API_KEY=$key http GET /v1/credits; expect_header X-RateLimit-Limit 4 || return 1
+    svcadm key set "$id" --rate-limit 500
+    API_KEY=$key http GET /v1/credits; expect_header X-RateLimit-Limit 500
+}
+t_case "a customer's key rateLimit is clamped at use to the tier after a downgrade; an operator's limit is kept" t_key_limit_clamped_after_downgrade
+
+t_org_key_after_the_account_moves() {
+    local acc o1 o2 k1 k2 before
+    acc=$(it_account pro 0)
+    o1=$(svcadm org create --name "Old $RANDOM" --credits 50)
+    o2=$(svcadm org create --name "New $RANDOM" --credits 50)
+    svcadm org add "$o1" "$acc"
+    k1=$(it_key "$acc" '*' --org "$o1")
+    API_KEY=$k1 http GET /v1/credits; expect_status 200 && expect_json .organization.id "$o1" || return 1
+    svcadm org add "$o2" "$acc"    # returns once no process trusts the old membership
+    before=$(it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$o1'")
+    # refused, the request is counted in its address's bucket (a key that
+    # is not usable): from an address of its own
+    API_KEY=$k1 http POST /v1/verify '{"email":"someone@example.com"}' $(from 18)
+    expect_status 403 && expect_json .error.code key_organization_changed || return 1
+    API_KEY=$k1 http GET /v1/credits "" $(from 18)
+    expect_status 403 && expect_json .error.code key_organization_changed || return 1
+    expect_eq "the old organization's balance" "$before" "$(it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$o1'")" || return 1
+    # a key made for the new organization works
+    k2=$(it_key "$acc" '*' --org "$o2")
+    API_KEY=$k2 http GET /v1/credits; expect_status 200 && expect_json .organization.id "$o2"
+}
+t_case "an organization's key is refused (403 key_organization_changed) once its account moved to another organization" t_org_key_after_the_account_moves
 
 t_revoke_not_found() {
     local acc key id

@@ -38,7 +38,7 @@ t_restore() {
     dump full --single-transaction --routines --events || it_fail "mariadb-dump: $(cat "$IT_DIR/full.err")" || return 1
     restore full restored || return 1
     out=$("$top_builddir/src/admin/svcadm" -c "$IT_DIR/restored.conf" db version) || it_fail "db version: $out"
-    v=$(it_sql "SELECT MAX(version) FROM schema_version")
+    v=$(build_schema)
     expect_eq "restored schema" "$v (this build needs $v)" "$out"
     out=$("$top_builddir/src/admin/svcadm" -c "$IT_DIR/restored.conf" credits check "$ACC") || it_fail "credits check: $out"
     expect_eq "ledger of the restored database" ok "$out"

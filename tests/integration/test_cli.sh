@@ -57,6 +57,7 @@ R=https://127.0.0.1:$(cat "$IT_DIR/receiver.port")
 it_conf_add "rate_window_seconds = 6
 verify_time_budget_ms = 12000
 allow_private_urls = yes
+allow_url_ports = $(cat "$IT_DIR/receiver.port")
 ca_file = $IT_DIR/tls/ca.pem"
 it_stack_start
 

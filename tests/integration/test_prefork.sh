@@ -6,7 +6,7 @@
 # SIGHUP (re-reading svc.conf), stops them all on SIGTERM, and children do
 # not outlive a master killed outright. Also svcadm's operator commands.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-it_require cgi-fcgi
+it_require cgi-fcgi strace
 API=$top_builddir/src/api/svc-api
 [ -x "$API" ] || it_skip "$API is not built"
 it_stack_start --db-only
@@ -134,11 +134,50 @@ t_usage() {
 }
 t_case "svc-api refuses bad options and a standard input that is not a socket" t_usage
 
+# -s unix:PATH: the socket is made with mode 0660 from the start, the umask
+# set before the bind (traced), never chmod-ed wider or narrower after it
+t_unix_socket_mode() {
+    local sock=$IT_DIR/api.sock tr=$IT_DIR/strace.txt st master bind_line umask_line
+    strace -f -qq -e trace=umask,bind,chmod,fchmodat -o "$tr" \
+        "$API" -c "$SVC_CONF" -s "unix:$sock" -n 1 2>> "$IT_DIR/api.err" &
+    st=$!
+    for _ in $(seq 1 100); do [ -S "$sock" ] && master=$(pgrep -P "$st" -x svc-api) && break; sleep 0.1; done
+    [ -S "$sock" ] && [ -n "$master" ] || { kill "$st"; wait "$st"; it_fail "svc-api did not listen on $sock"; return 1; }
+    kill "$master"; wait "$st" 2>/dev/null
+    expect_eq "mode of the socket" 660 "$(stat -c %a "$sock")" || return 1
+    bind_line=$(grep -n "bind(.*$sock" "$tr" | head -n 1 | cut -d: -f1)
+    umask_line=$(grep -n 'umask(0117)' "$tr" | head -n 1 | cut -d: -f1)
+    [ -n "$bind_line" ] || it_fail "no bind of $sock traced: $(head -c 400 "$tr")" || return 1
+    [ -n "$umask_line" ] && [ "$umask_line" -lt "$bind_line" ] ||
+        it_fail "the umask is not set to 0117 before the bind: $(grep -E 'umask|bind' "$tr" | head -n 5)" || return 1
+    expect_eq "chmods of the socket" 0 "$(grep -c "chmod.*$sock" "$tr")"
+}
+t_case "svc-api -s unix:PATH creates its socket 0660 with the umask set before bind, no chmod after" t_unix_socket_mode
+
+# -s tcp:PORT without a host listens on 127.0.0.1 only (in /proc/net/tcp:
+# 0100007F:PORT in state 0A), not on every interface
+t_tcp_port_is_loopback() {
+    local p pid hex addrs
+    p=$(stack_free_port)
+    hex=$(printf '%04X' "$p")
+    (cd "$IT_DIR" && exec "$API" -c "$SVC_CONF" -s "tcp:$p" -n 1 2>> "$IT_DIR/api.err") &
+    pid=$!
+    for _ in $(seq 1 100); do
+        addrs=$(awk -v h=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == h { print $2 }' /proc/net/tcp /proc/net/tcp6)
+        [ -n "$addrs" ] && break; sleep 0.1
+    done
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    expect_eq "listening addresses for tcp:$p" "0100007F:$hex" "$addrs" || return 1
+    [ ! -e "$IT_DIR/$p" ] || it_fail "tcp:$p made a file named $p"
+}
+t_case "svc-api -s tcp:PORT listens on 127.0.0.1 only" t_tcp_port_is_loopback
+
 t_svcadm() {
     local acc org key id out
     out=$(svcadm config)
     echo "$out" | grep -q "^db_password = (hidden)$" || it_fail "svcadm config shows the password" || return 1
     echo "$out" | grep -q "^db_socket = $DB_SOCKET$" || it_fail "svcadm config lacks db_socket" || return 1
+    echo "$out" | grep -q "^allow_url_ports = $" || it_fail "svcadm config lacks allow_url_ports" || return 1
     acc=$(svcadm account create --email ops@example.com --tier trial --credits 5)
     svcadm account create --email ops@example.com --tier trial 2>/dev/null && it_fail "a second account for one email" && return 1
     org=$(svcadm org create --name Ops --rate-limit 7 --credits 3)

@@ -32,6 +32,7 @@ S=https://127.0.0.1:$PORT
 SN=https://$ALIAS:$PORT
 
 it_conf_add "allow_private_urls = yes
+allow_url_ports = $PORT
 ca_file = $IT_DIR/tls/ca.pem
 worker_poll_interval = 1
 worker_lease_seconds = 5
@@ -218,14 +219,37 @@ t_rebinding_refused() {
     # svc-api cannot know where the name goes: 202; the worker with
     # allow_private_urls = no refuses 127.0.0.1 when it connects
     fetch "$SN/files/contacts.csv" && settle "$NOPRIVATE" || return 1
-    failed_with source_unreachable "127\\\\.0\\\\.0\\\\.1" || return 1
+    # the customer is told "refused address", never which one; the
+    # operator's log names it
+    failed_with source_unreachable "resolves to a refused address$" || return 1
+    expect_jq '.error.message | test("127\\.0\\.0\\.1") | not' || return 1
+    grep -q 'event=url_address_refused address=127\.0\.0\.1$' "$IT_DIR"/log/*.log ||
+        it_fail "no event=url_address_refused line naming 127.0.0.1 in the log" || return 1
     expect_eq "requests that reached the server" "$before" "$(served /files/contacts.csv)" || return 1
     # the same URL with allow_private_urls = yes: fetched
     fetch "$SN/files/contacts.csv" && settle || return 1
     http GET "/v1/jobs/$JOB"
     expect_json .total_emails 3
 }
-t_case "allow_private_urls = no: a name resolving to 127.0.0.1 is refused when the worker connects (rebinding)" t_rebinding_refused
+t_case "allow_private_urls = no: a name resolving to 127.0.0.1 is refused when the worker connects (rebinding), the job's error not naming the address" t_rebinding_refused
+
+# Ports: 443 (and 80 for http) and those allow_url_ports lists ($PORT here)
+t_port_not_allowed() {
+    local other=$((PORT == 65535 ? PORT - 1 : PORT + 1)) before
+    http POST /v1/verify/bulk/upload "{\"source_url\":\"https://127.0.0.1:$other/files/contacts.csv\"}"
+    expect_status 400 && expect_json .error.code invalid_source_url && expect_jq '.error.message | test("port")' || return 1
+    http POST /v1/verify/bulk/upload "{\"source_url\":\"https://127.0.0.1:22/files/contacts.csv\"}"
+    expect_status 400 && expect_json .error.code invalid_source_url || return 1
+    # a redirect to a port not listed is refused by the worker before it connects
+    before=$(served /files/contacts.csv)
+    fetch "$S/redirect/1?to=https://127.0.0.1:$other/files/contacts.csv" && settle || return 1
+    failed_with source_unreachable "redirected to a URL that is not allowed.*port" || return 1
+    # a copy of the configuration that lists another port: $PORT is refused
+    fetch "$S/files/contacts.csv" && settle "$(conf noports "allow_url_ports = 9")" || return 1
+    failed_with source_unreachable "not allowed.*port" || return 1
+    expect_eq "requests for the file" "$before" "$(served /files/contacts.csv)"
+}
+t_case "a source_url (or a redirect) naming a port other than 443 or one of allow_url_ports is refused" t_port_not_allowed
 
 t_redirect_to_private() {
     local before

@@ -43,7 +43,7 @@ t_no_worker() {
     case $OUT in *"problem: workers: 0 seen in the last 120 s, status_min_workers is 1"*) ;;
     *) it_fail "no workers problem in: $OUT" ;; esac
     # (the build's version: the last migration's, which the stack applied)
-    v=$(it_sql "SELECT MAX(version) FROM schema_version")
+    v=$(build_schema)
     case $OUT in *"status: unhealthy"*"schema: $v (this build needs $v)"*) ;;
     *) it_fail "status or schema line missing: $OUT" ;; esac
     status --min-workers 0
@@ -66,7 +66,7 @@ t_worker_once() {
     expect_eq "owner is host:pid" "$(hostname):$(sj '.workers.list[0].pid')" "$owner"
     expect_eq "version" "$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$top_builddir/config.h")" \
         "$(sj '.workers.list[0].version')"
-    expect_eq "schema" "$(it_sql "SELECT MAX(version) FROM schema_version") $(it_sql "SELECT MAX(version) FROM schema_version")" "$(sj '"\(.schema.version) \(.schema.needed)"')"
+    expect_eq "schema" "$(build_schema) $(build_schema)" "$(sj '"\(.schema.version) \(.schema.needed)"')"
     expect_eq "problems" 0 "$(sj '.problems | length')"
 }
 t_case "a svc-worker --once run is seen (host:pid, mode once, version) and the service is healthy (--json)" t_worker_once
@@ -180,7 +180,7 @@ t_case "an idle svc-worker daemon refreshes its row within seconds and is seen" 
 t_schema_behind() {
     local v p
     # the build's version is the last migration's; one before it
-    v=$(it_sql "SELECT MAX(version) FROM schema_version")
+    v=$(build_schema)
     p=$(it_sql "SELECT MAX(version) FROM schema_version WHERE version < $v")
     it_sql "DELETE FROM schema_version WHERE version = $v"
     status --json

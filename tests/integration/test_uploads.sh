@@ -262,6 +262,21 @@ t_column_rules() {
 }
 t_case "email_column by name or index and column_mapping win; a missing column fails the job with its code" t_column_rules
 
+# The column a customer names goes into the worker's log line of the
+# failure: a newline in it must not start a line of its own
+t_column_name_logged_clean() {
+    local nl=$'\n' lines
+    ingest "$F/two.csv" -F "email_column=Mail${nl}event=forged_column job=x" &&
+        job_is "$JOB" failed 0 email_column_not_found || return 1
+    ingest "$F/two.csv" -F "column_mapping={\"email\":\"Mail\\nevent=forged_mapping job=y\"}" &&
+        job_is "$JOB" failed 0 invalid_column_mapping || return 1
+    lines=$(grep -h 'forged_' "$IT_DIR"/log/*.log)
+    expect_eq "log lines naming the forged text" 2 "$(printf '%s\n' "$lines" | grep -c .)" || return 1
+    expect_eq "of them, lines that are not the ingest_failed event" 0 \
+        "$(printf '%s\n' "$lines" | grep -vc 'event=ingest_failed .*message="[^"]*\\x0aevent=forged_')"
+}
+t_case "email_column and column_mapping are logged escaped: a newline in them cannot forge a log line" t_column_name_logged_clean
+
 t_ingestion_failures() {
     local poor pkey before
     printf 'email\n' > "$F/header-only.csv"

@@ -33,6 +33,7 @@ R=https://127.0.0.1:$RPORT
 it_conf_add "lists_dir = $IT_DIR/lists
 dns_resolver = 127.0.0.1:9
 allow_private_urls = yes
+allow_url_ports = $RPORT
 ca_file = $IT_DIR/tls/ca.pem
 worker_poll_interval = 1
 webhook_retry_schedule = 2s 2s 3
@@ -549,7 +550,8 @@ t_private_targets() {
     expect_eq "requests to the named host" 1 "$(count /d/named)" || return 1
     expect_eq "requests to the literal" 1 "$(count /d/literal)" || return 1
     deliveries "$named" || return 1
-    expect_json '.data[0].status' pending && expect_jq '.data[0].last_error | startswith("address_refused: 127.0.0.1")' &&
+    # the customer's last_error says "refused address", never which one
+    expect_json '.data[0].status' pending && expect_json '.data[0].last_error' "address_refused: refused address" &&
         expect_json '.data[0].last_status_code' null || return 1
     deliveries "$literal" || return 1
     expect_json '.data[0].status' failed && expect_json '.data[0].attempts' 1 &&
@@ -567,8 +569,15 @@ t_private_targets() {
     http PATCH "/v1/webhooks/$named" '{"url":"https://[::1]/x"}'
     expect_status 400 && expect_json .error.details.field url || return 1
     http POST /v1/webhooks '{"url":"https://hooks.example.com/x"}'
+    expect_status 201 || return 1
+    # ports: 443 and allow_url_ports only ($RPORT here)
+    http POST /v1/webhooks '{"url":"https://hooks.example.com:8443/x"}'
+    expect_status 400 && expect_json .error.details.field url && expect_jq '.error.message | test("port")' || return 1
+    http POST /v1/webhooks '{"url":"https://hooks.example.com:443/x"}'
+    expect_status 201 || return 1
+    http POST /v1/webhooks "{\"url\":\"https://hooks.example.com:$RPORT/x\"}"
     expect_status 201
 }
-t_case "allow_private_urls = no: private literals refused by svc-api and svc-worker, a name resolving to loopback refused at connect time" t_private_targets
+t_case "allow_private_urls = no: private literals refused by svc-api and svc-worker, a name resolving to loopback refused at connect time (last_error not naming it); ports other than 443 and allow_url_ports refused" t_private_targets
 
 t_done

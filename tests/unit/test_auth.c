@@ -269,23 +269,28 @@ key_init(struct auth_key *k, enum auth_tier tier, long key_limit,
 static const struct {
 	enum auth_tier	 tier;
 	long		 key_limit, org_limit;
+	int		 op;		/* the key's limit set by the operator */
 	long		 want;
 } limit_cases[] = {
-	{ AUTH_TIER_FREE, -1, -1, 10 },		/* tier */
-	{ AUTH_TIER_TRIAL, -1, -1, 30 },
-	{ AUTH_TIER_PRO, -1, -1, 100 },
-	{ AUTH_TIER_ADMIN, -1, -1, 1000 },
-	{ AUTH_TIER_FREE, -1, 500, 500 },	/* org beats tier */
-	{ AUTH_TIER_ADMIN, -1, 20, 20 },	/* ...even downwards */
-	{ AUTH_TIER_FREE, 7, -1, 7 },		/* key beats tier */
-	{ AUTH_TIER_FREE, 7, 500, 7 },		/* key beats org */
-	{ AUTH_TIER_PRO, 2000, 50, 2000 },
-	{ AUTH_TIER_PRO, 0, 50, 0 },		/* 0 is a set value */
-	{ AUTH_TIER_PRO, -1, 0, 0 },
+	{ AUTH_TIER_FREE, -1, -1, 0, 10 },	/* tier */
+	{ AUTH_TIER_TRIAL, -1, -1, 0, 30 },
+	{ AUTH_TIER_PRO, -1, -1, 0, 100 },
+	{ AUTH_TIER_ADMIN, -1, -1, 0, 1000 },
+	{ AUTH_TIER_FREE, -1, 500, 0, 500 },	/* org beats tier */
+	{ AUTH_TIER_ADMIN, -1, 20, 0, 20 },	/* ...even downwards */
+	{ AUTH_TIER_FREE, 7, -1, 0, 7 },	/* key beats tier */
+	{ AUTH_TIER_FREE, 7, 500, 0, 7 },	/* key beats org */
+	{ AUTH_TIER_PRO, 2000, 50, 1, 2000 },	/* the operator's: kept */
+	{ AUTH_TIER_PRO, 2000, 50, 0, 50 },	/* the customer's: clamped */
+	{ AUTH_TIER_FREE, 100, -1, 0, 10 },	/* made on pro, now free */
+	{ AUTH_TIER_FREE, 100, -1, 1, 100 },
+	{ AUTH_TIER_FREE, 10, -1, 0, 10 },
+	{ AUTH_TIER_PRO, 0, 50, 0, 0 },		/* 0 is a set value */
+	{ AUTH_TIER_PRO, -1, 0, 0, 0 },
 };
 
 static void
-test_auth_key_rate_limit_prefers_key_then_org_then_tier(void **state)
+test_auth_key_rate_limit_prefers_key_then_org_then_tier_clamping_the_customers(void **state)
 {
 	size_t i;
 
@@ -296,6 +301,7 @@ test_auth_key_rate_limit_prefers_key_then_org_then_tier(void **state)
 		print_message("case %zu\n", i);
 		key_init(&k, limit_cases[i].tier, limit_cases[i].key_limit,
 		    limit_cases[i].org_limit);
+		k.key_rate_limit_operator = limit_cases[i].op;
 		assert_int_equal(auth_key_rate_limit(&k), limit_cases[i].want);
 	}
 }
@@ -342,7 +348,7 @@ main(void)
 		cmocka_unit_test(test_auth_key_well_formed_wants_prefix_and_40_alphanumerics),
 		cmocka_unit_test(test_auth_key_generate_makes_distinct_well_formed_keys),
 		cmocka_unit_test(test_auth_key_hash_is_sha256_of_the_key_text),
-		cmocka_unit_test(test_auth_key_rate_limit_prefers_key_then_org_then_tier),
+		cmocka_unit_test(test_auth_key_rate_limit_prefers_key_then_org_then_tier_clamping_the_customers),
 		cmocka_unit_test(test_auth_key_pool_is_org_when_org_managed),
 		cmocka_unit_test(test_auth_name_tables_are_complete),
 	};

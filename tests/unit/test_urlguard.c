@@ -230,6 +230,47 @@ static const struct {
 	{ "fe80::1", 0 },
 };
 
+static const struct {
+	const char		*url, *ports;
+	enum urlguard_reason	 want;
+} port_cases[] = {
+	{ "https://h.example/x", "", URLGUARD_OK },
+	{ "https://h.example:443/x", "", URLGUARD_OK },
+	{ "http://h.example/x", "", URLGUARD_OK },
+	{ "https://h.example:80/x", "", URLGUARD_BAD_PORT },
+	{ "https://h.example:8443/x", "", URLGUARD_BAD_PORT },
+	{ "https://h.example:22/x", "8443", URLGUARD_BAD_PORT },
+	{ "https://h.example:8443/x", "8443", URLGUARD_OK },
+	{ "https://h.example:8443/x", "80, 8443", URLGUARD_OK },
+	{ "https://h.example:9000/x", "8443 9000", URLGUARD_OK },
+	{ "https://h.example:844/x", "8443", URLGUARD_BAD_PORT },
+	{ "https://h.example:8443/x", "nonsense", URLGUARD_BAD_PORT },
+	{ "https://h.example:8443/x", NULL, URLGUARD_BAD_PORT },
+	{ "http://127.0.0.1:25/x", "", URLGUARD_BAD_PORT },
+};
+
+static void
+test_urlguard_check_port_allows_443_80_for_http_and_listed(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(port_cases) / sizeof(port_cases[0]); i++) {
+		print_message("%s [%s]\n", port_cases[i].url,
+		    port_cases[i].ports ? port_cases[i].ports : "(null)");
+		assert_string_equal(urlguard_reason_names[urlguard_check_port(
+		    port_cases[i].url, port_cases[i].ports)],
+		    urlguard_reason_names[port_cases[i].want]);
+	}
+	assert_true(urlguard_ports_valid(""));
+	assert_true(urlguard_ports_valid("8443"));
+	assert_true(urlguard_ports_valid(" 80, 8443 ,9000 "));
+	assert_false(urlguard_ports_valid("0"));
+	assert_false(urlguard_ports_valid("65536"));
+	assert_false(urlguard_ports_valid("84x3"));
+	assert_false(urlguard_ports_valid("8443;9000"));
+}
+
 static void
 test_urlguard_addr_allowed_refuses_private_unless_allowed(void **state)
 {
@@ -255,6 +296,7 @@ main(void)
 		cmocka_unit_test(test_urlguard_check_refuses_urls_over_2048_characters),
 		cmocka_unit_test(test_urlguard_names_and_messages_cover_every_reason),
 		cmocka_unit_test(test_urlguard_addr_allowed_refuses_private_unless_allowed),
+		cmocka_unit_test(test_urlguard_check_port_allows_443_80_for_http_and_listed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
