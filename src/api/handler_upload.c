@@ -502,11 +502,14 @@ handler_upload_multipart(struct handler_upload *h, const char *boundary)
 	const char *marker;
 	int preview;
 
-	/* lighttpd counts a chunked body itself and says so (its snippet in
-	 * fcgi-conf/); other servers pass no CONTENT_LENGTH. */
+	/* lighttpd and nginx count a chunked body themselves and say so in a
+	 * request header, Apache (mod_fcgid) in an environment variable
+	 * (their snippets in fcgi-conf/ and contrib/); other servers pass no
+	 * CONTENT_LENGTH. */
 	if (c->req->content_length < 0 || ((marker = http_param(c->req,
 	    "HTTP_X_SVC_BODY_LENGTH")) != NULL && strcmp(marker, "none") ==
-	    0)) {
+	    0) || ((marker = http_param(c->req, "SVC_BODY_LENGTH")) != NULL &&
+	    strcmp(marker, "none") == 0)) {
 		http_error(c->resp, 411, "length_required", NULL,
 		    "send a multipart upload with a Content-Length header");
 		return;
