@@ -26,6 +26,7 @@
 #define UPLOAD_FIELD_MAX 8192	/* bytes of a form field's value */
 #define UPLOAD_READ (64 * 1024)
 #define UPLOAD_SNIFF 4096	/* bytes of a file looked at for its kind */
+#define UPLOAD_NAME_SHOWN 64	/* bytes of an unknown field's name shown */
 
 /* The form fields, as text. */
 enum upload_field {
@@ -48,6 +49,8 @@ struct handler_upload {
 	struct buf	*cur;		/* the field being read, or NULL */
 	int		 in_file;	/* the part being read is the file */
 	int		 files;		/* file parts seen */
+	int		 source_url;	/* a source_url part was seen */
+	char		 unknown[UPLOAD_NAME_SHOWN]; /* an unknown part's name */
 	int		 format;	/* enum ingest_format of the file */
 	char		 file_name[256];
 	unsigned char	 sniff[UPLOAD_SNIFF];
@@ -104,6 +107,19 @@ handler_upload_answer_refusal(struct handler_upload *h)
 
 /* ---------------------------------------------------------------- parts */
 
+/* A client's field name as shown back in an error (and logged): printable
+ * ASCII only, the rest as '?', at most sz - 1 bytes. */
+static void
+handler_upload_unknown(char *dst, size_t sz, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < sz && name[i] != '\0'; i++)
+		dst[i] = name[i] > 0x20 && name[i] < 0x7f && name[i] != '"' &&
+		    name[i] != '\\' ? name[i] : '?';
+	dst[i] = '\0';
+}
+
 static int
 handler_upload_part_begin(void *arg, const struct multipart_part *p)
 {
@@ -119,12 +135,20 @@ handler_upload_part_begin(void *arg, const struct multipart_part *p)
 	if (strcmp(p->name, "file") == 0 && p->filename != NULL &&
 	    p->filename[0] == '\0')
 		return 0;
-	if (strcmp(p->name, "file") == 0) {
-		if (++h->files > 1) {
+	if (strcmp(p->name, "source_url") == 0 ||
+	    strcmp(p->name, "file") == 0) {
+		if (strcmp(p->name, "source_url") == 0)
+			h->source_url = 1;
+		else
+			h->files++;
+		if (h->files + h->source_url > 1) {
 			handler_upload_refuse(h, 400, "missing_file", NULL,
-			    "send exactly one file");
+			    "send exactly one of file or source_url: one file "
+			    "as multipart/form-data, or a source_url as JSON");
 			return -1;
 		}
+		if (h->source_url)
+			return 0;	/* missing_file after the parse */
 		if (p->filename == NULL || (h->format =
 		    ingest_format_of_name(p->filename)) < 0) {
 			handler_upload_refuse(h, 400, "unsupported_file_type",
@@ -146,8 +170,13 @@ handler_upload_part_begin(void *arg, const struct multipart_part *p)
 			}
 			h->has[i] = 1;
 			h->cur = &h->field[i];
+			return 0;
 		}
-	return 0;		/* other parts are ignored */
+	handler_upload_unknown(h->unknown, sizeof(h->unknown), p->name);
+	handler_upload_refuse(h, 400, "invalid_email", h->unknown,
+	    "unknown field; the form takes file, name, email_column, "
+	    "column_mapping, preview and callback_url");
+	return -1;
 }
 
 static int
@@ -476,11 +505,14 @@ handler_upload_multipart(struct handler_upload *h, const char *boundary)
 	const char *marker;
 	int preview;
 
-	/* lighttpd counts a chunked body itself and says so (its snippet in
-	 * fcgi-conf/); other servers pass no CONTENT_LENGTH. */
+	/* lighttpd and nginx count a chunked body themselves and say so in a
+	 * request header, Apache (mod_fcgid) in an environment variable
+	 * (their snippets in fcgi-conf/ and contrib/); other servers pass no
+	 * CONTENT_LENGTH. */
 	if (c->req->content_length < 0 || ((marker = http_param(c->req,
 	    "HTTP_X_SVC_BODY_LENGTH")) != NULL && strcmp(marker, "none") ==
-	    0)) {
+	    0) || ((marker = http_param(c->req, "SVC_BODY_LENGTH")) != NULL &&
+	    strcmp(marker, "none") == 0)) {
 		http_error(c->resp, 411, "length_required", NULL,
 		    "send a multipart upload with a Content-Length header");
 		return;
@@ -493,7 +525,9 @@ handler_upload_multipart(struct handler_upload *h, const char *boundary)
 		return;
 	}
 	if (h->files == 0) {
-		http_error(c->resp, 400, "missing_file", NULL,
+		http_error(c->resp, 400, "missing_file", NULL, "%s",
+		    h->source_url ? "a source_url is sent as application/json, "
+		    "not in a form; send exactly one of file or source_url" :
 		    "send the file in a form field named \"file\" (or a "
 		    "source_url as JSON)");
 		return;
@@ -523,6 +557,20 @@ out:
 	json_decref(mapping);
 }
 
+/* Whether key is one of the JSON form's fields: 0 or -1. */
+static int
+handler_upload_json_key(const char *key)
+{
+	int i;
+
+	if (strcmp(key, "source_url") == 0)
+		return 0;
+	for (i = 0; i < UPLOAD_FIELD__MAX; i++)
+		if (strcmp(key, upload_field_names[i]) == 0)
+			return 0;
+	return -1;
+}
+
 /* The JSON form: { source_url, name?, email_column?, column_mapping?,
  * preview?, callback_url? }. */
 static void
@@ -530,12 +578,24 @@ handler_upload_json(struct handler_upload *h)
 {
 	struct api_call *c = h->c;
 	json_t *body, *v, *mapping;
+	const char *key;
 	uint8_t digest[32];
 	int preview = 0, i;
 
 	c->body_max = API_JSON_MAX;
 	if ((body = api_json_body(c)) == NULL)
 		return;
+	json_object_foreach(body, key, v)
+		if (handler_upload_json_key(key) == -1) {
+			handler_upload_unknown(h->unknown, sizeof(h->unknown),
+			    key);
+			api_bad_field(c, h->unknown, "%s", strcmp(key, "file") ==
+			    0 ? "a file is sent as multipart/form-data; as JSON "
+			    "send a source_url" : "unknown field; the body takes "
+			    "source_url, name, email_column, column_mapping, "
+			    "preview and callback_url");
+			goto out;
+		}
 	v = json_object_get(body, "source_url");
 	if (v == NULL || json_is_null(v)) {
 		http_error(c->resp, 400, "missing_file", NULL,

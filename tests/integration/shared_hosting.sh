@@ -9,14 +9,14 @@
 # Not part of make check: contrib/test-tarball runs it with the tarball it
 # installed as a throw-away user (SVC_HOSTING_USER, SVC_HOSTING_PREFIX).
 # The host's side runs as root: MariaDB (contrib/stack.sh) and a private
-# Apache on 127.0.0.1 with mod_fcgid, mod_rewrite and mod_mime, whose
+# Apache on 127.0.0.1 with mod_fcgid, mod_rewrite, mod_setenvif and mod_mime, whose
 # <Directory> for the user's folder allows what the htaccess needs
 # (AllowOverride FileInfo AuthConfig Options=ExecCGI). Shared hosts run a
 # user's FastCGI programs as that user (suexec); this Apache runs as the
 # user instead, which gives the programs the same rights without setting
 # up suexec on the test machine. Everything else runs as the user.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-it_require apache2 mariadbd runuser python3
+it_require apache2 mariadbd runuser python3 jq
 
 user=${SVC_HOSTING_USER:-}
 prefix=${SVC_HOSTING_PREFIX:-}
@@ -74,12 +74,13 @@ EOF
     [ "$(stack_mariadb_sql "$IT_DIR/mariadb" -N -B svc -e 'SELECT COUNT(*) FROM jobs')" = 0 ] ||
         { it_fail "no jobs table after the migration"; return 1; }
     as_user cp "$prefix/share/svc/fcgi-conf/svc-api.fcgi" "$www/svc-api.fcgi" &&
-        as_user cp "$prefix/share/svc/fcgi-conf/htaccess" "$www/.htaccess" || return 1
+        as_user cp "$prefix/share/svc/fcgi-conf/htaccess" "$www/.htaccess" &&
+        as_user cp "$prefix/share/svc/fcgi-conf/svc-413.html" "$www/" || return 1
     ACCOUNT=$(as_user svcadm account create --email me@example.com --tier pro --credits 100) ||
         { it_fail "svcadm account create"; return 1; }
     API_KEY=$(as_user svcadm key create --account "$ACCOUNT" --scopes '*' 2>/dev/null) ||
         { it_fail "svcadm key create"; return 1; }
-    expect_eq "files in the user's document root" ".htaccess svc-api.fcgi" \
+    expect_eq "files in the user's document root" ".htaccess svc-413.html svc-api.fcgi" \
         "$(cd "$www" && ls -A | tr '\n' ' ' | sed 's/ $//')"
 }
 t_case "as the user: svc.conf and the password file 0600, svcadm migrates the host's database, an account and a key" t_setup
@@ -88,6 +89,7 @@ t_case "as the user: svc.conf and the password file 0600, svcadm migrates the ho
 cat > "$IT_DIR/host-site.conf" <<EOF
 LoadModule mime_module "$STACK_APACHE_MODULES/mod_mime.so"
 LoadModule rewrite_module "$STACK_APACHE_MODULES/mod_rewrite.so"
+LoadModule setenvif_module "$STACK_APACHE_MODULES/mod_setenvif.so"
 TypesConfig /etc/mime.types
 DocumentRoot "$www"
 <Directory "$www">
@@ -137,6 +139,22 @@ t_not_api() {
     expect_status 404
 }
 t_case "nothing but the API's paths is served: the folder, the wrapper and .htaccess are 404" t_not_api
+
+t_upload_length() {
+    local out
+    printf 'a@b.example\n' > "$IT_DIR/one.txt"
+    chmod 0644 "$IT_DIR/one.txt"
+    # no Content-Length (chunked): the .htaccess marks it, svc-api says 411
+    http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/one.txt" -H 'Transfer-Encoding: chunked' || return 1
+    expect_status 411 && expect_json .error.code length_required || return 1
+    # over the limit: 413 with the JSON error while the body is unsent
+    out=$(python3 "$top_srcdir/tests/integration/slow_client.py" early 127.0.0.1 "$HTTP_PORT" \
+        /v1/verify/bulk/upload "$API_KEY" 60000000 5)
+    expect_eq "status line" "HTTP/1.1 413 Request Entity Too Large" "$(printf '%s\n' "$out" | sed -n 1p)" || return 1
+    expect_eq "Content-Type" "application/json" "$(printf '%s\n' "$out" | sed -n 2p)" || return 1
+    expect_eq "error code" file_too_large "$(printf '%s\n' "$out" | sed -n '3,$p' | jq -r .error.code)"
+}
+t_case "through .htaccess: a chunked upload is 411, one announced over the limit is 413 file_too_large (JSON) before its body" t_upload_length
 
 # svc-api processes of the user's installation, by /proc (mod_fcgid's)
 api_pids() {

@@ -12,6 +12,12 @@ for the slow-client tests (tests/integration/test_slow_clients.sh).
       per FCGI_STDIN record every INTERVAL_S seconds (BYTES 0: a GET);
       with BODY, that body at once instead; prints the Status line of the
       answer (or "no answer")
+  slow_client.py early HOST PORT PATH KEY CONTENT_LENGTH WAIT_S
+      a multipart POST whose headers announce CONTENT_LENGTH bytes, of
+      which only the first 100 are sent; then it sends nothing more and
+      waits up to WAIT_S seconds for the answer, which must come while
+      the body is still unsent; prints the status line, the Content-Type
+      and the body (or "no answer")
 Either stops sending once an answer has come.
 """
 import select
@@ -56,6 +62,35 @@ def http(host, port, path, key, nbytes, interval):
     data = read_answer(s, 30)
     line = data.split(b"\r\n", 1)[0].decode(errors="replace")
     print(line if line else "no answer")
+
+
+def early(host, port, path, key, length, wait):
+    s = socket.create_connection((host, int(port)), timeout=10)
+    head = ("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
+            "Content-Type: multipart/form-data; boundary=b\r\n"
+            "Content-Length: %d\r\nConnection: close\r\n\r\n"
+            % (path, host, key, length))
+    s.sendall(head.encode() + (b"--b\r\n" + b"x" * 100)[:100])
+    s.settimeout(wait)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    if not data:
+        print("no answer")
+        return
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode(errors="replace").split("\r\n")
+    ctype = [l.split(":", 1)[1].strip() for l in lines[1:]
+             if l.lower().startswith("content-type:")]
+    print(lines[0])
+    print(ctype[0] if ctype else "")
+    print(body.decode(errors="replace"))
 
 
 def record(kind, content, req=1):
@@ -120,6 +155,8 @@ def fcgi(host, port, path, nbytes, interval, key, body=None):
 def main(argv):
     if len(argv) >= 8 and argv[1] == "http":
         http(argv[2], argv[3], argv[4], argv[5], int(argv[6]), float(argv[7]))
+    elif len(argv) >= 8 and argv[1] == "early":
+        early(argv[2], argv[3], argv[4], argv[5], int(argv[6]), float(argv[7]))
     elif len(argv) >= 7 and argv[1] == "fcgi":
         fcgi(argv[2], argv[3], argv[4], int(argv[5]), float(argv[6]),
              argv[7] if len(argv) > 7 else "",

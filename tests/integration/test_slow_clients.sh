@@ -7,7 +7,7 @@
 # api_body_timeout_ms (408 request_timeout), so even a peer speaking
 # FastCGI to it directly frees its responder in time.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
-it_require python3 timeout
+it_require python3 timeout jq
 
 IT_API_WORKERS=2
 it_stack_start
@@ -56,6 +56,18 @@ t_svc_api_deadline() {
     stack_proc_stop "$IT_DIR/log" direct-api
 }
 t_case "svc-api answers 408 request_timeout to a body that has not arrived within api_body_timeout_ms and serves the next request" t_svc_api_deadline
+
+# an upload announcing 60 MB and sending 100 bytes is
+# answered 413 with the JSON error while the rest is unsent (5 s at most)
+t_lighttpd_early_413() {
+    local out
+    out=$(python3 "$SLOW" early 127.0.0.1 "$HTTP_PORT" /v1/verify/bulk/upload "$API_KEY" 60000000 5)
+    expect_eq "status line" "HTTP/1.1 413 Payload Too Large" "$(printf '%s\n' "$out" | sed -n 1p)" || return 1
+    expect_eq "Content-Type" "application/json" "$(printf '%s\n' "$out" | sed -n 2p)" || return 1
+    expect_eq "error code and limit" "file_too_large 53477376" \
+        "$(printf '%s\n' "$out" | sed -n '3,$p' | jq -r '.error.code + " " + (.error.details.limit_bytes | tostring)')"
+}
+t_case "lighttpd answers an upload whose Content-Length is over the limit with 413 file_too_large (JSON) before the body is sent" t_lighttpd_early_413
 
 stop_slow
 t_done

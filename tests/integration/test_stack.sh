@@ -5,7 +5,7 @@
 # include them, first with a FastCGI echo program, then with svc-api.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
-it_require lighttpd apache2 mariadbd
+it_require lighttpd apache2 mariadbd python3 jq
 ECHO=$top_builddir/tests/integration/fcgi_echo
 API=$top_builddir/src/api/svc-api
 WORKER=$top_builddir/src/worker/svc-worker
@@ -130,7 +130,7 @@ t_lighttpd_api() {
 t_case "lighttpd spawns svc-api: /rate-limit, 401 without a key, credits with one" t_lighttpd_api
 
 t_apache_api() {
-    local port dir=$IT_DIR/www
+    local port out dir=$IT_DIR/www
     port=$(stack_free_port) || return 1
     # svc-api runs as www-data under Apache: its own readable copies
     mkdir -p "$dir/log"
@@ -148,12 +148,27 @@ t_apache_api() {
     expect_header X-Request-Id
     BASE_URL=http://127.0.0.1:$port API_KEY='' http GET /rate-limit || return 1
     expect_status 200
+    # a multipart upload without Content-Length (chunked): mod_fcgid counts
+    # it, the snippet marks it, svc-api answers 411
+    printf 'a@b.example\n' > "$IT_DIR/one.txt"
+    BASE_URL=http://127.0.0.1:$port http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/one.txt" \
+        -H 'Transfer-Encoding: chunked' || return 1
+    expect_status 411 && expect_json .error.code length_required || return 1
+    BASE_URL=http://127.0.0.1:$port http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/one.txt" -F preview=true || return 1
+    expect_status 202 || return 1
+    # a Content-Length over the limit: 413 with the JSON error before the body
+    out=$(python3 "$top_srcdir/tests/integration/slow_client.py" early 127.0.0.1 "$port" \
+        /v1/verify/bulk/upload "$API_KEY" 60000000 5)
+    expect_eq "status line" "HTTP/1.1 413 Request Entity Too Large" "$(printf '%s\n' "$out" | sed -n 1p)" || return 1
+    expect_eq "Content-Type" "application/json" "$(printf '%s\n' "$out" | sed -n 2p)" || return 1
+    expect_eq "error code and limit" "file_too_large 53477376" \
+        "$(printf '%s\n' "$out" | sed -n '3,$p' | jq -r '.error.code + " " + (.error.details.limit_bytes | tostring)')" || return 1
     # no run_dir: each copy mod_fcgid starts has places of its own, and says so
     grep -q 'level=warn event=slots_unshared' "$dir/log/svc.log" ||
         it_fail "svc-api under mod_fcgid without run_dir does not warn of unshared slots"
     stack_apache_stop "$IT_DIR/apache"
 }
-t_case "Apache with mod_fcgid runs svc-api as www-data: credits with a key; without run_dir it warns that its slots are its own" t_apache_api
+t_case "Apache with mod_fcgid runs svc-api as www-data: credits with a key; a chunked upload is 411, one announced over the limit 413 (JSON) before its body; without run_dir it warns that its slots are its own" t_apache_api
 
 t_worker() {
     local pid

@@ -155,6 +155,48 @@ t_request_refusals() {
 }
 t_case "every refusal of the request has its status and code, and stores nothing" t_request_refusals
 
+t_exactly_one_and_known_fields() {
+    local jobs_before chunks_before
+    jobs_before=$(it_sql "SELECT COUNT(*) FROM jobs WHERE type = 'upload'")
+    chunks_before=$(all_chunks)
+    printf 'a@x.example\n' > "$F/one.txt"
+    # a file and a source_url, in either order: neither is dropped silently
+    upload "$F/one.txt" -F source_url=https://lists.example/a.csv
+    expect_status 400 && expect_json .error.code missing_file && expect_jq '.error.message | test("exactly one of file or source_url")' || return 1
+    http POST /v1/verify/bulk/upload "" -F source_url=https://lists.example/a.csv -F "file=@$F/one.txt"
+    expect_status 400 && expect_json .error.code missing_file && expect_jq '.error.message | test("exactly one")' || return 1
+    # a source_url alone in a form: it is JSON's field
+    http POST /v1/verify/bulk/upload "" -F source_url=https://lists.example/a.csv
+    expect_status 400 && expect_json .error.code missing_file && expect_jq '.error.message | test("application/json")' || return 1
+    # an unknown form field, before or after the file
+    upload "$F/one.txt" -F colour=blue
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field colour &&
+        expect_jq '.error.message | test("^colour: unknown field")' || return 1
+    http POST /v1/verify/bulk/upload "" -F 'emailcolumn=Mail' -F "file=@$F/one.txt"
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field emailcolumn || return 1
+    # a name that is not printable ASCII is shown cleaned
+    upload "$F/one.txt" -F "$(printf 'f\xc3\xa9x')=1"
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field 'f??x' || return 1
+    # JSON: unknown keys, and a "file" key, are named
+    http POST /v1/verify/bulk/upload '{"source_url":"https://lists.example/a.csv","colour":"blue"}'
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field colour || return 1
+    http POST /v1/verify/bulk/upload '{"source_url":"https://lists.example/a.csv","file":"a.csv"}'
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field file &&
+        expect_jq '.error.message | test("multipart/form-data")' || return 1
+    expect_eq "upload jobs written by the refusals" "$jobs_before" "$(it_sql "SELECT COUNT(*) FROM jobs WHERE type = 'upload'")" || return 1
+    expect_eq "stored pieces after the refusals" "$chunks_before" "$(all_chunks)" || return 1
+    # every field the svc CLI sends, in a form and as JSON, is still taken
+    upload "$F/one.txt" -F name=n -F email_column=0 -F callback_url=https://hooks.example/cb -F preview=true
+    expect_status 202 || return 1
+    upload "$F/one.txt" -F 'column_mapping={"email":"Mail"}'
+    expect_status 202 || return 1
+    http POST /v1/verify/bulk/upload '{"source_url":"https://lists.example/a.csv","name":"n","email_column":0,"callback_url":"https://hooks.example/cb","preview":true}'
+    expect_status 202 || return 1
+    http POST /v1/verify/bulk/upload '{"source_url":"https://lists.example/a.csv","column_mapping":{"email":"Mail"}}'
+    expect_status 202
+}
+t_case "exactly one of file or source_url, else missing_file; an unknown field (form or JSON) is 400 naming it; nothing written" t_exactly_one_and_known_fields
+
 t_length_and_size() {
     # no Content-Length: 411 (chunked)
     http POST /v1/verify/bulk/upload "" -F "file=@$F/contacts.csv" -H 'Transfer-Encoding: chunked'
