@@ -3,8 +3,9 @@
  * (200 with the preview; 202 with preview null while ingesting; 202
  * refreshing, with refresh_requested_at and the old preview, from
  * ?refresh=true until the new one is stored, whoever asks; 409
- * preview_unavailable for a job
- * uploaded without preview) and POST /v1/verify/bulk/{id}/confirm
+ * preview_unavailable for a job uploaded without preview; 409
+ * rate_limit_exceeded past preview_refresh_limit refreshes of one job)
+ * and POST /v1/verify/bulk/{id}/confirm
  * (charges credits_needed exactly once and queues the job; 402 with
  * details.required and details.available; 409
  * job_not_awaiting_confirmation with details.status). */
@@ -12,6 +13,30 @@
 #include "jobs/uploads.h"
 #include <stdlib.h>
 #include <string.h>
+
+/* A refresh counted, or refused past preview_refresh_limit (409: the
+ * job's refreshes are used up for good, no wait would help). */
+static int
+handler_preview_refresh_limit(struct api_call *c)
+{
+	long limit = conf_int(c->ctx->conf, CONF_PREVIEW_REFRESH_LIMIT);
+	long long used;
+
+	switch (uploads_preview_refresh_count(c->ctx->db, c->key.account_id,
+	    c->params[0], limit, &used)) {
+	case UPLOADS_OK:
+		return 0;
+	case UPLOADS_REFRESH_LIMIT:
+		http_error(c->resp, 409, "rate_limit_exceeded", json_pack(
+		    "{s:I,s:I}", "limit", (json_int_t)limit, "used",
+		    (json_int_t)used), "the preview of job %s was refreshed "
+		    "%lld times, the most allowed", c->params[0], used);
+		return -1;
+	default:
+		api_internal_error(c, "uploads_preview_refresh_count");
+		return -1;
+	}
+}
 
 void
 handler_preview(struct api_call *c)
@@ -32,6 +57,8 @@ handler_preview(struct api_call *c)
 		}
 	}
 	buf_free(&v);
+	if (refresh && handler_preview_refresh_limit(c) == -1)
+		return;
 	switch (uploads_preview_get(c->ctx->db, c->key.account_id,
 	    c->params[0], refresh, &p)) {
 	case UPLOADS_OK:

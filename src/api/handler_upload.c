@@ -429,15 +429,15 @@ handler_upload_form_columns(struct handler_upload *h, json_t **mapping)
 
 /* ---------------------------------------------------------------- answer */
 
-/* A non-preview upload needs at least one credit now (402). */
+/* Every upload needs at least one credit now (402): a non-preview one
+ * as the spec says, a preview one too (its preview is free, not free for
+ * everyone: an account with nothing to pay cannot confirm it). */
 static int
 handler_upload_credit_check(struct handler_upload *h)
 {
 	struct api_call *c = h->c;
 	struct ledger_totals t;
 
-	if (h->u.preview)
-		return 0;
 	if (ledger_totals(c->ctx->db, h->u.pool_id, &t) != LEDGER_OK) {
 		api_internal_error(c, "ledger_totals");
 		return -1;

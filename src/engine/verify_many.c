@@ -64,6 +64,17 @@ verify_many_host_busy(const struct verify_many_run *m,
 	return k >= m->o->per_host;
 }
 
+/* Into the verdict cache every tenant shares, only a final answer: an
+ * unknown here (greylisted, unreachable, past the deadline) was never
+ * retried as a job's would be, and would be served to the next
+ * verification of the address for the cache's time. */
+static void
+verify_many_store(struct verify_many_run *m, const struct verify_result *r)
+{
+	if (r->v.status != VERDICT_UNKNOWN)
+		verify_store(m->db, r);
+}
+
 static void
 verify_many_conclude(struct verify_many_run *m, struct verify_many_domain *d,
     size_t i, const struct smtp_session *s, size_t rcpt)
@@ -73,7 +84,7 @@ verify_many_conclude(struct verify_many_run *m, struct verify_many_domain *d,
 	if (verify_batch_item_conclude(m->e, m->db, &d->b, it, s, rcpt) !=
 	    VERIFY_OK)
 		m->rc = VERIFY_ERR_DB;
-	verify_store(m->db, &it->r);
+	verify_many_store(m, &it->r);
 }
 
 /* Starts the next session of a domain: its next items, led by the probe
@@ -185,7 +196,7 @@ verify_many_domains(struct verify_many_run *m, size_t *wait, size_t nw)
 		for (k = i; k < j; k++) {
 			if (verify_batch_item_with_mx(m->e, &d->b,
 			    &m->items[wait[k]]) == VERIFY_STEP_DONE)
-				verify_store(m->db, &m->items[wait[k]].r);
+				verify_many_store(m, &m->items[wait[k]].r);
 			else
 				d->idx[d->n++] = wait[k];
 		}

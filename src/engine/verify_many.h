@@ -20,8 +20,8 @@ struct verify_many_opts {
 };
 
 /* Verifies emails[0..n) into out[0..n): every one gets a result, unknown
- * where the deadline came first. Results made afresh go to the verdict
- * cache. VERIFY_ERR_DB when the database failed (complainer list),
+ * where the deadline came first. Final results made afresh go to the
+ * verdict cache; unknown ones (not retried here) never do. VERIFY_ERR_DB when the database failed (complainer list),
  * VERIFY_ERR_INTERNAL when out of memory. */
 enum verify_err verify_many(struct verify_engine *, struct db *,
 	    const char *const *emails, size_t n,

@@ -5,7 +5,8 @@
  * job's input (trimmed, de-duplicated on the normal form, as JSON bulk
  * jobs) and the row's cells, as a JSON array, are kept for the address it
  * brought first. Nothing is written until the whole file was read; the
- * rows then go in with the job's next state, in one transaction. */
+ * rows then go in with the job's next state, in one transaction that
+ * also deletes the stored file. */
 #include "jobs/ingest.h"
 #include "core/ledger.h"
 #include "jobs/ingest_read.h"
@@ -76,9 +77,12 @@ ingest_claim(struct db *db, const char *owner, long lease,
 	memset(j, 0, sizeof(*j));
 	if (db_begin(db) != DB_OK)
 		return -1;
+	/* refresh: the rows are written (a preview job whose worker died
+	 * before its preview was stored has them, and no stored file) */
 	if (db_query(db, "SELECT id, account_id, pool_id, "
 	    "COALESCE(file_format, ''), COALESCE(source_url, ''), column_rule, "
-	    "COALESCE(email_column, ''), want_preview, status = ?, "
+	    "COALESCE(email_column, ''), want_preview, status = ? OR "
+	    "original_header IS NOT NULL, "
 	    "COALESCE(file_size, 0), COALESCE(DATE_FORMAT(preview_refresh_at, "
 	    "'%Y-%m-%d %H:%i:%s.%f'), '') FROM jobs WHERE type = 'upload' AND "
 	    "(status = ? OR (status = ? AND preview_refresh = 1)) AND "
@@ -615,7 +619,7 @@ ingest_write_work(struct db *db, void *arg)
 	if (jobs_write_rows(db, j->id, j->account_id, NULL, &w->r->in,
 	    (const char *const *)w->r->originals) != JOBS_OK)
 		return DB_ERR_QUERY;
-	return db_exec(db, "UPDATE jobs SET total_emails = ?, "
+	if ((e = db_exec(db, "UPDATE jobs SET total_emails = ?, "
 	    "duplicates_removed = ?, original_header = ?, ingest_rows = ?, "
 	    "ingest_bytes = file_size, status = ?, credits_charged = ?, "
 	    "ingest_owner = IF(? = 1, ingest_owner, NULL), "
@@ -625,7 +629,13 @@ ingest_write_work(struct db *db, void *arg)
 	    DBP_STR(jobs_status_names[j->want_preview ? JOBS_INGESTING :
 	    JOBS_PENDING]), DBP_INT(j->want_preview ? 0 : n),
 	    DBP_INT(j->want_preview), DBP_INT(j->want_preview),
-	    DBP_STR(j->id)), NULL);
+	    DBP_STR(j->id)), NULL)) != DB_OK)
+		return e;
+	/* The rows are the job now (include_original downloads read their
+	 * cells, a preview refresh their addresses): the file goes with the
+	 * transaction that wrote them, so a worker that dies before it
+	 * commits leaves the file to the next one. */
+	return upload_store_delete(db, j->id);
 }
 
 int

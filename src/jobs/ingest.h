@@ -40,7 +40,7 @@ struct ingest_job {
 	enum ingest_rule rule;
 	char		 column[256];	/* email_column or mapping's name */
 	int		 want_preview;
-	int		 refresh;	/* only the preview is asked for again */
+	int		 refresh;	/* rows written: only the preview is due */
 	/* the refresh request served ("YYYY-MM-DD hh:mm:ss.fff", "" none) */
 	char		 refresh_at[32];
 	long long	 file_size;

@@ -7,6 +7,7 @@
 #include "jobs/jobend.h"
 #include "core/ledger.h"
 #include "jobs/jobs.h"
+#include "jobs/upload_store.h"
 #include "util/ids.h"
 #include "util/log.h"
 #include "util/strparse.h"
@@ -297,6 +298,9 @@ jobend_fail_work(struct db *db, void *arg)
 		    DBP_STR(f->job_id)), NULL);
 	if (e == DB_OK)
 		e = jobs_chunks_done(db, f->job_id);
+	/* a failed upload's stored file is of no more use */
+	if (e == DB_OK)
+		e = upload_store_delete(db, f->job_id);
 	if (e == DB_OK) {
 		data = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}}", "job_id",
 		    f->job_id, "type", jobs_type_names[j.type], "name", j.name,

@@ -11,6 +11,7 @@
 #include "core/dbsql.h"
 #include "core/ledger.h"
 #include "jobs/suppressions.h"
+#include "jobs/upload_store.h"
 #include "util/buf.h"
 #include "util/strparse.h"
 #include <stdlib.h>
@@ -420,6 +421,10 @@ jobs_cancel_work(struct db *db, void *arg)
 	    "completed_at = UTC_TIMESTAMP(3) WHERE id = ?",
 	    DB_ARGS(DBP_STR(jobs_status_names[JOBS_CANCELLED]),
 	    DBP_INT(k->refunded), DBP_STR(k->id)), NULL)) != DB_OK)
+		return e;
+	/* an upload's stored file is of no more use (nothing for a job of
+	 * another type) */
+	if ((e = upload_store_delete(db, k->id)) != DB_OK)
 		return e;
 	return jobs_chunks_done(db, k->id);
 }

@@ -7,21 +7,38 @@
 const char preview_method[] =
     "uniform random sample without replacement of min(200, 2% rounded up) "
     "of the rows that need an SMTP check (suppressed rows and rows the "
-    "free checks resolve are left out), each verified by the engine "
-    "(catch-all probe included, no greylisting retry); each "
-    "classification's share of the sample is applied to all SMTP-bound "
-    "rows (largest remainder), and rows resolved by the free checks are "
-    "counted as they are";
+    "free checks resolve are left out; no sample when fewer rows than "
+    "preview_smtp_min_rows need one), each verified by the engine "
+    "(catch-all probe included, no greylisting retry); the sample's counts "
+    "are rounded down to multiples of 5, the rest counted as unknown; "
+    "each classification's share of the sample is applied to all "
+    "SMTP-bound rows (largest remainder), and rows resolved by the free "
+    "checks are counted as they are";
 
 long long
-preview_sample_size(long long needs_smtp)
+preview_sample_size(long long needs_smtp, long long min_rows)
 {
 	long long n;
 
-	if (needs_smtp <= 0)
+	if (needs_smtp <= 0 || needs_smtp < min_rows)
 		return 0;
 	n = (needs_smtp * PREVIEW_SAMPLE_PERCENT + 99) / 100;
 	return n < PREVIEW_SAMPLE_MAX ? n : PREVIEW_SAMPLE_MAX;
+}
+
+void
+preview_coarsen(struct preview_tally *t)
+{
+	long long keep;
+	int c;
+
+	for (c = 0; c < PREVIEW_CLASS__MAX; c++) {
+		if (c == PREVIEW_UNKNOWN)
+			continue;
+		keep = t->sample[c] / PREVIEW_SAMPLE_CELL * PREVIEW_SAMPLE_CELL;
+		t->sample[PREVIEW_UNKNOWN] += t->sample[c] - keep;
+		t->sample[c] = keep;
+	}
 }
 
 void

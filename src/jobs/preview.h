@@ -13,6 +13,9 @@
 #define PREVIEW_SAMPLE_MAX 200		/* min(200, 2% of SMTP-bound rows) */
 #define PREVIEW_SAMPLE_PERCENT 2
 #define PREVIEW_HIGH_SAMPLE 100		/* confidence high from here */
+/* The sample's counts are published in steps of this many rows: a class
+ * that fewer rows of the sample fell in shows 0 (k-anonymity, k = 5). */
+#define PREVIEW_SAMPLE_CELL 5
 
 /* The bulk classifications, in jobs_count_names' order. */
 enum preview_class {
@@ -42,8 +45,14 @@ struct preview_tally {
 };
 
 /* The sample's size for this many SMTP-bound rows: 2% of them rounded
- * up, at most 200 (0 for none). */
-long long preview_sample_size(long long needs_smtp);
+ * up, at most 200; 0 for fewer than min_rows (preview_smtp_min_rows: a
+ * short list's sample would be its few addresses' verdicts, free). */
+long long preview_sample_size(long long needs_smtp, long long min_rows);
+/* The sample's counts coarsened before anything is drawn from them: each
+ * classification's count rounded down to a multiple of
+ * PREVIEW_SAMPLE_CELL, what that took away counted as unknown (the size
+ * and the sum stay), so that no published figure is one row's verdict. */
+void	 preview_coarsen(struct preview_tally *);
 /* The estimate: the resolved rows as they are, the SMTP-bound rows split
  * by the sample's shares (largest remainder, so the counts add up; all
  * unknown without a sample). */

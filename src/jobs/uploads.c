@@ -153,3 +153,29 @@ uploads_preview_get(struct db *db, const char *account, const char *id,
 	}
 	return UPLOADS_OK;
 }
+
+enum uploads_err
+uploads_preview_refresh_count(struct db *db, const char *account,
+    const char *id, long limit, long long *used)
+{
+	unsigned long long changed = 0;
+	int found = 0;
+
+	*used = 0;
+	if (db_exec(db, "UPDATE jobs SET preview_refreshes = preview_refreshes "
+	    "+ 1 WHERE id = ? AND account_id = ? AND want_preview = 1 AND "
+	    "status = ? AND preview_refreshes < ?", DB_ARGS(DBP_STR(id),
+	    DBP_STR(account),
+	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
+	    DBP_INT(limit)), &changed) != DB_OK)
+		return UPLOADS_DB;
+	if (changed == 1)
+		return UPLOADS_OK;
+	if (db_query_int(db, "SELECT preview_refreshes FROM jobs WHERE id = ? "
+	    "AND account_id = ? AND want_preview = 1 AND status = ?",
+	    DB_ARGS(DBP_STR(id), DBP_STR(account),
+	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION])), used,
+	    &found) != DB_OK)
+		return UPLOADS_DB;
+	return found && *used >= limit ? UPLOADS_REFRESH_LIMIT : UPLOADS_OK;
+}

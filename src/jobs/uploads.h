@@ -38,6 +38,7 @@ enum uploads_err {
 	UPLOADS_WRONG_STATUS,	/* 409: the job is not in the status asked */
 	UPLOADS_NO_PREVIEW,	/* 409 preview_unavailable */
 	UPLOADS_INSUFFICIENT,	/* 402 */
+	UPLOADS_REFRESH_LIMIT,	/* 409 rate_limit_exceeded */
 	UPLOADS_DB,
 	UPLOADS_ERR__MAX
 };
@@ -70,4 +71,13 @@ struct uploads_preview {
 };
 enum uploads_err uploads_preview_get(struct db *, const char *account,
 	    const char *id, int refresh, struct uploads_preview *);
+
+/* Before a ?refresh=true: counts one more recomputation of the job's
+ * preview if it awaits confirmation and had fewer than limit (column
+ * preview_refreshes). UPLOADS_REFRESH_LIMIT when it had limit already
+ * (*used says how many); UPLOADS_OK otherwise, also for a job that is not
+ * there or not awaiting confirmation (uploads_preview_get answers it). */
+enum uploads_err uploads_preview_refresh_count(struct db *,
+	    const char *account, const char *id, long limit,
+	    long long *used);
 #endif

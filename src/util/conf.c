@@ -159,6 +159,15 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "120", 5, 3600, 0,
 	    "seconds an upload preview's DNS lookups and SMTP sample may "
 	    "take together (what is not answered by then counts as unknown)" },
+	[CONF_PREVIEW_SMTP_MIN_ROWS] = { "preview_smtp_min_rows",
+	    CONF_TYPE_INT, "100", 1, 1000000, 0,
+	    "SMTP-bound rows an upload needs before its preview probes an "
+	    "SMTP sample (fewer: no sample, those rows estimated unknown), so "
+	    "that a short list's preview is no free verification" },
+	[CONF_PREVIEW_REFRESH_LIMIT] = { "preview_refresh_limit",
+	    CONF_TYPE_INT, "5", 0, 1000, 0,
+	    "times one job's preview may be recomputed with ?refresh=true "
+	    "(beyond: 409 rate_limit_exceeded)" },
 	[CONF_SOURCE_URL_TIMEOUT_SECONDS] = { "source_url_timeout_seconds",
 	    CONF_TYPE_INT, "600", 5, 3600, 0,
 	    "seconds the download of an upload's source_url may take, "

@@ -247,7 +247,8 @@ previewer_sample(struct previewer *p, int64_t deadline)
 	struct verify_many_opts o;
 	struct verify_result *res;
 	const char **emails;
-	size_t k = (size_t)preview_sample_size((long long)p->npool), i, j, t;
+	size_t k = (size_t)preview_sample_size((long long)p->npool,
+	    conf_int(p->conf, CONF_PREVIEW_SMTP_MIN_ROWS)), i, j, t;
 	uint64_t rnd;
 
 	if (k == 0)
@@ -278,6 +279,7 @@ previewer_sample(struct previewer *p, int64_t deadline)
 	p->t.sample_size = (long long)k;
 	for (i = 0; i < k; i++)
 		p->t.sample[res[i].v.classification]++;
+	preview_coarsen(&p->t);
 	free(emails);
 	free(res);
 	return 0;

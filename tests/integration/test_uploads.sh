@@ -63,6 +63,9 @@ t_csv_to_completion() {
     http GET "/v1/jobs/$job/results"
     expect_json '[.results[] | .email + "=" + .status] | join(",")' \
         "accepted_email@$SB=deliverable,rejected_email@$SB=undeliverable,catch_all@$SB=unknown" || return 1
+    # the stored file went with the rows that were written from it: the
+    # original columns come from the rows
+    expect_eq "stored file of an ingested job" 0 "$(chunks_of "$job")" || return 1
     # original columns in their order, then the svc_* columns; a formula
     # cell of the file gets its leading quote too
     http GET "/v1/jobs/$job/download?include_original=true"
@@ -147,11 +150,13 @@ t_request_refusals() {
     API_KEY=$poor upload "$F/one.txt"
     expect_status 402 && expect_json .error.code insufficient_credits &&
         expect_json .error.details.required 1 && expect_json .error.details.available 0 || return 1
+    # a preview upload too: its preview is free, not free for everyone
     API_KEY=$poor upload "$F/one.txt" -F preview=true
-    expect_status 202 && expect_json .preview true || return 1
+    expect_status 402 && expect_json .error.code insufficient_credits &&
+        expect_json .error.details.required 1 && expect_json .error.details.available 0 || return 1
     # every refused request left nothing behind
-    expect_eq "stored pieces after the refusals" "$((chunks_before + 1))" "$(all_chunks)" || return 1
-    expect_eq "jobs of the refusals" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE type = 'upload' AND account_id <> '$ACC'")"
+    expect_eq "stored pieces after the refusals" "$chunks_before" "$(all_chunks)" || return 1
+    expect_eq "jobs of the refusals" 0 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE type = 'upload' AND account_id <> '$ACC'")"
 }
 t_case "every refusal of the request has its status and code, and stores nothing" t_request_refusals
 
@@ -328,6 +333,7 @@ t_ingestion_failures() {
     printf 'email\n"a@x.example\nb@x.example\n' > "$F/open-quote.csv"
     ingest "$F/open-quote.csv" && job_is "$JOB" failed 0 invalid_file || return 1
     expect_jq '.error.message | test("line 2")' || return 1
+    expect_eq "stored file of a failed job" 0 "$(chunks_of "$JOB")" || return 1
     # 4.7 KB of XLSX whose 50 x 200 cells all name one 32 KiB shared
     # string: the rows held to choose the column count against the 160 MiB
     # of the originals, and the reading stops there (it held 320 MiB)
@@ -364,6 +370,7 @@ PYEOF
     before=$(balance "$poor")
     API_KEY=$pkey ingest "$F/list.txt" && API_KEY=$pkey job_is "$JOB" failed 0 insufficient_credits || return 1
     expect_eq "balance" "$before" "$(balance "$poor")" || return 1
+    expect_eq "stored file of a job failed short of credits" 0 "$(chunks_of "$JOB")" || return 1
     expect_eq "rows of the job" 0 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB'")" || return 1
     API_KEY=$pkey http GET "/v1/jobs/$JOB"
     expect_json .credits_charged 0
@@ -377,10 +384,37 @@ t_cancel_while_ingesting() {
     JOB=$(json .job_id)
     http DELETE "/v1/jobs/$JOB"
     expect_status 200 && expect_json .status cancelled && expect_json .credits_refunded 0 || return 1
+    expect_eq "stored file after the cancellation" 0 "$(chunks_of "$JOB")" || return 1
     it_worker_once
     job_is "$JOB" cancelled 0 && expect_eq "balance" "$before" "$(balance "$ACC")"
 }
-t_case "a job cancelled while ingesting stays cancelled, nothing charged" t_cancel_while_ingesting
+t_case "a job cancelled while ingesting stays cancelled, nothing charged, its stored file deleted" t_cancel_while_ingesting
+
+t_preview_without_stored_file() {
+    local job
+    upload "$F/contacts.csv" -F preview=true
+    job=$(json .job_id)
+    expect_eq "stored file before ingestion" 1 "$(chunks_of "$job")" || return 1
+    it_job_wait "$job" awaiting_confirmation || return 1
+    expect_eq "stored file of a job awaiting confirmation" 0 "$(chunks_of "$job")" || return 1
+    # a refresh recomputes the preview from the rows
+    http POST "/v1/verify/bulk/$job/preview?refresh=true" "" --data ""
+    expect_status 202 && expect_json .refreshing true || return 1
+    it_worker_once || return 1
+    http POST "/v1/verify/bulk/$job/preview" "" --data ""
+    expect_status 200 && expect_json .preview.total_emails 3 || return 1
+    # a worker that died after the rows' transaction, before it stored the
+    # preview (status ingesting, rows written, no file): the next one
+    # computes the preview from the rows
+    it_sql "UPDATE jobs SET status = 'ingesting', preview = NULL WHERE id = '$job'"
+    it_job_wait "$job" awaiting_confirmation failed || return 1
+    http POST "/v1/verify/bulk/$job/preview" "" --data ""
+    expect_status 200 && expect_json .preview.total_emails 3 && expect_json .preview.duplicates_removed 1 || return 1
+    # cancelled while awaiting confirmation: nothing stored is left
+    http DELETE "/v1/jobs/$job"
+    expect_status 200 && expect_eq "stored file" 0 "$(chunks_of "$job")"
+}
+t_case "a preview job's stored file goes with its rows; refreshes and a worker that died before the preview use the rows" t_preview_without_stored_file
 
 t_progress_and_lease() {
     local pid st rows seen=0 i
@@ -405,6 +439,7 @@ t_progress_and_lease() {
     it_job_wait "$JOB" pending processing completed || return 1
     job_is "$JOB" ok 300000 || job_is "$JOB" processing 300000 || job_is "$JOB" completed 300000 || return 1
     expect_eq "rows" 300000 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB'")" || return 1
+    expect_eq "stored file once the rows are written" 0 "$(chunks_of "$JOB")" || return 1
     expect_eq "charged once" 1 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$JOB:charge'")"
 }
 t_case "progress shows rows read while ingesting; a worker killed mid-file leaves it to the next after the lease" t_progress_and_lease
@@ -423,7 +458,7 @@ t_retention_and_orphans() {
         ('job_orphan_new', 0, 'x', UTC_TIMESTAMP(3))"
     it_worker_once || return 1
     expect_eq "orphan pieces left" "job_orphan_new" "$(it_sql "SELECT job_id FROM upload_chunks WHERE job_id LIKE 'job_orphan%'")" || return 1
-    expect_eq "stored file of a recent job" 1 "$(chunks_of "$done_job")" || return 1
+    expect_eq "stored file of a recent job (gone with its rows)" 0 "$(chunks_of "$done_job")" || return 1
     # job_retention_days (90) after it ended, or after it was left waiting
     # for confirmation: the job, its rows and its stored file go
     it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$done_job';

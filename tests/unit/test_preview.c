@@ -16,13 +16,18 @@ static void
 test_preview_sample_size(void **state)
 {
 	(void)state;
-	assert_int_equal(preview_sample_size(0), 0);
-	assert_int_equal(preview_sample_size(1), 1);
-	assert_int_equal(preview_sample_size(50), 1);
-	assert_int_equal(preview_sample_size(51), 2);
-	assert_int_equal(preview_sample_size(9999), 200);
-	assert_int_equal(preview_sample_size(10000), 200);
-	assert_int_equal(preview_sample_size(1000000), 200);
+	assert_int_equal(preview_sample_size(0, 1), 0);
+	assert_int_equal(preview_sample_size(1, 1), 1);
+	assert_int_equal(preview_sample_size(50, 1), 1);
+	assert_int_equal(preview_sample_size(51, 1), 2);
+	assert_int_equal(preview_sample_size(9999, 1), 200);
+	assert_int_equal(preview_sample_size(10000, 1), 200);
+	assert_int_equal(preview_sample_size(1000000, 1), 200);
+	/* below preview_smtp_min_rows: no sample at all */
+	assert_int_equal(preview_sample_size(1, 100), 0);
+	assert_int_equal(preview_sample_size(99, 100), 0);
+	assert_int_equal(preview_sample_size(100, 100), 2);
+	assert_int_equal(preview_sample_size(5000, 100), 100);
 }
 
 static void
@@ -137,12 +142,49 @@ test_preview_json_fields_and_confidence(void **state)
 	json_decref(p);
 }
 
+/* No published count of the sample is one row's verdict: every
+ * classification but unknown in steps of PREVIEW_SAMPLE_CELL, the rest
+ * unknown, the size kept. */
+static void
+test_preview_coarsen(void **state)
+{
+	struct preview_tally t;
+	long long sum = 0;
+	int c;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.sample_size = 20;
+	t.sample[PREVIEW_VALID] = 13;
+	t.sample[PREVIEW_INVALID] = 1;
+	t.sample[PREVIEW_RISKY] = 5;
+	t.sample[PREVIEW_UNKNOWN] = 1;
+	preview_coarsen(&t);
+	assert_int_equal(t.sample[PREVIEW_VALID], 10);
+	assert_int_equal(t.sample[PREVIEW_INVALID], 0);
+	assert_int_equal(t.sample[PREVIEW_RISKY], 5);
+	assert_int_equal(t.sample[PREVIEW_CATCH_ALL], 0);
+	assert_int_equal(t.sample[PREVIEW_UNKNOWN], 5);
+	for (c = 0; c < PREVIEW_CLASS__MAX; c++)
+		sum += t.sample[c];
+	assert_int_equal(sum, 20);
+	assert_int_equal(t.sample_size, 20);
+	/* a sample of one: its verdict becomes unknown */
+	memset(&t, 0, sizeof(t));
+	t.sample_size = 1;
+	t.sample[PREVIEW_INVALID] = 1;
+	preview_coarsen(&t);
+	assert_int_equal(t.sample[PREVIEW_INVALID], 0);
+	assert_int_equal(t.sample[PREVIEW_UNKNOWN], 1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_preview_sample_size),
 		cmocka_unit_test(test_preview_estimate_adds_up),
+		cmocka_unit_test(test_preview_coarsen),
 		cmocka_unit_test(test_preview_json_fields_and_confidence),
 	};
 
