@@ -175,12 +175,12 @@ t_daemon() {
 t_case "an idle svc-worker daemon refreshes its row within seconds and is seen" t_daemon
 
 t_schema_behind() {
-    it_sql "DELETE FROM schema_version WHERE version = 10"
+    it_sql "DELETE FROM schema_version WHERE version = 12"
     status --json
-    it_sql "INSERT INTO schema_version (version, applied_at) VALUES (10, UTC_TIMESTAMP(3))"
-    expect_eq "exit status with the schema at 9" 1 "$RC"
+    it_sql "INSERT INTO schema_version (version, applied_at) VALUES (12, UTC_TIMESTAMP(3))"
+    expect_eq "exit status with the schema at 10" 1 "$RC"
     expect_eq "failed check" schema "$(sj '[.problems[].check] | join(",")')"
-    expect_eq "message" "the schema is at version 9, this build needs 10: run svcadm db migrate" "$(sj '.problems[0].message')"
+    expect_eq "message" "the schema is at version 10, this build needs 12: run svcadm db migrate" "$(sj '.problems[0].message')"
 }
 t_case "a schema behind the build: exit 1, the schema check says to migrate" t_schema_behind
 
