@@ -38,7 +38,7 @@ t_restore() {
     dump full --single-transaction --routines --events || it_fail "mariadb-dump: $(cat "$IT_DIR/full.err")" || return 1
     restore full restored || return 1
     out=$("$top_builddir/src/admin/svcadm" -c "$IT_DIR/restored.conf" db version) || it_fail "db version: $out"
-    expect_eq "restored schema" "10 (this build needs 10)" "$out"
+    expect_eq "restored schema" "12 (this build needs 12)" "$out"
     out=$("$top_builddir/src/admin/svcadm" -c "$IT_DIR/restored.conf" credits check "$ACC") || it_fail "credits check: $out"
     expect_eq "ledger of the restored database" ok "$out"
     "$top_builddir/src/admin/svcadm" -c "$IT_DIR/restored.conf" status --min-workers 0 > "$IT_DIR/restored.status" ||

@@ -41,7 +41,7 @@ t_no_worker() {
     expect_eq "exit status without any worker" 1 "$RC"
     case $OUT in *"problem: workers: 0 seen in the last 120 s, status_min_workers is 1"*) ;;
     *) it_fail "no workers problem in: $OUT" ;; esac
-    case $OUT in *"status: unhealthy"*"schema: 10 (this build needs 10)"*) ;;
+    case $OUT in *"status: unhealthy"*"schema: 12 (this build needs 12)"*) ;;
     *) it_fail "status or schema line missing: $OUT" ;; esac
     status --min-workers 0
     expect_eq "exit status with --min-workers 0" 0 "$RC"
@@ -63,7 +63,7 @@ t_worker_once() {
     expect_eq "owner is host:pid" "$(hostname):$(sj '.workers.list[0].pid')" "$owner"
     expect_eq "version" "$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$top_builddir/config.h")" \
         "$(sj '.workers.list[0].version')"
-    expect_eq "schema" "10 10" "$(sj '"\(.schema.version) \(.schema.needed)"')"
+    expect_eq "schema" "12 12" "$(sj '"\(.schema.version) \(.schema.needed)"')"
     expect_eq "problems" 0 "$(sj '.problems | length')"
 }
 t_case "a svc-worker --once run is seen (host:pid, mode once, version) and the service is healthy (--json)" t_worker_once
