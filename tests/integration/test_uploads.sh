@@ -80,52 +80,6 @@ t_csv_to_completion() {
 }
 t_case "a CSV upload is ingested, charged once per unique address, verified, and downloaded with its original columns" t_csv_to_completion
 
-# Cells not shaped like an address are rows (invalid_syntax in results and
-# downloads) but cost nothing (credit rule 2): not charged when ingestion
-# ends, not in the balance check, never refunded; unknown results of the
-# charged rows are refunded at completion as for a JSON bulk job.
-cat > "$F/junk-cells.csv" <<EOF
-Name,Email,Note
-Ann,accepted_email@$SB,a
-Bob,not an address,b
-Cy,unknown@$SB,c
-Di,"jane@gmail,com",d
-Ed,rejected_email@$SB,e
-Fi,NOT AN ADDRESS,dup
-EOF
-
-t_non_addresses_free() {
-    local poor pkey before
-    before=$(balance "$ACC")
-    upload "$F/junk-cells.csv"
-    expect_status 202 || return 1
-    JOB=$(json .job_id)
-    it_job_wait "$JOB" completed || return 1
-    http GET "/v1/jobs/$JOB"
-    expect_json .total_emails 5 && expect_json .duplicates_removed 1 && expect_json .credits_charged 3 &&
-        expect_json .counts.unknown 1 && expect_json .credits_refunded 1 || return 1
-    expect_eq "ledger" "charge 3|refund 1" \
-        "$(it_sql "SELECT CONCAT(kind, ' ', amount) FROM credit_ledger WHERE ref LIKE 'job:$JOB:%' ORDER BY id" | paste -sd'|')" || return 1
-    expect_eq "balance" "$((before - 2))" "$(balance "$ACC")" || return 1
-    expect_eq "free rows" 2 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND charged = 0")" || return 1
-    http GET "/v1/jobs/$JOB/results"
-    expect_json '[.results[] | select(.reason == "invalid_syntax") | .email + "=" + .status] | join(",")' \
-        "not an address=undeliverable,jane@gmail,com=undeliverable" || return 1
-    http GET "/v1/jobs/$JOB/download?include_original=true"
-    expect_status 200 || return 1
-    # status, classification, sub_status (none), reason
-    expect_eq "CSV rows of the free cells" 'Bob,not an address,b,undeliverable,invalid,,invalid_syntax|Di,"jane@gmail,com",d,undeliverable,invalid,,invalid_syntax' \
-        "$(printf '%s\n' "$HTTP_BODY" | tr -d '\r' | grep -E '^(Bob|Di),' | sed -E 's/,invalid_syntax,.*/,invalid_syntax/' | paste -sd'|')" || return 1
-    # the balance check counts the charged rows only: 3 credits are enough
-    poor=$(it_account pro 3)
-    pkey=$(it_key "$poor" '*')
-    API_KEY=$pkey ingest "$F/junk-cells.csv" && API_KEY=$pkey job_is "$JOB" ok 5 || return 1
-    API_KEY=$pkey http GET "/v1/jobs/$JOB"
-    expect_json .credits_charged 3 || return 1
-    expect_eq "poor balance" 0 "$(balance "$poor")"
-}
-t_case "cells that are no address are invalid_syntax rows, charged nothing at the end of ingestion nor in the balance check; unknown results are refunded" t_non_addresses_free
-
 t_include_original_only_for_uploads() {
     local job
     http POST /v1/verify/bulk "{\"emails\":[\"accepted_email@$SB\"]}"
@@ -334,6 +288,52 @@ t_ingestion_failures() {
     expect_json .credits_charged 0
 }
 t_case "ingestion failures: no_emails, invalid_file, too_many_emails, insufficient_credits (nothing charged, job.failed)" t_ingestion_failures
+
+# Cells not shaped like an address are rows (invalid_syntax in results and
+# downloads) but cost nothing (credit rule 2): not charged when ingestion
+# ends, not in the balance check, never refunded; unknown results of the
+# charged rows are refunded at completion as for a JSON bulk job.
+cat > "$F/junk-cells.csv" <<EOF
+Name,Email,Note
+Ann,accepted_email@$SB,a
+Bob,not an address,b
+Cy,unknown@$SB,c
+Di,"jane@gmail,com",d
+Ed,rejected_email@$SB,e
+Fi,NOT AN ADDRESS,dup
+EOF
+
+t_non_addresses_free() {
+    local poor pkey before
+    before=$(balance "$ACC")
+    upload "$F/junk-cells.csv"
+    expect_status 202 || return 1
+    JOB=$(json .job_id)
+    it_job_wait "$JOB" completed || return 1
+    http GET "/v1/jobs/$JOB"
+    expect_json .total_emails 5 && expect_json .duplicates_removed 1 && expect_json .credits_charged 3 &&
+        expect_json .counts.unknown 1 && expect_json .credits_refunded 1 || return 1
+    expect_eq "ledger" "charge 3|refund 1" \
+        "$(it_sql "SELECT CONCAT(kind, ' ', amount) FROM credit_ledger WHERE ref LIKE 'job:$JOB:%' ORDER BY id" | paste -sd'|')" || return 1
+    expect_eq "balance" "$((before - 2))" "$(balance "$ACC")" || return 1
+    expect_eq "free rows" 2 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND charged = 0")" || return 1
+    http GET "/v1/jobs/$JOB/results"
+    expect_json '[.results[] | select(.reason == "invalid_syntax") | .email + "=" + .status] | join(",")' \
+        "not an address=undeliverable,jane@gmail,com=undeliverable" || return 1
+    http GET "/v1/jobs/$JOB/download?include_original=true"
+    expect_status 200 || return 1
+    # status, classification, sub_status (none), reason
+    expect_eq "CSV rows of the free cells" 'Bob,not an address,b,undeliverable,invalid,,invalid_syntax|Di,"jane@gmail,com",d,undeliverable,invalid,,invalid_syntax' \
+        "$(printf '%s\n' "$HTTP_BODY" | tr -d '\r' | grep -E '^(Bob|Di),' | sed -E 's/,invalid_syntax,.*/,invalid_syntax/' | paste -sd'|')" || return 1
+    # the balance check counts the charged rows only: 3 credits are enough
+    poor=$(it_account pro 3)
+    pkey=$(it_key "$poor" '*')
+    API_KEY=$pkey ingest "$F/junk-cells.csv" && API_KEY=$pkey job_is "$JOB" ok 5 || return 1
+    API_KEY=$pkey http GET "/v1/jobs/$JOB"
+    expect_json .credits_charged 3 || return 1
+    expect_eq "poor balance" 0 "$(balance "$poor")"
+}
+t_case "cells that are no address are invalid_syntax rows, charged nothing at the end of ingestion nor in the balance check; unknown results are refunded" t_non_addresses_free
 
 # file_unavailable: the job's stored file is gone when the worker comes
 # to read it (its pieces deleted, as by an operator's clean-up)
