@@ -1,7 +1,8 @@
 /* handler_bulk.c: job creation: POST /v1/verify/bulk (up to 100,000 unique
  * addresses, 202) and POST /v1/verify/batch (up to 1,000,000, 201, with an
  * optional webhook_url and callback_data). Both charge one credit per unique
- * address at creation (none for a sandbox key's sandbox addresses), and
+ * address at creation (none for a sandbox key's sandbox addresses, none for
+ * an entry not shaped like an address, kept as an invalid_syntax row), and
  * store the Idempotency-Key answer in the same transaction as the job, so a
  * retried request can never create or charge twice. */
 #include "api/api.h"
@@ -242,11 +243,12 @@ handler_bulk_job(struct api_call *c, enum jobs_type type, size_t max)
 	b.spec.account_id = c->key.account_id;
 	b.spec.pool_id = auth_key_pool(&c->key);
 	b.spec.name = b.name;
-	/* A sandbox key's sandbox-domain rows are free, and recorded so:
-	 * refunds only ever return what was charged. */
+	/* A sandbox key's sandbox-domain rows are free, and so are entries
+	 * not shaped like an address (credit rule 2: they are kept as
+	 * invalid_syntax rows), recorded so: refunds only ever return what
+	 * was charged. */
 	b.spec.free_domain = c->key.sandbox ? sandbox : NULL;
-	b.spec.cost = (long long)b.body.in.n -
-	    (c->key.sandbox ? (long long)b.body.in.sandbox : 0);
+	b.spec.cost = jobs_input_cost(&b.body.in, c->key.sandbox);
 	b.spec.sandbox = c->key.sandbox && b.spec.cost == 0;
 	b.spec.callback_data = cb;
 	status = type == JOBS_TYPE_BATCH ? 201 : 202;

@@ -98,6 +98,9 @@ handler_upload_refuse(struct handler_upload *h, int status, const char *code,
 static void
 handler_upload_answer_refusal(struct handler_upload *h)
 {
+	/* A 503 is an outage, not a refusal: it says when to come back */
+	if (h->status == 503)
+		http_set_header(h->c->resp, "Retry-After", API_RETRY_AFTER);
 	if (h->bad_field != NULL)
 		api_bad_field(h->c, h->bad_field, "%s", h->message);
 	else

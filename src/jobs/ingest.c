@@ -579,6 +579,8 @@ ingest_write_work(struct db *db, void *arg)
 	struct ingest_writing *w = arg;
 	const struct ingest_job *j = w->job;
 	long long n = (long long)w->r->in.n, balance;
+	/* Cells not shaped like an address are rows, not charges. */
+	long long cost = jobs_input_cost(&w->r->in, 0);
 	char ref[IDS_MAX + 16];
 	enum jobs_status st;
 	enum ledger_err lr;
@@ -605,7 +607,7 @@ ingest_write_work(struct db *db, void *arg)
 		return e;
 	if (!j->want_preview) {
 		snprintf(ref, sizeof(ref), "job:%s:charge", j->id);
-		lr = ledger_charge(db, j->pool_id, j->account_id, n, ref,
+		lr = ledger_charge(db, j->pool_id, j->account_id, cost, ref,
 		    &balance);
 		if (lr == LEDGER_INSUFFICIENT) {
 			w->fail = INGEST_FAIL_INSUFFICIENT_CREDITS;
@@ -622,12 +624,12 @@ ingest_write_work(struct db *db, void *arg)
 	if ((e = db_exec(db, "UPDATE jobs SET total_emails = ?, "
 	    "duplicates_removed = ?, original_header = ?, ingest_rows = ?, "
 	    "ingest_bytes = file_size, status = ?, credits_charged = ?, "
-	    "ingest_owner = IF(? = 1, ingest_owner, NULL), "
+	    "credits_needed = ?, ingest_owner = IF(? = 1, ingest_owner, NULL), "
 	    "ingest_lease_expires = IF(? = 1, ingest_lease_expires, NULL) "
 	    "WHERE id = ?", DB_ARGS(DBP_INT(n),
 	    DBP_INT((long long)w->r->in.duplicates), DBP_STR(w->r->header), DBP_INT((long long)w->r->rows),
 	    DBP_STR(jobs_status_names[j->want_preview ? JOBS_INGESTING :
-	    JOBS_PENDING]), DBP_INT(j->want_preview ? 0 : n),
+	    JOBS_PENDING]), DBP_INT(j->want_preview ? 0 : cost), DBP_INT(cost),
 	    DBP_INT(j->want_preview), DBP_INT(j->want_preview),
 	    DBP_STR(j->id)), NULL)) != DB_OK)
 		return e;

@@ -95,12 +95,14 @@ jobs_from_db(enum db_err e)
 	return e == DB_OK ? JOBS_OK : JOBS_DB;
 }
 
-/* Is row i charged? Not when it is at the job's free domain. */
+/* Is row i charged? Not when it is no address (its domain is "": credit
+ * rule 2, what jobs_input_cost leaves out) nor at the job's free domain. */
 static int
 jobs_row_charged(const char *free_domain, const struct jobs_input *in,
     size_t i)
 {
-	return free_domain == NULL || strcmp(in->domains[i], free_domain) != 0;
+	return in->domains[i][0] != '\0' && (free_domain == NULL ||
+	    strcmp(in->domains[i], free_domain) != 0);
 }
 
 #define JOBS_ROW_PARAMS 8
@@ -206,15 +208,15 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 	}
 	rc = jobs_from_db(db_exec(db, "INSERT INTO jobs (id, account_id, "
 	    "pool_id, type, name, status, sandbox, total_emails, "
-	    "duplicates_removed, credits_charged, webhook_url, webhook_secret, "
-	    "callback_data, created_at, expires_at) VALUES (?, ?, ?, ?, ?, "
-	    "'pending', ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), "
+	    "duplicates_removed, credits_charged, credits_needed, webhook_url, "
+	    "webhook_secret, callback_data, created_at, expires_at) VALUES (?, "
+	    "?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), "
 	    "IF(? = 'batch', UTC_TIMESTAMP(3) + INTERVAL 30 DAY, NULL))",
 	    DB_ARGS(DBP_STR(out->id), DBP_STR(spec->account_id),
 	    DBP_STR(spec->pool_id), DBP_STR(jobs_type_names[spec->type]),
 	    DBP_STR(spec->name ? spec->name : ""), DBP_INT(spec->sandbox),
 	    DBP_INT((long long)in->n), DBP_INT((long long)in->duplicates),
-	    DBP_INT(spec->cost), DBP_STR(spec->webhook_url),
+	    DBP_INT(spec->cost), DBP_INT(spec->cost), DBP_STR(spec->webhook_url),
 	    DBP_STR(spec->webhook_secret), DBP_STR(spec->callback_data),
 	    DBP_STR(jobs_type_names[spec->type])), NULL));
 	if (rc == JOBS_OK)

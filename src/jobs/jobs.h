@@ -60,6 +60,10 @@ struct jobs_input {
 	size_t		 n;
 	size_t		 duplicates;
 	size_t		 sandbox;	/* addresses at the sandbox domain */
+	/* entries that are not shaped like an address (addr_parse refuses
+	 * them; their domain is ""): kept as rows, verified invalid_syntax,
+	 * never charged (spec, credit rule 2) */
+	size_t		 invalid;
 	struct jobs_input_store *store;	/* private: arena, de-duplication */
 };
 
@@ -77,6 +81,9 @@ void	 jobs_input_set_memory_max(struct jobs_input *, size_t);
 /* After the last entry: JOBS_OK, or JOBS_EMPTY when no entry was kept.
  * Frees what only de-duplication needed. */
 enum jobs_err jobs_input_end(struct jobs_input *);
+/* The rows of the input that are charged: its addresses, less those at
+ * the sandbox domain when sandbox_free (a sandbox key). */
+long long jobs_input_cost(const struct jobs_input *, int sandbox_free);
 /* The memory the input holds, in bytes (its allocations, not malloc's
  * overhead; the pointer arrays by their capacity). */
 size_t	 jobs_input_bytes(const struct jobs_input *);
@@ -89,8 +96,8 @@ struct jobs_new {
 	const char	*name;
 	int		 sandbox;	/* no address is charged */
 	/* Rows at this (A-label) domain are free: the sandbox domain for a
-	 * sandbox key, else NULL (every row charged). cost must be the
-	 * number of the other rows. */
+	 * sandbox key, else NULL. Entries that are not addresses are free
+	 * too. cost must be the number of the other rows: jobs_input_cost. */
 	const char	*free_domain;
 	long long	 cost;
 	const char	*webhook_url;	/* NULL: none */
@@ -119,7 +126,7 @@ enum jobs_err jobs_create(struct db *, const struct jobs_new *,
  * input order, with the suppression mark from the account's list and, for
  * an upload, its original cells as JSON text; originals may be NULL) and
  * its chunks (addresses grouped by domain). Rows at free_domain (NULL:
- * none) are not charged. */
+ * none) and entries that are not addresses are not charged. */
 enum jobs_err jobs_write_rows(struct db *, const char *job_id,
 	    const char *account_id, const char *free_domain,
 	    const struct jobs_input *, const char *const *originals);

@@ -260,8 +260,17 @@ jobs_input_add(struct jobs_input *in, const char *s, size_t len)
 		return JOBS_NOMEM;
 	if (isaddr && strcmp(a.ascii_domain, st->sandbox) == 0)
 		in->sandbox++;
+	if (!isaddr)
+		in->invalid++;
 	in->n++;
 	return JOBS_OK;
+}
+
+long long
+jobs_input_cost(const struct jobs_input *in, int sandbox_free)
+{
+	return (long long)(in->n - in->invalid - (sandbox_free ? in->sandbox :
+	    0));
 }
 
 size_t

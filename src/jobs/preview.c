@@ -84,13 +84,18 @@ preview_share(long long part, long long total)
 json_t *
 preview_json(const struct preview_tally *t, time_t when)
 {
-	long long est[PREVIEW_CLASS__MAX], undeliverable, unknown;
+	long long est[PREVIEW_CLASS__MAX], undeliverable, unknown, after;
 	char at[TIMEUTIL_ISO_LEN];
 	json_t *counts, *sample;
 	const char *confidence;
 	int c;
 
 	preview_estimate(t, est);
+	/* unknown results are refunded; the free rows are invalid_syntax,
+	 * never unknown, so every estimated unknown is a charged row */
+	after = t->credits - est[PREVIEW_UNKNOWN];
+	if (after < 0)
+		after = 0;
 	timeutil_iso8601(when, at);
 	counts = json_object();
 	sample = json_object();
@@ -135,8 +140,7 @@ preview_json(const struct preview_tally *t, time_t when)
 	    "undeliverable_share", preview_share(undeliverable, t->total),
 	    "risky_share", preview_share(est[PREVIEW_RISKY], t->total),
 	    "unknown_share", preview_share(unknown, t->total),
-	    "credits_needed", (json_int_t)t->total,
-	    "estimated_credits_after_refunds",
-	    (json_int_t)(t->total - est[PREVIEW_UNKNOWN]),
+	    "credits_needed", (json_int_t)t->credits,
+	    "estimated_credits_after_refunds", (json_int_t)after,
 	    "confidence", confidence);
 }

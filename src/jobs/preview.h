@@ -30,6 +30,9 @@ enum preview_class {
 
 struct preview_tally {
 	long long	 total;		/* unique addresses */
+	/* the rows charged at confirmation: total less the entries not
+	 * shaped like an address (credits_needed) */
+	long long	 credits;
 	long long	 duplicates;	/* rows dropped by de-duplication */
 	/* the free checks (a row may count in several) */
 	long long	 syntax_invalid, no_mx, disposable, role_based,

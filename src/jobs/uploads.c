@@ -62,7 +62,7 @@ uploads_confirm_work(struct db *db, void *arg)
 		k->rc = UPLOADS_WRONG_STATUS;
 		return DB_ABORT;
 	}
-	if ((e = db_query(db, "SELECT pool_id, total_emails FROM jobs WHERE "
+	if ((e = db_query(db, "SELECT pool_id, credits_needed FROM jobs WHERE "
 	    "id = ?", DB_ARGS(DBP_STR(k->id)), &r)) != DB_OK)
 		return e;
 	if ((row = db_res_next(r)) == 1) {

@@ -300,9 +300,9 @@ ingester_job(const struct conf *c, struct db *db, struct verify_engine *e,
 	if (fail == INGEST_FAIL_INSUFFICIENT_CREDITS) {
 		char msg[INGEST_MESSAGE_MAX];
 
-		snprintf(msg, sizeof(msg), "the job needs %zu credits (one per "
+		snprintf(msg, sizeof(msg), "the job needs %lld credits (one per "
 		    "unique address) and the balance is short of that",
-		    r.in.n);
+		    jobs_input_cost(&r.in, 0));
 		ingest_fail(db, j, fail, msg);
 		goto out;
 	}

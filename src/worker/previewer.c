@@ -293,6 +293,7 @@ previewer_run(const struct conf *c, struct verify_engine *e, struct db *db,
 	int64_t start = timeutil_mono_ms(), deadline;
 	char *text = NULL;
 	json_t *o;
+	size_t i;
 
 	memset(&p, 0, sizeof(p));
 	p.conf = c;
@@ -300,6 +301,10 @@ previewer_run(const struct conf *c, struct verify_engine *e, struct db *db,
 	p.db = db;
 	p.l = l;
 	p.t.total = (long long)l->n;
+	/* charged at confirmation: the entries that are addresses (the
+	 * others have the domain "", as jobs_write_rows marks them free) */
+	for (i = 0; i < l->n; i++)
+		p.t.credits += l->domains[i][0] != '\0';
 	p.t.duplicates = l->duplicates;
 	deadline = start + 1000 * conf_int(c, CONF_PREVIEW_BUDGET_SECONDS);
 	if (suppressions_load(db, account, &p.sup) != SUPPRESSIONS_OK ||

@@ -28,17 +28,19 @@ t_bulk_create() {
     local id
     http POST /v1/verify/bulk '{"name":"list 1","emails":[" Alice@Example.com","alice@example.com","bob@example.com","not an email","","BOB@EXAMPLE.COM  ","j.doe+x@example.com"]}'
     expect_status 202 && expect_json .status pending && expect_json .name "list 1" &&
-        expect_json .total_emails 4 && expect_json .duplicates_removed 2 && expect_json .credits_charged 4 &&
-        expect_json .credits_remaining 996 || return 1
+        expect_json .total_emails 4 && expect_json .duplicates_removed 2 && expect_json .credits_charged 3 &&
+        expect_json .credits_remaining 997 || return 1
     id=$(json .job_id)
     [[ $id == job_* ]] || it_fail "job id $id lacks the job_ prefix" || return 1
     expect_json .status_url "/v1/jobs/$id" && expect_json .progress_url "/v1/jobs/$id/progress" || return 1
-    expect_eq "charge rows" 4 "$(ledger charge "$id")" || return 1
+    # "not an email" is a row, but free (credit rule 2)
+    expect_eq "charge rows" 3 "$(ledger charge "$id")" || return 1
+    expect_eq "free rows" "not an email" "$(it_sql "SELECT GROUP_CONCAT(email) FROM job_emails WHERE job_id = '$id' AND charged = 0")" || return 1
     expect_eq "rows in input order" "Alice@Example.com,bob@example.com,not an email,j.doe+x@example.com" \
         "$(it_sql "SELECT GROUP_CONCAT(email ORDER BY seq) FROM job_emails WHERE job_id = '$id'")" || return 1
     http GET "/v1/jobs/$id"
     expect_status 200 && expect_json .job_id "$id" && expect_json .type bulk && expect_json .status pending &&
-        expect_json .processed_emails 0 && expect_json .counts.valid 0 && expect_json .credits_charged 4 &&
+        expect_json .processed_emails 0 && expect_json .counts.valid 0 && expect_json .credits_charged 3 &&
         expect_json .credits_refunded 0 && expect_json .download_url null && expect_json .error null || return 1
     http GET "/v1/jobs/$id/progress"
     expect_status 200 && expect_json .percent 0 && expect_json .total_emails 4 &&
@@ -47,7 +49,7 @@ t_bulk_create() {
     http GET "/v1/jobs/$id/download?format=csv"
     expect_status 409 && expect_json .error.code job_not_completed && expect_json .error.details.status pending
 }
-t_case "a bulk job is created trimmed and de-duplicated case-insensitively, charged per unique address" t_bulk_create
+t_case "a bulk job is created trimmed and de-duplicated case-insensitively, charged per unique address (an entry that is no address is free)" t_bulk_create
 
 t_bulk_invalid() {
     http POST /v1/verify/bulk '{"emails":[]}'; expect_status 400 && expect_json .error.details.field emails || return 1

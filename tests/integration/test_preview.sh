@@ -9,6 +9,8 @@
 # any of it; POST .../confirm charging exactly once under ten concurrent
 # confirms (the others 409 with details.status), 402 with details, and a
 # job cancelled while awaiting confirmation (nothing charged or refunded).
+# The lines that are no address are rows but cost nothing: not in
+# credits_needed, not charged by confirm, never refunded.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 mail_env_start
@@ -44,6 +46,8 @@ ledger_rows() { it_sql "SELECT COUNT(*) FROM credit_ledger WHERE account_id = '$
     echo "nobody2@MX.svc.test,dup"
 } > "$F/list.csv"
 TOTAL=107
+# the two lines that are no address are rows (invalid_syntax) but free
+CREDITS=105
 
 t_preview_while_ingesting_then_computed() {
     local before rows
@@ -60,7 +64,7 @@ t_preview_while_ingesting_then_computed() {
     http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
     expect_status 200 && expect_json .job_id "$JOB" && expect_json .status awaiting_confirmation || return 1
     expect_json .preview.total_emails $TOTAL && expect_json .preview.duplicates_removed 2 &&
-        expect_json .preview.credits_needed $TOTAL || return 1
+        expect_json .preview.credits_needed $CREDITS || return 1
     # (the suppressed domain does not exist either: a row counts in every
     # check it fails)
     expect_json '.preview.free_checks | [.syntax_invalid, .no_mx, .disposable, .role_based, .suppressed] | map(tostring) | join(" ")' \
@@ -78,7 +82,7 @@ t_preview_while_ingesting_then_computed() {
     expect_json .preview.estimated_counts.invalid 6 && expect_json .preview.estimated_counts.unknown 100 &&
         expect_json .preview.estimated_counts.disposable 1 &&
         expect_json '[.preview.estimated_counts[]] | add' $TOTAL || return 1
-    expect_json .preview.estimated_by_status.undeliverable 7 && expect_json .preview.estimated_credits_after_refunds 7 &&
+    expect_json .preview.estimated_by_status.undeliverable 7 && expect_json .preview.estimated_credits_after_refunds $((CREDITS - 100)) &&
         expect_json .preview.confidence medium || return 1
     expect_jq '.preview.estimated_bounce_rate > 0.05 and .preview.undeliverable_share == 7 / 107' || return 1
     expect_jq '.preview.computed_at | test("^[0-9-]+T[0-9:]+Z$")' || return 1
@@ -110,7 +114,8 @@ t_refresh_and_refusals() {
         expect_json .preview.computed_at "$first" && expect_json .preview.free_checks.suppressed 2 || return 1
     it_worker_once || return 1
     http POST "/v1/verify/bulk/$JOB/preview" "" --data ""
-    expect_status 200 && expect_jq ".preview.computed_at > \"$first\"" && expect_json .preview.total_emails $TOTAL || return 1
+    expect_status 200 && expect_jq ".preview.computed_at > \"$first\"" && expect_json .preview.total_emails $TOTAL &&
+        expect_json .preview.credits_needed $CREDITS || return 1
     expect_jq 'has("refreshing") | not' && expect_json .preview.free_checks.suppressed 4 &&
         expect_json .preview.free_checks.needs_smtp 98 || return 1
     expect_eq "refresh flag" 0 "$(it_sql "SELECT preview_refresh FROM jobs WHERE id = '$JOB'")" || return 1
@@ -178,7 +183,7 @@ t_confirm_once() {
     it_job_wait "$pjob" awaiting_confirmation || return 1
     API_KEY=$pkey http POST "/v1/verify/bulk/$pjob/confirm" "" --data ""
     expect_status 402 && expect_json .error.code insufficient_credits &&
-        expect_json .error.details.required $TOTAL && expect_json .error.details.available 5 || return 1
+        expect_json .error.details.required $CREDITS && expect_json .error.details.available 5 || return 1
     expect_eq "poor balance" 5 "$(balance "$poor")" || return 1
     # ten confirms at once: one charge
     before=$(balance "$ACC")
@@ -192,19 +197,23 @@ t_confirm_once() {
     for i in $(seq 1 10); do
         case $(cat "$IT_DIR/confirm-$i.code") in
         200) HTTP_BODY=$(cat "$IT_DIR/confirm-$i.body"); HTTP_REQUEST=confirm
-             expect_json .status pending && expect_json .credits_charged $TOTAL &&
-                 expect_json .credits_remaining "$((before - TOTAL))" || return 1 ;;
+             expect_json .status pending && expect_json .credits_charged $CREDITS &&
+                 expect_json .credits_remaining "$((before - CREDITS))" || return 1 ;;
         409) HTTP_BODY=$(cat "$IT_DIR/confirm-$i.body"); HTTP_REQUEST=confirm
              expect_json .error.code job_not_awaiting_confirmation && expect_json .error.details.status pending || return 1 ;;
         esac
     done
-    expect_eq "balance after ten confirms" "$((before - TOTAL))" "$(balance "$ACC")" || return 1
-    expect_eq "charges" 1 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$JOB:charge'")" || return 1
+    expect_eq "balance after ten confirms" "$((before - CREDITS))" "$(balance "$ACC")" || return 1
+    expect_eq "charges" "1 $CREDITS" "$(it_sql "SELECT COUNT(*), SUM(amount) FROM credit_ledger WHERE ref = 'job:$JOB:charge'" | tr '\t' ' ')" || return 1
     it_job_wait "$JOB" completed || return 1
     http GET "/v1/jobs/$JOB"
-    expect_json .credits_charged $TOTAL && expect_json .processed_emails $TOTAL
+    expect_json .credits_charged $CREDITS && expect_json .processed_emails $TOTAL && expect_json .credits_refunded 0 || return 1
+    # the lines that are no address: free rows, verified invalid_syntax
+    expect_eq "free rows" "neither invalid_syntax|not an address invalid_syntax" \
+        "$(it_sql "SELECT CONCAT(email, ' ', reason) FROM job_emails WHERE job_id = '$JOB' AND charged = 0 ORDER BY email" | paste -sd'|')" || return 1
+    expect_eq "balance after completion" "$((before - CREDITS))" "$(balance "$ACC")"
 }
-t_case "confirm charges credits_needed exactly once under ten concurrent confirms; 402 with details when short" t_confirm_once
+t_case "confirm charges credits_needed (no address is free) exactly once under ten concurrent confirms; 402 with details when short" t_confirm_once
 
 t_cancel_awaiting() {
     local job before rows

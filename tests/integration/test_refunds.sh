@@ -6,7 +6,7 @@
 # addresses is charged for the real ones only, and completion (unknown
 # results), cancellation and failure (unprocessed addresses) never give back
 # more than the charged rows concerned. A catch-all verdict is an answer and
-# is not refunded.
+# is not refunded. Entries not shaped like an address are free rows too.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -159,5 +159,43 @@ t_live_key_pays_sandbox() {
     svcadm credits check "$ACC" > "$IT_DIR/check.out" 2>&1 || it_fail "svcadm credits check: $(cat "$IT_DIR/check.out")"
 }
 t_case "a live key pays for sandbox addresses, and gets their unknown results back at completion" t_live_key_pays_sandbox
+
+# Entries not shaped like an address cost nothing anywhere (credit rule 2):
+# a JSON bulk or batch job keeps them as invalid_syntax rows, uncharged, so
+# neither completion nor cancellation gives anything back for them.
+NOT_ADDRESSES="\"not an address\",\"jane@gmail,com\",\"@mx.svc.test\""
+
+t_non_addresses_free() {
+    local before
+    before=$(balance)
+    create "$LIVE_KEY" "$NOT_ADDRESSES,\"alice@mx.svc.test\",\"x@unreachable.svc.test\"" || return 1
+    expect_json .credits_charged 2 && expect_json .total_emails 5 && expect_json .credits_remaining $((before - 2)) || return 1
+    expect_eq "charge row" 2 "$(it_sql "SELECT amount FROM credit_ledger WHERE ref = 'job:$JOB:charge'")" || return 1
+    expect_eq "free rows" 3 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND charged = 0")" || return 1
+    once || it_fail "svc-worker --once failed"
+    API_KEY=$LIVE_KEY http GET "/v1/jobs/$JOB"
+    expect_json .status completed && expect_json .counts.invalid 3 && expect_json .counts.unknown 1 &&
+        expect_json .credits_refunded 1 || return 1
+    API_KEY=$LIVE_KEY http GET "/v1/jobs/$JOB/results?classification=invalid"
+    expect_json '[.results[] | .email + "=" + .reason] | sort | join(",")' \
+        "@mx.svc.test=invalid_syntax,jane@gmail,com=invalid_syntax,not an address=invalid_syntax" || return 1
+    expect_eq "balance" $((before - 1)) "$(balance)" || return 1
+    # cancelled before any row is verified: the charged rows come back
+    before=$(balance)
+    create "$LIVE_KEY" "$NOT_ADDRESSES,\"alice@mx.svc.test\",\"bob@mx.svc.test\"" || return 1
+    expect_json .credits_charged 2 || return 1
+    API_KEY=$LIVE_KEY http DELETE "/v1/jobs/$JOB"
+    expect_status 200 && expect_json .credits_refunded 2 || return 1
+    expect_eq "balance after cancel" "$before" "$(balance)" || return 1
+    # a batch: the same rule; only entries that are no address: free
+    API_KEY=$LIVE_KEY http POST /v1/verify/batch "{\"emails\":[$NOT_ADDRESSES,\"alice@mx.svc.test\"]}"
+    expect_status 201 && expect_json .credits_charged 1 && expect_json .total_emails 4 || return 1
+    API_KEY=$LIVE_KEY http POST /v1/verify/bulk "{\"emails\":[$NOT_ADDRESSES]}"
+    expect_status 202 && expect_json .credits_charged 0 || return 1
+    JOB=$(json .job_id)
+    expect_eq "ledger rows of the free job" 0 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref LIKE 'job:$JOB:%'")" || return 1
+    expect_eq "balance after batch and free job" $((before - 1)) "$(balance)"
+}
+t_case "entries that are no address are invalid_syntax rows, never charged nor refunded (bulk, batch, cancel)" t_non_addresses_free
 
 t_done

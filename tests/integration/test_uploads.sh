@@ -377,6 +377,111 @@ PYEOF
 }
 t_case "ingestion failures: no_emails, invalid_file, too_many_emails, insufficient_credits (nothing charged, job.failed)" t_ingestion_failures
 
+# Cells not shaped like an address are rows (invalid_syntax in results and
+# downloads) but cost nothing (credit rule 2): not charged when ingestion
+# ends, not in the balance check, never refunded; unknown results of the
+# charged rows are refunded at completion as for a JSON bulk job.
+cat > "$F/junk-cells.csv" <<EOF
+Name,Email,Note
+Ann,accepted_email@$SB,a
+Bob,not an address,b
+Cy,unknown@$SB,c
+Di,"jane@gmail,com",d
+Ed,rejected_email@$SB,e
+Fi,NOT AN ADDRESS,dup
+EOF
+
+t_non_addresses_free() {
+    local poor pkey before
+    before=$(balance "$ACC")
+    upload "$F/junk-cells.csv"
+    expect_status 202 || return 1
+    JOB=$(json .job_id)
+    it_job_wait "$JOB" completed || return 1
+    http GET "/v1/jobs/$JOB"
+    expect_json .total_emails 5 && expect_json .duplicates_removed 1 && expect_json .credits_charged 3 &&
+        expect_json .counts.unknown 1 && expect_json .credits_refunded 1 || return 1
+    expect_eq "ledger" "charge 3|refund 1" \
+        "$(it_sql "SELECT CONCAT(kind, ' ', amount) FROM credit_ledger WHERE ref LIKE 'job:$JOB:%' ORDER BY id" | paste -sd'|')" || return 1
+    expect_eq "balance" "$((before - 2))" "$(balance "$ACC")" || return 1
+    expect_eq "free rows" 2 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND charged = 0")" || return 1
+    http GET "/v1/jobs/$JOB/results"
+    expect_json '[.results[] | select(.reason == "invalid_syntax") | .email + "=" + .status] | join(",")' \
+        "not an address=undeliverable,jane@gmail,com=undeliverable" || return 1
+    http GET "/v1/jobs/$JOB/download?include_original=true"
+    expect_status 200 || return 1
+    # status, classification, sub_status (none), reason
+    expect_eq "CSV rows of the free cells" 'Bob,not an address,b,undeliverable,invalid,,invalid_syntax|Di,"jane@gmail,com",d,undeliverable,invalid,,invalid_syntax' \
+        "$(printf '%s\n' "$HTTP_BODY" | tr -d '\r' | grep -E '^(Bob|Di),' | sed -E 's/,invalid_syntax,.*/,invalid_syntax/' | paste -sd'|')" || return 1
+    # the balance check counts the charged rows only: 3 credits are enough
+    poor=$(it_account pro 3)
+    pkey=$(it_key "$poor" '*')
+    API_KEY=$pkey ingest "$F/junk-cells.csv" && API_KEY=$pkey job_is "$JOB" ok 5 || return 1
+    API_KEY=$pkey http GET "/v1/jobs/$JOB"
+    expect_json .credits_charged 3 || return 1
+    expect_eq "poor balance" 0 "$(balance "$poor")"
+}
+t_case "cells that are no address are invalid_syntax rows, charged nothing at the end of ingestion nor in the balance check; unknown results are refunded" t_non_addresses_free
+
+# file_unavailable: the job's stored file is gone when the worker comes
+# to read it (its pieces deleted, as by an operator's clean-up)
+t_file_unavailable() {
+    local before
+    before=$(balance "$ACC")
+    upload "$F/contacts.csv"
+    expect_status 202 || return 1
+    JOB=$(json .job_id)
+    expect_eq "stored pieces" 1 "$(chunks_of "$JOB")" || return 1
+    it_sql "DELETE FROM upload_chunks WHERE job_id = '$JOB'"
+    it_job_wait "$JOB" failed || return 1
+    job_is "$JOB" failed 0 file_unavailable || return 1
+    expect_jq '.error.message | test("no longer stored")' && expect_json .credits_charged 0 || return 1
+    expect_eq "balance" "$before" "$(balance "$ACC")" || return 1
+    expect_eq "job.failed events" 1 "$(it_sql "SELECT COUNT(*) FROM event_outbox WHERE job_id = '$JOB' AND event = 'job.failed'")"
+}
+t_case "an upload whose stored file is gone fails in ingestion with file_unavailable, nothing charged, job.failed" t_file_unavailable
+
+# 503 from the upload endpoint: the file cannot be stored (its table is
+# away for a moment); the answer says when to retry and nothing stays
+t_upload_503_retry_after() {
+    local jobs_before
+    jobs_before=$(it_sql "SELECT COUNT(*) FROM jobs")
+    it_sql "RENAME TABLE upload_chunks TO upload_chunks_away"
+    upload "$F/contacts.csv"
+    it_sql "RENAME TABLE upload_chunks_away TO upload_chunks"
+    expect_status 503 && expect_json .error.code queue_unavailable && expect_header Retry-After 5 || return 1
+    expect_eq "jobs" "$jobs_before" "$(it_sql "SELECT COUNT(*) FROM jobs")" || return 1
+    upload "$F/contacts.csv"
+    expect_status 202
+}
+t_case "an upload whose file cannot be stored is 503 queue_unavailable with Retry-After, nothing created" t_upload_503_retry_after
+
+# batch jobs are kept 30 days from creation (jobs.expires_at), then
+# housekeeping purges the job and its rows; a younger batch stays
+t_batch_purged_after_expiry() {
+    local old young
+    http POST /v1/verify/batch "{\"emails\":[\"accepted_email@$SB\",\"unknown@$SB\"]}"
+    expect_status 201 || return 1
+    old=$(json .id)
+    http POST /v1/verify/batch "{\"emails\":[\"accepted_email@$SB\"]}"
+    expect_status 201 || return 1
+    young=$(json .id)
+    it_job_wait "$old" completed && it_job_wait "$young" completed || return 1
+    expect_eq "30 days" 1 "$(it_sql "SELECT expires_at BETWEEN created_at + INTERVAL 30 DAY - INTERVAL 1 MINUTE AND created_at + INTERVAL 30 DAY + INTERVAL 1 MINUTE FROM jobs WHERE id = '$old'")" || return 1
+    it_sql "UPDATE jobs SET created_at = created_at - INTERVAL 31 DAY, expires_at = expires_at - INTERVAL 31 DAY WHERE id = '$old'"
+    for _ in $(seq 1 10); do
+        it_worker_once || return 1
+        [ "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$old'")" = 0 ] && break
+    done
+    expect_eq "rows of the expired batch" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$old'),
+        (SELECT COUNT(*) FROM job_emails WHERE job_id = '$old'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$old')" | tr '\t' ' ')" || return 1
+    http GET "/v1/verify/batch/$old"
+    expect_status 404 && expect_json .error.code not_found || return 1
+    http GET "/v1/verify/batch/$young"
+    expect_status 200 && expect_json .status completed
+}
+t_case "housekeeping purges a batch job past its expires_at (30 days), rows and all; a younger one stays" t_batch_purged_after_expiry
+
 t_cancel_while_ingesting() {
     local before
     before=$(balance "$ACC")

@@ -10,7 +10,13 @@
 # POST /v1/domain/check, the sandbox, caching and charging.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
-mail_env_start "$top_srcdir/tests/dns/svctld.zone"
+# gmail.com, a free provider of the shipped lists (contrib/lists), served
+# on loopback with its MX at the Postfix listener of mx.svc.test
+mkdir -p "$IT_DIR/zones"
+printf '%s\n' '$ORIGIN gmail.com.' '$TTL 300' \
+    '@ 3600 IN SOA ns.svc.test. hostmaster.svc.test. 1 3600 600 86400 120' \
+    '@ 300 IN NS ns.svc.test.' '@ 300 IN MX 10 mta20.svc.test.' > "$IT_DIR/zones/gmail.com.zone"
+mail_env_start "$top_srcdir/tests/dns/svctld.zone" "$IT_DIR/zones/gmail.com.zone"
 fake 127.0.0.30 catchall=1
 fake 127.0.0.31
 fake 127.0.0.32 banner=silent
@@ -65,6 +71,15 @@ t_catch_all() {
 }
 t_case "domain accepts a random address: unknown catch_all with a send verdict" t_catch_all
 t_case "disposable domain: undeliverable disposable_email" eval 'row x@throwaway.svc.test undeliverable disposable_email disposable && expect_json .domain.disposable yes'
+
+t_free_provider() {
+    verify someone@gmail.com
+    expect_status 200 && expect_json .email someone@gmail.com && expect_json .domain.name gmail.com &&
+        expect_json .domain.free yes && expect_json .domain.disposable no && expect_json .mx[0].host mta20.svc.test || return 1
+    verify alice@mx.svc.test
+    expect_status 200 && expect_json .domain.free no
+}
+t_case "a free-provider domain of the shipped lists (gmail.com) answers domain.free yes; a company domain no" t_free_provider
 t_traps() {
     row spamtrap@catchall.svc.test risky spam_trap spam_trap && expect_json .spam_trap yes || return 1
     row x@typotrap.svc.test risky spam_trap spam_trap || return 1

@@ -3,7 +3,8 @@
  * domain, U-label and A-label of one domain, needless quotes) with the
  * first spelling kept, non-addresses on their lower-cased text, plus tags
  * and non-ASCII case kept apart; the A-label domain of each, the sandbox
- * count, the maximum, a large list keeping input order, and the memory
+ * count, the entries that are no address and the cost (they are free, and
+ * so are sandbox addresses for a sandbox key), the maximum, a large list keeping input order, and the memory
  * the input may hold. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,38 +24,43 @@ struct icase {
 	const char	*kept;		/* emails joined with "|" */
 	const char	*domains;	/* domains joined with "|" */
 	size_t		 duplicates, sandbox;
+	size_t		 invalid;	/* entries not shaped like an address */
 };
 
 static const struct icase cases[] = {
 	{ { "a@x.example", "A@X.EXAMPLE", " a@x.example\t" },
-	    "a@x.example", "x.example", 2, 0 },
+	    "a@x.example", "x.example", 2, 0, 0 },
 	{ { "User@\xef\xbd\x85\xef\xbd\x98\xef\xbd\x81\xef\xbd\x8d"
 	    "\xef\xbd\x90\xef\xbd\x8c\xef\xbd\x85.com", "user@example.com",
 	    "USER@EXAMPLE.COM" },
 	    "User@\xef\xbd\x85\xef\xbd\x98\xef\xbd\x81\xef\xbd\x8d"
-	    "\xef\xbd\x90\xef\xbd\x8c\xef\xbd\x85.com", "example.com", 2, 0 },
+	    "\xef\xbd\x90\xef\xbd\x8c\xef\xbd\x85.com", "example.com", 2, 0, 0 },
 	{ { "a@b\xc3\xbc" "cher.example", "A@xn--bcher-kva.example",
 	    "a@B\xc3\x9c" "CHER.example" },
-	    "a@b\xc3\xbc" "cher.example", "xn--bcher-kva.example", 2, 0 },
+	    "a@b\xc3\xbc" "cher.example", "xn--bcher-kva.example", 2, 0, 0 },
 	{ { "a@xn--bcher-kva.example", "a@b\xc3\xbc" "cher.example" },
-	    "a@xn--bcher-kva.example", "xn--bcher-kva.example", 1, 0 },
+	    "a@xn--bcher-kva.example", "xn--bcher-kva.example", 1, 0, 0 },
 	{ { "\"a\"@x.example", "a@x.example" },
-	    "\"a\"@x.example", "x.example", 1, 0 },
+	    "\"a\"@x.example", "x.example", 1, 0, 0 },
 	{ { "\xc3\x84@x.example", "\xc3\xa4@x.example" },
 	    "\xc3\x84@x.example|\xc3\xa4@x.example", "x.example|x.example",
-	    0, 0 },
+	    0, 0, 0 },
 	{ { "a+b@x.example", "a@x.example", "a.b@x.example", "ab@x.example" },
 	    "a+b@x.example|a@x.example|a.b@x.example|ab@x.example",
-	    "x.example|x.example|x.example|x.example", 0, 0 },
+	    "x.example|x.example|x.example|x.example", 0, 0, 0 },
 	{ { "not an address", "NOT AN ADDRESS", "not  an address",
 	    "a@-x.example" },
-	    "not an address|not  an address|a@-x.example", "||", 1, 0 },
+	    "not an address|not  an address|a@-x.example", "||", 1, 0, 3 },
 	{ { "x@sandbox.svc.test", "X@SANDBOX.SVC.TEST", "y@sandbox.svc.test",
 	    "z@other.example" },
 	    "x@sandbox.svc.test|y@sandbox.svc.test|z@other.example",
-	    "sandbox.svc.test|sandbox.svc.test|other.example", 1, 2 },
+	    "sandbox.svc.test|sandbox.svc.test|other.example", 1, 2, 0 },
+	{ { "a@x.example", "jane@gmail,com", "@x.example", "x@sandbox.svc.test",
+	    "b@x.example", "JANE@GMAIL,COM" },
+	    "a@x.example|jane@gmail,com|@x.example|x@sandbox.svc.test|"
+	    "b@x.example", "x.example|||sandbox.svc.test|x.example", 1, 1, 2 },
 	{ { "User@Example.COM", "", "  " }, "User@Example.COM",
-	    "example.com", 0, 0 },
+	    "example.com", 0, 0, 0 },
 };
 
 static void
@@ -91,6 +97,12 @@ test_jobs_input_keeps_one_spelling_per_normal_form(void **state)
 		assert_string_equal(got, cases[i].domains);
 		assert_int_equal(in.duplicates, cases[i].duplicates);
 		assert_int_equal(in.sandbox, cases[i].sandbox);
+		assert_int_equal(in.invalid, cases[i].invalid);
+		/* charged: the addresses; a sandbox key's sandbox ones not */
+		assert_int_equal(jobs_input_cost(&in, 0),
+		    (long long)(in.n - cases[i].invalid));
+		assert_int_equal(jobs_input_cost(&in, 1),
+		    (long long)(in.n - cases[i].invalid - cases[i].sandbox));
 		jobs_input_free(&in);
 	}
 }

@@ -2,7 +2,8 @@
  * up, at most 200), the estimate (resolved rows as they are, SMTP-bound
  * rows split by the sample's shares with largest remainders so the counts
  * add up, all unknown without a sample), the status groups, shares,
- * credits after refunds (catch-all is not refunded), and confidence. */
+ * credits needed (not the rows that are no address: they are free) and
+ * after refunds (catch-all is not refunded), and confidence. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -84,6 +85,7 @@ test_preview_json_fields_and_confidence(void **state)
 	(void)state;
 	memset(&t, 0, sizeof(t));
 	t.total = 400;
+	t.credits = 390;	/* 10 of the 20 syntax_invalid are no address */
 	t.duplicates = 12;
 	t.syntax_invalid = 20;
 	t.suppressed = 5;
@@ -114,10 +116,11 @@ test_preview_json_fields_and_confidence(void **state)
 	assert_int_equal(json_int(p, "estimated_by_status", "undeliverable"),
 	    25);
 	assert_int_equal(json_int(p, "estimated_by_status", "unknown"), 188);
-	assert_int_equal(json_int(p, "credits_needed", NULL), 400);
+	assert_int_equal(json_int(p, "total_emails", NULL), 400);
+	assert_int_equal(json_int(p, "credits_needed", NULL), 390);
 	/* unknown results are refunded, catch-all ones are not */
 	assert_int_equal(json_int(p, "estimated_credits_after_refunds", NULL),
-	    400 - 94);
+	    390 - 94);
 	assert_float_equal(json_real_value(json_object_get(p,
 	    "estimated_bounce_rate")), 25.0 / 400, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(p,
