@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define OUT_VAL_MAX 512
+/* a value shown (longer ones are cut): the preview's sample method is
+ * a paragraph */
+#define OUT_VAL_MAX 2048
 
 /* The value at a dotted path of an object ("domain.acceptAll"), or NULL. */
 json_t	*out_get(json_t *, const char *path);
