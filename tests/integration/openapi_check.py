@@ -100,7 +100,7 @@ class Checker:
             resp_ref = "#/paths/%s/%s/responses/%s" % (
                 tmpl.replace("~", "~0").replace("/", "~1"), method.lower(),
                 code)
-        resp = deref(self.doc, pointer(self.doc, resp_ref))
+        resp = pointer(self.doc, resp_ref)
         while "$ref" in resp:
             resp_ref = resp["$ref"]
             resp = pointer(self.doc, resp_ref)
