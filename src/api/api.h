@@ -105,6 +105,7 @@ int	 api_idempotency_begin(struct api_call *, const char *key,
 
 /* Handlers, one file per resource. */
 void	 handler_rate_limit(struct api_call *);
+void	 handler_openapi(struct api_call *);
 void	 handler_credits_get(struct api_call *);
 void	 handler_keys_create(struct api_call *);
 void	 handler_keys_list(struct api_call *);

@@ -22,8 +22,9 @@
 
 enum route_auth {
 	ROUTE_AUTH_REQUIRED,
-	ROUTE_AUTH_OPTIONAL,	/* GET /rate-limit: anonymous allowed (and
-				 * then counted, router_gate) */
+	ROUTE_AUTH_OPTIONAL,	/* GET /rate-limit, /v1/openapi.json:
+				 * anonymous allowed (and then counted in the
+				 * address's bucket, router_gate) */
 	ROUTE_AUTH__MAX
 };
 
@@ -46,6 +47,10 @@ struct route {
 static const struct route routes[] = {
 	{ HTTP_GET, "/rate-limit", ROUTE_AUTH_OPTIONAL, -1, 0, 0,
 	    0, handler_rate_limit },
+	/* the API description: no key needed; like /rate-limit, counted
+	 * only without a usable key (in the address's bucket) */
+	{ HTTP_GET, "/v1/openapi.json", ROUTE_AUTH_OPTIONAL, -1, 0, 0,
+	    0, handler_openapi },
 	{ HTTP_POST, "/v1/verify", REQ, AUTH_SCOPE_VERIFY_SINGLE,
 	    API_JSON_MAX, 1, 0, handler_verify },
 	{ HTTP_POST, "/v1/verify/bulk", REQ, AUTH_SCOPE_VERIFY_BULK, 16 * MiB,
@@ -606,5 +611,10 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 out:
 	slots_release_all(ctx->slots);
 	router_ratelimit_fallback(&c);
+	/* every 503 says when to come back (openapi.yaml), whichever handler
+	 * answered it */
+	if (resp->status == 503 && http_resp_header(resp, "Retry-After") ==
+	    NULL)
+		http_set_header(resp, "Retry-After", API_RETRY_AFTER);
 	buf_free(&allow);
 }

@@ -243,10 +243,55 @@ http() {
         return 1
     fi
     HTTP_BODY=$(cat "$out/body")
+    it_openapi_record "$method" "$path" "$out"
     # the last header block (after any 100 Continue), CRs removed, names lower-cased
     HTTP_HEADERS=$(tr -d '\r' < "$out/headers" | awk '/^HTTP\//{ b = "" } { b = b $0 "\n" } END { printf "%s", b }' |
         awk -F: 'NF > 1 { printf "%s:", tolower($1); sub(/^[^:]*:/, ""); print; next } { print }')
     return 0
+}
+
+# it_openapi_record METHOD PATH DIR: keep the answer in DIR (body, headers)
+# for t_done, which holds every one against src/api/openapi.yaml
+# (openapi_check.py). On unless SVC_TEST_OPENAPI=0.
+IT_OPENAPI_N=0
+it_openapi_record() {
+    [ "${SVC_TEST_OPENAPI:-1}" = 1 ] || return 0
+    local d=$IT_DIR/openapi
+    IT_OPENAPI_N=$((IT_OPENAPI_N + 1))
+    mkdir -p "$d"
+    cp "$3/body" "$d/$IT_OPENAPI_N.body"
+    cp "$3/headers" "$d/$IT_OPENAPI_N.headers"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$HTTP_STATUS" "$d/$IT_OPENAPI_N.body" \
+        "$d/$IT_OPENAPI_N.headers" >> "$d/record"
+}
+
+# it_openapi_check: one case: every answer the script received is declared
+# by src/api/openapi.yaml (status, required headers, JSON body schema).
+it_openapi_check() {
+    local rec=$IT_DIR/openapi/record doc=$top_srcdir/src/api/openapi.json out
+    [ -s "$rec" ] || return 0
+    IT_N=$((IT_N + 1))
+    if ! python3 -c 'import jsonschema' 2>/dev/null; then
+        if [ "${SVC_TEST_NO_SKIP:-0}" = 1 ]; then
+            IT_FAILED=$((IT_FAILED + 1))
+            echo "not ok $IT_N - every API answer matches src/api/openapi.yaml"
+            echo "#   python3-jsonschema is not installed (run contrib/install-deps)"
+        else
+            IT_PASSED=$((IT_PASSED + 1))
+            echo "ok $IT_N - every API answer matches src/api/openapi.yaml # SKIP python3-jsonschema is not installed"
+            echo "SKIP: $IT_NAME: the OpenAPI check needs python3-jsonschema"
+        fi
+        return 0
+    fi
+    if out=$(python3 "$top_srcdir/tests/integration/openapi_check.py" "$doc" "$rec" 2>&1); then
+        IT_PASSED=$((IT_PASSED + 1))
+        echo "ok $IT_N - every API answer matches src/api/openapi.yaml"
+        printf '%s\n' "$out" | grep '^# ' || :
+    else
+        IT_FAILED=$((IT_FAILED + 1))
+        echo "not ok $IT_N - every API answer matches src/api/openapi.yaml"
+        printf '%s\n' "$out" | head -n 40 | sed 's/^/#   /'
+    fi
 }
 
 # ---------------------------------------------------------------- assertions
@@ -365,6 +410,7 @@ t_done() {
             printf '%s\n' "$san" | sed 's/^/#   /'
         fi
     fi
+    it_openapi_check
     [ "$IT_FAILED" = 0 ] || it_show_logs
     echo "$IT_PASSED passed, $IT_FAILED failed"
     [ "$IT_FAILED" = 0 ] && [ "$IT_PASSED" -gt 0 ]

@@ -577,6 +577,45 @@ t_routing() {
 }
 t_case "unknown paths and jobs 404, wrong methods 405 with Allow" t_routing
 
+t_openapi_json() {
+    local before after
+    API_KEY= http GET /v1/openapi.json; expect_status 200 || return 1
+    expect_header Content-Type 'application/json; charset=utf-8' || return 1
+    expect_json .openapi 3.1.0 || return 1
+    # the very document built from src/api/openapi.yaml
+    jq -e --slurpfile d "$top_srcdir/src/api/openapi.json" '. == $d[0]' "$IT_DIR/http/body" >/dev/null ||
+        it_fail "GET /v1/openapi.json is not src/api/openapi.json" || return 1
+    # no key needed, and not counted: the anonymous window stays as it was
+    before=$(header_value X-RateLimit-Remaining)
+    API_KEY= http GET /v1/openapi.json; expect_status 200 || return 1
+    after=$(header_value X-RateLimit-Remaining)
+    expect_eq "X-RateLimit-Remaining after a second GET /v1/openapi.json" "$before" "$after" || return 1
+    # with a key: the account's window, not counted either
+    API_KEY=$PRO_KEY http GET /v1/openapi.json; expect_status 200 && expect_header X-RateLimit-Limit || return 1
+    # a key that is not valid is refused as everywhere
+    API_KEY=svc_live_notakey http GET /v1/openapi.json; expect_status 401
+}
+t_case "GET /v1/openapi.json serves the built document without a key, not counted by the rate limit" t_openapi_json
+
+t_openapi_check_catches_drift() {
+    local d=$IT_DIR/drift out
+    mkdir -p "$d"
+    printf '{"balance":"ten","used":0,"refunded":0,"organization":null}' > "$d/1.body"
+    printf 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-RateLimit-Limit: 1\r\nX-RateLimit-Remaining: 1\r\nX-RateLimit-Reset: 1\r\nX-Request-Id: r\r\n\r\n' > "$d/1.headers"
+    printf '{"error":{"code":"x","message":"m","details":null}}' > "$d/2.body"
+    cp "$d/1.headers" "$d/2.headers"
+    printf 'GET\t/v1/credits\t200\t%s\t%s\nGET\t/v1/credits\t418\t%s\t%s\n' \
+        "$d/1.body" "$d/1.headers" "$d/2.body" "$d/2.headers" > "$d/record"
+    if out=$(python3 "$top_srcdir/tests/integration/openapi_check.py" "$top_srcdir/src/api/openapi.json" "$d/record"); then
+        it_fail "the checker accepted a wrong body and an undeclared status"; return 1
+    fi
+    printf '%s\n' "$out" | grep -q "GET /v1/credits -> 200: body at balance: 'ten' is not of type 'integer'" ||
+        it_fail "no message naming the request and the field: $out" || return 1
+    printf '%s\n' "$out" | grep -q "GET /v1/credits -> 418: status 418 is not declared" ||
+        it_fail "no message for the undeclared status: $out"
+}
+t_case "the OpenAPI check names a request whose body or status the document does not allow" t_openapi_check_catches_drift
+
 t_request_ids() {
     local id
     API_KEY=$PRO_KEY http GET /v1/credits "" -H 'X-Request-Id: trace-42.a_b'
