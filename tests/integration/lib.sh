@@ -218,6 +218,9 @@ HTTP_REQUEST=
 # when curl itself fails (no HTTP answer).
 http() {
     local method=$1 path=$2 body=${3-} out=$IT_DIR/http
+    # a call in a background subshell keeps its answer apart, so that one
+    # running at the same time does not overwrite it (nor its record)
+    [ "$BASHPID" = "$$" ] || out=$IT_DIR/http.$BASHPID
     shift 2
     [ $# -gt 0 ] && shift
     mkdir -p "$out"
@@ -259,10 +262,13 @@ it_openapi_record() {
     local d=$IT_DIR/openapi
     IT_OPENAPI_N=$((IT_OPENAPI_N + 1))
     mkdir -p "$d"
-    cp "$3/body" "$d/$IT_OPENAPI_N.body"
-    cp "$3/headers" "$d/$IT_OPENAPI_N.headers"
-    printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$HTTP_STATUS" "$d/$IT_OPENAPI_N.body" \
-        "$d/$IT_OPENAPI_N.headers" >> "$d/record"
+    # (a background subshell counts from its parent's number: its own pid
+    # keeps the names apart)
+    local n=$BASHPID.$IT_OPENAPI_N
+    cp "$3/body" "$d/$n.body"
+    cp "$3/headers" "$d/$n.headers"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$HTTP_STATUS" "$d/$n.body" \
+        "$d/$n.headers" >> "$d/record"
 }
 
 # it_openapi_check: one case: every answer the script received is declared

@@ -61,7 +61,8 @@ facts() {
 slow_request() {
     local pid credits slow
     ( out=$IT_DIR/slow; IT_DIR=$IT_DIR/bg
-      http POST "$1" "$2" && printf '%s\n%s' "$HTTP_STATUS" "$HTTP_BODY" > "$out" ) &
+      http POST "$1" "$2" && header_value X-Request-Id > "$out.id" &&
+          printf '%s\n%s' "$HTTP_STATUS" "$HTTP_BODY" > "$out" ) &
     pid=$!
     sleep 0.5
     http GET /v1/credits; expect_status 200 || return 1
@@ -70,7 +71,7 @@ slow_request() {
     HTTP_STATUS=$(head -n 1 "$IT_DIR/slow")
     HTTP_BODY=$(tail -n +2 "$IT_DIR/slow")
     HTTP_REQUEST="POST $1 (slow MX hosts)"
-    slow=$(tr -d '\r' < "$IT_DIR/bg/http/headers" | sed -n 's/^x-request-id: *//Ip' | tail -n 1)
+    slow=$(cat "$IT_DIR/slow.id")
     within "$slow" "POST $1" || return 1
     grep -h -o "event=request req=\($credits\|$slow\) " "$IT_DIR/log/svc.log" | head -n 1 |
         grep -q "$credits" || it_fail "GET /v1/credits was answered after the slow request"
