@@ -141,13 +141,18 @@ test('an editor\'s formula in the owner\'s sheet spends neither the owner\'s key
   assert.equal(w.load('alice').SVC_VERIFY(sb('role_based')), 'risky');
   assert.match(w.load('bob').SVC_VERIFY(sb('role_based')), REFUSED);
   assert.equal(credits(accA).used, 1);
+  // where Google names the editor (one Workspace domain), the key there is still not theirs
+  w.formulaSeesAll = true;
+  assert.match(w.load('bob').SVC_VERIFY(sb('accepted_email')), REFUSED);
+  assert.equal(w.load('alice').SVC_VERIFY(sb('accepted_email')), 'deliverable');
+  assert.equal(credits(accA).used, 2);
   // Verify selected column runs as bob: bob's key
   const sheet = w.addSheet('Sheet1', [['Email'], [sb('accepted_email')]]);
   w.select('Sheet1', 1, 1, 2, 1);
   w.load('bob').svcVerifySelectedColumn();
   assert.equal(sheet.block(2, 2, 1, 1)[0][0], 'deliverable');
   assert.equal(credits(accB).used, 1);
-  assert.equal(credits(accA).used, 1);
+  assert.equal(credits(accA).used, 2);
 });
 
 test('the owner\'s formulas spend nothing when Google does not name the person calculating (a published add-on), or when the key was saved without its saver', () => {

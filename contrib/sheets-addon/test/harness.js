@@ -389,8 +389,11 @@ class World {
     // owner: whose user properties (and user cache) a custom function sees;
     // formulaSeesOwner: whether the owner's own calculation shows their
     // email (the developer's case; a published add-on may not).
+    // formulaSeesAll: every calculator's email shows (people of one
+    // Google Workspace domain)
     this.owner = 'alice';
     this.formulaSeesOwner = true;
+    this.formulaSeesAll = false;
   }
 
   email(user) {
@@ -650,7 +653,7 @@ class World {
       },
       Session: {
         getActiveUser: () => person(!custom ? w.email(user) :
-            user === w.owner && w.formulaSeesOwner ? w.email(user) : ''),
+            w.formulaSeesAll || (user === w.owner && w.formulaSeesOwner) ? w.email(user) : ''),
         getEffectiveUser: () => person(custom ? '' : w.email(user)),
       },
       Logger: { log: () => {} },
