@@ -14,6 +14,7 @@ var SVC_MAX_RETRIES = 2;	// a 429 is retried this many times
 // user properties: the key goes only where its owner said
 var SVC_PROP_BASE_URL = 'SVC_BASE_URL';
 var SVC_PROP_KEY = 'SVC_API_KEY';
+var SVC_PROP_KEY_USER = 'SVC_API_KEY_USER';	// the email of who saved it
 
 function svcBaseUrl_() {
   var u = PropertiesService.getUserProperties().getProperty(SVC_PROP_BASE_URL);
@@ -22,6 +23,37 @@ function svcBaseUrl_() {
 
 function svcApiKey_() {
   return PropertiesService.getUserProperties().getProperty(SVC_PROP_KEY) || '';
+}
+
+/* The email address Google gives for the person running this execution, or
+ * '' when it gives none (it gives none in a custom function unless the
+ * script's developer runs it, nor where a security policy hides it). */
+function svcActiveEmail_() {
+  try {
+    return String(Session.getActiveUser().getEmail() || '').trim().toLowerCase();
+  } catch (e) {
+    return '';	// not allowed here: nobody known
+  }
+}
+
+var SVC_MSG_FORMULA_PAYER = 'SVC error: a formula may only spend the key of the person ' +
+    'calculating it, and Google does not say who that is here. Use SVC > Verify selected column.';
+
+/* The key a custom function may spend: {key} or {error: message}. Google
+ * runs custom functions with the spreadsheet owner's user properties, for
+ * whoever calculates them, so the key found there is spent only when
+ * Google names the person calculating and that person saved it. An empty
+ * key is the no-key case. */
+function svcFormulaKey_() {
+  var p = PropertiesService.getUserProperties();
+  var key = p.getProperty(SVC_PROP_KEY) || '';
+  if (key === '')
+    return { key: '' };
+  var saver = String(p.getProperty(SVC_PROP_KEY_USER) || '').toLowerCase();
+  var who = svcActiveEmail_();
+  if (saver === '' || who === '' || who !== saver)
+    return { error: SVC_MSG_FORMULA_PAYER };
+  return { key: key };
 }
 
 /* A response header by name, whatever its case. */

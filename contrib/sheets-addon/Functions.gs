@@ -1,8 +1,12 @@
 /* Functions.gs: the custom functions SVC_VERIFY and SVC_VERIFY_DETAILS.
  * Each call takes at most 100 addresses and finishes inside the 30 seconds
  * Sheets gives a custom function (SVC_FUNCTION_BUDGET_MS: no new group of
- * requests starts after it). Formulas run as the user who calculates them,
- * so they are charged to that user's own key. An error shows in the cell. */
+ * requests starts after it). Google runs them with the spreadsheet owner's
+ * user properties whoever calculates them, and does not say who that is
+ * unless the script's developer runs them: so a formula spends the key
+ * found there only when Google names the person calculating and that person
+ * saved the key (svcFormulaKey_); otherwise its cells say so, and nothing
+ * is requested nor read from the cache. An error shows in the cell. */
 
 var SVC_FUNCTION_MAX = 100;
 var SVC_FUNCTION_BUDGET_MS = 25000;
@@ -23,7 +27,15 @@ function svcFunctionVerify_(name, grid) {
   if (n > SVC_FUNCTION_MAX)
     throw new Error(name + ' takes at most ' + SVC_FUNCTION_MAX +
         ' addresses a call (this range has ' + n + '); split the range.');
-  return svcVerifyAddresses_(flat, { deadline: Date.now() + SVC_FUNCTION_BUDGET_MS });
+  var payer = svcFormulaKey_();
+  if (payer.error)
+    return flat.map(function (a) {
+      if (a === '')
+        return null;
+      return svcLooksLikeEmail_(a) ? { error: payer.error } :
+          { status: SVC_INVALID_INPUT, sub_status: '', score: '', did_you_mean: '' };
+    });
+  return svcVerifyAddresses_(flat, { key: payer.key, deadline: Date.now() + SVC_FUNCTION_BUDGET_MS });
 }
 
 /**

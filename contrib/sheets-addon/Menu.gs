@@ -1,7 +1,9 @@
 /* Menu.gs: the SVC menu, and the settings a person makes from it, both in
  * their own user properties: their API key (checked with GET /v1/credits
- * first, never written to the sheet) and the service's address (their
- * own too: nobody else can send their key elsewhere). */
+ * first, never written to the sheet, kept with the email address of who
+ * saved it so that a formula can tell whether it may spend it) and the
+ * service's address (their own too: nobody else can send their key
+ * elsewhere). Menu commands run as the person who clicks: their key. */
 
 function onOpen(e) {
   SpreadsheetApp.getUi().createMenu('SVC')
@@ -28,8 +30,10 @@ function onInstall(e) {
 function svcSetApiKey() {
   var ui = SpreadsheetApp.getUi();
   var r = ui.prompt('SVC API key', 'Paste your API key. It is kept in your own user ' +
-      'properties, never in the sheet, and the SVC formulas you calculate are charged to it.',
-      ui.ButtonSet.OK_CANCEL);
+      'properties, never in the sheet. The menu commands you run are charged to it. ' +
+      'Formulas (=SVC_VERIFY) use it only in spreadsheets you own and only when Google ' +
+      'says that you are the one calculating them; in a shared spreadsheet use ' +
+      'SVC > Verify selected column.', ui.ButtonSet.OK_CANCEL);
   if (r.getSelectedButton() !== ui.Button.OK)
     return;
   var key = r.getResponseText().trim();
@@ -44,8 +48,16 @@ function svcSetApiKey() {
         ui.ButtonSet.OK);
     return;
   }
-  PropertiesService.getUserProperties().setProperty(SVC_PROP_KEY, key);
-  ui.alert('SVC', 'The key was saved. Balance: ' + a.body.balance + ' credits.', ui.ButtonSet.OK);
+  var who = svcActiveEmail_();
+  var props = PropertiesService.getUserProperties();
+  props.setProperty(SVC_PROP_KEY, key);
+  if (who !== '')
+    props.setProperty(SVC_PROP_KEY_USER, who);
+  else
+    props.deleteProperty(SVC_PROP_KEY_USER);
+  ui.alert('SVC', 'The key was saved. Balance: ' + a.body.balance + ' credits.' + (who === '' ?
+      ' Google did not give your email address, so formulas will not spend this key; ' +
+      'SVC > Verify selected column will.' : ''), ui.ButtonSet.OK);
 }
 
 function svcSetServiceUrl() {

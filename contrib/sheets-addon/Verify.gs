@@ -75,7 +75,8 @@ function svcKnown_(addrs) {
  * opts.known: svcKnown_(addrs) when the caller has it; opts.before(results):
  * called once the blank, invalid and cached ones are known, before any
  * request; opts.progress(results): after each group of requests;
- * opts.deadline: as svcFetchAll_'s. */
+ * opts.deadline: as svcFetchAll_'s; opts.key: the key to spend (the
+ * user's own by default). */
 function svcVerifyAddresses_(addrs, opts) {
   opts = opts || {};
   var known = opts.known || svcKnown_(addrs);
@@ -89,7 +90,8 @@ function svcVerifyAddresses_(addrs, opts) {
     opts.before(out);
   if (todo.length === 0)
     return out;
-  var answers = svcFetchAll_(svcApiKey_(), todo.map(function (n) {
+  var key = opts.hasOwnProperty('key') ? opts.key : svcApiKey_();
+  var answers = svcFetchAll_(key, todo.map(function (n) {
     return { method: 'post', path: '/v1/verify', body: { email: known.spelling[n] } };
   }), {
     deadline: opts.deadline,

@@ -56,7 +56,7 @@ test('errors are never cached: after a 402, the next calculation asks the servic
   assert.deepEqual(requests(acc).filter((r) => r.path === '/v1/verify').map((r) => r.status), [402, 200]);
 });
 
-test('the cache is per user: another user\'s evaluation is a request charged to them', () => {
+test('the cache is per user: an editor\'s formula does not read the owner\'s cache (Google hands it the owner\'s), the editor\'s menu command uses the editor\'s own', () => {
   const accA = account('admin', 100), accB = account('admin', 100);
   const w = new World();
   w.setKey('alice', key(accA));
@@ -64,8 +64,13 @@ test('the cache is per user: another user\'s evaluation is a request charged to 
   const a = sb('role_based');
   assert.equal(w.load('alice').SVC_VERIFY(a), 'risky');
   assert.equal(w.load('alice').SVC_VERIFY(a), 'risky');
-  assert.equal(w.load('bob').SVC_VERIFY(a), 'risky');
+  assert.match(w.load('bob').SVC_VERIFY(a), /^SVC error: a formula may only spend the key/);
   assert.equal(verifyPosts(accA), 1);
+  assert.equal(verifyPosts(accB), 0);
+  const sheet = w.addSheet('Sheet1', [[a]]);
+  w.select('Sheet1', 1, 1, 1, 1);
+  w.load('bob').svcVerifySelectedColumn();
+  assert.equal(sheet.block(1, 2, 1, 1)[0][0], 'risky');
   assert.equal(verifyPosts(accB), 1);
   assert.equal(w.cache('alice').entries().length, 1);
   assert.equal(w.cache('bob').entries().length, 1);

@@ -2,7 +2,10 @@
 // functions.test.js: SVC_VERIFY and SVC_VERIFY_DETAILS against the real
 // svc-api: statuses per cell, blank and non-address cells, the 100-address
 // limit, one request per address in groups of ten, the details columns
-// (did_you_mean from a real typo), each user's own key, the time budget.
+// (did_you_mean from a real typo), whose key a formula may spend (Google
+// runs it with the owner's user properties: an editor's formula spends no
+// key, and nor does one whose calculator Google does not name), the time
+// budget.
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const { World, account, key, credits, requests, verifyPosts, api, plain, sb } = require('./harness.js');
@@ -101,21 +104,86 @@ test('SVC_VERIFY_DETAILS takes a single column', () => {
   assert.deepEqual(plain(g.SVC_VERIFY_DETAILS(sb('accepted_email'))), [['deliverable', '', 95, '']]);
 });
 
-test('formulas are charged to the key of the user who calculates them; a user without a key is told so', () => {
-  const accA = account('admin', 100), accB = account('admin', 100);
+const REFUSED = /^SVC error: a formula may only spend the key of the person calculating it, and Google does not say who that is here\. Use SVC > Verify selected column\.$/;
+
+test('the owner\'s own formulas are charged to the owner\'s key; a user without a key is told so', () => {
+  const accA = account('admin', 100);
   const w = new World();
   w.setKey('alice', key(accA));
-  w.setKey('bob', key(accB));
   const range = [[sb('accepted_email')], [sb('role_based')]];
   assert.deepEqual(plain(w.load('alice').SVC_VERIFY(range)), [['deliverable'], ['risky']]);
-  assert.deepEqual(plain(w.load('bob').SVC_VERIFY(range)), [['deliverable'], ['risky']]);
   assert.equal(credits(accA).used, 2);
-  assert.equal(credits(accB).used, 2);
-  const before = w.of('http').length;
-  const out = plain(w.load('carol').SVC_VERIFY(range));
+  const w2 = new World();
+  w2.owner = 'carol';
+  const out = plain(w2.load('carol').SVC_VERIFY(range));
   assert.match(out[0][0], /^SVC error: no API key\. Use SVC > Set API key\.$/);
   assert.equal(out[1][0], out[0][0]);
-  assert.equal(w.of('http').length, before);
+  assert.equal(w2.of('http').length, 0);
+});
+
+test('an editor\'s formula in the owner\'s sheet spends neither the owner\'s key (Google hands it the owner\'s properties) nor the editor\'s; the menu command charges the editor', () => {
+  const accA = account('admin', 100), accB = account('admin', 100);
+  const w = new World();		// alice owns the spreadsheet, bob edits it
+  w.setKey('alice', key(accA));
+  w.setKey('bob', key(accB));
+  const range = [[sb('accepted_email')], [''], ['not an email'], [sb('role_based')]];
+  const out = plain(w.load('bob').SVC_VERIFY(range));
+  assert.match(out[0][0], REFUSED);
+  assert.deepEqual(out.slice(1, 3), [[''], ['invalid_input']]);
+  assert.match(out[3][0], REFUSED);
+  const details = plain(w.load('bob').SVC_VERIFY_DETAILS([[sb('accepted_email')]]));
+  assert.match(details[0][0], REFUSED);
+  assert.equal(w.of('http').length, 0);
+  assert.equal(requests(accA).length, 0);
+  assert.equal(credits(accA).used, 0);
+  assert.equal(credits(accB).used, 0);
+  // what the owner paid for does not show in the editor's formulas either
+  assert.equal(w.load('alice').SVC_VERIFY(sb('role_based')), 'risky');
+  assert.match(w.load('bob').SVC_VERIFY(sb('role_based')), REFUSED);
+  assert.equal(credits(accA).used, 1);
+  // where Google names the editor (one Workspace domain), the key there is still not theirs
+  w.formulaSeesAll = true;
+  assert.match(w.load('bob').SVC_VERIFY(sb('accepted_email')), REFUSED);
+  assert.equal(w.load('alice').SVC_VERIFY(sb('accepted_email')), 'deliverable');
+  assert.equal(credits(accA).used, 2);
+  // Verify selected column runs as bob: bob's key
+  const sheet = w.addSheet('Sheet1', [['Email'], [sb('accepted_email')]]);
+  w.select('Sheet1', 1, 1, 2, 1);
+  w.load('bob').svcVerifySelectedColumn();
+  assert.equal(sheet.block(2, 2, 1, 1)[0][0], 'deliverable');
+  assert.equal(credits(accB).used, 1);
+  assert.equal(credits(accA).used, 2);
+});
+
+test('the owner\'s formulas spend nothing when Google does not name the person calculating (a published add-on), or when the key was saved without its saver', () => {
+  const accA = account('admin', 100);
+  const w = new World();
+  w.setKey('alice', key(accA));
+  w.formulaSeesOwner = false;
+  assert.match(w.load('alice').SVC_VERIFY(sb('accepted_email')), REFUSED);
+  w.formulaSeesOwner = true;
+  w.props('alice').map.delete('SVC_API_KEY_USER');	// a key saved by an older add-on
+  assert.match(w.load('alice').SVC_VERIFY(sb('accepted_email')), REFUSED);
+  assert.equal(w.of('http').length, 0);
+  assert.equal(credits(accA).used, 0);
+});
+
+test('Set API key keeps who saved the key; a key saved where Google gives no email is not spent by formulas', () => {
+  const acc = account('admin', 100);
+  const k = key(acc);
+  const w = new World();
+  w.answers.push({ button: 'OK', text: k });
+  w.load('alice').svcSetApiKey();
+  assert.equal(w.props('alice').map.get('SVC_API_KEY_USER'), w.email('alice'));
+  assert.equal(w.load('alice').SVC_VERIFY(sb('accepted_email')), 'deliverable');
+  const g = w.load('alice');
+  g.Session = { getActiveUser: () => ({ getEmail: () => '' }) };
+  w.answers.push({ button: 'OK', text: k });
+  g.svcSetApiKey();
+  assert.match(w.of('alert').pop().text, /formulas will not spend this key/);
+  assert.equal(w.props('alice').map.get('SVC_API_KEY_USER'), undefined);
+  assert.match(w.load('alice').SVC_VERIFY(sb('role_based')), REFUSED);
+  assert.equal(credits(acc).used, 1);
 });
 
 test('no group of requests starts after the time budget; the rest are told to recalculate and come from the cache next time', () => {

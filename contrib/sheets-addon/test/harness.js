@@ -380,6 +380,24 @@ class World {
     this.sleep = 'real';		// Utilities.sleep: 'real' waits, 'virtual' only moves the clock
     this.loseAnswers = 0;		// the next N requests are sent, their answers lost (Timeout)
     this.lockHeld = false;		// another execution holds the document lock
+    // Google runs a custom function (=SVC_VERIFY) with limited authorization:
+    // getUserProperties() there "only gets the properties of the spreadsheet
+    // owner" and editors cannot set user properties (Apps Script guide,
+    // Custom Functions in Google Sheets, "Using Apps Script services"), and
+    // Session.getActiveUser() has no email address in a custom function
+    // unless the script's developer runs it (Class Session, getActiveUser).
+    // owner: whose user properties (and user cache) a custom function sees;
+    // formulaSeesOwner: whether the owner's own calculation shows their
+    // email (the developer's case; a published add-on may not).
+    // formulaSeesAll: every calculator's email shows (people of one
+    // Google Workspace domain)
+    this.owner = 'alice';
+    this.formulaSeesOwner = true;
+    this.formulaSeesAll = false;
+  }
+
+  email(user) {
+    return user + '@people.example';
   }
 
   addSheet(name, rows = [], { maxRows = 1000, maxCols = 26 } = {}) {
@@ -415,9 +433,11 @@ class World {
     return (this.caches[user] = this.caches[user] || new CacheStore(this));
   }
 
-  // setKey(user, key): what "Set API key" would have stored
+  // setKey(user, key): what "Set API key" would have stored: the key and
+  // who saved it
   setKey(user, k) {
     this.props(user).map.set('SVC_API_KEY', k);
+    this.props(user).map.set('SVC_API_KEY_USER', this.email(user));
   }
 
   of(kind) {
@@ -575,6 +595,21 @@ class World {
   load(user = 'alice') {
     this.user = user;
     const w = this;
+    let custom = false;		// inside a custom function's call
+    const userProps = () => {
+      if (!custom)
+        return w.props(user).api();
+      const owner = w.props(w.owner).api();
+      if (user === w.owner)
+        return owner;
+      const ro = Object.assign({}, owner);
+      for (const f of ['setProperty', 'setProperties', 'deleteProperty', 'deleteAllProperties'])
+        ro[f] = () => {
+          throw new Error('Exception: You do not have permission to call ' + f);
+        };
+      return ro;
+    };
+    const person = (email) => ({ getEmail: () => email, toString: () => email });
     const ctx = {
       console,
       SpreadsheetApp: {
@@ -585,12 +620,12 @@ class World {
         flush: () => w.log.push({ kind: 'flush' }),
       },
       PropertiesService: {
-        getUserProperties: () => w.props(user).api(),
+        getUserProperties: userProps,
         getDocumentProperties: () => w.docProps.api(),
         getScriptProperties: () => w.scriptProps.api(),
       },
       CacheService: {
-        getUserCache: () => w.cache(user).api(),
+        getUserCache: () => w.cache(custom ? w.owner : user).api(),
         getDocumentCache: () => {
           throw new Error('the add-on caches per user');
         },
@@ -616,13 +651,42 @@ class World {
           return out;
         },
       },
+      Session: {
+        getActiveUser: () => person(!custom ? w.email(user) :
+            w.formulaSeesAll || (user === w.owner && w.formulaSeesOwner) ? w.email(user) : ''),
+        getEffectiveUser: () => person(custom ? '' : w.email(user)),
+      },
       Logger: { log: () => {} },
     };
     vm.createContext(ctx);
     for (const f of gsFiles())
       vm.runInContext(fs.readFileSync(path.join(ADDON, f), 'utf8'), ctx, { filename: f });
+    // the functions marked @customfunction run under the rules above
+    for (const fn of customFunctions()) {
+      const run = ctx[fn];
+      ctx[fn] = function (...args) {
+        const was = custom;
+        custom = true;
+        try {
+          return run.apply(this, args);
+        } finally {
+          custom = was;
+        }
+      };
+    }
     return ctx;
   }
+}
+
+// The names of the functions the .gs files mark @customfunction.
+function customFunctions() {
+  const names = [];
+  for (const f of gsFiles()) {
+    const src = fs.readFileSync(path.join(ADDON, f), 'utf8');
+    for (const m of src.matchAll(/@customfunction\s*\*\/\s*function (\w+)\(/g))
+      names.push(m[1]);
+  }
+  return names;
 }
 
 function gsFiles() {
@@ -631,5 +695,5 @@ function gsFiles() {
 
 module.exports = {
   World, env, needStack, svcadm, sql, account, key, credits, requests, verifyPosts, api, runWorker, plain, sb,
-  sleepMs, gsFiles, ADDON, Button, ButtonSet,
+  sleepMs, gsFiles, customFunctions, ADDON, Button, ButtonSet,
 };

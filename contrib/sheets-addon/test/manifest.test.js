@@ -9,18 +9,22 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { World, ADDON, gsFiles } = require('./harness.js');
 
-test('appsscript.json asks for the current spreadsheet, external requests and the sidebar, nothing more', () => {
+test('appsscript.json asks for the current spreadsheet, external requests, the sidebar and the user\'s email, nothing more', () => {
   const m = JSON.parse(fs.readFileSync(path.join(ADDON, 'appsscript.json'), 'utf8'));
   assert.equal(m.runtimeVersion, 'V8');
   // script.container.ui is what Ui.showSidebar needs (the progress bar);
-  // no trigger scope (script.scriptapp), no Drive, no e-mail
+  // userinfo.email is what Session.getActiveUser().getEmail() needs (who
+  // saved a key, who calculates a formula); no trigger scope
+  // (script.scriptapp), no Drive, no sending of e-mail
   assert.deepEqual(m.oauthScopes.slice().sort(), [
     'https://www.googleapis.com/auth/script.container.ui',
     'https://www.googleapis.com/auth/script.external_request',
     'https://www.googleapis.com/auth/spreadsheets.currentonly',
+    'https://www.googleapis.com/auth/userinfo.email',
   ]);
   const code = gsFiles().map((f) => fs.readFileSync(path.join(ADDON, f), 'utf8')).join('\n');
-  assert.doesNotMatch(code, /ScriptApp|DriveApp|MailApp|GmailApp|Session\./);
+  assert.doesNotMatch(code, /ScriptApp|DriveApp|MailApp|GmailApp/);
+  assert.deepEqual([...code.matchAll(/Session\.\w+/g)].map((x) => x[0]), ['Session.getActiveUser']);
 });
 
 test('the add-on is version 1.0.0, and its README says so', () => {
