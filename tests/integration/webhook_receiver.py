@@ -72,11 +72,20 @@ class Handler(BaseHTTPRequestHandler):
                    "inflight": INFLIGHT[group]}
             with open(self.server.log, "a") as f:
                 f.write(json.dumps(rec) + "\n")
+        self.counted = group
         try:
             self.answer(q, k)
         finally:
-            with LOCK:
-                INFLIGHT[group] -= 1
+            self.answered()
+
+    def answered(self):
+        """The request leaves its group's count: just before its answer
+        is written, so that a sender that has the answer and sends its
+        next request is never counted twice here."""
+        with LOCK:
+            if self.counted is not None:
+                INFLIGHT[self.counted] -= 1
+                self.counted = None
 
     def answer(self, q, k):
         codes = [int(c) for c in q.get("codes", ["200"])[0].split(",")]
@@ -86,6 +95,7 @@ class Handler(BaseHTTPRequestHandler):
         if "sleep" in q:
             time.sleep(float(q["sleep"][0]))
         try:
+            self.answered()
             if "stall_after" in q:
                 self.send_response(200)
                 self.send_header("Content-Length", str(100 * 1024 * 1024))
