@@ -82,6 +82,9 @@ api_pid() { stack_pidfile_pid "$IT_DIR/proc/api.pid"; }
 chgrp www-data "$SOCK" && chmod 0660 "$SOCK" || { echo "Bail out! $SOCK"; exit 1; }
 
 # lighttpd connecting to it (the snippet, with var.svc_socket set)
+# (stack_lighttpd_start sets var.svc_fcgi_conf, where svc-413.html is
+# read, to the folder of this wrapper)
+cp "$top_srcdir/fcgi-conf/svc-413.html" "$IT_DIR/"
 printf 'var.svc_socket = "%s"\ninclude "%s"\n' "$SOCK" \
     "$top_srcdir/contrib/systemd/lighttpd-svc-socket.conf" > "$IT_DIR/lighttpd-socket.conf"
 it_api_start_socket() {
@@ -93,7 +96,10 @@ it_api_start_socket
 # nginx with the snippet (the socket's path changed), on its own port
 NGINX_PORT=$(stack_free_port)
 mkdir -p "$IT_DIR/nginx/tmp"
-sed "s|unix:/run/svc-api.sock|unix:$SOCK|" "$top_srcdir/contrib/systemd/nginx-svc.conf" > "$IT_DIR/nginx/svc.conf"
+# (made at build time with the installed svc-413.html, here the source's)
+sed -e "s|unix:/run/svc-api.sock|unix:$SOCK|" -e "s|alias .*/fcgi-conf/svc-413.html;|alias $top_srcdir/fcgi-conf/svc-413.html;|" \
+    "$top_builddir/contrib/systemd/nginx-svc.conf" > "$IT_DIR/nginx/svc.conf"
+grep -q "alias $top_srcdir/fcgi-conf/svc-413.html;" "$IT_DIR/nginx/svc.conf" || { echo "Bail out! no alias of svc-413.html in nginx-svc.conf"; exit 1; }
 # "include fastcgi_params" is read beside nginx.conf, as in /etc/nginx
 cp /etc/nginx/fastcgi_params "$IT_DIR/nginx/" || it_skip "nginx has no /etc/nginx/fastcgi_params"
 cat > "$IT_DIR/nginx/nginx.conf" <<EOF
@@ -134,7 +140,22 @@ serves() {
     printf -- '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nemail\r\na@b.example\r\n--XyZ--\r\n' > "$IT_DIR/upload.body"
     API_KEY=$LIVE_KEY BASE_URL=$via http POST /v1/verify/bulk/upload "@$IT_DIR/upload.body" \
         -H 'Content-Type: multipart/form-data; boundary=XyZ' -H 'Transfer-Encoding: chunked' || return 1
-    expect_status 411
+    expect_status 411 || return 1
+    # an upload announced over the limit: 413 file_too_large (JSON) while
+    # its body is still unsent
+    early_413 "$via"
+}
+
+# early_413 URL: an upload announcing 60 MB and sending 100 bytes is
+# answered 413 with the API's JSON error before the rest is sent
+early_413() {
+    local port=${1##*:} out
+    out=$(python3 "$top_srcdir/tests/integration/slow_client.py" early 127.0.0.1 "$port" \
+        /v1/verify/bulk/upload "$LIVE_KEY" 60000000 5)
+    expect_eq "status" 413 "$(printf '%s\n' "$out" | sed -n 1p | cut -d' ' -f2)" || return 1
+    expect_eq "Content-Type" "application/json" "$(printf '%s\n' "$out" | sed -n 2p)" || return 1
+    expect_eq "error code and limit" "file_too_large 53477376" \
+        "$(printf '%s\n' "$out" | sed -n '3,$p' | jq -r '.error.code + " " + (.error.details.limit_bytes | tostring)')"
 }
 
 t_inherited() {
@@ -150,12 +171,12 @@ t_inherited() {
     grep -q "$SOCK" /proc/net/unix || it_fail "nothing listens on $SOCK"
     [ "$(pgrep -P "$pid" | wc -l)" -ge 2 ] || it_fail "svc-api has no responders (api_workers 2)"
 }
-t_case "svc-api given the socket on standard input (as svc-api.socket does) serves lighttpd through lighttpd-svc-socket.conf" t_inherited
+t_case "svc-api given the socket on standard input (as svc-api.socket does) serves lighttpd through lighttpd-svc-socket.conf (411, early JSON 413)" t_inherited
 
 t_nginx() {
     serves "http://127.0.0.1:$NGINX_PORT"
 }
-t_case "nginx through nginx-svc.conf, on the same socket: the same answers, 411 for a chunked upload" t_nginx
+t_case "nginx through nginx-svc.conf, on the same socket: the same answers, 411 for a chunked upload, early JSON 413" t_nginx
 
 t_reload() {
     local before after i
