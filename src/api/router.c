@@ -311,6 +311,19 @@ router_account_bucket(char *out, size_t n, const char *account_id)
 	snprintf(out, n, RATELIMIT_ACCOUNT_PREFIX "%s", account_id);
 }
 
+/* The mark of this host's leases of an account's bucket, taken before a
+ * read of its window (permits.h); 0 without a shared table. */
+static uint64_t
+router_mark(struct api_call *c, const char *account_id)
+{
+	char bucket[96];
+
+	if (c->ctx->permits == NULL)
+		return 0;
+	router_account_bucket(bucket, sizeof(bucket), account_id);
+	return permits_mark(c->ctx->permits, bucket);
+}
+
 /* The presented key (hash) and, for a request that is not counted
  * (want_window), its account's window: from the process's cache
  * when it is fresh (authcache.h), else from MariaDB, one statement, and
@@ -324,6 +337,7 @@ router_key(struct api_call *c, const uint8_t hash[32], int64_t now,
 	char bucket[96], known[IDS_MAX];
 	int64_t mono = timeutil_mono_ms(), expires = 0;
 	enum auth_result ar;
+	uint64_t mark;
 	uint32_t gen;
 
 	if (authcache_key(cache, hash, mono, now, &c->key, &ar, known)) {
@@ -334,8 +348,10 @@ router_key(struct api_call *c, const uint8_t hash[32], int64_t now,
 		router_account_bucket(bucket, sizeof(bucket),
 		    c->key.account_id);
 		gen = authcache_gen(cache, c->key.account_id);
+		mark = router_mark(c, c->key.account_id);
 		if (ratelimit_window_read(db, bucket, now, win) != DB_OK)
 			return AUTH_DB_ERROR;
+		win->mark = mark;
 		authcache_put_window(cache, hash, win, mono, gen);
 		return AUTH_OK;
 	}
@@ -346,33 +362,55 @@ router_key(struct api_call *c, const uint8_t hash[32], int64_t now,
 		return ar;
 	}
 	/* A window read in the same statement as the key is kept only when
-	 * the account was known before the read, since its generation must
-	 * be taken before the read (a key's account never changes). */
+	 * the account was known before the read, since its generation and
+	 * mark must be taken before the read (a key's account never
+	 * changes); else router_window reads it again. */
 	gen = known[0] ? authcache_gen(cache, known) : 0;
+	mark = known[0] ? router_mark(c, known) : PERMITS_MARK_STALE;
 	ar = auth_lookup_window(db, hash, now, &c->key, &expires, win);
 	if (ar == AUTH_OK) {
 		authcache_put(cache, hash, &c->key, expires, mono);
-		if (known[0] && strcmp(known, c->key.account_id) == 0)
+		if (known[0] && strcmp(known, c->key.account_id) == 0) {
+			win->mark = mark;
 			authcache_put_window(cache, hash, win, mono, gen);
+		} else
+			win->mark = PERMITS_MARK_STALE;
 	}
 	return ar;
 }
 
-/* The window of a request that is not counted: read from MariaDB unless
- * router_key has it (have), less the permits this host has leased of it
- * and not used (permits.h). */
+/* The window of a request that is not counted (an authenticated GET
+ * /rate-limit, router_key has it), less the permits this host has leased
+ * of it and not used (permits.h): exact for the requests this host has
+ * answered. A window read under another state of the host's leases (a
+ * round trip of the bucket since) is read again, and kept; twice at most
+ * (requests of the bucket counted at that very time). */
 static enum db_err
 router_window(struct api_call *c, const char *bucket, long limit,
-    int64_t now, int have, struct ratelimit_window *win)
+    int64_t now, struct ratelimit_window *win)
 {
+	int64_t mono;
 	enum db_err e;
-	long unused;
+	long unused = 0;
+	uint64_t mark;
+	uint32_t gen;
+	int tries;
 
-	if (!have && (e = ratelimit_window_read(c->ctx->db, bucket, now,
-	    win)) != DB_OK)
-		return e;
-	if (c->ctx->permits != NULL && (unused = permits_unused(
-	    c->ctx->permits, bucket, now)) > 0)
+	for (tries = 0; c->ctx->permits != NULL; tries++) {
+		if ((unused = permits_unused(c->ctx->permits, bucket, now,
+		    win->mark)) >= 0 || tries == 2)
+			break;
+		mono = timeutil_mono_ms();
+		gen = authcache_gen(&c->ctx->cache, c->key.account_id);
+		mark = permits_mark(c->ctx->permits, bucket);
+		if ((e = ratelimit_window_read(c->ctx->db, bucket, now,
+		    win)) != DB_OK)
+			return e;
+		win->mark = mark;
+		authcache_put_window(&c->ctx->cache, c->key_hash, win, mono,
+		    gen);
+	}
+	if (unused > 0)
 		win->used = win->used > unused ? win->used - unused : 0;
 	ratelimit_status_from(limit, win, now, &c->rl);
 	return DB_OK;
@@ -408,7 +446,7 @@ router_gate(struct api_call *c, const struct route *rt)
 	char bucket[96];
 	struct db *db;
 	long limit;
-	int ip_refused = 0, have_window = 0, changed = 0;
+	int ip_refused = 0, changed = 0;
 	enum db_err e;
 
 	if ((db = api_db(c)) == NULL)
@@ -416,7 +454,6 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (authz != NULL && *authz != '\0' &&
 	    (ar = auth_presented_hash(authz, hash)) == AUTH_OK) {
 		ar = router_key(c, hash, now, !count, &win);
-		have_window = !count && ar == AUTH_OK;
 		if (ar == AUTH_DB_ERROR) {
 			api_internal_error(c, "auth_lookup");
 			return -1;
@@ -445,8 +482,7 @@ router_gate(struct api_call *c, const struct route *rt)
 	if (count)
 		e = router_count(c, bucket, limit, now, &changed);
 	else
-		e = router_window(c, bucket, limit, now, c->authenticated &&
-		    have_window, &win);
+		e = router_window(c, bucket, limit, now, &win);
 	if (e != DB_OK) {
 		api_internal_error(c, "ratelimit");
 		return -1;

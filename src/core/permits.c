@@ -113,6 +113,7 @@ struct permits {
 	char		 holder[PERMITS_HOLDER_MAX];
 	long		 max;
 	uint64_t	 next_seq;
+	uint32_t	 released;	/* slots given to another bucket */
 	struct permits_slot slot[PERMITS_SLOTS];
 };
 
@@ -197,7 +198,7 @@ permits_mutex(pthread_mutex_t *m, int try)
 }
 
 static int
-permits_lock(struct permits_slot *s, int try)
+permits_lock(struct permits *p, struct permits_slot *s, int try)
 {
 	int r = permits_mutex(&s->lock, try);
 
@@ -218,8 +219,10 @@ permits_lock(struct permits_slot *s, int try)
 	    s->op);
 	/* It may have died giving the slot to a bucket, the name half
 	 * written: a slot that holds nothing is simply free again. */
-	if (permits_idle(s))
+	if (permits_idle(s)) {
+		__atomic_add_fetch(&p->released, 1, __ATOMIC_SEQ_CST);
 		memset(s->bucket, 0, sizeof(s->bucket));
+	}
 	return 0;
 }
 
@@ -256,7 +259,7 @@ permits_claim(struct permits *p, const char *bucket)
 
 	for (tries = 0; tries < 3; tries++) {
 		if ((s = permits_find(p, bucket)) != NULL) {
-			if (permits_lock(s, 0) != 0)
+			if (permits_lock(p, s, 0) != 0)
 				return NULL;
 			if (strcmp(s->bucket, bucket) == 0)
 				return s;
@@ -271,7 +274,7 @@ permits_claim(struct permits *p, const char *bucket)
 		}
 		for (i = 0; i < PERMITS_PROBES; i++) {
 			s = &p->slot[(home + i) % PERMITS_SLOTS];
-			if (permits_lock(s, 1) != 0)
+			if (permits_lock(p, s, 1) != 0)
 				continue;
 			if (s->bucket[0] == '\0' || permits_idle(s))
 				break;
@@ -281,6 +284,8 @@ permits_claim(struct permits *p, const char *bucket)
 			pthread_mutex_unlock(&p->claim);
 			return NULL;
 		}
+		if (s->bucket[0] != '\0')
+			__atomic_add_fetch(&p->released, 1, __ATOMIC_SEQ_CST);
 		memset(s->bucket, 0, sizeof(s->bucket));
 		memcpy(s->bucket, bucket, strlen(bucket));
 		s->rt_mono = 0;
@@ -481,8 +486,38 @@ permits_take(struct permits *p, struct db *db, const char *bucket,
 	return DB_OK;		/* refused: st says so */
 }
 
+/* A slot's mark: its place and version; a bucket without a slot's: how
+ * many slots were given to other buckets (so that a bucket that had a slot
+ * and lost it has another mark). */
+#define PERMITS_MARK(p, s, v) \
+	((uint64_t)((s) - (p)->slot + 1) << 32 | (uint32_t)(v))
+
+uint64_t
+permits_mark(struct permits *p, const char *bucket)
+{
+	struct permits_slot *s;
+	uint32_t v;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		if ((s = permits_find(p, bucket)) == NULL)
+			return __atomic_load_n(&p->released, __ATOMIC_SEQ_CST);
+		v = __atomic_load_n(&s->version, __ATOMIC_SEQ_CST);
+		/* a round trip under way: its end is waited for (the slot's
+		 * lock is held through it) */
+		if ((v & 1) && permits_lock(p, s, 0) == 0) {
+			permits_unlock(s);
+			v = __atomic_load_n(&s->version, __ATOMIC_SEQ_CST);
+		}
+		if (strncmp(s->bucket, bucket, PERMITS_BUCKET_MAX) == 0)
+			return PERMITS_MARK(p, s, v);
+	}
+	return PERMITS_MARK_STALE;
+}
+
 long
-permits_unused(struct permits *p, const char *bucket, int64_t now_ms)
+permits_unused(struct permits *p, const char *bucket, int64_t now_ms,
+    uint64_t mark)
 {
 	struct permits_slot *s = permits_find(p, bucket);
 	uint32_t v;
@@ -490,14 +525,22 @@ permits_unused(struct permits *p, const char *bucket, int64_t now_ms)
 	int64_t sec;
 
 	if (s == NULL)
-		return 0;
+		return mark == __atomic_load_n(&p->released,
+		    __ATOMIC_SEQ_CST) ? 0 : -1;
 	v = __atomic_load_n(&s->version, __ATOMIC_SEQ_CST);
+	if (PERMITS_MARK(p, s, v) != mark)
+		return -1;
+	/* A round trip that failed is not finished: whether the read
+	 * counts its lease is not known. Reported as read (at most the
+	 * lease's permits too many). */
+	if (v & 1)
+		return 0;
 	cur = __atomic_load_n(&s->state, __ATOMIC_SEQ_CST);
 	seq = LOAD(s->seq);
 	sec = LOAD(s->sec_ms);
-	if ((v & 1) || strncmp(s->bucket, bucket, PERMITS_BUCKET_MAX) != 0 ||
+	if (strncmp(s->bucket, bucket, PERMITS_BUCKET_MAX) != 0 ||
 	    __atomic_load_n(&s->version, __ATOMIC_SEQ_CST) != v)
-		return (v & 1) ? -1 : 0;
+		return -1;
 	if (seq == 0 || (cur >> 32) != (uint32_t)seq ||
 	    sec / 1000 <= ratelimit_window_start(now_ms))
 		return 0;
@@ -525,7 +568,7 @@ permits_sweep(struct permits *p, struct db *db, int all,
 			continue;
 		}
 		/* a responder holding it is doing a round trip already */
-		if (permits_lock(s, 1) != 0)
+		if (permits_lock(p, s, 1) != 0)
 			continue;
 		if (s->op || (s->seq != 0 && (all || now >= s->until +
 		    PERMITS_GRACE_MS))) {

@@ -41,11 +41,21 @@ void	 permits_set_max(struct permits *, long max);
 enum db_err permits_take(struct permits *, struct db *, const char *bucket,
 	    long limit, struct ratelimit_status *st, int *changed);
 
-/* The permits of bucket that a window read from MariaDB now (by now_ms)
- * counts for this host's lease but that nobody has used: what to take off
- * the window's sum to get the requests made. -1 while a round trip of the
- * bucket is under way (the read may or may not count its lease). */
-long	 permits_unused(struct permits *, const char *bucket, int64_t now_ms);
+/* A window of bucket read from MariaDB counts the permits of this host's
+ * lease, used or not: to report the requests made, the permits left are
+ * taken off, and the read and the lease must be of one moment. So a mark
+ * is taken before the read (permits_mark: it waits for a round trip of the
+ * bucket under way, which may or may not have given back or leased
+ * permits when the read is made), and given with the read to
+ * permits_unused, which answers the permits left of the lease the read
+ * counts, or -1 when a round trip of the bucket began since the mark (or
+ * the mark is PERMITS_MARK_STALE): read again, under a new mark. A round
+ * trip that failed and is not finished yet (the database is failing)
+ * leaves the read as it is: 0. */
+#define PERMITS_MARK_STALE UINT64_MAX
+uint64_t permits_mark(struct permits *, const char *bucket);
+long	 permits_unused(struct permits *, const char *bucket, int64_t now_ms,
+	    uint64_t mark);
 
 /* The keeper's pass: gives back the unused permits of leases that ended
  * PERMITS_GRACE_MS ago or more (all: of every lease, the host stops), and

@@ -18,6 +18,7 @@
 struct ratelimit_window {
 	long	 used;
 	int64_t	 oldest_ms;	/* start of the oldest second counted; 0 if none */
+	uint64_t mark;		/* the host's leases when read (permits_mark) */
 };
 
 struct ratelimit_status {

@@ -253,4 +253,55 @@ t_killed_holding_a_lease() {
 }
 t_case "responders killed while their host holds a lease: nothing leaks, the lease goes on" t_killed_holding_a_lease
 
+# round_trips ACCOUNT: calls of ratelimit_lease of the account's bucket
+# under way (here: waiting for the bucket's row, locked by the test)
+round_trips() {
+    it_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()
+        AND COMMAND = 'Execute' AND INFO LIKE 'INSERT INTO rate_buckets%' AND INFO LIKE '%acct:$1%'"
+}
+
+# GET /rate-limit subtracts the permits this host leased and has not used;
+# while a round trip of the bucket is under way (here the keeper's give-back,
+# held up by the bucket's row lock) MariaDB may or may not count them yet:
+# the status waits for it rather than report them as used. The lock must
+# be taken before the keeper gives the lease back: when it is not (a slow
+# machine), the case starts again (3 tries).
+t_status_while_giving_back() {
+    local acc key locker try i ok waits
+    for try in 1 2 3; do
+        acc=$(it_account pro 0)
+        key=$(it_key "$acc" 'credits:read' --rate-limit 40)
+        # at the start of a second, three requests back to back: host a
+        # leases more than it uses (the rest goes back after the second)
+        sleep "$(awk -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f", int(n) + 1.05 - n }')"
+        ok=$(burst "$A_URL" "$key" 3)
+        expect_eq "answers 200" 3 "$ok" || return 1
+        it_sql "BEGIN; SELECT bucket FROM rate_buckets WHERE bucket = 'acct:$acc' FOR UPDATE; SELECT SLEEP(4); COMMIT" > /dev/null &
+        locker=$!
+        # the keeper's give-back waits for the lock (the lease ends with its
+        # second): then MariaDB still counts the permits left of the lease
+        waits=0
+        for i in $(seq 1 50); do
+            waits=$(round_trips "$acc")
+            [ "$waits" = 0 ] || break
+            sleep 0.05
+        done
+        if [ "$waits" = 0 ] || [ "$(bucket_sum "$acc")" -le "$ok" ]; then
+            wait "$locker"
+            it_log "try $try: the lease was given back (or had nothing left) before the lock was taken; again"
+            continue
+        fi
+        on a "$key" /rate-limit
+        wait "$locker"
+        expect_status 200 && expect_json .used "$ok" && expect_json .remaining $((40 - ok)) || return 1
+        quiet
+        expect_eq "counted in MariaDB" "$ok" "$(bucket_sum "$acc")" || return 1
+        on a "$key" /rate-limit
+        expect_json .used "$ok"
+        return
+    done
+    it_fail "the keeper gave the lease back before the bucket's row was locked, 3 times"
+}
+t_case "GET /rate-limit while the keeper's give-back of the host's lease waits for the bucket's lock: the requests made, not the permits leased" t_status_while_giving_back
+
 t_done
