@@ -162,6 +162,18 @@ bg_end() {
     HTTP_BODY=$CLI_OUT
     HTTP_REQUEST="svc (in the background) $1"
 }
+# wait_line FILE REGEX: until FILE has a line matching REGEX (grep -E), 60 s
+# at most
+wait_line() {
+    for _ in $(seq 1 600); do
+        grep -Eq -- "$2" "$1" 2> /dev/null && return 0
+        sleep 0.1
+    done
+    it_fail "no line matching '$2' in $1: $(cat "$1")"
+}
+# bg_line NAME REGEX: until the background svc's standard error has a
+# line matching REGEX
+bg_line() { wait_line "$IT_DIR/$1.err" "$2"; }
 bg_kv() {
     local v
     for _ in $(seq 1 100); do
@@ -414,7 +426,8 @@ t_bulk_create_wait_plain() {
     pid=$!
     JOB=$(wait_job_of "$IT_DIR/wait-err.log") || return 1
     [ -s "$IT_DIR/wait.out" ] && it_fail "--json printed before the end: $(cat "$IT_DIR/wait.out")" && return 1
-    sleep 1.5		# a poll or two while it is pending
+    # the worker runs only once --wait has seen the job pending
+    wait_line "$IT_DIR/wait-err.log" "^$JOB: pending 0% \\(0/3, 0/min, ETA --\\)$" || return 1
     run_worker "$JOB" || return 1
     wait "$pid" || it_fail "bulk create --wait exited $?: $(cat "$IT_DIR/wait-err.log")" || return 1
     # one JSON document: the completed job, the creation's answer in it
@@ -703,6 +716,8 @@ t_upload_csv_wait() {
     before=$(balance "$ACC")
     bg up1 bulk upload "$UP/list.csv" --email-column Backup --name up-csv --callback-url "$R/cb1" --wait
     job=$(bg_kv up1 job) || return 1
+    # the worker reads the file only once --wait has seen it unread
+    bg_line up1 "^$job: ingesting 0% \(0 rows read\)$" || return 1
     it_job_wait "$job" completed || return 1
     bg_end up1; expect_rc 0 || return 1
     expect_kv job "$job" && expect_kv status ingesting && expect_kv preview no &&
@@ -803,6 +818,8 @@ t_upload_preview_wait() {
     before=$(balance "$ACC")
     bg pv1 bulk upload "$UP/health.csv" --preview --name health --wait
     PJOB=$(bg_kv pv1 job) || return 1
+    # the worker reads the file only once --wait has seen it unread
+    bg_line pv1 "^$PJOB: ingesting 0% \(0 rows read\)$" || return 1
     it_job_wait "$PJOB" awaiting_confirmation || return 1
     bg_end pv1; expect_rc 0 || return 1
     expect_kv preview yes || return 1
@@ -836,7 +853,7 @@ t_preview_refresh() {
     # --refresh: 202 refreshing, asked again (without refresh) until there
     proxy refresh 0
     bg pv2 --base-url "$PROXY_URL" bulk preview "$PJOB" --refresh --wait
-    for _ in $(seq 1 100); do grep -q "being computed again" "$IT_DIR/pv2.err" && break; sleep 0.1; done
+    bg_line pv2 "being computed again" || { bg_end pv2; return 1; }
     # the data changes before the worker computes the new preview (two of
     # the list's addresses suppressed), and svc asks twice more meanwhile:
     # the old preview it gets then is not the new one, so it goes on waiting
