@@ -15,8 +15,15 @@ of the URL delivered to:
                        N bytes of it and then wait 30 s
     location=URL       sent as Location (for 3xx codes)
     group=G            the record's "inflight" says how many requests of
-                       group G were being answered when it came, itself
-                       included
+                       group G were in flight when it came, itself
+                       included; a request stops counting before its
+                       answer is written, so that the figure never
+                       exceeds what the sender has in flight
+    hold=1             the request is not answered until the test releases
+                       it: POST /_release?group=G&n=N (n=all: every
+                       one held now and later) answers at once and
+                       releases the N oldest held requests of group G;
+                       it is not logged
 
     webhook_receiver.py --host H --port P --cert C --key K --log FILE
         --ready FILE
@@ -36,6 +43,9 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
+RELEASED = threading.Condition(LOCK)
+HELD = {}       # group: the ids of its held requests, oldest first
+OPEN = set()    # groups released for good (n=all)
 COUNTS = {}
 INFLIGHT = {}
 STATE = {"n": 0}
@@ -53,14 +63,34 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.handle_any()
 
+    def release(self, q):
+        group = q.get("group", [""])[0]
+        n = q.get("n", ["all"])[0]
+        with LOCK:
+            held = HELD.setdefault(group, [])
+            k = len(held) if n == "all" else min(int(n), len(held))
+            if n == "all":
+                OPEN.add(group)
+            del held[:k]
+            RELEASED.notify_all()
+        reply = ('{"released":%d}' % k).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
     def handle_any(self):
         url = urllib.parse.urlsplit(self.path)
         q = urllib.parse.parse_qs(url.query)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if url.path == "/_release":
+            return self.release(q)
         group = q.get("group", [""])[0]
         with LOCK:
             INFLIGHT[group] = INFLIGHT.get(group, 0) + 1
+            self.counted = group
             STATE["n"] += 1
             n = STATE["n"]
             k = COUNTS.get(url.path, 0)
@@ -72,7 +102,11 @@ class Handler(BaseHTTPRequestHandler):
                    "inflight": INFLIGHT[group]}
             with open(self.server.log, "a") as f:
                 f.write(json.dumps(rec) + "\n")
-        self.counted = group
+            if "hold" in q and group not in OPEN:
+                HELD.setdefault(group, []).append(n)
+                # bounded, so that a failed test leaves no thread behind
+                RELEASED.wait_for(lambda: group in OPEN or
+                                  n not in HELD[group], timeout=300)
         try:
             self.answer(q, k)
         finally:
@@ -125,18 +159,35 @@ def tls_args(ap):
     ap.add_argument("--ready", required=True)
 
 
+class TLSServer(ThreadingHTTPServer):
+    """Each connection's TLS handshake runs in its own thread: a client
+    slow to shake hands (a loaded machine) holds up no other."""
+    daemon_threads = True
+    ctx = None
+
+    def finish_request(self, request, client_address):
+        try:
+            request.settimeout(60)     # the handshake's, at most
+            tls = self.ctx.wrap_socket(request, server_side=True)
+            tls.settimeout(None)
+        except (ssl.SSLError, OSError):
+            return
+        try:
+            super().finish_request(tls, client_address)
+        finally:
+            tls.close()
+
+
 def tls_serve(handler, a, **attrs):
     """Serves handler over TLS on a.host:a.port (the attrs set on the
     server) until SIGTERM; the ready file gets the port once listening."""
     # stopped by the test's EXIT trap: a clean exit status
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    srv = ThreadingHTTPServer((a.host, a.port), handler)
-    srv.daemon_threads = True
+    srv = TLSServer((a.host, a.port), handler)
     for k, v in attrs.items():
         setattr(srv, k, v)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(a.cert, a.key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    srv.ctx.load_cert_chain(a.cert, a.key)
     with open(a.ready + ".tmp", "w") as f:
         f.write("%d\n" % srv.server_address[1])
     os.rename(a.ready + ".tmp", a.ready)
