@@ -172,13 +172,18 @@ permits_idle(const struct permits_slot *s)
 }
 
 /* Marks the slot's round trip under way (busy) or over: the version is
- * odd exactly while one is (permits_unused). */
+ * odd exactly while one is (permits_unused). A round trip that begins
+ * where one failed (odd already) takes a new odd version too, so that a
+ * mark taken while the failed one was pending does not match it. */
 static void
 permits_busy(struct permits_slot *s, int busy)
 {
-	if ((__atomic_load_n(&s->version, __ATOMIC_SEQ_CST) & 1) !=
-	    (uint32_t)busy)
+	uint32_t odd = __atomic_load_n(&s->version, __ATOMIC_SEQ_CST) & 1;
+
+	if (odd != (uint32_t)busy)
 		__atomic_add_fetch(&s->version, 1, __ATOMIC_SEQ_CST);
+	else if (busy)
+		__atomic_add_fetch(&s->version, 2, __ATOMIC_SEQ_CST);
 }
 
 /* Locks m (blocking, or only when free): 0 locked, 1 locked from a
@@ -363,7 +368,8 @@ permits_round_trip(struct permits *p, struct permits_slot *s,
 			consumed += s->granted - s->op_unused;
 		}
 		s->seq = 0;
-	}
+	} else
+		permits_busy(s, 1);	/* finishing a failed one */
 	if (s->rt_mono > 0) {
 		meas = (int64_t)consumed * 1000 / (t0 > s->rt_mono ?
 		    t0 - s->rt_mono : 1);
@@ -503,11 +509,16 @@ permits_mark(struct permits *p, const char *bucket)
 		if ((s = permits_find(p, bucket)) == NULL)
 			return __atomic_load_n(&p->released, __ATOMIC_SEQ_CST);
 		v = __atomic_load_n(&s->version, __ATOMIC_SEQ_CST);
-		/* a round trip under way: its end is waited for (the slot's
-		 * lock is held through it) */
-		if ((v & 1) && permits_lock(p, s, 0) == 0) {
-			permits_unlock(s);
+		/* A round trip under way: its end is waited for (the slot's
+		 * lock is held through it), and the version read under the
+		 * lock, where no round trip runs: odd there only for one that
+		 * failed. Read after the unlock, it could be the next round
+		 * trip's, under way, taken for a failed one. */
+		if (v & 1) {
+			if (permits_lock(p, s, 0) != 0)
+				return PERMITS_MARK_STALE;
 			v = __atomic_load_n(&s->version, __ATOMIC_SEQ_CST);
+			permits_unlock(s);
 		}
 		if (strncmp(s->bucket, bucket, PERMITS_BUCKET_MAX) == 0)
 			return PERMITS_MARK(p, s, v);

@@ -60,9 +60,17 @@ burst() {
     grep -c ' 200$' "$IT_DIR/burst.one" || true
 }
 
-# quiet: longer than a lease (it ends with its second) and the keeper's
-# give-back after it
-quiet() { sleep 2.5; }
+# quiet ACCOUNT: until every lease of the account's bucket has been given
+# back (a lease ends with its second, the keeper gives it back after it),
+# 30 s at most
+quiet() {
+    local i
+    for i in $(seq 1 300); do
+        [ "$(leased "$1")" = 0 ] && return 0
+        sleep 0.1
+    done
+    it_fail "the leases of acct:$1 were not given back in 30 s: $(leased "$1") permits"
+}
 
 t_sequential_two_hosts() {
     local acc key i h ok=0 refused=0 first_refused=0
@@ -79,7 +87,7 @@ t_sequential_two_hosts() {
     done
     expect_eq "requests let through over two hosts, limit 20" 20 "$ok" || return 1
     expect_eq "the first refused request" 21 "$first_refused" || return 1
-    quiet
+    quiet "$acc" || return 1
     expect_eq "counted in MariaDB once the leases went back" 20 "$(bucket_sum "$acc")" || return 1
     expect_eq "permits still leased" 0 "$(leased "$acc")"
 }
@@ -101,7 +109,7 @@ t_concurrent_two_hosts() {
     expect_eq "200 answers of 60 concurrent requests over two hosts, limit 25" 25 \
         "$(grep -c '^200$' "$IT_DIR/concurrent" || true)" || return 1
     expect_eq "429 answers" 35 "$(grep -c '^429$' "$IT_DIR/concurrent" || true)" || return 1
-    quiet
+    quiet "$acc" || return 1
     expect_eq "counted in MariaDB" 25 "$(bucket_sum "$acc")"
 }
 t_case "60 concurrent requests spread over two hosts: exactly the limit let through" t_concurrent_two_hosts
@@ -152,7 +160,7 @@ t_accounting_twice_the_limit() {
             expect_status 200 && expect_json .used 15 && expect_json .remaining 0 && expect_json .limit 15 &&
                 expect_json .reset_at "$reset" || return 1
         done
-        quiet
+        quiet "$acc" || return 1
         # every row of the bucket, whether still in the window or not
         expect_eq "counted in MariaDB" 15 \
             "$(it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket = 'acct:$acc'")" || return 1
@@ -192,7 +200,7 @@ t_quiet_host_gives_back() {
     key=$(it_key "$acc" 'credits:read' --rate-limit 40)
     # ten requests back to back: host a leases more than it uses
     for i in $(seq 1 10); do on a "$key" /v1/credits; expect_status 200 || return 1; done
-    quiet
+    quiet "$acc" || return 1
     expect_eq "counted once host a went quiet" 10 "$(bucket_sum "$acc")" || return 1
     expect_eq "permits leased" 0 "$(leased "$acc")" || return 1
     # host b gets all that is left, and no more
@@ -244,7 +252,7 @@ t_killed_in_round_trip() {
     key=$(it_key "$acc" 'credits:read' --rate-limit 60)
     requests a "$key" 8
     expect_eq "requests let through before" 8 "$OK" || return 1
-    quiet
+    quiet "$acc" || return 1
     # the bucket's row locked: the next round trip waits in MariaDB, holding
     # the slot, and its responder is killed there; the lock goes, the
     # orphaned CALL then goes on and grants a lease nobody will use
@@ -260,7 +268,7 @@ t_killed_in_round_trip() {
     requests a "$key" 10
     ok=$((8 + OK))
     expect_eq "requests let through" 18 "$ok" || return 1
-    quiet
+    quiet "$acc" || return 1
     grep -q "event=permits_recovered bucket=acct:$acc" "$IT_DIR/log/svc.log" ||
         it_fail "no permits_recovered line: the killed responder did not hold the slot" || return 1
     expect_eq "counted in MariaDB: the requests answered 200, nothing leaked" "$ok" "$(bucket_sum "$acc")" || return 1
@@ -279,7 +287,7 @@ t_killed_holding_a_lease() {
     for p in $(responders_a); do kill -9 "$p"; done
     ok=$((ok + $(burst "$A_URL" "$key" 6)))
     expect_eq "answers 200" 12 "$ok" || return 1
-    quiet
+    quiet "$acc" || return 1
     expect_eq "counted in MariaDB: the requests answered, nothing leaked" "$ok" "$(bucket_sum "$acc")" || return 1
     expect_eq "permits leased" 0 "$(leased "$acc")"
 }
@@ -326,7 +334,7 @@ t_status_while_giving_back() {
         on a "$key" /rate-limit
         wait "$locker"
         expect_status 200 && expect_json .used "$ok" && expect_json .remaining $((40 - ok)) || return 1
-        quiet
+        quiet "$acc" || return 1
         expect_eq "counted in MariaDB" "$ok" "$(bucket_sum "$acc")" || return 1
         on a "$key" /rate-limit
         expect_json .used "$ok"
