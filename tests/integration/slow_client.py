@@ -127,8 +127,9 @@ def fcgi(host, port, path, nbytes, interval, key, body=None):
             s.sendall(record(5, b"{"))
         except OSError:
             break
-    # FCGI_STDOUT records: the first carries "Status: ..."
-    s.settimeout(30)
+    # FCGI_STDOUT records: the first carries "Status: ..." (a request held
+    # by a test may wait long on a loaded machine)
+    s.settimeout(120)
     out = b""
     try:
         while True:
