@@ -251,10 +251,26 @@ handler_bulk_job(struct api_call *c, enum jobs_type type, size_t max)
 	b.spec.cost = jobs_input_cost(&b.body.in, c->key.sandbox);
 	b.spec.sandbox = c->key.sandbox && b.spec.cost == 0;
 	b.spec.callback_data = cb;
+	b.spec.jobs_in_flight_max = conf_int(c->ctx->conf,
+	    CONF_ACCOUNT_JOBS_IN_FLIGHT_MAX);
+	b.spec.free_rows_per_day = conf_int(c->ctx->conf,
+	    CONF_ACCOUNT_SANDBOX_ROWS_PER_DAY);
 	status = type == JOBS_TYPE_BATCH ? 201 : 202;
 	rc = jobs_create(c->ctx->db, &b.spec, &b.body.in, &made);
 	if (rc == JOBS_INSUFFICIENT)
 		api_insufficient_credits(c, b.spec.cost, made.balance);
+	else if (rc == JOBS_TOO_MANY_JOBS)
+		api_too_many_jobs(c, made.used);
+	else if (rc == JOBS_FREE_ROWS_LIMIT)
+		http_error(c->resp, 429, "sandbox_daily_limit", json_pack(
+		    "{s:I,s:I,s:I}", "limit", (json_int_t)b.spec.free_rows_per_day,
+		    "used", (json_int_t)made.used, "requested",
+		    (json_int_t)((long long)b.body.in.n - b.spec.cost)),
+		    "this job's %lld rows that cost no credit (sandbox "
+		    "addresses, entries that are not addresses) would pass the "
+		    "account's %lld a day (%lld used today, the day starts at "
+		    "00:00 UTC)", (long long)b.body.in.n - b.spec.cost,
+		    b.spec.free_rows_per_day, made.used);
 	else if (rc != JOBS_OK)
 		api_internal_error(c, "jobs_create");
 	else if (handler_bulk_commit(&b, status, (answer =

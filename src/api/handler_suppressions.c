@@ -1,7 +1,8 @@
 /* handler_suppressions.c: an account's suppression list (API.md, scope
  * verify:bulk): POST /v1/suppressions { entries: [...] } adds addresses
  * and "@domain" entries (all or none: one bad entry is a 400 naming it),
- * GET lists them newest first, DELETE /v1/suppressions/{entry} removes one
+ * at most account_suppressions_max on a list (beyond: 409
+ * suppression_limit_reached, nothing added), GET lists them newest first, DELETE /v1/suppressions/{entry} removes one
  * (the entry percent-encoded in the path: %40example.com). */
 #include "api/api.h"
 #include "jobs/suppressions.h"
@@ -14,6 +15,7 @@ handler_suppressions_add(struct api_call *c)
 {
 	char (*norm)[SUPPRESSIONS_ENTRY_MAX + 1] = NULL;
 	size_t i, n, added, existing;
+	long long max, total;
 	json_t *body, *entries, *e;
 	char field[32];
 
@@ -38,8 +40,20 @@ handler_suppressions_add(struct api_call *c)
 		api_bad_field(c, field, "not an email address or \"@domain\"");
 		goto out;
 	}
-	if (suppressions_add(c->ctx->db, c->key.account_id, norm, n, &added,
-	    &existing) != SUPPRESSIONS_OK) {
+	max = conf_int(c->ctx->conf, CONF_ACCOUNT_SUPPRESSIONS_MAX);
+	switch (suppressions_add(c->ctx->db, c->key.account_id, norm, n, max,
+	    &added, &existing, &total)) {
+	case SUPPRESSIONS_OK:
+		break;
+	case SUPPRESSIONS_LIMIT:
+		http_error(c->resp, 409, "suppression_limit_reached",
+		    json_pack("{s:I,s:I}", "limit", (json_int_t)max,
+		    "entries", (json_int_t)total), "the suppression list "
+		    "holds %lld entries and may hold %lld "
+		    "(account_suppressions_max): nothing was added; remove "
+		    "entries first", total, max);
+		goto out;
+	default:
 		api_internal_error(c, "suppressions_add");
 		goto out;
 	}

@@ -10,6 +10,7 @@
 #include "api/api.h"
 #include "core/idempotency.h"
 #include "core/ledger.h"
+#include "jobs/caps.h"
 #include "jobs/ingest_read.h"
 #include "jobs/upload_store.h"
 #include "jobs/uploads.h"
@@ -57,6 +58,11 @@ struct handler_upload {
 	size_t		 nsniff;
 	struct upload_store_writer w;
 	int		 writing;
+	/* Bytes of the account's stored files when the request came, and
+	 * what it may store (account_upload_storage_mb): the file is
+	 * refused as soon as it would pass it (checked again, under the
+	 * account's lock, when the job is written). */
+	long long	 stored, storage_max;
 	/* A refusal found while streaming: answered after the parse stops
 	 * (field: the field named in details, for invalid_email). */
 	int		 status;
@@ -200,6 +206,15 @@ handler_upload_part_data(void *arg, const char *data, size_t len)
 			handler_upload_refuse(h, 413, "file_too_large", NULL,
 			    "the file is larger than %lld MB",
 			    UPLOAD_STORE_FILE_MAX >> 20);
+			return -1;
+		}
+		if (h->stored + h->w.size + (long long)len > h->storage_max) {
+			handler_upload_refuse(h, 409,
+			    "upload_storage_exceeded", NULL, "the account's "
+			    "uploaded files not yet ingested would pass %lld "
+			    "MiB (account_upload_storage_mb): wait for them "
+			    "to be ingested or cancel some",
+			    h->storage_max >> 20);
 			return -1;
 		}
 		if (upload_store_write(&h->w, data, len) != DB_OK) {
@@ -451,19 +466,50 @@ handler_upload_credit_check(struct handler_upload *h)
 	return -1;
 }
 
+/* 409 upload_storage_exceeded: stored bytes and this file's would pass
+ * max. */
+static void
+handler_upload_storage_full(struct api_call *c, long long stored,
+    long long size, long long max)
+{
+	http_error(c->resp, 409, "upload_storage_exceeded", json_pack(
+	    "{s:I,s:I,s:I}", "limit_bytes", (json_int_t)max, "stored_bytes",
+	    (json_int_t)stored, "file_bytes", (json_int_t)size),
+	    "the account's uploaded files not yet ingested would pass %lld "
+	    "MiB (account_upload_storage_mb): wait for them to be ingested "
+	    "or cancel some", max >> 20);
+}
+
 /* Writes the job with the Idempotency-Key answer and answers 202. */
 static void
 handler_upload_create(struct handler_upload *h, const uint8_t hash[32])
 {
 	struct api_call *c = h->c;
 	char path[IDS_MAX + 16], prog[IDS_MAX + 32], *text = NULL;
+	enum uploads_err rc;
+	long long used;
 	json_t *answer;
 	int ok;
 
 	if (c->idem_key != NULL &&
 	    api_idempotency_begin(c, c->idem_key, hash) == -1)
 		return;
-	if (uploads_create(c->ctx->db, &h->u) != UPLOADS_OK)
+	h->u.jobs_in_flight_max = conf_int(c->ctx->conf,
+	    CONF_ACCOUNT_JOBS_IN_FLIGHT_MAX);
+	h->u.storage_max = h->storage_max;
+	if ((rc = uploads_create(c->ctx->db, &h->u, &used)) ==
+	    UPLOADS_TOO_MANY_JOBS || rc == UPLOADS_STORAGE_FULL) {
+		if (c->idem_key != NULL)
+			idempotency_abandon(c->ctx->db, c->key.account_id,
+			    c->idem_key);
+		if (rc == UPLOADS_TOO_MANY_JOBS)
+			api_too_many_jobs(c, used);
+		else
+			handler_upload_storage_full(c, used, h->u.size,
+			    h->storage_max);
+		return;
+	}
+	if (rc != UPLOADS_OK)
 		goto fail;
 	snprintf(path, sizeof(path), "/v1/jobs/%s", h->id);
 	snprintf(prog, sizeof(prog), "/v1/jobs/%s/progress", h->id);
@@ -674,6 +720,13 @@ handler_upload(struct api_call *c)
 		return;
 	if (ids_new("job", h.id) == -1) {
 		api_internal_error(c, "ids_new");
+		return;
+	}
+	h.storage_max = (long long)conf_int(c->ctx->conf,
+	    CONF_ACCOUNT_UPLOAD_STORAGE_MB) << 20;
+	if (caps_upload_bytes(c->ctx->db, c->key.account_id, &h.stored) !=
+	    DB_OK) {
+		api_internal_error(c, "caps_upload_bytes");
 		return;
 	}
 	for (i = 0; i < UPLOAD_FIELD__MAX; i++)

@@ -10,6 +10,7 @@
 #include "jobs/jobs.h"
 #include "core/dbsql.h"
 #include "core/ledger.h"
+#include "jobs/caps.h"
 #include "jobs/suppressions.h"
 #include "jobs/upload_store.h"
 #include "util/buf.h"
@@ -107,23 +108,50 @@ jobs_row_charged(const char *free_domain, const struct jobs_input *in,
 
 #define JOBS_ROW_PARAMS 8
 
+/* The suppression marks of rows [i, i + rows): looked up by the table's
+ * key when the account has a list (never the whole list in memory). */
 static enum jobs_err
-jobs_insert_rows(struct db *db, const char *id, const char *free_domain,
-    const struct jobs_input *in, const char *const *originals,
-    const int *chunk, long nchunks, struct suppressions_set *sup)
+jobs_suppressed(struct db *db, const char *account, int any,
+    const struct jobs_input *in, size_t i, size_t rows, unsigned char *hit)
 {
+	memset(hit, 0, rows);
+	if (!any)
+		return JOBS_OK;
+	switch (suppressions_lookup(db, account, in->emails + i, rows, hit)) {
+	case SUPPRESSIONS_OK:
+		return JOBS_OK;
+	case SUPPRESSIONS_NOMEM:
+		return JOBS_NOMEM;
+	default:
+		return JOBS_DB;
+	}
+}
+
+static enum jobs_err
+jobs_insert_rows(struct db *db, const char *id, const char *account_id,
+    const char *free_domain, const struct jobs_input *in,
+    const char *const *originals, const int *chunk, long nchunks)
+{
+	unsigned char hit[JOBS_INSERT_ROWS];
 	struct db_param *p;
 	struct buf sql;
 	size_t i, k, rows;
+	enum jobs_err rc = JOBS_OK;
 	enum db_err e = DB_OK;
+	int any;
 
+	if (suppressions_any(db, account_id, &any) != SUPPRESSIONS_OK)
+		return JOBS_DB;
 	if ((p = calloc(JOBS_INSERT_ROWS * JOBS_ROW_PARAMS, sizeof(*p))) ==
 	    NULL)
 		return JOBS_NOMEM;
 	buf_init(&sql, BUF_NOMAX);
-	for (i = 0; e == DB_OK && i < in->n; i += rows) {
+	for (i = 0; e == DB_OK && rc == JOBS_OK && i < in->n; i += rows) {
 		rows = in->n - i < JOBS_INSERT_ROWS ? in->n - i :
 		    JOBS_INSERT_ROWS;
+		if ((rc = jobs_suppressed(db, account_id, any, in, i, rows,
+		    hit)) != JOBS_OK)
+			break;
 		for (k = 0; k < rows; k++) {
 			struct db_param *q = p + JOBS_ROW_PARAMS * k;
 
@@ -133,8 +161,7 @@ jobs_insert_rows(struct db *db, const char *id, const char *free_domain,
 			q[3] = DBP_STR(in->emails[i + k]);
 			q[4] = DBP_STR(in->domains[i + k]);
 			q[5] = DBP_INT(jobs_row_charged(free_domain, in, i + k));
-			q[6] = DBP_INT(suppressions_has_text(sup,
-			    in->emails[i + k]));
+			q[6] = DBP_INT(hit[k]);
 			q[7] = DBP_STR(originals ? originals[i + k] : NULL);
 		}
 		dbsql_repeat(&sql, "INSERT INTO job_emails (job_id, seq, "
@@ -143,7 +170,8 @@ jobs_insert_rows(struct db *db, const char *id, const char *free_domain,
 		e = db_exec(db, buf_str(&sql), p, rows * JOBS_ROW_PARAMS,
 		    NULL);
 	}
-	for (i = 0; e == DB_OK && i < (size_t)nchunks; i += rows) {
+	for (i = 0; rc == JOBS_OK && e == DB_OK && i < (size_t)nchunks;
+	    i += rows) {
 		rows = (size_t)nchunks - i < JOBS_INSERT_ROWS ?
 		    (size_t)nchunks - i : JOBS_INSERT_ROWS;
 		for (k = 0; k < rows; k++) {
@@ -156,7 +184,7 @@ jobs_insert_rows(struct db *db, const char *id, const char *free_domain,
 	}
 	buf_free(&sql);
 	free(p);
-	return jobs_from_db(e);
+	return rc != JOBS_OK ? rc : jobs_from_db(e);
 }
 
 enum jobs_err
@@ -164,22 +192,41 @@ jobs_write_rows(struct db *db, const char *id, const char *account_id,
     const char *free_domain, const struct jobs_input *in,
     const char *const *originals)
 {
-	struct suppressions_set *sup;
 	enum jobs_err rc;
 	long nchunks = 0;
 	int *chunk;
 
-	if (suppressions_load(db, account_id, &sup) != SUPPRESSIONS_OK)
-		return JOBS_DB;
 	if ((chunk = calloc(in->n, sizeof(*chunk))) == NULL ||
 	    (nchunks = jobs_assign_chunks(in, chunk)) < 0)
 		rc = JOBS_NOMEM;
 	else
-		rc = jobs_insert_rows(db, id, free_domain, in, originals, chunk,
-		    nchunks, sup);
+		rc = jobs_insert_rows(db, id, account_id, free_domain, in,
+		    originals, chunk, nchunks);
 	free(chunk);
-	suppressions_free(sup);
 	return rc;
+}
+
+/* Inside the transaction, before anything is written: the account's caps
+ * on jobs in flight and on today's rows that cost nothing (only a job
+ * that has such rows is held to the second). */
+static enum jobs_err
+jobs_caps_check(struct db *db, const struct jobs_new *spec,
+    const struct jobs_input *in, long long *used)
+{
+	long long free_rows = (long long)in->n - spec->cost;
+
+	if (caps_lock(db, spec->account_id) != DB_OK ||
+	    caps_jobs_in_flight(db, spec->account_id, used) != DB_OK)
+		return JOBS_DB;
+	if (*used >= spec->jobs_in_flight_max)
+		return JOBS_TOO_MANY_JOBS;
+	if (free_rows <= 0)
+		return JOBS_OK;
+	if (caps_free_rows_today(db, spec->account_id, used) != DB_OK)
+		return JOBS_DB;
+	if (*used + free_rows > spec->free_rows_per_day)
+		return JOBS_FREE_ROWS_LIMIT;
+	return JOBS_OK;
 }
 
 enum jobs_err
@@ -195,6 +242,8 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 		return JOBS_DB;
 	if (db_begin(db) != DB_OK)
 		return JOBS_DB;
+	if ((rc = jobs_caps_check(db, spec, in, &out->used)) != JOBS_OK)
+		goto fail;
 	snprintf(ref, sizeof(ref), "job:%s:charge", out->id);
 	lr = ledger_charge(db, spec->pool_id, spec->account_id, spec->cost,
 	    spec->cost ? ref : NULL, &out->balance);

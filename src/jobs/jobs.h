@@ -46,6 +46,8 @@ enum jobs_err {
 	JOBS_NOMEM,
 	JOBS_DB,
 	JOBS_TOO_BIG,		/* an input would pass its memory_max */
+	JOBS_TOO_MANY_JOBS,	/* the account's jobs in flight at the cap */
+	JOBS_FREE_ROWS_LIMIT,	/* today's rows costing nothing at the cap */
 	JOBS_ERR__MAX
 };
 
@@ -103,6 +105,11 @@ struct jobs_new {
 	const char	*webhook_url;	/* NULL: none */
 	const char	*webhook_secret;
 	const char	*callback_data;	/* JSON text or NULL */
+	/* The account's caps (caps.h), checked under the account's lock
+	 * before anything is written: jobs not yet ended, and rows costing
+	 * nothing (in->n - cost) in the jobs made since 00:00 UTC. */
+	long long	 jobs_in_flight_max;
+	long long	 free_rows_per_day;
 };
 
 /* What creating a job did. */
@@ -111,6 +118,9 @@ struct jobs_created {
 	/* The pool's balance after the charge; on JOBS_INSUFFICIENT, what it
 	 * holds, short of the cost. */
 	long long	 balance;
+	/* On JOBS_TOO_MANY_JOBS and JOBS_FREE_ROWS_LIMIT: what the account
+	 * has already (jobs in flight, or today's free rows). */
+	long long	 used;
 };
 
 /* Writes the job, in one transaction it begins: the charge (ledger ref
@@ -118,7 +128,8 @@ struct jobs_created {
  * the chunks. On JOBS_OK the transaction is left open, so that the caller
  * adds what must stand or fall with the job (the Idempotency-Key answer:
  * idempotency_finish) and then calls db_commit (or db_rollback); on any
- * error it is rolled back and nothing is written. */
+ * error it is rolled back and nothing is written (JOBS_TOO_MANY_JOBS and
+ * JOBS_FREE_ROWS_LIMIT: the caps of spec, with out->used). */
 enum jobs_err jobs_create(struct db *, const struct jobs_new *,
 	    const struct jobs_input *, struct jobs_created *);
 

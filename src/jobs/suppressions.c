@@ -4,6 +4,7 @@
  * in memory (a strset) by whoever checks many addresses. */
 #include "jobs/suppressions.h"
 #include "core/dbsql.h"
+#include "jobs/caps.h"
 #include "util/buf.h"
 #include "util/strparse.h"
 #include "util/strset.h"
@@ -70,27 +71,48 @@ struct suppressions_adding {
 	const char	*account;
 	char		(*entries)[SUPPRESSIONS_ENTRY_MAX + 1];
 	size_t		 n, added;
+	long long	 max, total;
+	int		 over;
 };
 
+/* Under the account's lock: inserts, then counts; over the cap, undoes
+ * it all (DB_ABORT) and says what the list holds without it. */
 static enum db_err
 suppressions_add_work(struct db *db, void *arg)
 {
 	struct suppressions_adding *a = arg;
+	enum db_err e;
 
 	a->added = 0;
-	return suppressions_insert(db, a->account, a->entries, a->n,
-	    &a->added);
+	a->over = 0;
+	if ((e = caps_lock(db, a->account)) != DB_OK ||
+	    (e = suppressions_insert(db, a->account, a->entries, a->n,
+	    &a->added)) != DB_OK ||
+	    (e = caps_suppressions(db, a->account, &a->total)) != DB_OK)
+		return e;
+	if (a->total > a->max) {
+		a->total -= (long long)a->added;
+		a->over = 1;
+		return DB_ABORT;
+	}
+	return DB_OK;
 }
 
 enum suppressions_err
 suppressions_add(struct db *db, const char *account,
-    char (*entries)[SUPPRESSIONS_ENTRY_MAX + 1], size_t n, size_t *added,
-    size_t *existing)
+    char (*entries)[SUPPRESSIONS_ENTRY_MAX + 1], size_t n, long long max,
+    size_t *added, size_t *existing, long long *total)
 {
-	struct suppressions_adding a = { account, entries, n, 0 };
+	struct suppressions_adding a = { account, entries, n, 0, max, 0, 0 };
+	enum db_err e;
 
 	*added = *existing = 0;
-	if (db_tx_retry(db, suppressions_add_work, &a) != DB_OK)
+	*total = 0;
+	e = db_tx_retry(db, suppressions_add_work, &a);
+	*total = a.total;
+	if (e == DB_ABORT && a.over)
+		return SUPPRESSIONS_LIMIT;
+	if (e != DB_OK)
 		return SUPPRESSIONS_DB;
 	*added = a.added;
 	*existing = n - a.added;
@@ -171,6 +193,106 @@ suppressions_import(struct db *db, const char *account, FILE *in,
 	}
 	free(batch);
 	return e == DB_OK ? SUPPRESSIONS_OK : SUPPRESSIONS_DB;
+}
+
+enum suppressions_err
+suppressions_any(struct db *db, const char *account, int *any)
+{
+	long long n = 0;
+	int found;
+
+	*any = 0;
+	if (db_query_int(db, "SELECT COUNT(*) FROM (SELECT 1 FROM suppressions "
+	    "WHERE account_id = ? LIMIT 1) t", DB_ARGS(DBP_STR(account)), &n,
+	    &found) != DB_OK)
+		return SUPPRESSIONS_DB;
+	*any = n > 0;
+	return SUPPRESSIONS_OK;
+}
+
+/* The entries among keys[0..n) that are on the account's list, into
+ * found: one SELECT by the primary key per DBSQL_IN_MAX keys. */
+static enum suppressions_err
+suppressions_lookup_keys(struct db *db, const char *account,
+    const char *const *keys, size_t n, struct strset *found)
+{
+	struct db_param p[DBSQL_IN_MAX + 1];
+	enum suppressions_err rc = SUPPRESSIONS_OK;
+	struct db_res *r;
+	struct buf sql;
+	size_t i, k, rows;
+	int row;
+
+	buf_init(&sql, BUF_NOMAX);
+	for (i = 0; rc == SUPPRESSIONS_OK && i < n; i += rows) {
+		rows = dbsql_group(n - i, DBSQL_IN_MAX);
+		p[0] = DBP_STR(account);
+		for (k = 0; k < rows; k++)
+			p[k + 1] = DBP_STR(keys[i + k]);
+		dbsql_repeat(&sql, "SELECT entry FROM suppressions WHERE "
+		    "account_id = ? AND entry IN (", "?", ",", rows, ")");
+		if (db_query(db, buf_str(&sql), p, rows + 1, &r) != DB_OK) {
+			rc = SUPPRESSIONS_DB;
+			break;
+		}
+		while ((row = db_res_next(r)) == 1)
+			if (strset_add(found, db_res_str(r, 0),
+			    db_res_len(r, 0)) == -1) {
+				row = -2;
+				break;
+			}
+		db_res_free(r);
+		if (row < 0)
+			rc = row == -2 ? SUPPRESSIONS_NOMEM : SUPPRESSIONS_DB;
+	}
+	buf_free(&sql);
+	return rc;
+}
+
+enum suppressions_err
+suppressions_lookup(struct db *db, const char *account, char *const *emails,
+    size_t n, unsigned char *hit)
+{
+	char (*key)[SUPPRESSIONS_ENTRY_MAX + 1] = NULL;
+	const char **keys = NULL;
+	struct strset *found = NULL;
+	enum suppressions_err rc = SUPPRESSIONS_NOMEM;
+	struct addr a;
+	size_t i, nkeys = 0;
+
+	memset(hit, 0, n);
+	if (n == 0)
+		return SUPPRESSIONS_OK;
+	if (n > SUPPRESSIONS_LOOKUP_MAX)
+		return SUPPRESSIONS_INVALID;
+	/* key[2i]: the address's normal form, key[2i + 1]: "@" its domain;
+	 * both "" for an entry that is no address */
+	if ((key = calloc(2 * n, sizeof(*key))) == NULL ||
+	    (keys = calloc(2 * n, sizeof(*keys))) == NULL ||
+	    (found = strset_new(2 * n)) == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (addr_parse(emails[i], &a) != ADDR_OK)
+			continue;
+		strparse_copy(key[2 * i], sizeof(key[0]), a.normalised);
+		key[2 * i + 1][0] = '@';
+		strparse_copy(key[2 * i + 1] + 1, sizeof(key[0]) - 1,
+		    a.ascii_domain);
+		keys[nkeys++] = key[2 * i];
+		keys[nkeys++] = key[2 * i + 1];
+	}
+	if ((rc = suppressions_lookup_keys(db, account, keys, nkeys, found)) !=
+	    SUPPRESSIONS_OK || strset_count(found) == 0)
+		goto out;
+	for (i = 0; i < 2 * n; i++)
+		if (key[i][0] != '\0' &&
+		    strset_has(found, key[i], strlen(key[i])))
+			hit[i / 2] = 1;
+out:
+	strset_free(found);
+	free(keys);
+	free(key);
+	return rc;
 }
 
 enum suppressions_err

@@ -18,6 +18,7 @@ enum suppressions_err {
 	SUPPRESSIONS_NOT_FOUND,
 	SUPPRESSIONS_DB,
 	SUPPRESSIONS_NOMEM,
+	SUPPRESSIONS_LIMIT,	/* the list would pass its cap */
 	SUPPRESSIONS_ERR__MAX
 };
 
@@ -26,10 +27,13 @@ enum suppressions_err {
 enum suppressions_err suppressions_norm(const char *entry,
 	    char out[SUPPRESSIONS_ENTRY_MAX + 1]);
 /* Adds normalised entries (those already there are counted in *existing),
- * in one transaction. */
+ * in one transaction, under the account's lock (caps.h). When the list
+ * would then hold more than max entries: SUPPRESSIONS_LIMIT, nothing
+ * added, *total the size of the list as it stays. */
 enum suppressions_err suppressions_add(struct db *, const char *account,
 	    char (*entries)[SUPPRESSIONS_ENTRY_MAX + 1], size_t n,
-	    size_t *added, size_t *existing);
+	    long long max, size_t *added, size_t *existing,
+	    long long *total);
 typedef int (*suppressions_each_fn)(void *, const char *entry,
 	    const char *created_at);
 /* Newest first, a page of limit; *total is the whole list's size. */
@@ -47,6 +51,18 @@ struct suppressions_counts {
 };
 enum suppressions_err suppressions_import(struct db *, const char *account,
 	    FILE *, struct suppressions_counts *);
+
+/* Whether the account's list has any entry at all (*any 0 or 1). */
+enum suppressions_err suppressions_any(struct db *, const char *account,
+	    int *any);
+/* Which of n addresses (as stored: parsed here, an entry that is no
+ * address is never on the list) are on the account's list, by the
+ * address or its domain: hit[i] 1 or 0. Looked up by the table's key, a
+ * few IN lists per call, never the whole list; n at most
+ * SUPPRESSIONS_LOOKUP_MAX. */
+#define SUPPRESSIONS_LOOKUP_MAX 1000
+enum suppressions_err suppressions_lookup(struct db *, const char *account,
+	    char *const *emails, size_t n, unsigned char *hit);
 
 /* The whole list of an account held in memory, for checking many
  * addresses (the preview, result pages). */

@@ -4,16 +4,43 @@
  * would refuse a second charge anyway), and the preview's state. */
 #include "jobs/uploads.h"
 #include "core/ledger.h"
+#include "jobs/caps.h"
 #include "util/strparse.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum uploads_err
-uploads_create(struct db *db, const struct uploads_new *u)
+/* Inside the transaction: the account's caps on jobs in flight and on
+ * stored upload bytes. */
+static enum uploads_err
+uploads_caps_check(struct db *db, const struct uploads_new *u,
+    long long *used)
 {
+	if (caps_lock(db, u->account_id) != DB_OK ||
+	    caps_jobs_in_flight(db, u->account_id, used) != DB_OK)
+		return UPLOADS_DB;
+	if (*used >= u->jobs_in_flight_max)
+		return UPLOADS_TOO_MANY_JOBS;
+	if (caps_upload_bytes(db, u->account_id, used) != DB_OK)
+		return UPLOADS_DB;
+	if (*used + u->size > u->storage_max ||
+	    (u->source_url != NULL && *used >= u->storage_max))
+		return UPLOADS_STORAGE_FULL;
+	return UPLOADS_OK;
+}
+
+enum uploads_err
+uploads_create(struct db *db, const struct uploads_new *u, long long *used)
+{
+	enum uploads_err rc;
+
+	*used = 0;
 	if (db_begin(db) != DB_OK)
 		return UPLOADS_DB;
+	if ((rc = uploads_caps_check(db, u, used)) != UPLOADS_OK) {
+		db_rollback(db);
+		return rc;
+	}
 	if (db_exec(db, "INSERT INTO jobs (id, account_id, pool_id, type, "
 	    "name, status, file_name, file_format, file_size, source_url, "
 	    "column_rule, email_column, want_preview, callback_url, "

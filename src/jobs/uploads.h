@@ -30,6 +30,12 @@ struct uploads_new {
 	int		 preview;
 	const char	*callback_url;	/* NULL: none */
 	const char	*callback_secret;
+	/* The account's caps (caps.h), checked under its lock before the
+	 * row is written: jobs not yet ended, and bytes of stored files
+	 * not yet ingested with this one's size (a source_url, whose size
+	 * is not known yet, only when the account is at the cap already). */
+	long long	 jobs_in_flight_max;
+	long long	 storage_max;
 };
 
 enum uploads_err {
@@ -39,13 +45,18 @@ enum uploads_err {
 	UPLOADS_NO_PREVIEW,	/* 409 preview_unavailable */
 	UPLOADS_INSUFFICIENT,	/* 402 */
 	UPLOADS_REFRESH_LIMIT,	/* 409 rate_limit_exceeded */
+	UPLOADS_TOO_MANY_JOBS,	/* 429 too_many_jobs */
+	UPLOADS_STORAGE_FULL,	/* 409 upload_storage_exceeded */
 	UPLOADS_DB,
 	UPLOADS_ERR__MAX
 };
 
 /* Writes the job row ("ingesting"), in a transaction it begins and leaves
- * open (the caller stores the Idempotency-Key answer, then commits). */
-enum uploads_err uploads_create(struct db *, const struct uploads_new *);
+ * open (the caller stores the Idempotency-Key answer, then commits).
+ * UPLOADS_TOO_MANY_JOBS or UPLOADS_STORAGE_FULL (rolled back, nothing
+ * written; *used: the jobs in flight or the bytes stored) at a cap. */
+enum uploads_err uploads_create(struct db *, const struct uploads_new *,
+	    long long *used);
 
 /* POST .../confirm: charges the job's total once (ledger ref
  * job:<id>:charge) and queues it. *status is the job's status when it is

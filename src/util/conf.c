@@ -70,6 +70,23 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "2", 0, 511, 0,
 	    "responders never used by probes and revocation waits, so other "
 	    "requests always find one (a probe beyond: 503)" },
+	[CONF_ACCOUNT_JOBS_IN_FLIGHT_MAX] = { "account_jobs_in_flight_max",
+	    CONF_TYPE_INT, "50", 1, 1000000, 0,
+	    "jobs (bulk, batch, upload) one account may have not yet "
+	    "completed, failed or cancelled (beyond: 429 too_many_jobs)" },
+	[CONF_ACCOUNT_UPLOAD_STORAGE_MB] = { "account_upload_storage_mb",
+	    CONF_TYPE_INT, "500", 1, 1000000, 0,
+	    "MiB of uploaded files not yet ingested one account may have "
+	    "stored (beyond: 409 upload_storage_exceeded)" },
+	[CONF_ACCOUNT_SANDBOX_ROWS_PER_DAY] = { "account_sandbox_rows_per_day",
+	    CONF_TYPE_INT, "100000", 0, 100000000, 0,
+	    "rows costing no credit (sandbox addresses, entries that are not "
+	    "addresses) one account's bulk and batch jobs may have per UTC "
+	    "day (beyond: 429 sandbox_daily_limit)" },
+	[CONF_ACCOUNT_SUPPRESSIONS_MAX] = { "account_suppressions_max",
+	    CONF_TYPE_INT, "1000000", 0, 100000000, 0,
+	    "entries one account's suppression list may hold (beyond: 409 "
+	    "suppression_limit_reached)" },
 	[CONF_LOG_LEVEL] = { "log_level", CONF_TYPE_STRING, "info", 0, 0, 0,
 	    "error, warn, info or debug" },
 	[CONF_LOG_FILE] = { "log_file", CONF_TYPE_STRING, "", 0, 0, 0,

@@ -5,9 +5,13 @@
 # when one is bad, listed newest first with paging, deleted by their
 # percent-encoded path, kept apart between accounts, scope verify:bulk;
 # svcadm import and list; job result rows say "suppressed" for an address
-# or a domain on the list when the job was made.
+# or a domain on the list when the job was made; a list is capped at
+# account_suppressions_max (409 suppression_limit_reached, nothing added);
+# a job against a 200,000-entry list is marked by lookups on the table's
+# key, without the list in the responder's memory.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
+it_conf_add "account_suppressions_max = 20"
 it_stack_start
 
 ACC=$(it_account pro 100)
@@ -99,5 +103,70 @@ t_results_say_suppressed() {
         "accepted_email@$SB=no,REJECTED_EMAIL@$SB=yes,bob@Example.com=yes"
 }
 t_case "result rows say suppressed for an address or domain on the list when the job was made" t_results_say_suppressed
+
+t_suppressions_capped() {
+    local acc key list i
+    acc=$(it_account pro 10)
+    key=$(it_key "$acc" 'verify:bulk')
+    list=$(for i in $(seq 1 18); do printf '"cap%d@example.net",' "$i"; done)
+    API_KEY=$key http POST /v1/suppressions "{\"entries\":[${list%,}]}"
+    expect_status 201 && expect_json .added 18 || return 1
+    # 18 + 3 new > 20: refused whole, one entry already there or not
+    API_KEY=$key http POST /v1/suppressions '{"entries":["cap1@example.net","new1@example.net","new2@example.net","@new3.example"]}'
+    expect_status 409 && expect_json .error.code suppression_limit_reached &&
+        expect_json .error.details.limit 20 && expect_json .error.details.entries 18 || return 1
+    expect_eq "entries after the refusal" 18 \
+        "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$acc'")" || return 1
+    # up to the cap is fine, entries already there cost nothing
+    API_KEY=$key http POST /v1/suppressions '{"entries":["cap2@example.net","new1@example.net","@new3.example"]}'
+    expect_status 201 && expect_json .added 2 && expect_json .existing 1 || return 1
+    API_KEY=$key http POST /v1/suppressions '{"entries":["CAP3@example.net"]}'
+    expect_status 201 && expect_json .added 0 || return 1
+    API_KEY=$key http POST /v1/suppressions '{"entries":["one-more@example.net"]}'
+    expect_status 409 && expect_json .error.code suppression_limit_reached || return 1
+    expect_eq "entries at the cap" 20 \
+        "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$acc'")" || return 1
+    # another account has its own 20
+    API_KEY=$API_KEY http POST /v1/suppressions '{"entries":["one-more@example.net"]}'
+    expect_status 201 && expect_json .added 1
+}
+t_case "a list holds at most account_suppressions_max entries: 409 suppression_limit_reached, nothing added" t_suppressions_capped
+
+# hwm PID: the process's peak resident memory, KiB
+hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
+
+t_large_list_by_lookup() {
+    local acc key emails master pids p after grew=0 job
+    acc=$(it_account pro 10000)
+    key=$(it_key "$acc" 'verify:bulk')
+    it_sql "INSERT INTO suppressions (account_id, entry, created_at) SELECT '$acc',
+        CONCAT('u', seq, '@big.example'), UTC_TIMESTAMP(3) FROM seq_1_to_200000;
+        INSERT INTO suppressions VALUES ('$acc', '@blocked.example', UTC_TIMESTAMP(3))" || return 1
+    # 2,500 addresses on the list (three batches of rows), 500 beyond it,
+    # one at a suppressed domain, one in another spelling, one no address
+    emails=$( (seq 1 2499 | sed 's/.*/"u&@big.example"/'; echo '"U2500@BIG.Example"';
+        seq 200001 200500 | sed 's/.*/"u&@big.example"/';
+        echo '"x@Blocked.example"'; echo '"not an address"') | paste -sd,)
+    master=$(pgrep -x -P "$(stack_pidfile_pid "$IT_DIR/lighttpd/lighttpd.pid")" svc-api)
+    pids=$(pgrep -x -P "$master" svc-api)
+    declare -A before
+    for p in $pids; do before[$p]=$(hwm "$p"); done
+    API_KEY=$key http POST /v1/verify/bulk "{\"emails\":[$emails]}"
+    expect_status 202 && expect_json .total_emails 3002 || return 1
+    job=$(json .job_id)
+    expect_eq "suppressed rows" 2501 \
+        "$(it_sql "SELECT SUM(suppressed) FROM job_emails WHERE job_id = '$job'")" || return 1
+    expect_eq "marks of the first, the respelt, the domain's, a row beyond and the non-address" "1 1 0 1 0" \
+        "$(echo $(it_sql "SELECT suppressed FROM job_emails WHERE job_id = '$job' AND seq IN (0, 2499, 2500, 3000, 3001) ORDER BY seq"))" || return 1
+    for p in $pids; do
+        after=$(hwm "$p")
+        [ $((after - ${before[$p]})) -le "$grew" ] || grew=$((after - ${before[$p]}))
+    done
+    it_log "responder VmHWM grew by at most $grew KiB for a job against 200,001 entries"
+    # the whole list held in memory (a set of 200,001 strings and the
+    # fetched rows) is far above this; a job of 3,002 rows is far below
+    [ "$grew" -lt 8192 ] || it_fail "a responder's VmHWM grew by $grew KiB"
+}
+t_case "a job against a 200,000-entry list is marked right by key lookups, the list never in memory" t_large_list_by_lookup
 
 t_done
