@@ -135,7 +135,11 @@ pacing_slow_down(struct pacing_pair *pp, const struct pacing_conf *c,
 		pp->start_rate = pp->base_rate;
 	pp->paced = 1;
 	pp->since = now;
-	pp->penalty_until = now + pp->penalty_ms;
+	/* at least a window: what went before the "slow down" was not counted
+	 * in the budget (the pair may not have been paced), so the budget's
+	 * window starts once all of it has left the host's */
+	pp->penalty_until = now + (pp->penalty_ms > c->window_ms ?
+	    pp->penalty_ms : c->window_ms);
 	snprintf(pp->reason, sizeof(pp->reason), "%s", reason);
 	if (c->block_strikes > 0 && pp->strikes >= c->block_strikes) {
 		pacing_block(pp, c, reason, now);

@@ -19,7 +19,8 @@
  *    than rate * window / 1 minute of them, on all worker hosts together.
  *  - "Slow down" (pacing_is_slow_down: 421, 4.7.x temporary) starts a
  *    penalty: no RCPT and no connection from that route to the pair until
- *    it ends. Several in a row (pacing_block_strikes, each within a
+ *    it ends (the pair's penalty, and at least a window: what was sent
+ *    before it was not counted in the budget). Several in a row (pacing_block_strikes, each within a
  *    penalty of the last one's end), or a block (5.7.x naming our client
  *    or a DNSBL, at connect, HELO or MAIL, or to every RCPT) pause the
  *    pair for pacing_pause_ms; addresses waiting for a pair paused longer

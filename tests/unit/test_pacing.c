@@ -172,10 +172,14 @@ test_friendly_learns_on_first_421(void **state)
 static void
 test_strikes_block(void **state)
 {
+	struct pacing_conf conf1 = conf;
 	struct pacing_pair p;
 	int64_t t = 100000;
 
 	(void)state;
+	/* a window shorter than the penalty: the penalty is the pair's */
+	conf1.window_ms = 500;
+#define conf conf1
 	pacing_pair_init(&p, &conf, "mx.b.test", "direct", NULL, 0);
 	assert_int_equal(pacing_slow_down(&p, &conf, "421 4.7.0", t), 0);
 	/* again within a penalty of the last one's end: strikes */
@@ -190,6 +194,21 @@ test_strikes_block(void **state)
 	pacing_slow_down(&p, &conf, "421", t);
 	pacing_slow_down(&p, &conf, "421", t + 10000);
 	assert_int_equal(p.strikes, 1);
+#undef conf
+}
+
+static void
+test_penalty_covers_window(void **state)
+{
+	struct pacing_pair p;
+
+	(void)state;
+	/* what went before the first "slow down" was not in the budget: no
+	 * sending until a whole window has passed */
+	pacing_pair_init(&p, &conf, "mx.w.test", "direct", NULL, 0);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 1000);
+	assert_false(pacing_may_send(&p, 1000 + 59999));
+	assert_true(pacing_may_send(&p, 1000 + 60000));
 }
 
 static void
@@ -226,6 +245,7 @@ main(void)
 		cmocka_unit_test(test_grows_then_halves),
 		cmocka_unit_test(test_friendly_learns_on_first_421),
 		cmocka_unit_test(test_strikes_block),
+		cmocka_unit_test(test_penalty_covers_window),
 		cmocka_unit_test(test_replies),
 	};
 
