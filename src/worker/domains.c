@@ -7,7 +7,9 @@
  * sessions running, its back-off after a deferral (doubling from 1 s to
  * 60 s), the recipients per transaction it takes and whether a session
  * may carry several transactions to it; which domain a session may go on
- * with. */
+ * with. A host by name also has its learned profile and its pacing pair
+ * (pacer.c): a pair in a penalty or paused starts and continues no
+ * session. */
 #include "util/khash.h"
 #include "util/log.h"
 #include "util/timeutil.h"

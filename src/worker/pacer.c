@@ -35,6 +35,8 @@ pacer_init(struct process *p)
 {
 	const struct conf *c = p->conf;
 	struct buf msg;
+	const char *m;
+	size_t lines = 0;
 
 	p->pconf.window_ms = conf_int(c, CONF_PACING_WINDOW_MS);
 	p->pconf.penalty_ms = conf_int(c, CONF_PACING_PENALTY_MS);
@@ -46,9 +48,12 @@ pacer_init(struct process *p)
 	if (pacing_defaults_load(&p->pdefaults, conf_str(c, CONF_LISTS_DIR),
 	    &msg) == -1)
 		log_error("event=pacing_defaults error=\"%s\"", buf_str(&msg));
-	else if (buf_str(&msg)[0] != '\0')
-		log_info("event=pacing_defaults warnings=%zu entries=%zu",
-		    (size_t)1, p->pdefaults.n);
+	else {
+		for (m = buf_str(&msg); *m != '\0'; m++)
+			lines += *m == '\n';
+		log_info("event=pacing_defaults entries=%zu warnings=%zu%s",
+		    p->pdefaults.n, lines, lines ? " (svcadm lists check)" : "");
+	}
 	buf_free(&msg);
 }
 
