@@ -149,10 +149,11 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "transactions (a later transaction carries what still fits; the "
 	    "first is never cut)" },
 	[CONF_PACING_WINDOW_MS] = { "pacing_window_ms", CONF_TYPE_INT,
-	    "60000", 1000, 3600000, 0,
+	    "60000", 1000, 60000, 0,
 	    "window of a paced (mail host, egress) budget: a rate of R a "
 	    "minute lets R * window / 60000 RCPTs into any window, on all "
-	    "worker hosts together; a paced rate grows once a window" },
+	    "worker hosts together; a paced rate grows once a window (at "
+	    "most the 60 s that rate_counts is kept for)" },
 	[CONF_PACING_PENALTY_MS] = { "pacing_penalty_ms", CONF_TYPE_INT,
 	    "300000", 100, 86400000, 0,
 	    "after a 421 / 4.7.x \"slow down\", nothing is sent to that host "
