@@ -5,6 +5,7 @@
  * processes keep the lists they loaded at start until they are restarted. */
 #include "admin/lists_update.h"
 #include "engine/lists.h"
+#include "engine/pacing_defaults.h"
 #include <errno.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ lists_update_script(void)
 enum lists_update_err
 lists_update_check(const char *dir, FILE *out, struct buf *err)
 {
+	struct pacing_defaults pd;
 	struct lists *l;
 	struct buf msg, sum;
 	const char *p, *nl;
@@ -55,6 +57,20 @@ lists_update_check(const char *dir, FILE *out, struct buf *err)
 	}
 	lists_summary(l, &sum);
 	fprintf(out, "lists: %s dir=%s\n", buf_str(&sum), dir);
+	/* the pacing defaults beside them (engine/pacing_defaults.h) */
+	memset(&pd, 0, sizeof(pd));
+	buf_reset(&msg);
+	if (pacing_defaults_load(&pd, dir, &msg) == -1)
+		fprintf(out, "warning: pacing defaults: %s", buf_str(&msg));
+	else {
+		for (p = buf_str(&msg); *p != '\0'; p = *nl ? nl + 1 : nl) {
+			if ((nl = strchr(p, '\n')) == NULL)
+				nl = p + strlen(p);
+			fprintf(out, "warning: %.*s\n", (int)(nl - p), p);
+		}
+		fprintf(out, "pacing defaults: %zu entries\n", pd.n);
+	}
+	pacing_defaults_free(&pd);
 	if (lists_count(l, LISTS_DISPOSABLE) == 0 ||
 	    lists_count(l, LISTS_FREE) == 0) {
 		buf_reset(err);

@@ -40,6 +40,18 @@ struct status_worker {
 	long long	 leased;	/* chunks it holds now */
 };
 
+/* Pacing pairs listed at most. */
+#define STATUS_PAIRS_MAX 100
+
+/* A (provider or mail host, egress) pair that nothing is sent to now. */
+struct status_pair {
+	char		 pair[256];
+	char		 egress[129];
+	char		 reason[201];
+	int		 paused;	/* 1 a block's pause, 0 a penalty */
+	long long	 left;		/* seconds */
+};
+
 /* The figures; an age is -1 when there is nothing to be old. */
 struct status_figures {
 	long long		 version;
@@ -53,6 +65,8 @@ struct status_figures {
 	long long		 events_undelivered, oldest_event_age;
 	long long		 deliveries_waiting, deliveries_due;
 	long long		 oldest_due_age;
+	size_t			 npairs;
+	struct status_pair	 pairs[STATUS_PAIRS_MAX];
 	/* the problems found: a message per failed check, "" when it
 	 * passed */
 	char			 problem[STATUS_CHECK__MAX][200];
@@ -220,6 +234,41 @@ status_outbox(struct db *db, struct status_figures *f)
 
 /* Fills f->problem from the figures and the limits; returns how many
  * checks failed. */
+/* Pairs paused (a block) or in a penalty ("slow down") now, the longest
+ * wait first. */
+static enum db_err
+status_pacing(struct db *db, struct status_figures *f)
+{
+	struct status_pair *sp;
+	struct db_res *r = NULL;
+	const char *s;
+	enum db_err e;
+
+	e = db_query(db, "SELECT pair, egress, reason, "
+	    "paused_until > UTC_TIMESTAMP(3), "
+	    "CEIL(GREATEST(COALESCE(TIMESTAMPDIFF(MICROSECOND, "
+	    "UTC_TIMESTAMP(3), paused_until), 0), COALESCE("
+	    "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), penalty_until), 0)) "
+	    "/ 1000000) AS left_s FROM pacing_pairs WHERE paused_until > "
+	    "UTC_TIMESTAMP(3) OR penalty_until > UTC_TIMESTAMP(3) "
+	    "ORDER BY left_s DESC LIMIT 100", DB_NOARGS, &r);
+	if (e != DB_OK)
+		return e;
+	while (f->npairs < STATUS_PAIRS_MAX && db_res_next(r) == 1) {
+		sp = &f->pairs[f->npairs++];
+		s = db_res_str(r, 0);
+		snprintf(sp->pair, sizeof(sp->pair), "%s", s ? s : "");
+		s = db_res_str(r, 1);
+		snprintf(sp->egress, sizeof(sp->egress), "%s", s ? s : "");
+		s = db_res_str(r, 2);
+		snprintf(sp->reason, sizeof(sp->reason), "%s", s ? s : "");
+		sp->paused = db_res_int(r, 3) != 0;
+		sp->left = db_res_int(r, 4);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
 static int
 status_judge(const struct conf *c, struct status_figures *f)
 {
@@ -280,7 +329,7 @@ static int
 status_print_json(const struct conf *c, const struct status_figures *f,
     int healthy, FILE *out)
 {
-	json_t *o, *jobs, *workers, *problems;
+	json_t *o, *jobs, *workers, *problems, *pacing;
 	size_t i;
 	int k, rc;
 
@@ -299,6 +348,13 @@ status_print_json(const struct conf *c, const struct status_figures *f,
 		    f->workers[i].version, "seen_seconds_ago",
 		    (json_int_t)f->workers[i].seen_ago, "chunks_leased",
 		    (json_int_t)f->workers[i].leased));
+	pacing = json_array();
+	for (i = 0; i < f->npairs; i++)
+		json_array_append_new(pacing, json_pack("{s:s, s:s, s:s, s:I, "
+		    "s:s}", "pair", f->pairs[i].pair, "egress",
+		    f->pairs[i].egress, "state", f->pairs[i].paused ? "paused" :
+		    "penalty", "seconds_left", (json_int_t)f->pairs[i].left,
+		    "reason", f->pairs[i].reason));
 	problems = json_array();
 	for (k = 0; k < STATUS_CHECK__MAX; k++)
 		if (f->problem[k][0] != '\0')
@@ -327,8 +383,11 @@ status_print_json(const struct conf *c, const struct status_figures *f,
 	    (json_int_t)conf_int(c, CONF_STATUS_MAX_QUEUE), "max_outbox_age",
 	    (json_int_t)conf_int(c, CONF_STATUS_MAX_OUTBOX_AGE), "problems",
 	    problems);
-	if (o == NULL)
+	if (o == NULL) {
+		json_decref(pacing);
 		return -1;
+	}
+	json_object_set_new(o, "pacing", pacing);
 	rc = json_dumpf(o, out, JSON_INDENT(2)) == 0 ? 0 : -1;
 	fputc('\n', out);
 	json_decref(o);
@@ -377,6 +436,11 @@ status_print_text(const struct conf *c, const struct status_figures *f,
 	    f->deliveries_waiting, f->deliveries_due);
 	status_print_age(out, "oldest undelivered event", f->oldest_event_age);
 	status_print_age(out, "oldest due delivery", f->oldest_due_age);
+	fprintf(out, "pacing: %zu pairs paused or slowed down\n", f->npairs);
+	for (i = 0; i < f->npairs; i++)
+		fprintf(out, "%s: %s from %s, %lld s left: %s\n",
+		    f->pairs[i].paused ? "paused" : "penalty", f->pairs[i].pair,
+		    f->pairs[i].egress, f->pairs[i].left, f->pairs[i].reason);
 	for (k = 0; k < STATUS_CHECK__MAX; k++)
 		if (f->problem[k][0] != '\0')
 			fprintf(out, "problem: %s: %s\n", status_check_names[k],
@@ -404,7 +468,8 @@ status_run(struct db *db, const struct conf *c, int json, FILE *out,
 	    (e = status_jobs(db, &f)) != DB_OK ||
 	    (e = status_chunks(db, &f)) != DB_OK ||
 	    (e = status_workers(db, conf_int(c, CONF_STATUS_WORKER_WINDOW),
-	    &f)) != DB_OK || (e = status_outbox(db, &f)) != DB_OK)) {
+	    &f)) != DB_OK || (e = status_outbox(db, &f)) != DB_OK ||
+	    (e = status_pacing(db, &f)) != DB_OK)) {
 		buf_puts(err, db_error(db)[0] != '\0' ? db_error(db) :
 		    "out of memory");
 		goto out;

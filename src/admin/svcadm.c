@@ -11,6 +11,8 @@
 #include "core/auth.h"
 #include "core/authcache.h"
 #include "engine/complainers.h"
+#include "engine/mxprofile.h"
+#include "engine/pacing_defaults.h"
 #include "core/db.h"
 #include "core/keys.h"
 #include "core/ledger.h"
@@ -53,6 +55,7 @@ svcadm_usage(void)
 	    "  complainers import FILE|- [--source NAME]\n"
 	    "  suppressions import --account ID FILE|-\n"
 	    "  suppressions list --account ID\n"
+	    "  mx show HOST    (what the workers learned of a mail host)\n"
 	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
 	    "  lists check     (load lists_dir and print the counts)\n"
 	    "  status [--json] [--min-workers N] [--worker-window S]\n"
@@ -573,6 +576,66 @@ svcadm_cmd_status(int argc, char **argv)
 	return rc;
 }
 
+/* "mx show HOST": the host's learned profile and its pacing pairs; 1 when
+ * nothing is known of it. */
+static int
+svcadm_cmd_mx(int argc, char **argv)
+{
+	const struct pacing_default *pd;
+	struct pacing_defaults defs;
+	struct mxprofile prof;
+	struct db_res *r = NULL;
+	struct buf err, out;
+	struct db *db = NULL;
+	int found = 0;
+
+	if (argc != 2 || strcmp(argv[0], "show") != 0)
+		svcadm_usage();
+	buf_init(&err, 1024);
+	if (db_open(&conf, 1, &db, &err) != DB_OK)
+		svcadm_die("%s", buf_str(&err));
+	if (mxprofile_get(db, argv[1], &prof, &found) != DB_OK)
+		svcadm_die("mx show: %s", db_error(db));
+	buf_init(&out, 64 * 1024);
+	if (found)
+		mxprofile_print(&prof, &out);
+	else
+		buf_printf(&out, "host %s: nothing learned yet\n", prof.host);
+	/* its pair: the shipped default's pattern that matches it, or the
+	 * host itself */
+	memset(&defs, 0, sizeof(defs));
+	(void)pacing_defaults_load(&defs, conf_str(&conf, CONF_LISTS_DIR),
+	    NULL);
+	pd = pacing_defaults_match(&defs, prof.provider, prof.host);
+	if (pd != NULL)
+		buf_printf(&out, "%-18s %s (starts at %ld/min, penalty %ld s)\n",
+		    "pacing_default", pd->pattern, pd->start_rate, pd->penalty_s);
+	if (db_query(db, "SELECT pair, egress, base_rate, "
+	    "COALESCE(learned_rate, 0), strikes, "
+	    "COALESCE(CAST(paused_until AS CHAR), '-'), "
+	    "COALESCE(CAST(penalty_until AS CHAR), '-'), COALESCE(reason, '') "
+	    "FROM pacing_pairs WHERE pair IN (?, ?) ORDER BY pair, egress",
+	    DB_ARGS(DBP_STR(prof.host), DBP_STR(pd ? pd->pattern : prof.host)),
+	    &r) != DB_OK)
+		svcadm_die("mx show: %s", db_error(db));
+	while (db_res_next(r) == 1) {
+		found = 1;
+		buf_printf(&out, "pacing %s from %s: base_rate %lld/min, "
+		    "learned_rate %lld/min, strikes %lld, penalty_until %s, "
+		    "paused_until %s, reason %s\n", db_res_str(r, 0),
+		    db_res_str(r, 1), db_res_int(r, 2), db_res_int(r, 3),
+		    db_res_int(r, 4), db_res_str(r, 6), db_res_str(r, 5),
+		    db_res_str(r, 7)[0] ? db_res_str(r, 7) : "-");
+	}
+	db_res_free(r);
+	fputs(buf_str(&out), stdout);
+	pacing_defaults_free(&defs);
+	buf_free(&out);
+	buf_free(&err);
+	db_close(db);
+	return found ? 0 : 1;
+}
+
 /* "doctor": 0 when every check passed or was skipped, 1 otherwise. */
 static int
 svcadm_cmd_doctor(int argc, char **argv)
@@ -626,6 +689,8 @@ main(int argc, char **argv)
 		return svcadm_cmd_complainers(argc, argv + i + 1);
 	if (strcmp(argv[i], "suppressions") == 0)
 		return svcadm_cmd_suppressions(argc, argv + i + 1);
+	if (strcmp(argv[i], "mx") == 0)
+		return svcadm_cmd_mx(argc, argv + i + 1);
 	if (strcmp(argv[i], "doctor") == 0)
 		return svcadm_cmd_doctor(argc, argv + i + 1);
 	if (strcmp(argv[i], "status") == 0)

@@ -86,6 +86,16 @@ verify_batch_item_conclude(struct verify_engine *e, struct db *db,
 	return rc;
 }
 
+enum verify_err
+verify_batch_item_conclude_info(struct verify_engine *e, struct db *db,
+    struct verify_batch *b, struct verify_item *it,
+    const struct smtp_session_info *si)
+{
+	it->r.web_presence = b->web_presence;
+	return verify_conclude(e, db, &it->r, &it->a, si, NULL,
+	    verify_batch_accept_all(b));
+}
+
 /* ---------------------------------------------------------------- MX */
 
 static json_t *

@@ -62,6 +62,12 @@ enum verify_err verify_batch_item_conclude(struct verify_engine *, struct db *,
 	    struct verify_batch *, struct verify_item *,
 	    const struct smtp_session *s, size_t rcpt);
 
+/* Its conclusion without a session of its own, from what si says (an
+ * outcome and the reply behind it: a pair paused by pacing). */
+enum verify_err verify_batch_item_conclude_info(struct verify_engine *,
+	    struct db *, struct verify_batch *, struct verify_item *,
+	    const struct smtp_session_info *si);
+
 void	 verify_batch_init(struct verify_batch *, const char *ascii_domain);
 void	 verify_batch_free(struct verify_batch *);
 /* The MX answer from the DNS cache: 1 (resolved, facts read), or 0. */

@@ -165,6 +165,34 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "recipients one SMTP session of a job sends at most over its "
 	    "transactions (a later transaction carries what still fits; the "
 	    "first is never cut)" },
+	[CONF_PACING_WINDOW_MS] = { "pacing_window_ms", CONF_TYPE_INT,
+	    "60000", 1000, 60000, 0,
+	    "window of a paced (mail host, egress) budget: a rate of R a "
+	    "minute lets R * window / 60000 RCPTs into any window, on all "
+	    "worker hosts together; a paced rate grows once a window (at "
+	    "most the 60 s that rate_counts is kept for)" },
+	[CONF_PACING_PENALTY_MS] = { "pacing_penalty_ms", CONF_TYPE_INT,
+	    "300000", 100, 86400000, 0,
+	    "after a 421 / 4.7.x \"slow down\", nothing is sent to that host "
+	    "from that egress for this long (pacing_defaults.txt may set a "
+	    "provider's own)" },
+	[CONF_PACING_PAUSE_MS] = { "pacing_pause_ms", CONF_TYPE_INT,
+	    "3600000", 1000, 604800000, 0,
+	    "a (mail host, egress) pair that blocked us (5.7.x naming our "
+	    "client or a DNSBL, or pacing_block_strikes \"slow down\"s in a "
+	    "row) is paused this long" },
+	[CONF_PACING_PATIENCE_MS] = { "pacing_patience_ms", CONF_TYPE_INT,
+	    "900000", 0, 604800000, 0,
+	    "addresses wait this long at most for a paused pair; longer, they "
+	    "end unknown / smtp_blocked (refunded as unknown)" },
+	[CONF_PACING_MAX_RATE] = { "pacing_max_rate", CONF_TYPE_INT, "0", 0,
+	    100000000, 0,
+	    "ceiling of every paced pair's rate, RCPTs a minute (0: none; "
+	    "shipped rates are starts, not ceilings)" },
+	[CONF_PACING_BLOCK_STRIKES] = { "pacing_block_strikes", CONF_TYPE_INT,
+	    "3", 0, 100, 0,
+	    "\"slow down\"s in a row (each within a penalty of the last one's "
+	    "end) that count as a block (0: never)" },
 	[CONF_WORKER_GREYLIST_DELAY] = { "worker_greylist_delay",
 	    CONF_TYPE_INT, "300", 1, 86400, 0,
 	    "seconds before a greylisted address of a job is tried again" },

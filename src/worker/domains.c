@@ -7,7 +7,9 @@
  * sessions running, its back-off after a deferral (doubling from 1 s to
  * 60 s), the recipients per transaction it takes and whether a session
  * may carry several transactions to it; which domain a session may go on
- * with. */
+ * with. A host by name also has its learned profile and its pacing pair
+ * (pacer.c): a pair in a penalty or paused starts and continues no
+ * session. */
 #include "util/khash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -69,6 +71,12 @@ domains_host(struct process *p, const char *name)
 		return NULL;
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	h->rcpt_limit = SMTP_RCPT_MAX;
+	mxprofile_init(&h->prof, name);
+	if (name[0] != '[') {
+		/* by name: its profile and its pacing pair */
+		pacer_host_new(p, h);
+		h->pair = pacer_pair(p, h->name, NULL);
+	}
 	h->next = p->hosts;
 	p->hosts = h;
 	return h;
@@ -105,6 +113,7 @@ domains_sweep(struct process *p, int64_t now)
 			continue;
 		}
 		*hp = h->next;
+		pacer_unref(h->pair);
 		free(h);
 	}
 }
@@ -246,7 +255,8 @@ domains_may_start(const struct process *p, const struct process_domain *d,
 
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
 		if (d->host[t] && (d->host[t]->active >= p->domain_concurrency ||
-		    now < d->host[t]->backoff_until))
+		    now < d->host[t]->backoff_until ||
+		    !pacer_may_send(d->host[t]->pair, now)))
 			return 0;
 	return 1;
 }
@@ -302,7 +312,8 @@ domains_may_follow(const struct process *p, struct process_host *const *held,
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
 		if ((h = d->host[t]) == NULL)
 			continue;
-		if (h->no_reuse || now < h->backoff_until || (h != held[t] &&
+		if (h->no_reuse || now < h->backoff_until ||
+		    !pacer_may_send(h->pair, now) || (h != held[t] &&
 		    h->active >= p->domain_concurrency))
 			return 0;
 	}
@@ -347,10 +358,22 @@ domains_rcpt_limit(const struct process *p, const struct process_domain *d)
 	size_t limit = (size_t)p->rcpts;
 	int t;
 
-	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
 		if (d->host[t] && (size_t)d->host[t]->rcpt_limit < limit)
 			limit = (size_t)d->host[t]->rcpt_limit;
+		if (d->host[t] && d->host[t]->session_limit > 0 &&
+		    (size_t)d->host[t]->session_limit < limit)
+			limit = (size_t)d->host[t]->session_limit;
+	}
 	return limit;
+}
+
+int
+domains_too_many(const struct smtp_rcpt_result *rr)
+{
+	return rr->code == 452 && (strcmp(rr->enhanced, "4.5.3") == 0 ||
+	    (rr->text != NULL && strcasestr(rr->text, "too many recipients")
+	    != NULL));
 }
 
 int

@@ -72,6 +72,7 @@ process_new(const struct conf *c, struct buf *err)
 		process_free(p);
 		return NULL;
 	}
+	pacer_init(p);
 	log_info("event=worker_ready owner=%s concurrency=%d "
 	    "domain_concurrency=%d rcpts_per_session=%d "
 	    "transactions_per_session=%d session_rcpt_limit=%zu chunks=%zu",
@@ -90,8 +91,10 @@ process_free(struct process *p)
 	/* Hosts still in back-off outlive every sweep: free them here. */
 	while ((h = p->hosts) != NULL) {
 		p->hosts = h->next;
+		pacer_unref(h->pair);
 		free(h);
 	}
+	pacer_free(p);
 	verify_engine_free(p->engine);
 	free(p->sessions);
 	free(p->pfd);
@@ -264,6 +267,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		if (p->db_failed)
 			break;
 		domains_sweep(p, now);
+		pacer_sync(p, now);
 		if (heartbeat_beat(db) == -1) {
 			p->db_failed = 1;
 			break;

@@ -8,6 +8,8 @@
  * step; these files decide what runs when. */
 #ifndef SVC_WORKER_SCHED_H
 #define SVC_WORKER_SCHED_H
+#include "engine/mxprofile.h"
+#include "engine/pacing.h"
 #include "engine/verify_batch.h"
 #include "jobs/jobqueue.h"
 #include "util/conf.h"
@@ -50,6 +52,10 @@ struct process_host {
 	int64_t			 backoff_until;
 	int			 backoff_ms;
 	int			 rcpt_limit;	/* learned from early 421s */
+	int			 session_limit;	/* RCPTs a session takes (452
+						 * 4.5.3, the profile), 0: any */
+	struct mxprofile	 prof;		/* by name: what is known */
+	struct pacer_pair	*pair;		/* by name: its pacing pair */
 	int			 no_reuse;	/* a later transaction of a
 						 * session failed: one each */
 	struct process_host	*next;
@@ -66,6 +72,7 @@ struct process_addr {
 };
 
 struct process_parked;
+struct pacer_pair;
 
 /* A domain of the chunks held: the engine's batch, and its queue. */
 struct process_domain {
@@ -147,6 +154,10 @@ struct process {
 	unsigned		 rr;		/* first hash bucket scheduled */
 	int			 db_failed;
 	int64_t			 dns_deadline;	/* process_set_deadline */
+	struct pacing_conf	 pconf;		/* pacer.c */
+	struct pacing_defaults	 pdefaults;
+	struct pacer_pair	*pairs;
+	int64_t			 pacer_synced;
 };
 
 /* chunks.c */
@@ -198,6 +209,29 @@ void	 domains_no_reuse(struct process_host *const *held,
 /* Did the host defer the whole session (4xx greeting, HELO or MAIL, 421)? */
 int	 domains_deferred(const struct smtp_session_info *);
 void	 domains_sweep(struct process *, int64_t now);
+/* A 452 4.5.3 "too many recipients" (a per-session limit, not the
+ * mailbox's answer). */
+int	 domains_too_many(const struct smtp_rcpt_result *);
+
+/* pacer.c */
+void	 pacer_init(struct process *);
+void	 pacer_free(struct process *);
+struct pacer_pair *pacer_pair(struct process *, const char *mx_host,
+	    const char *provider);
+void	 pacer_unref(struct pacer_pair *);
+void	 pacer_sync(struct process *, int64_t now);
+int	 pacer_may_send(const struct pacer_pair *, int64_t now);
+int	 pacer_past_patience(const struct process *, const struct pacer_pair *,
+	    int64_t now);
+const char *pacer_reason(const struct pacer_pair *);
+size_t	 pacer_allow(struct process *, struct pacer_pair *, size_t want,
+	    int64_t now);
+void	 pacer_learn(struct process *, struct process_domain *,
+	    const struct smtp_session *, size_t total, size_t answered,
+	    size_t before, int failed, int64_t now);
+void	 pacer_greylist_passed(struct process *, struct process_domain *,
+	    int attempts);
+void	 pacer_host_new(struct process *, struct process_host *);
 
 /* sessions.c */
 void	 sessions_schedule(struct process *, int64_t now);

@@ -39,13 +39,20 @@ static void sessions_unpark(struct process *, struct process_domain *);
  * that no session carries any more are concluded. */
 static size_t
 sessions_take(struct process *p, struct process_tx *tx,
-    struct process_domain *d, size_t limit)
+    struct process_domain *d, size_t limit, int64_t now)
 {
 	struct process_addr *pa;
 
 	memset(tx, 0, sizeof(*tx));
 	if (limit > SMTP_RCPT_MAX - 1)
 		limit = SMTP_RCPT_MAX - 1;	/* room for the probe */
+	if (limit > d->queued)
+		limit = d->queued;
+	/* a paced pair's budget (nothing asked of a pair not paced) */
+	if (limit > 0 && d->host[PROCESS_BY_NAME] != NULL &&
+	    (limit = pacer_allow(p, d->host[PROCESS_BY_NAME]->pair, limit,
+	    now)) == 0)
+		return 0;
 	if ((tx->addrs = calloc(limit + 1, sizeof(*tx->addrs))) == NULL)
 		return 0;
 	while (tx->n < limit && (pa = domains_dequeue(d)) != NULL) {
@@ -88,12 +95,12 @@ sessions_unreachable(struct process *p, struct process_tx *tx)
 /* Starts one session for the domain's queue; 1 if one started. Its first
  * transaction is taken now and given when the session is READY. */
 static int
-sessions_start(struct process *p, struct process_domain *d)
+sessions_start(struct process *p, struct process_domain *d, int64_t now)
 {
 	struct process_session *ss = &p->sessions[p->nsessions];
 
 	memset(ss, 0, sizeof(*ss));
-	if (sessions_take(p, &ss->tx, d, domains_rcpt_limit(p, d)) == 0)
+	if (sessions_take(p, &ss->tx, d, domains_rcpt_limit(p, d), now) == 0)
 		return 0;
 	if ((ss->s = verify_batch_open(p->engine, &d->b)) == NULL) {
 		sessions_unreachable(p, &ss->tx);
@@ -105,6 +112,41 @@ sessions_start(struct process *p, struct process_domain *d)
 	    d->b.domain, d->host[PROCESS_BY_NAME] ?
 	    d->host[PROCESS_BY_NAME]->name : "-", ss->tx.n);
 	return 1;
+}
+
+/* The domain's pair is paused for longer than its addresses may wait:
+ * they end as the block that paused it says (unknown / smtp_blocked). */
+static void
+sessions_give_up(struct process *p, struct process_domain *d)
+{
+	const char *why = pacer_reason(d->host[PROCESS_BY_NAME]->pair);
+	struct smtp_session_info si;
+	struct process_addr *pa;
+	char text[PACING_REASON_MAX];
+	size_t n = 0;
+
+	memset(&si, 0, sizeof(si));
+	si.outcome = SMTP_OUTCOME_BLOCKED;
+	si.host = d->host[PROCESS_BY_NAME]->name;
+	snprintf(text, sizeof(text), "paused by pacing: %s", why);
+	si.text = text;
+	si.error = "paused by pacing";
+	while ((pa = domains_dequeue(d)) != NULL) {
+		if (pa->chunk->gone) {
+			chunks_abandon(pa);
+			continue;
+		}
+		if (verify_batch_item_conclude_info(p->engine, p->db, &d->b,
+		    &pa->it, &si) != VERIFY_OK) {
+			chunks_abandon(pa);
+			continue;
+		}
+		chunks_result(p, pa, 0);
+		free(pa);
+		n++;
+	}
+	log_info("event=pacing_gave_up domain=%s host=%s addresses=%zu "
+	    "reason=\"%s\"", d->b.domain, si.host, n, why);
 }
 
 /* Starts sessions while there are free slots and addresses that may go;
@@ -125,10 +167,17 @@ sessions_schedule(struct process *p, int64_t now)
 			for (d = p->hash[b]; d != NULL; d = d->hnext) {
 				if ((int)p->nsessions >= p->concurrency)
 					return;
-				if (!d->b.resolved || d->queued == 0 ||
-				    !domains_may_start(p, d, now))
+				if (!d->b.resolved || d->queued == 0)
 					continue;
-				if (sessions_start(p, d))
+				if (d->host[PROCESS_BY_NAME] != NULL &&
+				    pacer_past_patience(p,
+				    d->host[PROCESS_BY_NAME]->pair, now)) {
+					sessions_give_up(p, d);
+					continue;
+				}
+				if (!domains_may_start(p, d, now))
+					continue;
+				if (sessions_start(p, d, now))
 					started = 1;
 			}
 		}
@@ -162,6 +211,15 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 			domains_enqueue(d, pa, 1);	/* keeps the order */
 			continue;
 		}
+		/* more RCPTs than the host takes in a session: again, in a
+		 * session of its own size */
+		if (rr != NULL && domains_too_many(rr) &&
+		    ++pa->tries < SESSIONS_DEFER_TRIES) {
+			domains_enqueue(d, pa, 1);
+			continue;
+		}
+		if (rr != NULL && pa->attempts > 0 && rr->code / 100 == 2)
+			pacer_greylist_passed(p, d, pa->attempts);
 		if (verify_batch_item_conclude(p->engine, p->db, &d->b, &pa->it,
 		    tx->s, base + i) != VERIFY_OK) {
 			chunks_abandon(pa);
@@ -223,8 +281,11 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 		domains_no_reuse(ss->host, si);
 	else
 		domains_learn(d, si, answered, now);
-	if (tx->probe) {
+	if (tx->probe)
 		verify_batch_probe_done(p->db, &d->b, tx->s);
+	pacer_learn(p, d, tx->s, total, answered, ss->rcpts >= total ?
+	    ss->rcpts - total : 0, tx->failed, now);
+	if (tx->probe) {
 		sessions_conclude(p, tx);
 		if (!tx->failed || d->b.probe != VERIFY_PROBE_UNKNOWN ||
 		    d->queued == 0)
@@ -277,14 +338,25 @@ sessions_follow(const struct process *p, const struct process_session *ss,
 static size_t
 sessions_room(const struct process *p, const struct process_session *ss)
 {
+	size_t room, lim;
 	int t;
 
 	if (ss->ntx >= p->transactions || ss->rcpts + 2 > p->session_rcpts)
 		return 0;
-	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
-		if (ss->host[t] != NULL && ss->host[t]->no_reuse)
+	room = p->session_rcpts - ss->rcpts - 1;
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
+		if (ss->host[t] == NULL)
+			continue;
+		if (ss->host[t]->no_reuse)
 			return 0;
-	return p->session_rcpts - ss->rcpts - 1;
+		/* a host that takes so many RCPTs a session (452 4.5.3) */
+		lim = (size_t)ss->host[t]->session_limit;
+		if (lim > 0 && ss->rcpts >= lim)
+			return 0;
+		if (lim > 0 && lim - ss->rcpts < room)
+			room = lim - ss->rcpts;
+	}
+	return room;
 }
 
 /* Gives the session the transaction it took (ss->tx); QUIT goes with it
@@ -359,7 +431,7 @@ sessions_ready(struct process *p, struct process_session *ss, int64_t now)
 	domains_follow(ss->host, d);
 	if (room > domains_rcpt_limit(p, d))
 		room = domains_rcpt_limit(p, d);
-	if (sessions_take(p, &ss->tx, d, room) == 0) {
+	if (sessions_take(p, &ss->tx, d, room, now) == 0) {
 		smtp_session_quit(ss->s, now);
 		return;
 	}

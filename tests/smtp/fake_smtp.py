@@ -39,6 +39,23 @@ the session log):
                                    until hold is set back to 0 (a test that must
                                    know a session is still going, without a
                                    delay long enough by guess)
+  rcpt_max=N                       RCPTs one session may send (0: any); the
+                                   next get "452 4.5.3 Too many recipients"
+                                   (Outlook.com takes one)
+Rate limit per client source address (a provider's, for tests of pacing):
+  rate_limit=N                     RCPTs one source address may send in any
+                                   rate_window_ms (0: no limit); the next one
+                                   gets "421 4.7.28 ... rate limited" and the
+                                   connection is closed, and the address is in
+                                   a penalty for rate_penalty_ms
+  rate_window_ms=N                 (default 1000)
+  rate_penalty_ms=N                (default 1000)
+  block_after=N                    a client that comes back (connects, or
+                                   sends MAIL or RCPT) during its penalty
+                                   gets a strike (421 4.7.28, closed); at N
+                                   strikes (0: never) it is blocked: every
+                                   greeting is "554 5.7.1 ... Client host
+                                   [ADDRESS] blocked using zen.spamhaus.org"
 Per-recipient verdicts by local part (a keyword, then digits or nothing:
 "user", "user12"; not "userx", so that a verifier's random catch-all probe
 never falls on a keyword by chance):
@@ -67,6 +84,11 @@ Control commands (one line each, answered with one line):
                 "sessions=N max_mail=M max_rcpt=R rset=K quit=Q": the most
                 MAIL and RCPT commands one session sent, RSETs and QUITs
                 in all
+  rate          the rate limit's counters over every source address since
+                the start or the last reset: "rcpts=N refused=R strikes=S
+                blocked=B too_many=T": RCPTs counted, 421s for the rate,
+                strikes (came back during a penalty), clients blocked,
+                452 4.5.3 answers
 """
 import os
 import re
@@ -83,7 +105,8 @@ DEFAULTS = {
     "pipelining": "1", "starttls": "off", "mail": "ok", "catchall": "0",
     "delay_ms": "0", "flight_delay_ms": "0", "split": "0",
     "mail_limit": "0", "rset": "ok", "catchall_domains": "",
-    "hold": "0",
+    "hold": "0", "rcpt_max": "0", "rate_limit": "0",
+    "rate_window_ms": "1000", "rate_penalty_ms": "1000", "block_after": "0",
 }
 
 lock = threading.Lock()
@@ -94,6 +117,52 @@ greylist = set()
 sessions = []           # one dict per connection, in accept order
 concurrent = {"now": 0, "max": 0}   # connections open at once
 tls_context = None
+clients = {}            # source address -> rate-limit state (under lock)
+rate_counts = {"rcpts": 0, "refused": 0, "strikes": 0, "blocked": 0,
+               "too_many": 0}
+
+
+def client_state(addr):
+    """The rate-limit state of a source address (lock held)."""
+    c = clients.get(addr)
+    if c is None:
+        c = {"times": [], "penalty_until": 0.0, "strikes": 0,
+             "blocked": False}
+        clients[addr] = c
+    return c
+
+
+def rate_gate(addr, what):
+    """Before a greeting ("connect"), MAIL or RCPT of a client: None to go
+    on, or (code, text) of the reply that refuses it (then the connection
+    is closed). An RCPT within the limit is counted."""
+    with lock:
+        if int(conf["rate_limit"] or 0) <= 0:
+            return None
+        c = client_state(addr)
+        now = time.monotonic()
+        if c["blocked"]:
+            return (554, "5.7.1 Service unavailable; Client host [%s] blocked using zen.spamhaus.org" % addr)
+        if now < c["penalty_until"]:
+            c["strikes"] += 1
+            rate_counts["strikes"] += 1
+            after = int(conf["block_after"] or 0)
+            if after > 0 and c["strikes"] >= after:
+                c["blocked"] = True
+                rate_counts["blocked"] += 1
+                return (554, "5.7.1 Service unavailable; Client host [%s] blocked using zen.spamhaus.org" % addr)
+            return (421, "4.7.28 [%s] Our system has detected an unusual rate of unsolicited mail, rate limited; try again later" % addr)
+        if what != "rcpt":
+            return None
+        window = int(conf["rate_window_ms"] or 1000) / 1000.0
+        c["times"] = [t for t in c["times"] if t > now - window]
+        if len(c["times"]) >= int(conf["rate_limit"]):
+            c["penalty_until"] = now + int(conf["rate_penalty_ms"] or 1000) / 1000.0
+            rate_counts["refused"] += 1
+            return (421, "4.7.28 [%s] Our system has detected an unusual rate of unsolicited mail, rate limited; try again later" % addr)
+        c["times"].append(now)
+        rate_counts["rcpts"] += 1
+        return None
 stop_event = threading.Event()
 
 
@@ -117,6 +186,11 @@ class Session:
     def __init__(self, sock, log):
         self.sock = sock
         self.log = log
+        try:
+            self.peer = sock.getpeername()[0]
+        except OSError:
+            self.peer = "?"
+        self.rcpts = 0
         self.tls = False
         self.mail = False
         self.mails = 0
@@ -153,6 +227,10 @@ class Session:
         return out
 
     def greeting(self):
+        refused = rate_gate(self.peer, "connect")
+        if refused:
+            self.send(self.reply(refused[0], [refused[1]]))
+            raise Closed()
         b = setting("banner")
         if b == "silent":
             self.wait_close()
@@ -258,6 +336,17 @@ class Session:
             if st in ("broken", "broken_required"):
                 return self.reply(220, ["2.0.0 Ready to start TLS"]), "broken_tls"
             return self.reply(220, ["2.0.0 Ready to start TLS"]), "starttls"
+        if verb in ("MAIL", "RCPT") and (verb == "MAIL" or self.mail):
+            refused = rate_gate(self.peer, verb.lower())
+            if refused:
+                return self.reply(refused[0], [refused[1]]), "close"
+        if verb == "RCPT" and self.mail:
+            self.rcpts += 1
+            rmax = int_setting("rcpt_max")
+            if rmax > 0 and self.rcpts > rmax:
+                with lock:
+                    rate_counts["too_many"] += 1
+                return self.reply(452, ["4.5.3 Too many recipients (AS780090)"]), None
         if verb == "MAIL":
             if setting("starttls") in ("required", "broken_required") and not self.tls:
                 return self.reply(530, ["5.7.0 Must issue a STARTTLS command first"]), None
@@ -426,6 +515,9 @@ class Control(socketserver.StreamRequestHandler):
                     conf.update(DEFAULTS)
                     released.notify_all()
                     greylist.clear()
+                    clients.clear()
+                    for k in rate_counts:
+                        rate_counts[k] = 0
                     del sessions[:]
                     concurrent["max"] = concurrent["now"]
                 self.answer("ok")
@@ -450,6 +542,12 @@ class Control(socketserver.StreamRequestHandler):
                         len(c), max([x["MAIL"] for x in c] or [0]),
                         max([x["RCPT"] for x in c] or [0]),
                         sum(x["RSET"] for x in c), sum(x["QUIT"] for x in c)))
+            elif cmd == "rate":
+                with lock:
+                    self.answer("rcpts=%d refused=%d strikes=%d blocked=%d too_many=%d" % (
+                        rate_counts["rcpts"], rate_counts["refused"],
+                        rate_counts["strikes"], rate_counts["blocked"],
+                        rate_counts["too_many"]))
             elif cmd == "held":
                 with lock:
                     self.answer("held=%d" % held["now"])

@@ -1,0 +1,42 @@
+/* mxprofile.h: what svc-worker learned about a mail host (issue 24 item
+ * 3), kept in MariaDB (mx_profiles, sql/020) and shared by every worker
+ * host: the RCPTs one session may carry (452 4.5.3: Outlook.com takes
+ * one), whether it accepted the catch-all probe, the greylisting delay
+ * that got through, STARTTLS, the rate at which it first said "slow down"
+ * (421 / 4.7.x) and the last block it gave. A worker reads a host's
+ * profile when it first meets the host and writes only what changed. */
+#ifndef SVC_MXPROFILE_H
+#define SVC_MXPROFILE_H
+#include "core/db.h"
+#include "engine/dns.h"
+
+#define MXPROFILE_TEXT_MAX	256
+#define MXPROFILE_TIME_MAX	32	/* "2026-11-28 09:42:11.123" */
+#define MXPROFILE_PROVIDER_MAX	64
+
+/* Numbers -1 (or "" strings) are not known; in a note, not changed. */
+struct mxprofile {
+	char	 host[DNS_NAME_MAX + 1];	/* lower case */
+	char	 provider[MXPROFILE_PROVIDER_MAX];
+	int	 rcpts_per_session;
+	int	 accept_all;
+	int	 greylist_delay_s;
+	int	 starttls;
+	int	 rate_421;		/* RCPTs a minute from one egress */
+	char	 rate_421_at[MXPROFILE_TIME_MAX];
+	char	 last_block_at[MXPROFILE_TIME_MAX];
+	char	 last_block[MXPROFILE_TEXT_MAX];	/* the reply, cleaned */
+	char	 updated_at[MXPROFILE_TIME_MAX];
+};
+
+/* Nothing known of host (lower-cased, truncated to DNS_NAME_MAX). */
+void	 mxprofile_init(struct mxprofile *, const char *host);
+/* The stored profile of host (*found 0: none, p as mxprofile_init). */
+enum db_err mxprofile_get(struct db *, const char *host, struct mxprofile *,
+	    int *found);
+/* Stores what note knows (the rest of the row is kept; rate_421 and
+ * last_block get their time from the database's clock). */
+enum db_err mxprofile_note(struct db *, const struct mxprofile *note);
+/* "host=... rcpts_per_session=1 ..." lines for svcadm mx show, into out. */
+void	 mxprofile_print(const struct mxprofile *, struct buf *out);
+#endif

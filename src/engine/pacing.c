@@ -1,0 +1,307 @@
+/* pacing.c: the AIMD state of a (provider or mail host, egress) pair and
+ * its statements (pacing.h has the design). The rate is computed, not
+ * stored: from the row's start rate (doubling every window until the
+ * first "slow down"), or from its base (creeping up by a quarter a window)
+ * under three quarters of the learned rate. Times in the struct are the
+ * local monotonic clock; in MariaDB, the database's clock, turned into
+ * offsets from "now" when read so that hosts' clocks never meet. */
+#include "engine/pacing.h"
+#include "util/strparse.h"
+#include <stdio.h>
+#include <string.h>
+
+#define PACING_GROWTH_WINDOWS	20	/* doublings before growth stops */
+
+void
+pacing_pair_init(struct pacing_pair *pp, const struct pacing_conf *c,
+    const char *key, const char *egress, const struct pacing_default *d,
+    int64_t now)
+{
+	memset(pp, 0, sizeof(*pp));
+	strparse_copy(pp->key, sizeof(pp->key), key);
+	strparse_copy(pp->egress, sizeof(pp->egress), egress);
+	pp->penalty_ms = c->penalty_ms;
+	pp->since = now;
+	if (d != NULL) {
+		pp->paced = 1;
+		pp->start_rate = pp->base_rate = d->start_rate;
+		pp->penalty_ms = d->penalty_s * 1000;
+	}
+}
+
+long
+pacing_rate(const struct pacing_pair *pp, const struct pacing_conf *c,
+    int64_t now)
+{
+	long rate, top, w = c->window_ms > 0 ? c->window_ms : 60000;
+	int64_t n = now > pp->since ? (now - pp->since) / w : 0;
+
+	if (!pp->paced)
+		return 0;
+	if (pp->learned_rate <= 0) {
+		/* grow quickly until the first "slow down" */
+		rate = pp->base_rate > 0 ? pp->base_rate : 1;
+		if (n > PACING_GROWTH_WINDOWS)
+			n = PACING_GROWTH_WINDOWS;
+		while (n-- > 0 && rate < PACING_RATE_MAX * 100)
+			rate *= 2;
+	} else {
+		/* just under the rate it said "slow down" at */
+		top = pp->learned_rate * 3 / 4;
+		if (top < 1)
+			top = 1;
+		rate = pp->base_rate + (long)(n * (pp->base_rate / 4 + 1));
+		if (rate > top)
+			rate = top;
+	}
+	if (c->max_rate > 0 && rate > c->max_rate)
+		rate = c->max_rate;
+	return rate > 0 ? rate : 1;
+}
+
+long
+pacing_window_limit(const struct pacing_pair *pp, const struct pacing_conf *c,
+    int64_t now)
+{
+	long rate = pacing_rate(pp, c, now), limit;
+
+	if (rate == 0)
+		return 0;
+	limit = (long)((int64_t)rate * c->window_ms / 60000);
+	return limit > 0 ? limit : 1;
+}
+
+int
+pacing_may_send(const struct pacing_pair *pp, int64_t now)
+{
+	return now >= pp->penalty_until && now >= pp->paused_until;
+}
+
+int
+pacing_past_patience(const struct pacing_pair *pp, const struct pacing_conf *c,
+    int64_t now)
+{
+	return pp->paused_until > now && pp->paused_until - now > c->patience_ms;
+}
+
+void
+pacing_tally_add(struct pacing_pair *pp, long n, int64_t now)
+{
+	int64_t sec = now / 1000;
+	size_t i = (size_t)(sec % PACING_TALLY);
+
+	if (pp->tally_sec[i] != sec) {
+		pp->tally_sec[i] = sec;
+		pp->tally[i] = 0;
+	}
+	pp->tally[i] += n;
+}
+
+long
+pacing_tally_rate(const struct pacing_pair *pp, const struct pacing_conf *c,
+    int64_t now)
+{
+	int64_t sec = now / 1000, secs = (c->window_ms + 999) / 1000;
+	long sum = 0;
+	size_t i;
+
+	if (secs > PACING_TALLY - 1)
+		secs = PACING_TALLY - 1;
+	for (i = 0; i < PACING_TALLY; i++)
+		if (pp->tally_sec[i] > sec - secs && pp->tally_sec[i] <= sec)
+			sum += pp->tally[i];
+	return (long)((int64_t)sum * 60000 / (secs * 1000));
+}
+
+int
+pacing_slow_down(struct pacing_pair *pp, const struct pacing_conf *c,
+    const char *reason, int64_t now)
+{
+	long at = pacing_tally_rate(pp, c, now), cur = pacing_rate(pp, c, now);
+
+	/* in a row: within a penalty of the last one's end */
+	if (pp->penalty_until > 0 && now < pp->penalty_until + pp->penalty_ms)
+		pp->strikes++;
+	else
+		pp->strikes = 1;
+	if (cur == 0 || (at > 0 && at < cur))
+		cur = at;		/* what it said "slow down" at */
+	if (cur < 1)
+		cur = 1;
+	if (pp->learned_rate <= 0 || cur < pp->learned_rate)
+		pp->learned_rate = cur;
+	pp->base_rate = cur / 2 > 0 ? cur / 2 : 1;
+	if (pp->start_rate <= 0)
+		pp->start_rate = pp->base_rate;
+	pp->paced = 1;
+	pp->since = now;
+	/* at least a window: what went before the "slow down" was not counted
+	 * in the budget (the pair may not have been paced), so the budget's
+	 * window starts once all of it has left the host's */
+	pp->penalty_until = now + (pp->penalty_ms > c->window_ms ?
+	    pp->penalty_ms : c->window_ms);
+	snprintf(pp->reason, sizeof(pp->reason), "%s", reason);
+	if (c->block_strikes > 0 && pp->strikes >= c->block_strikes) {
+		pacing_block(pp, c, reason, now);
+		return 1;
+	}
+	return 0;
+}
+
+void
+pacing_block(struct pacing_pair *pp, const struct pacing_conf *c,
+    const char *reason, int64_t now)
+{
+	pp->paused_until = now + c->pause_ms;
+	if (pp->penalty_until < pp->paused_until)
+		pp->penalty_until = now + pp->penalty_ms;
+	if (!pp->paced) {
+		pp->paced = 1;
+		pp->start_rate = pp->base_rate = 1;
+		pp->since = now;
+	}
+	snprintf(pp->reason, sizeof(pp->reason), "%s", reason);
+}
+
+int
+pacing_is_slow_down(int code, const char *enhanced, const char *text,
+    enum smtp_verdict v)
+{
+	if (code / 100 != 4)
+		return 0;
+	if (text != NULL && strstr(text, "[TSS04]") != NULL)
+		return 1;
+	return enhanced != NULL && strncmp(enhanced, "4.7.", 4) == 0 &&
+	    v != SMTP_VERDICT_GREYLISTED;
+}
+
+int
+pacing_is_block(int code, const char *enhanced, enum smtp_verdict v)
+{
+	(void)enhanced;
+	return code / 100 == 5 && v == SMTP_VERDICT_BLOCKED;
+}
+
+/* ---------------------------------------------------------------- MariaDB */
+
+static long long
+pacing_ms_left(int64_t until, int64_t now)
+{
+	return until > now ? (long long)(until - now) : 0;
+}
+
+enum db_err
+pacing_db_store(struct db *db, const struct pacing_pair *pp, int only_new,
+    int64_t now)
+{
+	long long pen = pacing_ms_left(pp->penalty_until, now);
+	long long pause = pacing_ms_left(pp->paused_until, now);
+	long long ago = now > pp->since ? (long long)(now - pp->since) : 0;
+
+	return db_exec(db, only_new ? "INSERT IGNORE INTO pacing_pairs (pair, "
+	    "egress, start_rate, base_rate, learned_rate, since, penalty_until, "
+	    "paused_until, strikes, reason, updated_at) VALUES (?, ?, ?, ?, "
+	    "?, UTC_TIMESTAMP(3) - INTERVAL ? * 1000 MICROSECOND, "
+	    "IF(? > 0, UTC_TIMESTAMP(3) + INTERVAL ? * 1000 MICROSECOND, NULL), "
+	    "IF(? > 0, UTC_TIMESTAMP(3) + INTERVAL ? * 1000 MICROSECOND, NULL), "
+	    "?, ?, UTC_TIMESTAMP(3))" : "INSERT INTO pacing_pairs (pair, egress, "
+	    "start_rate, base_rate, learned_rate, since, penalty_until, "
+	    "paused_until, strikes, reason, updated_at) VALUES (?, ?, ?, ?, "
+	    "?, UTC_TIMESTAMP(3) - INTERVAL ? * 1000 MICROSECOND, "
+	    "IF(? > 0, UTC_TIMESTAMP(3) + INTERVAL ? * 1000 MICROSECOND, NULL), "
+	    "IF(? > 0, UTC_TIMESTAMP(3) + INTERVAL ? * 1000 MICROSECOND, NULL), "
+	    "?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE "
+	    "start_rate = VALUES(start_rate), base_rate = VALUES(base_rate), "
+	    "learned_rate = VALUES(learned_rate), since = VALUES(since), "
+	    "penalty_until = VALUES(penalty_until), "
+	    "paused_until = VALUES(paused_until), strikes = VALUES(strikes), "
+	    "reason = VALUES(reason), updated_at = VALUES(updated_at)",
+	    DB_ARGS(DBP_STR(pp->key), DBP_STR(pp->egress),
+	    DBP_INT(pp->start_rate), DBP_INT(pp->base_rate),
+	    pp->learned_rate > 0 ? DBP_INT(pp->learned_rate) : DBP_NULL,
+	    DBP_INT(ago), DBP_INT(pen), DBP_INT(pen), DBP_INT(pause),
+	    DBP_INT(pause), DBP_INT(pp->strikes),
+	    DBP_STR(pp->reason[0] ? pp->reason : NULL)), NULL);
+}
+
+enum db_err
+pacing_db_read(struct db *db, int64_t now,
+    void (*fn)(void *, const struct pacing_pair *), void *arg)
+{
+	struct pacing_pair pp;
+	struct db_res *r = NULL;
+	const char *s;
+	enum db_err e;
+
+	e = db_query(db, "SELECT pair, egress, start_rate, base_rate, "
+	    "learned_rate, TIMESTAMPDIFF(MICROSECOND, since, "
+	    "UTC_TIMESTAMP(3)) DIV 1000, "
+	    "GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, "
+	    "UTC_TIMESTAMP(3), penalty_until), 0)) DIV 1000, "
+	    "GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, "
+	    "UTC_TIMESTAMP(3), paused_until), 0)) DIV 1000, "
+	    "strikes, reason FROM pacing_pairs", DB_NOARGS, &r);
+	if (e != DB_OK)
+		return e;
+	while (db_res_next(r) == 1) {
+		memset(&pp, 0, sizeof(pp));
+		strparse_copy(pp.key, sizeof(pp.key), db_res_str(r, 0) ?
+		    db_res_str(r, 0) : "");
+		strparse_copy(pp.egress, sizeof(pp.egress), db_res_str(r, 1) ?
+		    db_res_str(r, 1) : "");
+		pp.paced = pp.stored = 1;
+		pp.start_rate = (long)db_res_int(r, 2);
+		pp.base_rate = (long)db_res_int(r, 3);
+		pp.learned_rate = (long)db_res_int(r, 4);
+		pp.since = now - db_res_int(r, 5);
+		pp.penalty_until = db_res_int(r, 6) > 0 ? now +
+		    db_res_int(r, 6) : 0;
+		pp.paused_until = db_res_int(r, 7) > 0 ? now +
+		    db_res_int(r, 7) : 0;
+		pp.strikes = (int)db_res_int(r, 8);
+		s = db_res_str(r, 9);
+		strparse_copy(pp.reason, sizeof(pp.reason), s ? s : "");
+		fn(arg, &pp);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* FNV-1a: the same on every host (khash is keyed per process). */
+static uint64_t
+pacing_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+enum db_err
+pacing_db_take(struct db *db, const struct pacing_pair *pp, long limit,
+    long want, long window_ms, long *granted)
+{
+	char bucket[80], key[PACING_KEY_MAX + PACING_EGRESS_MAX + 2];
+	struct db_res *r = NULL;
+	enum db_err e;
+
+	*granted = 0;
+	/* the bucket of rate_counts: the pair's hash (keys may be long) */
+	snprintf(key, sizeof(key), "%s|%s", pp->key, pp->egress);
+	snprintf(bucket, sizeof(bucket), "pace:%016llx",
+	    (unsigned long long)pacing_hash(key));
+	/* holder "" and no seq: the permits are used at once, so no lease
+	 * is remembered and none is given back */
+	e = db_query(db, "CALL ratelimit_lease(?, '', 0, 0, 0, 0, ?, ?, ?, ?)",
+	    DB_ARGS(DBP_STR(bucket), DBP_INT(limit), DBP_INT(want * 1000),
+	    DBP_INT(want), DBP_INT(window_ms)), &r);
+	if (e != DB_OK)
+		return e;
+	if (db_res_next(r) == 1)
+		*granted = (long)db_res_int(r, 0);
+	db_res_free(r);
+	return DB_OK;
+}

@@ -1,0 +1,127 @@
+/* pacing.h: reputation-aware pacing (issue 24 item 4): a budget of RCPTs
+ * per (provider or mail host, egress route), shared by every worker host
+ * through MariaDB, and AIMD on it. Modelled on OpenSMTPD's per-route
+ * limits (mta.c) and Postfix qmgr's dead-destination back-off:
+ *
+ *  - A pair is paced once it has a row in pacing_pairs: a shipped default
+ *    matched its host (pacing_defaults.h), or the host said "slow down".
+ *    A pair that is not paced has no budget at all and costs no statement
+ *    (a friendly host that never says 421 is never slowed down).
+ *  - Its rate (RCPTs a minute) is a function of the row and the clock, so
+ *    every worker computes the same one and nothing is written while it
+ *    grows: before the first "slow down" it doubles every window from its
+ *    start rate (a default is a start, not a ceiling); after one it is
+ *    halved (base) and creeps back up by a quarter of base a window, to
+ *    three quarters of the rate the host first said "slow down" at
+ *    (learned: run just under it). pacing_max_rate caps every pair.
+ *  - The RCPTs are counted in rate_counts with ratelimit_lease (the rate
+ *    permits of sql/010): a window of pacing_window_ms never holds more
+ *    than rate * window / 1 minute of them, on all worker hosts together.
+ *  - "Slow down" (pacing_is_slow_down: 421, 4.7.x temporary) starts a
+ *    penalty: no RCPT and no connection from that route to the pair until
+ *    it ends (the pair's penalty, and at least a window: what was sent
+ *    before it was not counted in the budget). Several in a row (pacing_block_strikes, each within a
+ *    penalty of the last one's end), or a block (5.7.x naming our client
+ *    or a DNSBL, at connect, HELO or MAIL, or to every RCPT) pause the
+ *    pair for pacing_pause_ms; addresses waiting for a pair paused longer
+ *    than pacing_patience_ms end unknown / smtp_blocked.
+ * The worker's side (which pair a domain uses, when it may send) is
+ * src/worker/pacer.c; this file is the state and its statements. */
+#ifndef SVC_PACING_H
+#define SVC_PACING_H
+#include "core/db.h"
+#include "engine/pacing_defaults.h"
+#include "engine/smtp.h"
+#include <stdint.h>
+
+#define PACING_KEY_MAX		256
+#define PACING_EGRESS_MAX	128
+#define PACING_REASON_MAX	200
+#define PACING_EGRESS_DIRECT	"direct"	/* until item 5's routes */
+#define PACING_TALLY		64	/* seconds of RCPT counts kept */
+
+/* The settings pacing reads (conf.h: pacing_*). */
+struct pacing_conf {
+	long	 window_ms;		/* budget window */
+	long	 penalty_ms;		/* after "slow down", no default's */
+	long	 pause_ms;		/* after a block */
+	long	 patience_ms;		/* waiting addresses give up after */
+	long	 max_rate;		/* RCPTs a minute, 0: no ceiling */
+	int	 block_strikes;		/* "slow down"s in a row = a block */
+};
+
+struct pacing_pair {
+	char	 key[PACING_KEY_MAX];		/* provider, pattern or host */
+	char	 egress[PACING_EGRESS_MAX];
+	int	 paced;			/* it has a row (or should have) */
+	int	 stored;		/* the row is known to exist */
+	long	 start_rate, base_rate, learned_rate;	/* 0: none */
+	long	 penalty_ms;		/* its own (default's) or the conf's */
+	int64_t	 since;			/* local clock (ms) of the last change */
+	int64_t	 penalty_until, paused_until;	/* local clock, 0: none */
+	int	 strikes;
+	char	 reason[PACING_REASON_MAX];
+	/* RCPTs the host answered, by second of the local clock */
+	int64_t	 tally_sec[PACING_TALLY];
+	long	 tally[PACING_TALLY];
+};
+
+/* A pair for key and egress; paced (with start rate and penalty) when d
+ * is a default's entry, else not paced. */
+void	 pacing_pair_init(struct pacing_pair *, const struct pacing_conf *,
+	    const char *key, const char *egress,
+	    const struct pacing_default *d, int64_t now);
+/* RCPTs a minute the pair may have now; 0: not paced (no limit). */
+long	 pacing_rate(const struct pacing_pair *, const struct pacing_conf *,
+	    int64_t now);
+/* RCPTs of the window the pair may have now (rate scaled, at least 1);
+ * 0: not paced. */
+long	 pacing_window_limit(const struct pacing_pair *,
+	    const struct pacing_conf *, int64_t now);
+/* Neither in a penalty nor paused. */
+int	 pacing_may_send(const struct pacing_pair *, int64_t now);
+/* The pair is paused past the patience of the addresses waiting for it. */
+int	 pacing_past_patience(const struct pacing_pair *,
+	    const struct pacing_conf *, int64_t now);
+/* n RCPTs answered by the host. */
+void	 pacing_tally_add(struct pacing_pair *, long n, int64_t now);
+/* RCPTs answered in the last window, as a rate a minute. */
+long	 pacing_tally_rate(const struct pacing_pair *,
+	    const struct pacing_conf *, int64_t now);
+
+/* The host said "slow down": penalty, rate halved, learned rate kept
+ * (the lower of the one known and the tally's); a strike, and a block
+ * when there were pacing_block_strikes in a row. Returns 1 when the pair
+ * is now paused. */
+int	 pacing_slow_down(struct pacing_pair *, const struct pacing_conf *,
+	    const char *reason, int64_t now);
+/* A block: the pair is paused for pause_ms. */
+void	 pacing_block(struct pacing_pair *, const struct pacing_conf *,
+	    const char *reason, int64_t now);
+
+/* The one test of a "slow down" reply, until smtp_classify gives it a
+ * verdict of its own (issue 24 item 2): a 4xx (421 included) with an
+ * x.7.x enhanced code that is not greylisting (421 4.7.28, 421 4.7.0,
+ * 451 4.7.650), or Outlook's "[TSS04]"; a 421 without x.7.x (4.3.2
+ * "shutting down", "too many connections") is the back-off's, not this. */
+int	 pacing_is_slow_down(int code, const char *enhanced, const char *text,
+	    enum smtp_verdict);
+/* A reply that blocks our client (5.7.x naming us, a DNSBL, a policy). */
+int	 pacing_is_block(int code, const char *enhanced, enum smtp_verdict);
+
+/* ---- MariaDB (pacing_pairs, rate_counts) ---- */
+
+/* Writes the pair's state (the database's clock for its times); only_new:
+ * only when it has no row yet (a default's pair first used). */
+enum db_err pacing_db_store(struct db *, const struct pacing_pair *,
+	    int only_new, int64_t now);
+/* Reads every stored pair; fn is called with each (its times turned into
+ * the local clock at now). */
+enum db_err pacing_db_read(struct db *, int64_t now,
+	    void (*fn)(void *, const struct pacing_pair *), void *arg);
+/* Takes up to want RCPTs of the pair's budget (limit RCPTs in any
+ * window_ms, every worker host counted): *granted gets how many (0: the
+ * window is full). */
+enum db_err pacing_db_take(struct db *, const struct pacing_pair *,
+	    long limit, long want, long window_ms, long *granted);
+#endif

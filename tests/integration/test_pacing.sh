@@ -1,0 +1,150 @@
+#!/bin/bash
+# test_pacing.sh: reputation-aware pacing and the learned mail host
+# profiles (issue 24 items 3 and 4), through the real API and svc-worker,
+# against fake SMTP personas (tests/smtp/fake_smtp.py) behind a zone of
+# their own (pace.test):
+#  - mx-rl (127.0.0.40) takes 20 RCPTs from one source address in any 2 s
+#    and answers the next "421 4.7.28 ... rate limited"; a client that comes
+#    back within 1 s of that gets a strike (3 strikes: blocked);
+#  - mx-bl (127.0.0.41) takes 5 RCPTs, then blocks a client that comes back
+#    within its 60 s penalty (554 5.7.1 ... blocked using zen.spamhaus.org);
+#  - mx-o1 (127.0.0.42) takes one RCPT a session (452 4.5.3 after it), as
+#    Outlook.com does.
+# The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
+# mx-bl's. Sessions to one host run one at a time
+# (worker_domain_concurrency = 1): a flight already on its way when the 421
+# comes cannot be called back, so with several at once a strike could be
+# the flight's and not the pacing's. Assertions are counts from the fake
+# servers and rows, never times.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
+it_require timeout jq
+# a pipe's last command runs in this shell, so mkjob can set JOB
+shopt -s lastpipe
+
+WORKER=$top_builddir/src/worker/svc-worker
+[ -x "$WORKER" ] || it_skip "$WORKER is not built"
+
+mkdir -p "$IT_DIR/dns"
+printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster.pace.test. 1 3600 600 86400 300' \
+    '@ IN NS ns.pace.test.' 'ns IN A 127.0.0.1' 'mx-rl IN A 127.0.0.40' 'mx-bl IN A 127.0.0.41' 'mx-o1 IN A 127.0.0.42' \
+    'rl IN A 192.0.2.1' 'rl IN MX 10 mx-rl' 'bl IN A 192.0.2.1' 'bl IN MX 10 mx-bl' 'o1 IN A 192.0.2.1' 'o1 IN MX 10 mx-o1' \
+    > "$IT_DIR/dns/pace.test.zone"
+mail_env_start "$IT_DIR/dns/pace.test.zone"
+fake 127.0.0.40 rate_limit=20 rate_window_ms=2000 rate_penalty_ms=1000 block_after=3
+fake 127.0.0.41 rate_limit=5 rate_window_ms=60000 rate_penalty_ms=60000 block_after=1
+fake 127.0.0.42 rcpt_max=1
+mail_env_lists
+mail_env_conf
+it_conf_add "verify_time_budget_ms = 20000
+worker_poll_interval = 1
+worker_lease_seconds = 5
+worker_concurrency = 10
+worker_domain_concurrency = 1
+worker_rcpts_per_session = 20
+pacing_window_ms = 3000
+pacing_penalty_ms = 1500"
+it_stack_start
+
+ACC=$(it_account admin 100000)
+API_KEY=$(it_key "$ACC" '*')
+
+once() {
+    timeout 300 "$WORKER" --once -c "$SVC_CONF" 2>> "$IT_DIR/log/worker-stderr.log"
+}
+
+# mkjob NAME < ADDRESSES: a bulk job through the API; its id in JOB
+mkjob() {
+    local code
+    jq -R . | jq -sc '{emails: .}' > "$IT_DIR/$1.json"
+    code=$(curl -s -o "$IT_DIR/$1.created" -w '%{http_code}' -H "Authorization: Bearer $API_KEY" \
+        -H 'Content-Type: application/json' --data-binary "@$IT_DIR/$1.json" "$BASE_URL/v1/verify/bulk")
+    case $code in 201|202) ;; *) it_fail "creating $1: $code $(cat "$IT_DIR/$1.created")"; return 1 ;; esac
+    JOB=$(jq -r '.job_id // .id' "$IT_DIR/$1.created")
+}
+
+# rate_field HOST FIELD: a counter of the fake server's rate limit
+rate_field() { fake_ctl "$1" rate | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# ---------------------------------------------------------------- the job
+# EMAIL CLASSIFICATION REASON SUB_STATUS, in input order
+{
+    for i in $(seq -w 1 40); do echo "user$i@rl.pace.test valid accepted_email null"; done
+    for i in $(seq -w 1 10); do echo "unknown$i@rl.pace.test invalid rejected_email mailbox_not_found"; done
+    # mx-bl: the probe and 4 addresses fit in its 5 RCPTs, the rest is blocked
+    for i in $(seq -w 1 4); do echo "user$i@bl.pace.test valid accepted_email null"; done
+    for i in $(seq -w 5 30); do echo "user$i@bl.pace.test unknown unknown smtp_blocked"; done
+    printf '%s\n' "user1@o1.pace.test valid accepted_email null" "user2@o1.pace.test valid accepted_email null" \
+        "unknown1@o1.pace.test invalid rejected_email mailbox_not_found"
+} > "$IT_DIR/expected.txt"
+
+t_job() {
+    local unknown
+    cut -d' ' -f1 "$IT_DIR/expected.txt" | mkjob pace || return 1
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
+    it_sql "SELECT email, classification, reason, IFNULL(sub_status, 'null') FROM job_emails
+            WHERE job_id = '$JOB' ORDER BY seq" | tr '\t' ' ' > "$IT_DIR/got.txt"
+    diff "$IT_DIR/expected.txt" "$IT_DIR/got.txt" > "$IT_DIR/verdicts.diff" ||
+        it_fail "per-address verdicts differ: $(head -n 20 "$IT_DIR/verdicts.diff" | tr '\n' '|')"
+    unknown=$(grep -c ' unknown unknown smtp_blocked$' "$IT_DIR/expected.txt")
+    expect_eq "count_unknown" "$unknown" "$(it_sql "SELECT count_unknown FROM jobs WHERE id = '$JOB'")"
+    expect_eq "refund of the blocked addresses" "$unknown" \
+        "$(it_sql "SELECT amount FROM credit_ledger WHERE ref = 'job:$JOB:refund'")"
+}
+t_case "a bulk job over a rate-limited, a blocking and a one-RCPT host completes with every verdict right and the blocked addresses refunded as unknown" t_job
+
+t_rate_respected() {
+    # the limit was reached once (that is how it was learned) and never
+    # again: no second 421, nobody came back during a penalty, no block
+    expect_eq "mx-rl 421s for the rate" 1 "$(rate_field 127.0.0.40 refused)"
+    expect_eq "mx-rl strikes" 0 "$(rate_field 127.0.0.40 strikes)"
+    expect_eq "mx-rl blocks" 0 "$(rate_field 127.0.0.40 blocked)"
+    expect_eq "mx-rl RCPTs (every address, the probe once)" 51 "$(rate_field 127.0.0.40 rcpts)"
+    expect_eq "the rate it said slow down at is in the host's profile" 1 \
+        "$(it_sql "SELECT rate_421 > 0 FROM mx_profiles WHERE host = 'mx-rl.pace.test'")"
+    expect_eq "its pair runs under it" 1 \
+        "$(it_sql "SELECT base_rate < learned_rate FROM pacing_pairs WHERE pair = 'mx-rl.pace.test' AND egress = 'direct'")"
+}
+t_case "after its first 421 the rate-limited host's limit is respected (the fake server's counters)" t_rate_respected
+
+t_block_paused() {
+    expect_eq "mx-bl blocked us" 1 "$(rate_field 127.0.0.41 blocked)"
+    expect_eq "the pair is paused" 1 \
+        "$(it_sql "SELECT paused_until > UTC_TIMESTAMP(3) FROM pacing_pairs WHERE pair = 'mx-bl.pace.test'")"
+    svcadm status > "$IT_DIR/status.out" 2>&1
+    grep -q '^paused: mx-bl.pace.test from direct, [0-9]* s left: 554 5.7.1 .*blocked using zen.spamhaus.org' "$IT_DIR/status.out" ||
+        it_fail "svcadm status does not list the paused pair: $(tr '\n' '|' < "$IT_DIR/status.out")"
+    svcadm status --json > "$IT_DIR/status.json" 2>&1
+    expect_eq "status --json pacing" paused \
+        "$(jq -r '.pacing[] | select(.pair == "mx-bl.pace.test") | .state' "$IT_DIR/status.json")"
+    expect_eq "last block in the profile" 1 \
+        "$(it_sql "SELECT last_block LIKE '%zen.spamhaus.org%' AND last_block_at IS NOT NULL FROM mx_profiles WHERE host = 'mx-bl.pace.test'")"
+}
+t_case "a host that blocks us pauses its pair; svcadm status lists it and why" t_block_paused
+
+t_mx_show() {
+    [ "$(rate_field 127.0.0.42 too_many)" -ge 1 ] || it_fail "mx-o1 never answered 452 4.5.3"
+    svcadm mx show mx-o1.pace.test > "$IT_DIR/mx.out" 2>&1 || it_fail "svcadm mx show failed: $(cat "$IT_DIR/mx.out")"
+    grep -q '^rcpts_per_session *1$' "$IT_DIR/mx.out" ||
+        it_fail "svcadm mx show does not print the tolerance: $(tr '\n' '|' < "$IT_DIR/mx.out")"
+    grep -q '^accept_all *0$' "$IT_DIR/mx.out" || it_fail "no accept_all: $(tr '\n' '|' < "$IT_DIR/mx.out")"
+    svcadm mx show mx-nowhere.pace.test > "$IT_DIR/mx2.out" 2>&1 && it_fail "mx show of an unknown host exits 0"
+    grep -q 'nothing learned yet' "$IT_DIR/mx2.out" || it_fail "unknown host: $(cat "$IT_DIR/mx2.out")"
+}
+t_case "svcadm mx show prints one RCPT a session for the host that answered 452 4.5.3 to the second" t_mx_show
+
+t_profile_shared() {
+    # a second job to mx-o1: the profile read from MariaDB gives sessions
+    # of one RCPT at once (no 452 4.5.3 any more)
+    fake_ctl 127.0.0.42 reset > /dev/null
+    fake_set 127.0.0.42 rcpt_max=1
+    printf '%s\n' user3@o1.pace.test user4@o1.pace.test | mkjob again || return 1
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")"
+    expect_eq "valid" 2 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND classification = 'valid'")"
+    expect_eq "452 4.5.3 answers" 0 "$(rate_field 127.0.0.42 too_many)"
+}
+t_case "a later worker run reads the learned tolerance and sends one RCPT a session from the start" t_profile_shared
+
+t_done

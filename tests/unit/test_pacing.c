@@ -1,0 +1,253 @@
+/* test_pacing.c: the pacing defaults file's parser and lookup (shipped
+ * file included), and the AIMD state of a pair (engine/pacing.h): a pair
+ * not paced has no limit, a default grows quickly until the first "slow
+ * down", which halves the rate, keeps the rate it came at and lets it
+ * creep back only to three quarters of it; strikes in a row make a block;
+ * which replies say "slow down" and which block us. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/pacing.h"
+#include "engine/pacing_defaults.h"
+
+static void
+parse(struct pacing_defaults *d, const char *text, struct buf *msg)
+{
+	assert_int_equal(pacing_defaults_parse(d, "t", text, strlen(text),
+	    msg), 0);
+}
+
+static void
+test_defaults_parse(void **state)
+{
+	struct pacing_defaults d;
+	struct buf msg;
+	const struct pacing_default *e;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	buf_init(&msg, 4096);
+	parse(&d, "# comment\n\ngoogle 60 300\n*.Google.com 60 300 # gmail\n"
+	    "mx.example.com 10 5\n"
+	    "bad..name 1 1\n*.x 0 5\n*.y 5 999999\nonly-two 5\n"
+	    "a b c d\n!nope!\nwith space 1\n", &msg);
+	assert_int_equal(d.n, 3);
+	/* six skipped lines, each with its line number */
+	assert_non_null(strstr(buf_str(&msg), "t:6: bad pattern"));
+	assert_non_null(strstr(buf_str(&msg), "t:7: rate or penalty"));
+	assert_non_null(strstr(buf_str(&msg), "t:8: rate or penalty"));
+	assert_non_null(strstr(buf_str(&msg), "t:9: want PATTERN"));
+	assert_non_null(strstr(buf_str(&msg), "t:10: want PATTERN"));
+	assert_non_null(strstr(buf_str(&msg), "t:11: a removal"));
+	/* provider first, then the host's own name, then the longest suffix */
+	e = pacing_defaults_match(&d, "google", "mx.other.net");
+	assert_non_null(e);
+	assert_string_equal(e->pattern, "google");
+	e = pacing_defaults_match(&d, NULL, "ALT1.gmail-smtp-in.l.google.com");
+	assert_non_null(e);
+	assert_string_equal(e->pattern, "*.google.com");
+	assert_int_equal(e->start_rate, 60);
+	assert_int_equal(e->penalty_s, 300);
+	assert_null(pacing_defaults_match(&d, NULL, "google.com"));
+	assert_null(pacing_defaults_match(&d, NULL, "notgoogle.com"));
+	e = pacing_defaults_match(&d, "", "mx.example.com");
+	assert_non_null(e);
+	assert_int_equal(e->start_rate, 10);
+	assert_null(pacing_defaults_match(&d, "unknown-provider", "mx.f.test"));
+	/* a later line replaces, "!" removes, a longer suffix wins */
+	parse(&d, "google 120 60\n!mx.example.com\n*.l.google.com 7 7\n", NULL);
+	assert_int_equal(d.n, 3);
+	assert_int_equal(pacing_defaults_match(&d, "google", NULL)->start_rate,
+	    120);
+	assert_null(pacing_defaults_match(&d, NULL, "mx.example.com"));
+	assert_int_equal(pacing_defaults_match(&d, NULL,
+	    "aspmx.l.google.com")->start_rate, 7);
+	pacing_defaults_free(&d);
+	buf_free(&msg);
+}
+
+static void
+test_defaults_shipped(void **state)
+{
+	struct pacing_defaults d;
+	struct buf msg;
+	const struct pacing_default *e;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	buf_init(&msg, 4096);
+	assert_int_equal(pacing_defaults_load(&d, PACING_LISTS_DIR, &msg), 0);
+	/* every line of the shipped file is an entry */
+	assert_string_equal(buf_str(&msg), "");
+	assert_true(d.n >= 15);
+	e = pacing_defaults_match(&d, NULL,
+	    "example-com.mail.protection.outlook.com");
+	assert_non_null(e);
+	assert_string_equal(e->pattern, "*.mail.protection.outlook.com");
+	e = pacing_defaults_match(&d, NULL, "mx1.hotmail.com");
+	assert_non_null(e);
+	e = pacing_defaults_match(&d, NULL, "mta5.am0.yahoodns.net");
+	assert_non_null(e);
+	assert_non_null(pacing_defaults_match(&d, "outlook", NULL));
+	assert_null(pacing_defaults_match(&d, NULL, "mx.svc.test"));
+	pacing_defaults_free(&d);
+	buf_free(&msg);
+}
+
+static const struct pacing_conf conf = {
+	.window_ms = 60000, .penalty_ms = 1000, .pause_ms = 3600000,
+	.patience_ms = 900000, .max_rate = 0, .block_strikes = 3,
+};
+
+static void
+test_not_paced(void **state)
+{
+	struct pacing_pair p;
+
+	(void)state;
+	pacing_pair_init(&p, &conf, "mx.friendly.test", "direct", NULL, 0);
+	assert_int_equal(pacing_rate(&p, &conf, 1000000), 0);
+	assert_int_equal(pacing_window_limit(&p, &conf, 1000000), 0);
+	assert_true(pacing_may_send(&p, 1000000));
+}
+
+static void
+test_grows_then_halves(void **state)
+{
+	struct pacing_default d = { "google", 60, 300 };
+	struct pacing_pair p;
+	int64_t t;
+
+	(void)state;
+	pacing_pair_init(&p, &conf, "google", "direct", &d, 0);
+	assert_int_equal(p.penalty_ms, 300000);
+	assert_int_equal(pacing_rate(&p, &conf, 0), 60);
+	/* a start, not a ceiling: it doubles every window */
+	assert_int_equal(pacing_rate(&p, &conf, 60000), 120);
+	assert_int_equal(pacing_rate(&p, &conf, 3 * 60000 + 5), 480);
+	/* the host answered 600 RCPTs in the last minute, then 421 */
+	t = 10 * 60000;
+	pacing_tally_add(&p, 400, t - 30000);
+	pacing_tally_add(&p, 200, t - 1000);
+	assert_int_equal(pacing_tally_rate(&p, &conf, t), 600);
+	assert_int_equal(pacing_slow_down(&p, &conf, "421 4.7.28 rate", t), 0);
+	assert_int_equal(p.learned_rate, 600);
+	assert_false(pacing_may_send(&p, t + 299999));
+	assert_true(pacing_may_send(&p, t + 300000));
+	assert_int_equal(pacing_rate(&p, &conf, t), 300);
+	/* creeps back, never above three quarters of 600 */
+	assert_int_equal(pacing_rate(&p, &conf, t + 60000), 376);
+	assert_int_equal(pacing_rate(&p, &conf, t + 10 * 60000), 450);
+	/* an operator's ceiling caps it */
+	{
+		struct pacing_conf c = conf;
+
+		c.max_rate = 100;
+		assert_int_equal(pacing_rate(&p, &c, t + 10 * 60000), 100);
+	}
+}
+
+static void
+test_friendly_learns_on_first_421(void **state)
+{
+	struct pacing_pair p;
+
+	(void)state;
+	pacing_pair_init(&p, &conf, "mx.rl.test", "direct", NULL, 0);
+	pacing_tally_add(&p, 21, 59500);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 60000);
+	assert_true(p.paced);
+	assert_int_equal(p.learned_rate, 21);
+	assert_int_equal(pacing_rate(&p, &conf, 60000), 10);
+	/* in any window, at most what the rate allows */
+	assert_int_equal(pacing_window_limit(&p, &conf, 60000), 10);
+}
+
+static void
+test_strikes_block(void **state)
+{
+	struct pacing_conf conf1 = conf;
+	struct pacing_pair p;
+	int64_t t = 100000;
+
+	(void)state;
+	/* a window shorter than the penalty: the penalty is the pair's */
+	conf1.window_ms = 500;
+#define conf conf1
+	pacing_pair_init(&p, &conf, "mx.b.test", "direct", NULL, 0);
+	assert_int_equal(pacing_slow_down(&p, &conf, "421 4.7.0", t), 0);
+	/* again within a penalty of the last one's end: strikes */
+	assert_int_equal(pacing_slow_down(&p, &conf, "421 4.7.0", t + 1500), 0);
+	assert_int_equal(p.strikes, 2);
+	assert_int_equal(pacing_slow_down(&p, &conf, "421 4.7.0", t + 3000), 1);
+	assert_false(pacing_may_send(&p, t + 3000 + 3599999));
+	assert_true(pacing_past_patience(&p, &conf, t + 3000));
+	assert_string_equal(p.reason, "421 4.7.0");
+	/* long after: a new first strike */
+	pacing_pair_init(&p, &conf, "mx.c.test", "direct", NULL, 0);
+	pacing_slow_down(&p, &conf, "421", t);
+	pacing_slow_down(&p, &conf, "421", t + 10000);
+	assert_int_equal(p.strikes, 1);
+#undef conf
+}
+
+static void
+test_penalty_covers_window(void **state)
+{
+	struct pacing_pair p;
+
+	(void)state;
+	/* what went before the first "slow down" was not in the budget: no
+	 * sending until a whole window has passed */
+	pacing_pair_init(&p, &conf, "mx.w.test", "direct", NULL, 0);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 1000);
+	assert_false(pacing_may_send(&p, 1000 + 59999));
+	assert_true(pacing_may_send(&p, 1000 + 60000));
+}
+
+static void
+test_replies(void **state)
+{
+	(void)state;
+	assert_true(pacing_is_slow_down(421, "4.7.28", "rate limited",
+	    SMTP_VERDICT_TEMPORARY));
+	assert_true(pacing_is_slow_down(451, "4.7.650", "The mail server "
+	    "[x] has been temporarily rate limited", SMTP_VERDICT_BLOCKED));
+	assert_true(pacing_is_slow_down(421, "", "Server busy. (S77714) "
+	    "[TSS04]", SMTP_VERDICT_TEMPORARY));
+	/* greylisting, a shutdown, a mailbox's own rate: not ours */
+	assert_false(pacing_is_slow_down(450, "4.7.1", "Greylisted, try "
+	    "again later", SMTP_VERDICT_GREYLISTED));
+	assert_false(pacing_is_slow_down(421, "4.3.2", "shutting down",
+	    SMTP_VERDICT_TEMPORARY));
+	assert_false(pacing_is_slow_down(450, "4.2.1", "receiving mail at a "
+	    "rate", SMTP_VERDICT_TEMPORARY));
+	assert_false(pacing_is_slow_down(550, "5.7.1", "blocked",
+	    SMTP_VERDICT_BLOCKED));
+	assert_true(pacing_is_block(554, "5.7.1", SMTP_VERDICT_BLOCKED));
+	assert_false(pacing_is_block(550, "5.1.1",
+	    SMTP_VERDICT_MAILBOX_NOT_FOUND));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_parse),
+		cmocka_unit_test(test_defaults_shipped),
+		cmocka_unit_test(test_not_paced),
+		cmocka_unit_test(test_grows_then_halves),
+		cmocka_unit_test(test_friendly_learns_on_first_421),
+		cmocka_unit_test(test_strikes_block),
+		cmocka_unit_test(test_penalty_covers_window),
+		cmocka_unit_test(test_replies),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
