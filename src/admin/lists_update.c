@@ -1,11 +1,13 @@
 /* lists_update.c: "svcadm lists update" runs the installed fetch-lists
  * into lists_dir (the script writes each file beside its final name and
  * renames it, so running services never read half a list), then loads the
- * folder as svc-api and svc-worker would and prints the counts. Running
+ * folder as svc-api and svc-worker would (the lists and the MX provider
+ * table, mx_providers.txt) and prints the counts. Running
  * processes keep the lists they loaded at start until they are restarted. */
 #include "admin/lists_update.h"
 #include "engine/lists.h"
 #include "engine/pacing_defaults.h"
+#include "engine/providers.h"
 #include <errno.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -29,6 +31,32 @@ lists_update_script(void)
 	const char *s = getenv("SVC_FETCH_LISTS");
 
 	return s != NULL && *s != '\0' ? s : PKGDATADIR "/fetch-lists";
+}
+
+/* The MX provider table as the engine reads it: its warnings and count. */
+static void
+lists_update_providers(const char *dir, FILE *out)
+{
+	struct providers *p;
+	struct buf msg;
+	const char *s, *nl;
+
+	buf_init(&msg, 1 << 16);
+	if (providers_load(dir, &p, &msg) != PROVIDERS_OK) {
+		fprintf(out, "warning: %s: %s\n", PROVIDERS_FILE,
+		    buf_str(&msg));
+		buf_free(&msg);
+		return;
+	}
+	for (s = buf_str(&msg); *s != '\0'; s = *nl ? nl + 1 : nl) {
+		if ((nl = strchr(s, '\n')) == NULL)
+			nl = s + strlen(s);
+		fprintf(out, "warning: %.*s\n", (int)(nl - s), s);
+	}
+	fprintf(out, "providers: patterns=%zu skipped=%zu file=%s/%s\n",
+	    providers_count(p), providers_skipped(p), dir, PROVIDERS_FILE);
+	providers_free(p);
+	buf_free(&msg);
 }
 
 enum lists_update_err
@@ -81,6 +109,7 @@ lists_update_check(const char *dir, FILE *out, struct buf *err)
 		rc = LISTS_UPDATE_EMPTY;
 	}
 	lists_free(l);
+	lists_update_providers(dir, out);
 out:
 	buf_free(&msg);
 	buf_free(&sum);

@@ -206,7 +206,8 @@ handler_jobs_progress(struct api_call *c)
 #define RESULT_COLUMNS \
 	"email, classification, status, reason, sub_status, score, free, " \
 	"role, disposable, accept_all, catch_all_verdict, " \
-	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ'), suppressed"
+	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ'), suppressed, " \
+	"provider"
 
 static const char *
 handler_jobs_yes_no(const struct db_res *r, unsigned col)
@@ -250,7 +251,7 @@ handler_jobs_results(struct api_call *c)
 	rows = json_array();
 	while ((row = db_res_next(r)) == 1)
 		json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:s,s:o,"
-		    "s:i,s:s,s:s,s:s,s:s,s:o,s:o,s:s}",
+		    "s:i,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}",
 		    "email", db_res_str(r, 0), "classification",
 		    db_res_str(r, 1), "status", db_res_str(r, 2),
 		    "reason", db_res_str(r, 3), "sub_status",
@@ -262,7 +263,8 @@ handler_jobs_results(struct api_call *c)
 		    "accept_all", handler_jobs_yes_no(r, 9),
 		    "catch_all_verdict", handler_jobs_opt(db_res_str(r, 10)),
 		    "verified_at", handler_jobs_opt(db_res_str(r, 11)),
-		    "suppressed", handler_jobs_yes_no(r, 12)));
+		    "suppressed", handler_jobs_yes_no(r, 12),
+		    "provider", handler_jobs_opt(db_res_str(r, 13))));
 	db_res_free(r);
 	if (row == -1) {
 		json_decref(rows);
@@ -360,7 +362,8 @@ handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 		buf_puts(&b, "email,");
 	buf_puts(&b, "svc_status,svc_classification,svc_sub_status,"
 	    "svc_reason,svc_score,svc_free,svc_role,svc_disposable,"
-	    "svc_accept_all,svc_catch_all_verdict,svc_verified_at\r\n");
+	    "svc_accept_all,svc_catch_all_verdict,svc_verified_at,"
+	    "svc_provider\r\n");
 	do {
 		/* Keyset pagination by seq: each page is one short query. */
 		if (db_query(d->db, "SELECT seq, " RESULT_COLUMNS ", original FROM "
@@ -379,7 +382,7 @@ handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 			after = db_res_int(r, 0);
 			n++;
 			if (d->header != NULL)
-				handler_jobs_csv_original(&b, db_res_str(r, 14),
+				handler_jobs_csv_original(&b, db_res_str(r, 15),
 				    json_array_size(d->header));
 			else
 				handler_jobs_csv_field(&b, db_res_str(r, 1), 0);
@@ -398,7 +401,8 @@ handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 			handler_jobs_csv_field(&b,
 			    handler_jobs_yes_no(r, 10), 0);
 			handler_jobs_csv_field(&b, db_res_str(r, 11), 0);
-			handler_jobs_csv_field(&b, db_res_str(r, 12), 1);
+			handler_jobs_csv_field(&b, db_res_str(r, 12), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 14), 1);
 			if (b.len > 256 * 1024) {
 				if (w(io, b.data, b.len) == -1)
 					rc = -1;

@@ -48,6 +48,7 @@ cmd_verify(struct cli *c, int argc, char **argv)
 	out_kv_field("role", r, "role", 1);
 	out_kv_field("catch-all verdict", r, "catch_all_verdict", 0);
 	out_kv_field("did-you-mean", r, "did_you_mean", 0);
+	out_kv_field("provider", r, "provider", 0);
 	out_kv_field("verified-at", r, "verified_at", 1);
 out:
 	json_decref(r);

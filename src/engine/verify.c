@@ -9,6 +9,7 @@
 #include "engine/verify_batch.h"
 #include "engine/addr.h"
 #include "engine/complainers.h"
+#include "engine/providers.h"
 #include "engine/smtp.h"
 #include "engine/vcache.h"
 #include "util/log.h"
@@ -28,6 +29,7 @@ struct verify_engine {
 	const struct conf	*conf;
 	struct dns_resolver	*dns;
 	struct lists		*lists;
+	struct providers	*providers;	/* mx_providers.txt */
 	struct smtp_tls		*tls;
 	struct smtp_opts	 smtp;
 	char			 sandbox[300];
@@ -58,6 +60,17 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	if (warn.len)
 		log_warn("event=lists_warning dir=%s text=\"%.200s\"",
 		    conf_str(c, CONF_LISTS_DIR), buf_str(&warn));
+	if (providers_load(conf_str(c, CONF_LISTS_DIR), &e->providers,
+	    &warn) != PROVIDERS_OK) {
+		buf_printf(err, "%s: %s", PROVIDERS_FILE, buf_str(&warn));
+		buf_free(&warn);
+		verify_engine_free(e);
+		return NULL;
+	}
+	if (warn.len)
+		log_warn("event=providers_warning dir=%s patterns=%zu "
+		    "text=\"%.300s\"", conf_str(c, CONF_LISTS_DIR),
+		    providers_count(e->providers), buf_str(&warn));
 	buf_free(&warn);
 	smtp_opts_from_conf(&e->smtp, c);
 	e->smtp.tls = e->tls;
@@ -73,6 +86,7 @@ verify_engine_free(struct verify_engine *e)
 		return;
 	dns_resolver_free(e->dns);
 	lists_free(e->lists);
+	providers_free(e->providers);
 	smtp_io_tls_free(e->tls);
 	free(e);
 }
@@ -94,6 +108,15 @@ verify_engine_lookup_mx(struct verify_engine *e, const char *domain,
     struct dns_mx_result *m)
 {
 	dns_lookup_mx(e->dns, domain, m);
+}
+
+void
+verify_engine_provider(const struct verify_engine *e,
+    const struct dns_mx_result *m, char out[PROVIDERS_NAME_MAX])
+{
+	out[0] = '\0';
+	if (m->status == DNS_OK && m->nhosts > 0)
+		(void)providers_of_mx(e->providers, m->hosts[0].name, out);
 }
 
 void
@@ -437,12 +460,18 @@ verify_with_mx(struct verify_engine *e, struct verify_result *r,
 
 enum verify_err
 verify_conclude(struct verify_engine *e, struct db *db,
-    struct verify_result *r, const struct addr *a,
+    struct verify_result *r, const struct addr *a, const char *provider,
     const struct smtp_session_info *si, const struct smtp_rcpt_result *rr,
     int accept_all)
 {
 	enum verdict_kind k = verify_mailbox_kind(si, rr);
 	enum verify_err rc;
+
+	/* The reply was read by the generic rules; provider names whose
+	 * rules may read it (smtp_classify). */
+	log_debug("event=verify_conclude domain=%s provider=%s code=%d "
+	    "kind=%s", a->ascii_domain, provider && *provider ? provider :
+	    "-", rr ? rr->code : 0, verdict_kind_names[k]);
 
 	if (si != NULL)
 		verify_note_smtp(r, si, rr);
@@ -642,7 +671,7 @@ verify_result_json(const struct verify_result *r)
 	    "message", r->smtp_message, "tls", r->smtp_tls) : json_null();
 	timeutil_iso8601(r->verified_at, when);
 	return json_pack("{s:s,s:s,s:s,s:o,s:i,s:o,s:s,s:s,s:o,"
-	    "s:{s:s,s:s,s:s,s:s},s:o,s:o,s:s,s:b}",
+	    "s:{s:s,s:s,s:s,s:s},s:o,s:o,s:o,s:s,s:b}",
 	    "email", r->email,
 	    "status", verdict_status_names[r->v.status],
 	    "reason", verdict_reason_names[r->v.reason],
@@ -656,7 +685,7 @@ verify_result_json(const struct verify_result *r)
 	    "acceptAll", verify_yes_no(r->accept_all),
 	    "disposable", verify_yes_no(r->disposable),
 	    "free", verify_yes_no(r->free_provider),
-	    "mx", mx, "smtp", smtp,
+	    "mx", mx, "provider", verify_opt(r->provider), "smtp", smtp,
 	    "verified_at", when, "cached", r->cached);
 }
 
@@ -679,9 +708,13 @@ verify_result_from_json(json_t *j, struct verify_result *r)
 	size_t i;
 	int n;
 
+	/* An entry without "provider" was cached by an earlier version:
+	 * unusable, the address is verified again. */
 	if (kind == NULL || verdict_parse_kind(kind, &k) == -1 ||
-	    !json_is_object(d))
+	    !json_is_object(d) || json_object_get(j, "provider") == NULL)
 		return -1;
+	if ((s = json_string_value(json_object_get(j, "provider"))))
+		strparse_copy(r->provider, sizeof(r->provider), s);
 	s = json_string_value(json_object_get(j, "sub_status"));
 	r->v = verdict_of(k, s && strcmp(s, "possible_typo") == 0);
 	r->score = (int)json_integer_value(json_object_get(j, "score"));
@@ -730,43 +763,6 @@ verify_result_from_json(json_t *j, struct verify_result *r)
 
 /* ---------------------------------------------------------------- domains */
 
-/* The mail provider behind an MX host name; else the MX's own domain. */
-static void
-verify_provider(const char *mx, char *out, size_t sz)
-{
-	static const struct { const char *suffix, *name; } known[] = {
-		{ "google.com", "google" }, { "googlemail.com", "google" },
-		{ "outlook.com", "microsoft" }, { "hotmail.com", "microsoft" },
-		{ "yahoodns.net", "yahoo" }, { "icloud.com", "apple" },
-		{ "me.com", "apple" }, { "zoho.com", "zoho" },
-		{ "zoho.eu", "zoho" }, { "protonmail.ch", "proton" },
-		{ "mimecast.com", "mimecast" }, { "pphosted.com", "proofpoint" },
-		{ "messagelabs.com", "broadcom" }, { "mail.ru", "mail.ru" },
-		{ "yandex.net", "yandex" }, { "yandex.ru", "yandex" },
-		{ "gmx.net", "gmx" }, { "web.de", "web.de" },
-		{ "secureserver.net", "godaddy" }, { "ovh.net", "ovh" },
-		{ "barracudanetworks.com", "barracuda" },
-		{ "fastmail.com", "fastmail" }, { "messagingengine.com", "fastmail" },
-		{ "amazonaws.com", "amazon" }, { "mailgun.org", "mailgun" },
-	};
-	size_t i, n = strlen(mx), l;
-	const char *p;
-	int dots = 0;
-
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		l = strlen(known[i].suffix);
-		if (n >= l && strcmp(mx + n - l, known[i].suffix) == 0 &&
-		    (n == l || mx[n - l - 1] == '.')) {
-			strparse_copy(out, sz, known[i].name);
-			return;
-		}
-	}
-	for (p = mx + n; p > mx; p--)
-		if (p[-1] == '.' && ++dots == 2)
-			break;
-	strparse_copy(out, sz, p);
-}
-
 enum verify_err
 verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
     const char *display, struct verify_gate *gate,
@@ -802,8 +798,8 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 			d->has_valid_mx = 1;
 	}
 	d->nmx = i;
-	if (d->nmx)
-		verify_provider(d->mx[0].host, d->provider, sizeof(d->provider));
+	strparse_copy(d->provider, sizeof(d->provider),
+	    verify_batch_provider_of(e, &b));
 	if (d->dns != DNS_OK || !d->has_valid_mx)
 		goto out;
 	if (b.probe != VERIFY_PROBE_KNOWN) {

@@ -8,6 +8,7 @@
 #include "core/db.h"
 #include "engine/dns.h"
 #include "engine/lists.h"
+#include "engine/providers.h"
 #include "engine/smtp.h"
 #include "engine/vcache.h"
 #include "engine/verdict.h"
@@ -38,6 +39,9 @@ struct verify_result {
 	enum verdict_catch_all catch_all;
 	struct verify_mx mx[DNS_MAX_MX];
 	size_t		 nmx;
+	/* Who runs the first MX host (providers.h: an id of the table or
+	 * the host's registrable domain); "" when there is no MX. */
+	char		 provider[PROVIDERS_NAME_MAX];
 	int		 has_smtp;
 	int		 smtp_code;
 	char		 smtp_enhanced[16];
@@ -58,7 +62,7 @@ struct verify_domain_result {
 	enum dns_status	 dns;
 	struct verify_mx mx[DNS_MAX_MX];
 	size_t		 nmx;
-	char		 provider[64];
+	char		 provider[PROVIDERS_NAME_MAX];	/* "": no MX */
 	int		 accept_all;		/* -1: could not tell */
 	int		 disposable;
 	int		 has_valid_mx;
@@ -114,11 +118,17 @@ enum verify_step verify_with_mx(struct verify_engine *,
 /* The mailbox verdict from the address's RCPT reply (rr with code 0 or
  * NULL: from the session outcome), then spam trap, complainer, catch-all
  * (accept_all: the domain took a random address) and role. Greylisted
- * answers come out as unknown/greylisted: retrying is the caller's. */
+ * answers come out as unknown/greylisted: retrying is the caller's.
+ * provider: who runs the host that answered (verify_engine_provider; NULL
+ * or "": not known), for the reading of its replies. */
 enum verify_err verify_conclude(struct verify_engine *, struct db *,
-	    struct verify_result *, const struct addr *,
+	    struct verify_result *, const struct addr *, const char *provider,
 	    const struct smtp_session_info *, const struct smtp_rcpt_result *,
 	    int accept_all);
+/* Who runs the first host of an MX answer (providers_of_mx with the
+ * engine's table), or "" when the answer has no host. */
+void	 verify_engine_provider(const struct verify_engine *,
+	    const struct dns_mx_result *, char out[PROVIDERS_NAME_MAX]);
 /* The SMTP options of the engine's sessions (its TLS credentials in). */
 const struct smtp_opts *verify_engine_smtp(const struct verify_engine *);
 /* An MX lookup with the engine's resolver (verify_batch_mx_answer takes

@@ -62,11 +62,26 @@ out:
 	free(found);
 }
 
+const char *
+verify_batch_provider_of(struct verify_engine *e, struct verify_batch *b)
+{
+	if (!b->provider_known && b->resolved) {
+		verify_engine_provider(e, &b->mx, b->provider);
+		b->provider_known = 1;
+	}
+	return b->provider;
+}
+
 enum verify_step
-verify_batch_item_with_mx(struct verify_engine *e, const struct verify_batch *b,
+verify_batch_item_with_mx(struct verify_engine *e, struct verify_batch *b,
     struct verify_item *it)
 {
-	return verify_with_mx(e, &it->r, &it->a, &b->mx);
+	enum verify_step st = verify_with_mx(e, &it->r, &it->a, &b->mx);
+
+	if (it->r.nmx > 0)
+		strparse_copy(it->r.provider, sizeof(it->r.provider),
+		    verify_batch_provider_of(e, b));
+	return st;
 }
 
 enum verify_err
@@ -78,7 +93,8 @@ verify_batch_item_conclude(struct verify_engine *e, struct db *db,
 
 	/* One web presence lookup per batch (catch-all verdicts). */
 	it->r.web_presence = b->web_presence;
-	rc = verify_conclude(e, db, &it->r, &it->a, s ? smtp_session_info(s) :
+	rc = verify_conclude(e, db, &it->r, &it->a,
+	    verify_batch_provider_of(e, b), s ? smtp_session_info(s) :
 	    NULL, s ? smtp_session_rcpt(s, rcpt) : NULL,
 	    verify_batch_accept_all(b));
 	if (it->r.web_presence >= 0)
@@ -188,6 +204,7 @@ verify_batch_mx_cached(struct db *db, struct verify_batch *b)
 	int ok;
 
 	memset(&b->mx, 0, sizeof(b->mx));
+	b->provider_known = 0;
 	if (db == NULL || vcache_get(db, VCACHE_DNS, b->domain, &cached) !=
 	    DB_OK || cached == NULL)
 		return 0;
@@ -217,6 +234,7 @@ verify_batch_mx_answer(struct db *db, struct verify_batch *b,
 	b->mx = *m;
 	memset(m, 0, sizeof(*m));
 	b->resolved = 1;
+	b->provider_known = 0;
 	a = &b->mx;
 	if (db == NULL)
 		return;

@@ -33,6 +33,11 @@ struct verify_batch {
 	enum verify_probe	 probe;
 	int			 accept_all;	/* PROBE_KNOWN: 1 or 0 */
 	int			 web_presence;	/* 1, 0, or -1 not known */
+	/* Who runs the MX (verify_engine_provider; "": no MX), known once
+	 * an item went through verify_batch_item_with_mx: what the items'
+	 * results carry and the name their replies are read under. */
+	char			 provider[PROVIDERS_NAME_MAX];
+	int			 provider_known;
 	/* The options of a session with its own deadline: a session keeps a
 	 * pointer to them, so they live as long as the batch. */
 	struct smtp_opts	 opts;
@@ -48,11 +53,15 @@ enum verify_step verify_batch_item_begin(struct verify_engine *,
  * is asked again one by one when an item concludes. */
 void	 verify_batch_lookup(struct db *, struct verify_item *const *,
 	    size_t n);
-/* Its domain's answer and facts: the MX hosts, or the reason there are
- * none. DONE for an address that needs no SMTP (invalid domain, no MX, DNS
- * error, disposable), else NEXT. */
+/* Its domain's answer and facts: the MX hosts and who runs the first one
+ * (the batch's provider, found at the first item), or the reason there
+ * are none. DONE for an address that needs no SMTP (invalid domain, no
+ * MX, DNS error, disposable), else NEXT. */
 enum verify_step verify_batch_item_with_mx(struct verify_engine *,
-	    const struct verify_batch *, struct verify_item *);
+	    struct verify_batch *, struct verify_item *);
+/* The batch's provider from its MX answer (once): b->provider. */
+const char *verify_batch_provider_of(struct verify_engine *,
+	    struct verify_batch *);
 /* Its conclusion from a finished session (its reply to RCPT number rcpt,
  * or the session's outcome) or, with s NULL, as unreachable; with the
  * batch's catch-all answer (0 while not known) and web presence (looked up

@@ -283,12 +283,13 @@ jobqueue_result_set(struct jobqueue_result *o, int seq,
 	o->role = r->role != 0;
 	o->disposable = r->disposable != 0;
 	o->accept_all = r->accept_all != 0;
+	memcpy(o->provider, r->provider, sizeof(o->provider));
 	o->verified_at = r->verified_at ? r->verified_at : time(NULL);
 }
 
 /* Results per multi-row UPDATE at most (a power of two, see dbsql.h). */
 #define JOBQUEUE_WRITE_GROUP 64
-#define JOBQUEUE_WRITE_COLS 12
+#define JOBQUEUE_WRITE_COLS 13
 
 static int
 jobqueue_int_cmp(const void *a, const void *b)
@@ -387,13 +388,14 @@ jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
 	    "SELECT ? AS seq, ? AS classification, ? AS status, ? AS reason, "
 	    "? AS sub_status, ? AS score, ? AS free, ? AS role, "
 	    "? AS disposable, ? AS accept_all, ? AS catch_all_verdict, "
-	    "? AS verified_at", " UNION ALL ", n, ") v ON e.seq = v.seq "
+	    "? AS verified_at, ? AS provider", " UNION ALL ", n, ") v ON e.seq = v.seq "
 	    "SET e.state = 'done', e.retry_at = NULL, e.classification = "
 	    "v.classification, e.status = v.status, e.reason = v.reason, "
 	    "e.sub_status = v.sub_status, e.score = v.score, e.free = v.free, "
 	    "e.role = v.role, e.disposable = v.disposable, e.accept_all = "
 	    "v.accept_all, e.catch_all_verdict = v.catch_all_verdict, "
-	    "e.verified_at = FROM_UNIXTIME(v.verified_at) "
+	    "e.verified_at = FROM_UNIXTIME(v.verified_at), "
+	    "e.provider = v.provider "
 	    "WHERE e.job_id = ? AND e.state <> 'done'");
 	for (i = 0; i < n; i++) {
 		r = v[i];
@@ -410,6 +412,7 @@ jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
 		q[9] = DBP_INT(r->accept_all);
 		q[10] = DBP_STR(verdict_catch_all_names[r->catch_all]);
 		q[11] = DBP_INT((long long)r->verified_at);
+		q[12] = DBP_STR(r->provider[0] ? r->provider : NULL);
 	}
 	p[n * JOBQUEUE_WRITE_COLS] = DBP_STR(job_id);
 	return db_exec(db, buf_str(sql), p, n * JOBQUEUE_WRITE_COLS + 1,

@@ -240,7 +240,8 @@ t_verify_human() {
     cli verify "accepted_email@$SB"; expect_rc 0 || return 1
     expect_kv status deliverable && expect_kv reason accepted_email || return 1
     # absent fields are left out, not shown empty
-    [ -z "$(kv sub-status)" ] && [ -z "$(kv did-you-mean)" ] && [ -z "$(kv "catch-all verdict")" ] ||
+    [ -z "$(kv sub-status)" ] && [ -z "$(kv did-you-mean)" ] && [ -z "$(kv "catch-all verdict")" ] &&
+        [ -z "$(kv provider)" ] ||
         it_fail "null fields shown: $(cat "$IT_DIR/cli.out")" || return 1
     cli verify "role_based@$SB"; expect_kv role yes && expect_kv status risky
 }

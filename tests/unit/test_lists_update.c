@@ -76,6 +76,11 @@ static const struct ucase cases[] = {
 	{ "warnings printed", "exit 0\n", LISTS_UPDATE_OK,
 	    "warning: disposable_domains.txt:2: not a valid domain entry, "
 	    "skipped\nwarning: role_local_parts.txt: missing", NULL },
+	{ "provider table checked",
+	    "printf '*.google.com google\\n*.com all\\n' >\"$1/mx_providers.txt\"\n",
+	    LISTS_UPDATE_OK, "warning: mx_providers.txt:2: a wildcard needs "
+	    "two labels at least (*.example.com), skipped\nproviders: "
+	    "patterns=1 skipped=1", NULL },
 };
 
 static void
