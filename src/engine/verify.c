@@ -120,6 +120,15 @@ verify_engine_provider(const struct verify_engine *e,
 }
 
 void
+verify_engine_host_provider(const struct verify_engine *e, const char *host,
+    char out[PROVIDERS_NAME_MAX])
+{
+	const char *id = providers_lookup(e->providers, host);
+
+	snprintf(out, PROVIDERS_NAME_MAX, "%s", id != NULL ? id : "");
+}
+
+void
 verify_engine_deadline(struct verify_engine *e, int64_t deadline)
 {
 	dns_resolver_set_deadline(e->dns, deadline);

@@ -129,6 +129,11 @@ enum verify_err verify_conclude(struct verify_engine *, struct db *,
  * engine's table), or "" when the answer has no host. */
 void	 verify_engine_provider(const struct verify_engine *,
 	    const struct dns_mx_result *, char out[PROVIDERS_NAME_MAX]);
+/* The provider id the table (mx_providers.txt) gives an MX host, or ""
+ * when no pattern matches (no registrable-domain fallback: pacing keys a
+ * host the table does not know by the host itself). */
+void	 verify_engine_host_provider(const struct verify_engine *,
+	    const char *host, char out[PROVIDERS_NAME_MAX]);
 /* The SMTP options of the engine's sessions (its TLS credentials in). */
 const struct smtp_opts *verify_engine_smtp(const struct verify_engine *);
 /* An MX lookup with the engine's resolver (verify_batch_mx_answer takes

@@ -108,7 +108,8 @@ verify_batch_item_conclude_info(struct verify_engine *e, struct db *db,
     const struct smtp_session_info *si)
 {
 	it->r.web_presence = b->web_presence;
-	return verify_conclude(e, db, &it->r, &it->a, si, NULL,
+	return verify_conclude(e, db, &it->r, &it->a,
+	    verify_batch_provider_of(e, b), si, NULL,
 	    verify_batch_accept_all(b));
 }
 

@@ -73,9 +73,13 @@ domains_host(struct process *p, const char *name)
 	h->rcpt_limit = SMTP_RCPT_MAX;
 	mxprofile_init(&h->prof, name);
 	if (name[0] != '[') {
-		/* by name: its profile and its pacing pair */
+		/* by name: its profile and its pacing pair (by the provider
+		 * the table names, so that all of Google's hosts share one) */
+		char provider[PROVIDERS_NAME_MAX];
+
+		verify_engine_host_provider(process_engine(p), name, provider);
 		pacer_host_new(p, h);
-		h->pair = pacer_pair(p, h->name, NULL);
+		h->pair = pacer_pair(p, h->name, provider);
 	}
 	h->next = p->hosts;
 	p->hosts = h;

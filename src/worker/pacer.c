@@ -81,7 +81,8 @@ pacer_find(struct process *p, const char *key, const char *egress)
 	return NULL;
 }
 
-/* The pair of an MX host (provider: item 1's id, or NULL). */
+/* The pair of an MX host (provider: the id mx_providers.txt gives it, or
+ * NULL or "" when none). */
 struct pacer_pair *
 pacer_pair(struct process *p, const char *mx_host, const char *provider)
 {
