@@ -190,52 +190,52 @@ keep_many() {
 # and judged only when the database's clock after them shows that they all
 # came before; else the case starts again (3 tries).
 t_accounting_twice_the_limit() {
-    local acc key i try reset end
+    local acc key i try reset end L=6 N=12
     for try in 1 2 3; do
         acc=$(it_account pro 0)
-        key=$(it_key "$acc" 'credits:read' --rate-limit 15)
-        keep_many 1 a "$key" /v1/credits 30
-        on a "$key" /rate-limit; keep 31
-        on b "$key" /rate-limit; keep 32
+        key=$(it_key "$acc" 'credits:read' --rate-limit $L)
+        keep_many 1 a "$key" /v1/credits $N
+        on a "$key" /rate-limit; keep $((N + 1))
+        on b "$key" /rate-limit; keep $((N + 2))
         end=$(it_sql "SELECT UNIX_TIMESTAMP()")
-        use 15
+        use $L
         reset=$(header_value X-RateLimit-Reset)
         if [ "$end" -ge "${reset:-0}" ]; then
             it_log "try $try: the answers came until $end, the first request's second left the window at ${reset:-?}; again"
             continue
         fi
-        for i in $(seq 1 15); do
+        for i in $(seq 1 $L); do
             use "$i"
-            expect_status 200 && expect_header X-RateLimit-Limit 15 &&
-                expect_header X-RateLimit-Remaining $((15 - i)) || return 1
+            expect_status 200 && expect_header X-RateLimit-Limit $L &&
+                expect_header X-RateLimit-Remaining $((L - i)) || return 1
         done
-        for i in $(seq 16 30); do
+        for i in $(seq $((L + 1)) $N); do
             use "$i"
-            expect_status 429 && expect_json .error.code rate_limited && expect_json .error.details.limit 15 &&
+            expect_status 429 && expect_json .error.code rate_limited && expect_json .error.details.limit $L &&
                 expect_json .error.details.remaining 0 && expect_header X-RateLimit-Remaining 0 &&
                 expect_header X-RateLimit-Reset "$reset" && expect_json .error.details.reset_at "$reset" || return 1
             expect_jq "$(header_value Retry-After) >= 1 and $(header_value Retry-After) <= $reset - ${K_AT[$i]} + 1" || return 1
         done
-        for i in 31 32; do
+        for i in $((N + 1)) $((N + 2)); do
             use "$i"
-            expect_status 200 && expect_json .used 15 && expect_json .remaining 0 && expect_json .limit 15 &&
+            expect_status 200 && expect_json .used $L && expect_json .remaining 0 && expect_json .limit $L &&
                 expect_json .reset_at "$reset" || return 1
         done
         quiet "$acc" || return 1
         # every row of the bucket, whether still in the window or not
-        expect_eq "counted in MariaDB" 15 \
+        expect_eq "counted in MariaDB" "$L" \
             "$(it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket = 'acct:$acc'")" || return 1
         on b "$key" /rate-limit
         if [ "$(it_sql "SELECT UNIX_TIMESTAMP()")" -lt "$reset" ]; then
-            expect_json .used 15
+            expect_json .used "$L"
         else
             it_log "the window moved on before the last GET /rate-limit (not judged)"
         fi
         return
     done
-    it_fail "30 requests took longer than the window's first second stays in it, 3 times"
+    it_fail "$N requests took longer than the window's first second stays in it, 3 times"
 }
-t_case "twice the limit on one host: X-RateLimit-Remaining counts down, 429s with Retry-After and reset_at, GET /rate-limit on both hosts says 15 used" t_accounting_twice_the_limit
+t_case "twice the limit on one host: X-RateLimit-Remaining counts down, 429s with Retry-After and reset_at, GET /rate-limit on both hosts says the limit used" t_accounting_twice_the_limit
 
 t_no_statement_per_request() {
     local acc key c0 c1 ok n=200
