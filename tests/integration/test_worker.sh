@@ -272,16 +272,19 @@ t_case "greylisted addresses are retried later in the job: accepted on retry, gr
 # address too, not just for each name (which would allow 6 x 4 sessions).
 # The server holds every flight unanswered until the worker has as many
 # sessions open as it may (4), then answers: they overlap whatever the
-# machine's pace, and never go beyond 4.
+# machine's pace, and never go beyond 4. This worker waits 60 s for a reply
+# (a session it gave up on would stay counted by the held server).
 t_throttle_by_address() {
-    local id=job_shared i d max pid now
+    local id=job_shared i d max pid now conf=$IT_DIR/worker-held.conf
+    sed 's/^smtp_reply_timeout_ms = .*/smtp_reply_timeout_ms = 60000/' "$SVC_CONF" > "$conf"
+    grep -q '^smtp_reply_timeout_ms = 60000$' "$conf" || { it_fail "no smtp_reply_timeout_ms in $SVC_CONF"; return 1; }
     fake_ctl 127.0.0.31 reset > /dev/null
     fake_set 127.0.0.31 flight_delay_ms=400 hold=1
     for d in 1 2 3 4 5 6; do
         for i in $(seq -w 1 80); do echo "user$i@shared$d.svc.test"; done
     done | mkjob $id bulk || { fake_ctl 127.0.0.31 reset > /dev/null; return 1; }
     id=${JOBS[$id]}
-    once &
+    timeout 300 "$WORKER" --once -c "$conf" 2>> "$IT_DIR/log/worker-stderr.log" &
     pid=$!
     for i in $(seq 1 300); do
         now=$(fake_ctl 127.0.0.31 concurrency | sed 's/.*now=\([0-9]*\).*/\1/')
