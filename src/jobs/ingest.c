@@ -25,7 +25,8 @@
 const char *const ingest_fail_codes[INGEST_FAIL__MAX] = {
 	"", "no_emails", "too_many_emails", "email_column_not_found",
 	"invalid_column_mapping", "invalid_file", "file_unavailable",
-	"source_unreachable", "file_too_large", "insufficient_credits"
+	"source_unreachable", "file_too_large", "insufficient_credits",
+	"source_too_slow"
 };
 
 #define INGEST_PROGRESS_MS 1000

@@ -172,6 +172,14 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "600", 5, 3600, 0,
 	    "seconds the download of an upload's source_url may take, "
 	    "redirects included (source_unreachable after that)" },
+	[CONF_SOURCE_URL_MIN_RATE] = { "source_url_min_rate", CONF_TYPE_INT,
+	    "1024", 0, 104857600, 0,
+	    "bytes a second the download of an upload's source_url must "
+	    "average over each source_url_min_rate_seconds (slower: the job "
+	    "fails with source_too_slow; 0: no minimum)" },
+	[CONF_SOURCE_URL_MIN_RATE_SECONDS] = { "source_url_min_rate_seconds",
+	    CONF_TYPE_INT, "30", 1, 3600, 0,
+	    "seconds over which source_url_min_rate is measured" },
 	[CONF_WEBHOOK_RETRY_SCHEDULE] = { "webhook_retry_schedule",
 	    CONF_TYPE_DURATIONS, "1m 5m 30m 2h 5h 10h 24h", 0, 0, 0,
 	    "waits before each new attempt of a failed webhook or callback "
