@@ -192,6 +192,11 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_WEBHOOK_HOST_CONCURRENCY] = { "webhook_host_concurrency",
 	    CONF_TYPE_INT, "4", 1, 100, 0,
 	    "deliveries one svc-worker sends at once to one receiving host" },
+	[CONF_WEBHOOK_TEST_LIMIT] = { "webhook_test_limit", CONF_TYPE_INT,
+	    "10", 1, 1000, 0,
+	    "POST /v1/webhooks/{id}/test calls one webhook may have in any "
+	    "hour (beyond: 429 rate_limited; one being sent: 409 "
+	    "webhook_test_in_flight)" },
 	[CONF_STATUS_MIN_WORKERS] = { "status_min_workers", CONF_TYPE_INT,
 	    "1", 0, 10000, 0, "svcadm status: unhealthy when fewer workers "
 	    "were seen within status_worker_window (0: no check)" },

@@ -6,7 +6,9 @@
 # with a test CA made by certtool): the envelope and X-Webhook-ID of bulk
 # and batch jobs (callback_data, the batch's own secret), of a job's
 # callback_url (set in SQL, and given to a real upload: job.completed and
-# job.failed), job.failed, the test endpoint, every signature
+# job.failed), job.failed, the test endpoint (one test of a webhook in
+# flight, else 409 webhook_test_in_flight; webhook_test_limit an hour,
+# else 429), every signature
 # checked with libsvc-sdk (tests/sdk/svc-webhook-check), rotation (both
 # secrets sign for 24 h, the old one no more after), the retry schedule
 # (webhook_retry_schedule in seconds), 410 disabling a webhook, redirects
@@ -38,7 +40,8 @@ ca_file = $IT_DIR/tls/ca.pem
 worker_poll_interval = 1
 webhook_retry_schedule = 2s 2s 3
 webhook_timeout_ms = 3000
-webhook_host_concurrency = 2"
+webhook_host_concurrency = 2
+webhook_test_limit = 3"
 it_stack_start
 
 SB=sandbox.svc.example
@@ -338,6 +341,68 @@ t_test_endpoint() {
     expect_eq "X-Webhook-ID" "$HOOK" "$(nth /d/test 1 '.headers["x-webhook-id"]')"
 }
 t_case "POST /v1/webhooks/{id}/test sends a signed webhook.test" t_test_endpoint
+
+# test_state DELIVERY: state and last_error of a delivery
+test_state() { it_sql "SELECT CONCAT_WS(' ', state, COALESCE(last_error, '-')) FROM event_deliveries WHERE id = '$1'"; }
+
+t_test_one_in_flight() {
+    local conf=$IT_DIR/svc-holdtest.conf first second
+    account
+    # the receiver holds the first test 25 s (the worker waits up to 30 s)
+    sed 's/^webhook_timeout_ms = 3000$/webhook_timeout_ms = 30000/' "$SVC_CONF" > "$conf"
+    hook "/d/held?sleep_first=25" || return 1
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 202 || return 1
+    first=$(json .delivery_id)
+    daemon "$conf"
+    # the receiver has it: it is being sent
+    wait_for /d/held 1 30 || { stop_daemon; return 1; }
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    stop_daemon
+    expect_status 409 && expect_json .error.code webhook_test_in_flight || return 1
+    expect_eq "tests of the webhook queued" 1 "$(it_sql "SELECT COUNT(*) FROM event_deliveries WHERE webhook_id = '$HOOK'")" || return 1
+    # stopped, the worker gave it back (pending): a new test takes its place
+    expect_eq "the held test after the stop" pending "$(it_sql "SELECT state FROM event_deliveries WHERE id = '$first'")" || return 1
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 202 || return 1
+    second=$(json .delivery_id)
+    expect_eq "the held test" "failed superseded" "$(test_state "$first")" || return 1
+    expect_eq "the new test" "pending -" "$(test_state "$second")"
+}
+t_case "POST /v1/webhooks/{id}/test: 409 webhook_test_in_flight while a test is being sent; one waiting is superseded by the next" t_test_one_in_flight
+
+t_test_hourly_limit() {
+    local i first_hook ids=()
+    account
+    hook /d/limit || return 1
+    first_hook=$HOOK
+    # webhook_test_limit = 3: three in an hour (each supersedes the one
+    # before, nothing sends them here), the fourth 429
+    for i in 1 2 3; do
+        http POST "/v1/webhooks/$HOOK/test" '{}'
+        expect_status 202 || return 1
+        ids+=("$(json .delivery_id)")
+    done
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 429 && expect_json .error.code rate_limited && expect_json .error.details.limit 3 &&
+        expect_json .error.details.remaining 0 && expect_json .error.details.scope webhook_test &&
+        expect_jq '.error.details.reset_at - now | . > 3500 and . <= 3601' || return 1
+    expect_header Retry-After || return 1
+    i=$(printf '%s\n' "$HTTP_HEADERS" | sed -n 's/^retry-after: *//p')
+    [ "$i" -ge 3500 ] && [ "$i" -le 3601 ] || it_fail "Retry-After $i, not about an hour" || return 1
+    expect_eq "tests queued for the webhook" 3 "$(it_sql "SELECT COUNT(*) FROM event_deliveries WHERE webhook_id = '$HOOK'")" || return 1
+    expect_eq "states" "failed superseded|failed superseded|pending -" \
+        "$(for i in "${ids[@]}"; do test_state "$i"; done | paste -sd'|')" || return 1
+    # another webhook of the account has its own three
+    hook /d/limit2 || return 1
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 202 || return 1
+    # an hour later the first test leaves the window
+    it_sql "UPDATE event_deliveries SET created_at = created_at - INTERVAL 61 MINUTE WHERE id = '${ids[0]}'"
+    http POST "/v1/webhooks/$first_hook/test" '{}'
+    expect_status 202
+}
+t_case "POST /v1/webhooks/{id}/test: webhook_test_limit tests a webhook an hour, then 429 rate_limited with Retry-After" t_test_hourly_limit
 
 t_rotation() {
     local old=$SECRET new until sig
