@@ -192,6 +192,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_WEBHOOK_HOST_CONCURRENCY] = { "webhook_host_concurrency",
 	    CONF_TYPE_INT, "4", 1, 100, 0,
 	    "deliveries one svc-worker sends at once to one receiving host" },
+	[CONF_WEBHOOK_ACCOUNT_CONCURRENCY] = {
+	    "webhook_account_concurrency", CONF_TYPE_INT, "5", 1, 500, 0,
+	    "deliveries of one account's events one svc-worker sends at "
+	    "once (its share of webhook_concurrency)" },
 	[CONF_WEBHOOK_TEST_LIMIT] = { "webhook_test_limit", CONF_TYPE_INT,
 	    "10", 1, 1000, 0,
 	    "POST /v1/webhooks/{id}/test calls one webhook may have in any "

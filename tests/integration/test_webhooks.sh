@@ -14,7 +14,8 @@
 # (webhook_retry_schedule in seconds), 410 disabling a webhook, redirects
 # not followed, a response body read no further than 64 KB, a worker
 # SIGKILLed mid-delivery (another sends it again, same event_id), the
-# per-host cap with a slow receiver not holding up another, and private
+# per-host cap with a slow receiver not holding up another, the
+# per-account share of slots (webhook_account_concurrency), and private
 # targets refused when allow_private_urls = no (a name that resolves to
 # loopback refused when the worker connects).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -598,6 +599,50 @@ t_concurrency() {
     signed /d/fast 1 "$SECRET"
 }
 t_case "deliveries run at once: webhook_host_concurrency per host, a slow receiver does not hold up another" t_concurrency
+
+t_account_share() {
+    local i conf=$IT_DIR/svc-accountshare.conf other b_at a3_at
+    # 4 slots, 2 of them at most for one account's deliveries, the host
+    # cap out of the way; a receiver that holds each of A's requests 8 s
+    sed -e 's/^webhook_timeout_ms = 3000$/webhook_timeout_ms = 20000/' \
+        -e 's/^webhook_host_concurrency = 2$/webhook_host_concurrency = 10/' "$SVC_CONF" > "$conf"
+    printf 'webhook_concurrency = 4\nwebhook_account_concurrency = 2\n' >> "$conf"
+    # account A: four slow webhooks, each with a test queued
+    account
+    for i in 1 2 3 4; do
+        hook "/d/share-a$i?sleep=8&group=share-a" || return 1
+        http POST "/v1/webhooks/$HOOK/test" '{}'
+        expect_status 202 || return 1
+    done
+    # account B: one webhook, its test queued after all of A's
+    account
+    hook "/d/share-b" || return 1
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 202 || return 1
+    daemon "$conf"
+    wait_for /d/share-b 1 30 && wait_for /d/share-a1 1 60 && wait_for /d/share-a2 1 60 &&
+        wait_for /d/share-a3 1 60 && wait_for /d/share-a4 1 60 || { stop_daemon; return 1; }
+    # until A's last answers are recorded (the receiver logs a request
+    # when it comes, before its answer)
+    for i in $(seq 1 300); do
+        [ "$(it_sql "SELECT COUNT(*) FROM event_deliveries WHERE url LIKE '%/d/share-%' AND state = 'delivered'")" = 5 ] && break
+        sleep 0.1
+    done
+    stop_daemon
+    # A never had more than its 2 slots, though 2 more were free at first
+    expect_eq "A's requests answered at once at most" 2 \
+        "$(jq -s '[.[] | select(.path | startswith("/d/share-a")) | .inflight] | max' "$RECEIVED")" || return 1
+    expect_eq "every delivery done in one attempt" "1 1 1 1 1" \
+        "$(for i in 1 2 3 4; do count "/d/share-a$i"; done | xargs) $(count /d/share-b)" || return 1
+    # B's one delivery went with the first claim, not after A's queue:
+    # before A's third request (which waited for one of A's slots)
+    b_at=$(nth /d/share-b 1 .time)
+    a3_at=$(jq -s '[.[] | select(.path | startswith("/d/share-a")) | .time] | sort | .[2]' "$RECEIVED")
+    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$b_at" "$a3_at" ||
+        it_fail "B's delivery ($b_at) waited for A's slots ($a3_at)" || return 1
+    signed /d/share-b 1 "$SECRET"
+}
+t_case "deliveries: webhook_account_concurrency slots per account, so one account's slow webhooks do not take every slot" t_account_share
 
 t_private_targets() {
     local noconf=$IT_DIR/svc-noprivate.conf named literal
