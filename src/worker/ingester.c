@@ -326,20 +326,21 @@ out:
 
 int
 ingester_run_pending(const struct conf *c, struct db *db,
-    struct verify_engine *e, const char *owner, volatile sig_atomic_t *stop)
+    struct verify_engine *e, const char *owner, int max,
+    volatile sig_atomic_t *stop)
 {
 	struct ingest_job j;
 	int n = 0, got;
 
-	while (!*stop) {
+	while (!*stop && (max == 0 || n < max)) {
 		got = ingest_claim(db, owner, conf_int(c,
 		    CONF_WORKER_LEASE_SECONDS), &j);
 		if (got == 0)
 			break;
-		if (got == -1 || ingester_job(c, db, e, owner, &j, stop) ==
 		if (got == 1)
 			log_info("event=ingest_claimed job=%s account=%s "
 			    "refresh=%d", j.id, j.account_id, j.refresh);
+		if (got == -1 || ingester_job(c, db, e, owner, &j, stop) ==
 		    -1) {
 			log_error("event=ingester_db_error error=\"%s\"",
 			    db_error(db));
@@ -382,7 +383,7 @@ ingester_main(void *arg)
 				    "error=\"%s\"", buf_str(&err));
 		}
 		if (db != NULL && e != NULL && ingester_run_pending(g->conf,
-		    db, e, g->owner, &g->stop) == -1) {
+		    db, e, g->owner, 0, &g->stop) == -1) {
 			db_close(db);
 			db = NULL;
 		}

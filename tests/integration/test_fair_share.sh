@@ -6,7 +6,10 @@
 # an account with several uploads queued does not hold up another
 # account's single one, and a ?refresh=true on an old job waits for its
 # account's turn, not ahead of other accounts' uploads by the job's age.
-# Orders are read from the worker's log lines (event=ingest_claimed), in
+# svc-worker --once takes turns between uploads and
+# verification: a job waiting for verification is verified after the
+# first upload of the run, not after all of them. Orders are read from
+# the worker's log lines (event=ingest_claimed, event=chunk_claimed), in
 # one single-threaded --once run each, never from timings.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 it_require python3 curl jq
@@ -96,5 +99,34 @@ t_refresh_waits_its_turn() {
     expect_eq "refresh flag" 0 "$(it_sql "SELECT preview_refresh FROM jobs WHERE id = '$p'")"
 }
 t_case "a ?refresh=true on an old job waits for its account's turn, not ahead of other accounts' uploads by the job's age" t_refresh_waits_its_turn
+
+t_once_takes_turns() {
+    local a b c u1 u2 bulk
+    account; a=$KEY
+    account; b=$KEY
+    account; c=$KEY
+    # a bulk job waiting for verification, and two uploads of other
+    # accounts queued behind it
+    API_KEY=$a http POST /v1/verify/bulk "{\"emails\":[\"accepted_email@$SB\",\"rejected_email@$SB\"]}"
+    expect_status 202 || return 1
+    bulk=$(json .job_id)
+    upload "$b" "$F/list2.csv" && u1=$JOB || return 1
+    upload "$c" "$F/list3.csv" && u2=$JOB || return 1
+    mark
+    it_worker_once || return 1
+    # one upload, then verification (the bulk job and that upload, in
+    # either order), then the next upload
+    local order
+    order=$(tail -n +$((MARK + 1)) "$IT_DIR/log/svc.log" | sed -n "s/.*event=\(ingest_claimed\|chunk_claimed\) job=\([^ ]*\) .*/\1:\2/p" |
+        sed "s/:$bulk\$/:bulk/; s/:$u1\$/:u1/; s/:$u2\$/:u2/" | grep -E ':(bulk|u1|u2)$' | awk '!seen[$0]++' | paste -sd' ')
+    it_log "the run's order: $order"
+    case " $order " in
+        " ingest_claimed:u1 chunk_claimed:bulk chunk_claimed:u1 ingest_claimed:u2 chunk_claimed:u2 " | \
+        " ingest_claimed:u1 chunk_claimed:u1 chunk_claimed:bulk ingest_claimed:u2 chunk_claimed:u2 ") ;;
+        *) it_fail "the run's order: $order"; return 1 ;;
+    esac
+    expect_eq "the bulk job" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$bulk'")"
+}
+t_case "svc-worker --once takes turns: one upload, then the verification waiting, then the next upload" t_once_takes_turns
 
 t_done
