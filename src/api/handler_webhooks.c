@@ -3,7 +3,9 @@
  * secret, shown only there: the answer kept for an Idempotency-Key replay
  * lacks it), GET /v1/webhooks, GET, PATCH and DELETE /v1/webhooks/{id},
  * POST /v1/webhooks/{id}/test (202: svc-worker sends a webhook.test
- * event), POST /v1/webhooks/{id}/rotate-secret (the old secret keeps
+ * event; one test of a webhook at a time, 409 webhook_test_in_flight
+ * while one is being sent, and webhook_test_limit an hour, then 429
+ * rate_limited with Retry-After), POST /v1/webhooks/{id}/rotate-secret (the old secret keeps
  * signing for 24 hours) and GET /v1/webhooks/{id}/deliveries. Another
  * account's webhook is 404; a URL must be a public https:// one unless
  * allow_private_urls is set (400 naming the field). */
@@ -133,6 +135,11 @@ handler_webhooks_error(struct api_call *c, enum webhooks_err rc,
 		    json_pack("{s:i}", "limit", WEBHOOKS_PER_ACCOUNT),
 		    "an account has at most %d webhooks", WEBHOOKS_PER_ACCOUNT);
 		break;
+	case WEBHOOKS_TEST_IN_FLIGHT:
+		http_error(c->resp, 409, "webhook_test_in_flight", NULL,
+		    "a test of webhook %s is being sent; ask again once it "
+		    "is over", c->params[0]);
+		break;
 	default:
 		api_internal_error(c, what);
 		break;
@@ -254,11 +261,24 @@ handler_webhooks_delete(struct api_call *c)
 void
 handler_webhooks_test(struct api_call *c)
 {
-	char delivery[IDS_MAX], event[IDS_MAX];
+	char delivery[IDS_MAX], event[IDS_MAX], v[24];
+	long limit = conf_int(c->ctx->conf, CONF_WEBHOOK_TEST_LIMIT);
+	long retry_after = 1;
+	long long reset_at = 0;
 	enum webhooks_err rc;
 
-	rc = webhooks_test(c->ctx->db, c->key.account_id, c->params[0],
-	    delivery, event);
+	rc = webhooks_test(c->ctx->db, c->key.account_id, c->params[0], limit,
+	    delivery, event, &retry_after, &reset_at);
+	if (rc == WEBHOOKS_TEST_LIMIT) {
+		snprintf(v, sizeof(v), "%ld", retry_after);
+		http_set_header(c->resp, "Retry-After", v);
+		http_error(c->resp, 429, "rate_limited", json_pack(
+		    "{s:i, s:i, s:I, s:s}", "limit", (int)limit, "remaining", 0,
+		    "reset_at", (json_int_t)reset_at, "scope", "webhook_test"),
+		    "webhook %s was tested %ld times in the last hour, the "
+		    "most (webhook_test_limit)", c->params[0], limit);
+		return;
+	}
 	if (rc != WEBHOOKS_OK) {
 		handler_webhooks_error(c, rc, "webhooks_test");
 		return;

@@ -2,7 +2,11 @@
  * releases each run in one transaction (db_tx_retry); claims lock their
  * rows with SKIP LOCKED, so workers on several hosts never take the same
  * delivery while its lease holds. The body of a delivery is the event's
- * envelope as the outbox holds it, byte for byte, on every attempt. */
+ * envelope as the outbox holds it, byte for byte, on every attempt.
+ * Fair share: a claim looks at each account's few longest-waiting due
+ * deliveries only (ROW_NUMBER per account), and the caller's room()
+ * refuses an account past its share of the worker's slots, so that one
+ * account's many deliveries to slow hosts cannot take every slot. */
 #include "jobs/events.h"
 #include "jobs/fetch.h"
 #include "util/log.h"
@@ -250,7 +254,7 @@ events_fan_out(struct db *db, long limit)
 struct events_claiming {
 	const char		*owner;
 	long			 lease;
-	size_t			 max, n;
+	size_t			 max, n, per_account;
 	events_room_fn		 room;
 	void			*arg;
 	struct events_delivery	*out;
@@ -318,8 +322,9 @@ events_claim_one(struct db *db, struct events_claiming *cl, const char *id)
 		    DB_ARGS(DBP_STR(id)), NULL);
 	if (e == DB_OK)
 		e = db_query(db, "SELECT event_id, event, receiver, "
-		    "webhook_id, job_id, url, host, payload, attempts FROM "
-		    "event_deliveries WHERE id = ?", DB_ARGS(DBP_STR(id)), &res);
+		    "webhook_id, job_id, url, host, payload, attempts, "
+		    "account_id FROM event_deliveries WHERE id = ?",
+		    DB_ARGS(DBP_STR(id)), &res);
 	if (e != DB_OK)
 		return e;
 	if (db_res_next(res) != 1) {
@@ -340,6 +345,7 @@ events_claim_one(struct db *db, struct events_claiming *cl, const char *id)
 	d->payload = strdup(db_res_str(res, 7));
 	d->len = db_res_len(res, 7);
 	d->attempt = (int)db_res_int(res, 8);
+	strparse_copy(d->account, sizeof(d->account), db_res_str(res, 9));
 	d->webhook = is_webhook;
 	db_res_free(res);
 	cl->n++;	/* cleared by the caller from here on */
@@ -353,24 +359,33 @@ events_claim_one(struct db *db, struct events_claiming *cl, const char *id)
 	    DB_ARGS(DBP_STR(id), DBP_INT(d->attempt)), NULL);
 }
 
-/* The candidates of one kind: ids and hosts, locked. */
+/* The candidates of one kind (per_account of each account's at most):
+ * ids, hosts and accounts, locked. */
+struct events_candidate {
+	char	 id[IDS_MAX];
+	char	 host[EVENTS_HOST_MAX];
+	char	 account[IDS_MAX];
+};
+
 static enum db_err
 events_candidates(struct db *db, const char *sql, size_t want,
-    char (**ids)[IDS_MAX], char (**hosts)[EVENTS_HOST_MAX], size_t *n)
+    size_t per_account, struct events_candidate **c, size_t *n)
 {
 	struct db_res *res = NULL;
 	enum db_err e;
 
 	*n = 0;
-	if ((*ids = calloc(want, sizeof(**ids))) == NULL ||
-	    (*hosts = calloc(want, sizeof(**hosts))) == NULL)
+	if ((*c = calloc(want, sizeof(**c))) == NULL)
 		return DB_ERR_QUERY;
-	if ((e = db_query(db, sql, DB_ARGS(DBP_INT((long long)want)), &res)) !=
-	    DB_OK)
+	if ((e = db_query(db, sql, DB_ARGS(DBP_INT(per_account > 0 ?
+	    (long long)per_account : (long long)want),
+	    DBP_INT((long long)want)), &res)) != DB_OK)
 		return e;
 	while (*n < want && db_res_next(res) == 1) {
-		strparse_copy((*ids)[*n], IDS_MAX, db_res_str(res, 0));
-		strparse_copy((*hosts)[*n], EVENTS_HOST_MAX, db_res_str(res, 1));
+		strparse_copy((*c)[*n].id, IDS_MAX, db_res_str(res, 0));
+		strparse_copy((*c)[*n].host, EVENTS_HOST_MAX,
+		    db_res_str(res, 1));
+		strparse_copy((*c)[*n].account, IDS_MAX, db_res_str(res, 2));
 		(*n)++;
 	}
 	db_res_free(res);
@@ -387,7 +402,7 @@ events_claiming_clear(struct events_claiming *cl)
 	cl->n = 0;
 }
 
-/* Deliveries to host this claim took already. */
+/* Deliveries to host, and of account, this claim took already. */
 static size_t
 events_claimed(const struct events_claiming *cl, const char *host)
 {
@@ -398,44 +413,59 @@ events_claimed(const struct events_claiming *cl, const char *host)
 	return k;
 }
 
+static size_t
+events_claimed_account(const struct events_claiming *cl, const char *account)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < cl->n; i++)
+		k += strcmp(cl->out[i].account, account) == 0;
+	return k;
+}
+
+/* The due deliveries of one kind, each account's first ones (ROW_NUMBER
+ * per account, at most the first parameter), the longest waiting first. */
+#define EVENTS_DUE(cond, order) \
+	"SELECT id, host, account_id FROM event_deliveries WHERE " cond \
+	" AND id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER " \
+	"(PARTITION BY account_id ORDER BY " order ", id) AS rn FROM " \
+	"event_deliveries WHERE " cond ") AS firsts WHERE rn <= ?) " \
+	"ORDER BY " order " LIMIT ? FOR UPDATE SKIP LOCKED"
+
 static enum db_err
 events_claim_work(struct db *db, void *arg)
 {
 	/* expired leases first: their receivers have waited longest */
 	static const char *const sql[2] = {
-		"SELECT id, host FROM event_deliveries WHERE state = 'sending' "
-		"AND lease_expires < UTC_TIMESTAMP(3) ORDER BY lease_expires "
-		"LIMIT ? FOR UPDATE SKIP LOCKED",
-		"SELECT id, host FROM event_deliveries WHERE state = 'pending' "
-		"AND next_attempt_at <= UTC_TIMESTAMP(3) ORDER BY "
-		"next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED",
+		EVENTS_DUE("state = 'sending' AND lease_expires < "
+		    "UTC_TIMESTAMP(3)", "lease_expires"),
+		EVENTS_DUE("state = 'pending' AND next_attempt_at <= "
+		    "UTC_TIMESTAMP(3)", "next_attempt_at"),
 	};
 	struct events_claiming *cl = arg;
-	char (*ids)[IDS_MAX] = NULL;
-	char (*hosts)[EVENTS_HOST_MAX] = NULL;
+	struct events_candidate *c = NULL;
 	enum db_err e = DB_OK;
 	size_t k, i, n;
 
 	events_claiming_clear(cl);
 	for (k = 0; e == DB_OK && k < 2 && cl->n < cl->max; k++) {
 		e = events_candidates(db, sql[k], (cl->max - cl->n) *
-		    EVENTS_CLAIM_LOOK, &ids, &hosts, &n);
+		    EVENTS_CLAIM_LOOK, cl->per_account, &c, &n);
 		for (i = 0; e == DB_OK && i < n && cl->n < cl->max; i++)
-			if (cl->room(cl->arg, hosts[i], events_claimed(cl,
-			    hosts[i])))
-				e = events_claim_one(db, cl, ids[i]);
-		free(ids);
-		free(hosts);
-		ids = NULL;
-		hosts = NULL;
+			if (cl->room(cl->arg, c[i].host, events_claimed(cl,
+			    c[i].host), c[i].account,
+			    events_claimed_account(cl, c[i].account)))
+				e = events_claim_one(db, cl, c[i].id);
+		free(c);
+		c = NULL;
 	}
 	return e;
 }
 
 enum db_err
 events_claim(struct db *db, const char *owner, long lease_seconds,
-    size_t max, events_room_fn room, void *arg, struct events_delivery *out,
-    size_t *n)
+    size_t max, size_t per_account, events_room_fn room, void *arg,
+    struct events_delivery *out, size_t *n)
 {
 	struct events_claiming cl;
 	enum db_err e;
@@ -444,6 +474,7 @@ events_claim(struct db *db, const char *owner, long lease_seconds,
 	cl.owner = owner;
 	cl.lease = lease_seconds;
 	cl.max = max;
+	cl.per_account = per_account;
 	cl.room = room;
 	cl.arg = arg;
 	cl.out = out;

@@ -46,6 +46,7 @@ struct events_delivery {
 	char		 event[48];
 	char		 receiver[EVENTS_RECEIVER_MAX];
 	char		 host[EVENTS_HOST_MAX];
+	char		 account[IDS_MAX];	/* whose event it is */
 	char		*url;
 	char		*payload;
 	size_t		 len;
@@ -73,16 +74,20 @@ enum db_err events_add(struct db *, const struct events_new *,
  * many events, or -1 when the database failed. */
 long long events_fan_out(struct db *, long limit);
 
-/* Whether the host may have one more delivery in flight, besides the
- * claimed ones the running claim took for it already (the caller counts
- * its deliveries in flight once the claim returns). */
-typedef int (*events_room_fn)(void *arg, const char *host, size_t claimed);
+/* Whether the host and the account may have one more delivery in flight,
+ * besides the claimed ones the running claim took for them already
+ * (host_claimed, account_claimed; the caller counts its deliveries in
+ * flight once the claim returns). */
+typedef int (*events_room_fn)(void *arg, const char *host, size_t
+	    host_claimed, const char *account, size_t account_claimed);
 /* Claims up to max due deliveries (pending whose time has come, or
  * sending whose lease expired) for lease_seconds, each one attempt more,
- * those whose host room() refuses left for later; *n says how many went
- * to out. */
+ * those whose host or account room() refuses left for later; *n says how
+ * many went to out. Each account's per_account longest-waiting due
+ * deliveries are looked at (0: any number), so that one account's many
+ * cannot hide the others' from a claim. */
 enum db_err events_claim(struct db *, const char *owner, long lease_seconds,
-	    size_t max, events_room_fn room, void *arg,
+	    size_t max, size_t per_account, events_room_fn room, void *arg,
 	    struct events_delivery *out, size_t *n);
 /* Records an attempt of a delivery this owner holds: a status 200-299
  * delivers it; 410 gives it up (and disables the webhook, failing its

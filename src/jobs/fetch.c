@@ -27,7 +27,15 @@ const char *const fetch_err_names[FETCH_ERR__MAX] = {
 	[FETCH_FAILED] = "transfer_failed",
 	[FETCH_NOMEM] = "out_of_memory",
 	[FETCH_STOPPED] = "stopped",
+	[FETCH_TOO_SLOW] = "too_slow",
 };
+
+/* What libcurl's speed check writes into the error buffer when it stops
+ * a transfer (lib/speedcheck.c, the same since curl 7.x); it returns the
+ * same CURLE_OPERATION_TIMEDOUT as the time limit, so the text is what
+ * tells the two apart. */
+#define FETCH_SLOW_TEXT "Operation too slow"
+
 
 void
 fetch_opts_from_conf(struct fetch_opts *o, const struct conf *c,
@@ -207,6 +215,8 @@ fetch_init(struct fetch *f, const struct fetch_opts *o)
 	f->allow_private = o->allow_private;
 	f->https_only = o->https_only;
 	f->body_max = o->body_max;
+	f->min_rate = o->min_rate;
+	f->min_rate_seconds = o->min_rate_seconds;
 	if (o->networks != NULL && ipnet_parse_list(o->networks, &f->networks,
 	    &f->nnetworks) == -1)
 		return -1;
@@ -239,6 +249,12 @@ fetch_init(struct fetch *f, const struct fetch_opts *o)
 	bad |= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, f->errbuf) != CURLE_OK;
 	bad |= curl_easy_setopt(h, CURLOPT_USERAGENT, "svc/" PACKAGE_VERSION) !=
 	    CURLE_OK;
+	if (o->min_rate > 0 && o->min_rate_seconds > 0) {
+		bad |= curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT,
+		    o->min_rate) != CURLE_OK;
+		bad |= curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+		    o->min_rate_seconds) != CURLE_OK;
+	}
 	if (o->ca_file != NULL && o->ca_file[0] != '\0')
 		bad |= curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file) !=
 		    CURLE_OK;
@@ -300,7 +316,9 @@ fetch_result(struct fetch *f, CURLcode rc, long *status)
 		return FETCH_ADDRESS_REFUSED;
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
-		return FETCH_TIMEOUT;
+		return strncmp(f->errbuf, FETCH_SLOW_TEXT,
+		    strlen(FETCH_SLOW_TEXT)) == 0 ? FETCH_TOO_SLOW :
+		    FETCH_TIMEOUT;
 	case CURLE_COULDNT_RESOLVE_HOST:
 		return FETCH_RESOLVE;
 	case CURLE_COULDNT_CONNECT:

@@ -9,7 +9,9 @@
  * allow_private_url_networks); redirects are never followed (a caller
  * that follows them does so by hand, calling fetch_url for each hop,
  * which checks it again); no proxy from the environment; one time limit
- * for the whole transfer; at most
+ * for the whole transfer; optionally a minimum transfer rate (libcurl's
+ * CURLOPT_LOW_SPEED_LIMIT and _TIME: a server that trickles is dropped
+ * after min_rate_seconds, not kept for the whole time limit); at most
  * body_max bytes of the response body are read (into f->body, or handed
  * to a sink piece by piece with fetch_stream). The caller adds what its
  * request needs (method, body, headers) and runs the handle, alone or in
@@ -30,6 +32,8 @@ struct fetch_opts {
 	long		 timeout_ms;	/* the whole transfer */
 	size_t		 body_max;	/* response body bytes read at most */
 	int		 https_only;	/* no http even with allow_private */
+	long		 min_rate;	/* bytes/s at least (0: no minimum) */
+	long		 min_rate_seconds; /* ... averaged over this long */
 };
 
 enum fetch_err {
@@ -44,6 +48,7 @@ enum fetch_err {
 	FETCH_FAILED,		/* any other failure of the transfer */
 	FETCH_NOMEM,
 	FETCH_STOPPED,		/* the sink or a progress callback stopped it */
+	FETCH_TOO_SLOW,		/* slower than min_rate for min_rate_seconds */
 	FETCH_ERR__MAX
 };
 extern const char *const fetch_err_names[FETCH_ERR__MAX];
@@ -68,6 +73,8 @@ struct fetch {
 	long long		 skipped;	/* bytes of a body not 2xx */
 	int			 skip_stop;	/* stopped past FETCH_SKIP_MAX */
 	int			 stopped;	/* the sink said -1 */
+	long			 min_rate;	/* fetch_opts' */
+	long			 min_rate_seconds;
 	char			 refused_addr[64];
 	enum urlguard_reason	 url_reason;	/* after FETCH_URL_REFUSED */
 	char			 errbuf[CURL_ERROR_SIZE];

@@ -6,7 +6,18 @@
  * jobs) and the row's cells, as a JSON array, are kept for the address it
  * brought first. Nothing is written until the whole file was read; the
  * rows then go in with the job's next state, in one transaction that
- * also deletes the stored file. */
+ * also deletes the stored file.
+ *
+ * Fair share (ingest_claim): every worker has one ingestion thread, which
+ * takes uploads, previews and preview refreshes one at a time, so their
+ * order decides who waits. It is round robin across accounts: each claim
+ * records the account's turn (ingest_turns, migration 017), and the next
+ * claim takes a job of the account whose turn was longest ago (one never
+ * served first), within it the job waiting longest, a refresh waiting
+ * from when it was asked for. So an account's second job waits for every
+ * other waiting account's turn, and a refresh of an old job does not
+ * jump ahead by its age: it waits for its account's turn like an upload
+ * asked for at the same time. */
 #include "jobs/ingest.h"
 #include "core/ledger.h"
 #include "jobs/ingest_read.h"
@@ -25,7 +36,8 @@
 const char *const ingest_fail_codes[INGEST_FAIL__MAX] = {
 	"", "no_emails", "too_many_emails", "email_column_not_found",
 	"invalid_column_mapping", "invalid_file", "file_unavailable",
-	"source_unreachable", "file_too_large", "insufficient_credits"
+	"source_unreachable", "file_too_large", "insufficient_credits",
+	"source_too_slow"
 };
 
 #define INGEST_PROGRESS_MS 1000
@@ -67,6 +79,11 @@ struct ingest_ctx {
 
 /* ---------------------------------------------------------------- claim */
 
+/* When an upload job of the ingester's queue (alias t) began to wait: a
+ * preview refresh when it was asked for. */
+#define INGEST_QUEUED_AT(t) "IF(" t ".preview_refresh = 1, COALESCE(" \
+	t ".preview_refresh_at, " t ".created_at), " t ".created_at)"
+
 int
 ingest_claim(struct db *db, const char *owner, long lease,
     struct ingest_job *j)
@@ -78,18 +95,24 @@ ingest_claim(struct db *db, const char *owner, long lease,
 	if (db_begin(db) != DB_OK)
 		return -1;
 	/* refresh: the rows are written (a preview job whose worker died
-	 * before its preview was stored has them, and no stored file) */
-	if (db_query(db, "SELECT id, account_id, pool_id, "
-	    "COALESCE(file_format, ''), COALESCE(source_url, ''), column_rule, "
-	    "COALESCE(email_column, ''), want_preview, status = ? OR "
-	    "original_header IS NOT NULL, "
-	    "COALESCE(file_size, 0), COALESCE(DATE_FORMAT(preview_refresh_at, "
-	    "'%Y-%m-%d %H:%i:%s.%f'), '') FROM jobs WHERE type = 'upload' AND "
-	    "(status = ? OR (status = ? AND preview_refresh = 1)) AND "
-	    "(ingest_lease_expires IS NULL OR ingest_lease_expires < "
-	    "UTC_TIMESTAMP(3)) ORDER BY created_at LIMIT 1 FOR UPDATE SKIP "
-	    "LOCKED", DB_ARGS(
-	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
+	 * before its preview was stored has them, and no stored file).
+	 * Round robin across accounts (see the top of this file): the job of
+	 * the account whose turn was longest ago (never: first), then the
+	 * one waiting longest, a refresh from when it was asked for. The
+	 * turn is read by a subquery, which does not lock its rows. */
+	if (db_query(db, "SELECT j.id, j.account_id, j.pool_id, "
+	    "COALESCE(j.file_format, ''), COALESCE(j.source_url, ''), "
+	    "j.column_rule, COALESCE(j.email_column, ''), j.want_preview, "
+	    "j.status = ? OR j.original_header IS NOT NULL, "
+	    "COALESCE(j.file_size, 0), COALESCE(DATE_FORMAT("
+	    "j.preview_refresh_at, '%Y-%m-%d %H:%i:%s.%f'), '') FROM jobs j "
+	    "WHERE j.type = 'upload' AND (j.status = ? OR (j.status = ? AND "
+	    "j.preview_refresh = 1)) AND (j.ingest_lease_expires IS NULL OR "
+	    "j.ingest_lease_expires < UTC_TIMESTAMP(3)) ORDER BY COALESCE(("
+	    "SELECT t.turn_at FROM ingest_turns t WHERE t.account_id = "
+	    "j.account_id), '1000-01-01'), " INGEST_QUEUED_AT("j") ", j.id "
+	    "LIMIT 1 FOR UPDATE SKIP LOCKED",
+	    DB_ARGS(DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
 	    DBP_STR(jobs_status_names[JOBS_INGESTING]),
 	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION])), &r) !=
 	    DB_OK) {
@@ -126,7 +149,10 @@ ingest_claim(struct db *db, const char *owner, long lease,
 	    "ingest_lease_expires = UTC_TIMESTAMP(3) + INTERVAL ? SECOND "
 	    "WHERE id = ?",
 	    DB_ARGS(DBP_STR(owner), DBP_INT(lease), DBP_STR(j->id)), NULL) !=
-	    DB_OK || db_commit(db) != DB_OK) {
+	    DB_OK || db_exec(db, "INSERT INTO ingest_turns (account_id, "
+	    "turn_at) VALUES (?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE "
+	    "turn_at = VALUES(turn_at)", DB_ARGS(DBP_STR(j->account_id)),
+	    NULL) != DB_OK || db_commit(db) != DB_OK) {
 		db_rollback(db);
 		return -1;
 	}

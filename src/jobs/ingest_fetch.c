@@ -4,7 +4,10 @@
  * through fetch's open-socket check; the body of the 2xx answer is
  * streamed into upload_store pieces as it comes, and the lease is renewed
  * from libcurl's progress callback, so that a slow server does not let it
- * run out. */
+ * run out. A server that trickles (under source_url_min_rate bytes a
+ * second over source_url_min_rate_seconds, libcurl's low-speed limit)
+ * fails the job with source_too_slow: it cannot hold the worker's one
+ * ingestion thread for the whole source_url_timeout_seconds. */
 #include "jobs/ingest_fetch.h"
 #include "jobs/ingest_read.h"
 #include "jobs/upload_store.h"
@@ -41,6 +44,8 @@ ingest_fetch_opts(struct fetch_opts *o, const struct conf *c)
 	fetch_opts_from_conf(o, c, conf_int(c,
 	    CONF_SOURCE_URL_TIMEOUT_SECONDS) * 1000L, UPLOAD_STORE_FILE_MAX);
 	o->https_only = 1;
+	o->min_rate = conf_int(c, CONF_SOURCE_URL_MIN_RATE);
+	o->min_rate_seconds = conf_int(c, CONF_SOURCE_URL_MIN_RATE_SECONDS);
 }
 
 static void
@@ -224,6 +229,12 @@ ingest_fetch_hop(struct ingest_fetch_ctx *c, const char *url, int hop,
 	case FETCH_TIMEOUT:
 		ingest_fetch_failed(c, INGEST_FAIL_SOURCE_UNREACHABLE,
 		    "the download of source_url took too long");
+		return -1;
+	case FETCH_TOO_SLOW:
+		ingest_fetch_failed(c, INGEST_FAIL_SOURCE_TOO_SLOW,
+		    "the download of source_url was slower than %ld bytes a "
+		    "second over %ld seconds", c->f.min_rate,
+		    c->f.min_rate_seconds);
 		return -1;
 	default:
 		ingest_fetch_failed(c, INGEST_FAIL_SOURCE_UNREACHABLE,

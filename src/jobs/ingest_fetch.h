@@ -21,7 +21,8 @@
 #define INGEST_FETCH_REDIRECTS 5
 
 /* The options of a source_url download from svc.conf: allow_private_urls,
- * ca_file, source_url_timeout_seconds; https only, 50 MB. */
+ * ca_file, source_url_timeout_seconds, source_url_min_rate and
+ * source_url_min_rate_seconds; https only, 50 MB. */
 void	 ingest_fetch_opts(struct fetch_opts *, const struct conf *);
 
 /* Downloads j->source_url into j's stored file (pieces left by an earlier
@@ -29,7 +30,7 @@ void	 ingest_fetch_opts(struct fetch_opts *, const struct conf *);
  * bytes downloaded (rows 0), which renews the lease. INGEST_OK with *fail
  * INGEST_FAIL_NONE: the file is stored, j->format and j->file_size are
  * set, in the job's row too; INGEST_OK with *fail source_unreachable,
- * file_too_large or no_emails (an empty file) and a message: nothing is
+ * source_too_slow (under source_url_min_rate), file_too_large or no_emails (an empty file) and a message: nothing is
  * stored. INGEST_STOPPED: progress returned -1, or the job stopped being
  * this owner's; nothing is stored. INGEST_DB, INGEST_NOMEM. */
 enum ingest_err ingest_fetch(struct db *, const struct fetch_opts *,

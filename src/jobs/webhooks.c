@@ -3,7 +3,11 @@
  * or counted; changes run in one transaction each (db_tx_retry) under the
  * webhook row's lock. Secrets are kept as they are (they key the HMAC
  * that signs each delivery), each with its expiry: NULL for the one that
- * signs until the next rotation. */
+ * signs until the next rotation. Tests (webhooks_test) are free, so they
+ * are limited per webhook: one being sent at a time and
+ * webhook_test_limit an hour, counted from the deliveries' own rows (the
+ * webhook row's lock orders two tests of one webhook), so that a slow
+ * host's tests cannot fill the workers' delivery slots. */
 #include "jobs/webhooks.h"
 #include "jobs/events.h"
 #include "jobs/fetch.h"
@@ -156,6 +160,9 @@ struct webhooks_tx {
 	char				*secret;
 	char				 until[TIMEUTIL_ISO_LEN];
 	char				 delivery[IDS_MAX], event[IDS_MAX];
+	long				 per_hour;	/* webhooks_test */
+	long				 retry_after;
+	long long			 reset_at;
 	enum webhooks_err		 rc;
 };
 
@@ -450,6 +457,66 @@ webhooks_test_payload(const char *event_id, const char *webhook_id)
 	return text;
 }
 
+/* The limits of webhooks_test, under the webhook row's lock (so two
+ * tests of one webhook are counted one after the other): DB_OK when a
+ * test may be queued, DB_ABORT with t->rc when not. */
+static enum db_err
+webhooks_test_limits(struct db *db, struct webhooks_tx *t)
+{
+	struct db_res *res = NULL;
+	enum db_err e;
+	long long n = 0;
+	int row;
+
+	/* a test being sent (its lease running): the new one waits */
+	e = db_query(db, "SELECT COUNT(*) FROM event_deliveries WHERE "
+	    "webhook_id = ? AND event = 'webhook.test' AND state = ? AND "
+	    "lease_expires > UTC_TIMESTAMP(3)", DB_ARGS(DBP_STR(t->id),
+	    DBP_STR(events_state_names[EVENTS_SENDING])), &res);
+	if (e != DB_OK)
+		return e;
+	if ((row = db_res_next(res)) == 1)
+		n = db_res_int(res, 0);
+	db_res_free(res);
+	if (row != 1)
+		return DB_ERR_QUERY;
+	if (n > 0) {
+		t->rc = WEBHOOKS_TEST_IN_FLIGHT;
+		return DB_ABORT;
+	}
+	/* per_hour in the last hour; reset when the oldest leaves it */
+	e = db_query(db, "SELECT COUNT(*), COALESCE(TIMESTAMPDIFF(SECOND, "
+	    "UTC_TIMESTAMP(3), MIN(created_at) + INTERVAL 1 HOUR), 0), "
+	    "COALESCE(UNIX_TIMESTAMP(MIN(created_at) + INTERVAL 1 HOUR), 0) "
+	    "FROM event_deliveries WHERE webhook_id = ? AND event = "
+	    "'webhook.test' AND created_at > UTC_TIMESTAMP(3) - INTERVAL 1 "
+	    "HOUR", DB_ARGS(DBP_STR(t->id)), &res);
+	if (e != DB_OK)
+		return e;
+	if ((row = db_res_next(res)) == 1) {
+		n = db_res_int(res, 0);
+		t->retry_after = (long)db_res_int(res, 1) + 1;
+		t->reset_at = db_res_int(res, 2);
+	}
+	db_res_free(res);
+	if (row != 1)
+		return DB_ERR_QUERY;
+	if (n >= t->per_hour) {
+		t->rc = WEBHOOKS_TEST_LIMIT;
+		return DB_ABORT;
+	}
+	/* a test still waiting (to be sent, or for its retry, or whose
+	 * worker died): given up, the new one takes its place */
+	return db_exec(db, "UPDATE event_deliveries SET state = ?, "
+	    "finished_at = UTC_TIMESTAMP(3), next_attempt_at = NULL, "
+	    "lease_owner = NULL, lease_expires = NULL, last_error = "
+	    "'superseded' WHERE webhook_id = ? AND event = 'webhook.test' AND "
+	    "state IN (?, ?)", DB_ARGS(
+	    DBP_STR(events_state_names[EVENTS_FAILED]), DBP_STR(t->id),
+	    DBP_STR(events_state_names[EVENTS_PENDING]),
+	    DBP_STR(events_state_names[EVENTS_SENDING])), NULL);
+}
+
 static enum db_err
 webhooks_test_work(struct db *db, void *arg)
 {
@@ -460,6 +527,10 @@ webhooks_test_work(struct db *db, void *arg)
 
 	if ((e = webhooks_lock(db, t, &url)) != DB_OK)
 		return e;
+	if ((e = webhooks_test_limits(db, t)) != DB_OK) {
+		free(url);
+		return e;
+	}
 	if ((payload = webhooks_test_payload(t->event, t->id)) == NULL) {
 		free(url);
 		return DB_ERR_QUERY;
@@ -479,7 +550,8 @@ webhooks_test_work(struct db *db, void *arg)
 
 enum webhooks_err
 webhooks_test(struct db *db, const char *account, const char *id,
-    char delivery_id[IDS_MAX], char event_id[IDS_MAX])
+    long per_hour, char delivery_id[IDS_MAX], char event_id[IDS_MAX],
+    long *retry_after, long long *reset_at)
 {
 	struct webhooks_tx t;
 	enum webhooks_err rc;
@@ -487,12 +559,15 @@ webhooks_test(struct db *db, const char *account, const char *id,
 	memset(&t, 0, sizeof(t));
 	t.account = account;
 	t.id = id;
+	t.per_hour = per_hour;
 	if (ids_new("evt", t.event) == -1)
 		return WEBHOOKS_NOMEM;
 	if ((rc = webhooks_tx_run(db, webhooks_test_work, &t)) == WEBHOOKS_OK) {
 		memcpy(delivery_id, t.delivery, IDS_MAX);
 		memcpy(event_id, t.event, IDS_MAX);
 	}
+	*retry_after = t.retry_after > 0 ? t.retry_after : 1;
+	*reset_at = t.reset_at;
 	return rc;
 }
 

@@ -22,6 +22,8 @@ enum webhooks_err {
 	WEBHOOKS_LIMIT,		/* WEBHOOKS_PER_ACCOUNT already */
 	WEBHOOKS_NOMEM,
 	WEBHOOKS_DB,
+	WEBHOOKS_TEST_IN_FLIGHT,	/* a test of the webhook is being sent */
+	WEBHOOKS_TEST_LIMIT,	/* per_hour tests in the last hour already */
 	WEBHOOKS_ERR__MAX
 };
 
@@ -81,9 +83,17 @@ enum webhooks_err webhooks_delete(struct db *, const char *account,
  * them stops), and only the newest EVENTS_SECRETS_MAX sign at all. */
 enum webhooks_err webhooks_rotate(struct db *, const char *account,
 	    const char *id, char *secret, char until[TIMEUTIL_ISO_LEN]);
-/* Queues a webhook.test event for the webhook (the worker sends it). */
+/* Queues a webhook.test event for the webhook (the worker sends it), so
+ * that tests cannot fill the workers' delivery slots: one test of a
+ * webhook at a time (WEBHOOKS_TEST_IN_FLIGHT while one is being sent; an
+ * earlier test still waiting to be sent or for its retry is given up,
+ * last_error "superseded", the new one taking its place) and per_hour
+ * tests of a webhook in any hour (WEBHOOKS_TEST_LIMIT, *retry_after the
+ * seconds until one leaves the hour, *reset_at that time as Unix
+ * seconds). */
 enum webhooks_err webhooks_test(struct db *, const char *account,
-	    const char *id, char delivery_id[IDS_MAX], char event_id[IDS_MAX]);
+	    const char *id, long per_hour, char delivery_id[IDS_MAX],
+	    char event_id[IDS_MAX], long *retry_after, long long *reset_at);
 
 /* One delivery of a webhook, with its attempts. */
 struct webhooks_attempt {

@@ -217,6 +217,14 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "600", 5, 3600, 0,
 	    "seconds the download of an upload's source_url may take, "
 	    "redirects included (source_unreachable after that)" },
+	[CONF_SOURCE_URL_MIN_RATE] = { "source_url_min_rate", CONF_TYPE_INT,
+	    "1024", 0, 104857600, 0,
+	    "bytes a second the download of an upload's source_url must "
+	    "average over each source_url_min_rate_seconds (slower: the job "
+	    "fails with source_too_slow; 0: no minimum)" },
+	[CONF_SOURCE_URL_MIN_RATE_SECONDS] = { "source_url_min_rate_seconds",
+	    CONF_TYPE_INT, "30", 1, 3600, 0,
+	    "seconds over which source_url_min_rate is measured" },
 	[CONF_WEBHOOK_RETRY_SCHEDULE] = { "webhook_retry_schedule",
 	    CONF_TYPE_DURATIONS, "1m 5m 30m 2h 5h 10h 24h", 0, 0, 0,
 	    "waits before each new attempt of a failed webhook or callback "
@@ -229,6 +237,15 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_WEBHOOK_HOST_CONCURRENCY] = { "webhook_host_concurrency",
 	    CONF_TYPE_INT, "4", 1, 100, 0,
 	    "deliveries one svc-worker sends at once to one receiving host" },
+	[CONF_WEBHOOK_ACCOUNT_CONCURRENCY] = {
+	    "webhook_account_concurrency", CONF_TYPE_INT, "5", 1, 500, 0,
+	    "deliveries of one account's events one svc-worker sends at "
+	    "once (its share of webhook_concurrency)" },
+	[CONF_WEBHOOK_TEST_LIMIT] = { "webhook_test_limit", CONF_TYPE_INT,
+	    "10", 1, 1000, 0,
+	    "POST /v1/webhooks/{id}/test calls one webhook may have in any "
+	    "hour (beyond: 429 rate_limited; one being sent: 409 "
+	    "webhook_test_in_flight)" },
 	[CONF_STATUS_MIN_WORKERS] = { "status_min_workers", CONF_TYPE_INT,
 	    "1", 0, 10000, 0, "svcadm status: unhealthy when fewer workers "
 	    "were seen within status_worker_window (0: no check)" },

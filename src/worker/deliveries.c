@@ -2,7 +2,11 @@
  * One turn: when a claim is due, the outbox's new events become
  * deliveries (events_fan_out) and due ones are claimed into the free
  * places (events_claim: at most webhook_concurrency in flight, at most
- * webhook_host_concurrency to one host); each is signed and started as a
+ * webhook_host_concurrency to one host, at most webhook_account_concurrency
+ * of one account's: its share of the slots, so that one account's slow
+ * webhooks, however many, leave the other slots to the other accounts;
+ * the claim looks at each account's longest-waiting deliveries only, so
+ * another account's are seen behind a long queue of one); each is signed and started as a
  * POST on the multi handle; libcurl runs them all; each that ends is
  * recorded (events_record), which schedules its retry or gives it up.
  * The lease of a claim covers two attempt timeouts and some: a worker
@@ -44,7 +48,7 @@ struct deliveries {
 	long			 schedule[CONF_DURATIONS_MAX];
 	size_t			 nschedule;
 	long			 lease;
-	size_t			 concurrency, host_cap;
+	size_t			 concurrency, host_cap, account_cap;
 	int64_t			 poll_ms;
 	struct fetch_opts	 opts;
 	CURLM			*multi;
@@ -86,6 +90,7 @@ deliveries_new(const struct conf *c, struct buf *err)
 	d->lease = 2 * (timeout_ms + 999) / 1000 + 10;
 	d->concurrency = (size_t)conf_int(c, CONF_WEBHOOK_CONCURRENCY);
 	d->host_cap = (size_t)conf_int(c, CONF_WEBHOOK_HOST_CONCURRENCY);
+	d->account_cap = (size_t)conf_int(c, CONF_WEBHOOK_ACCOUNT_CONCURRENCY);
 	d->poll_ms = conf_int(c, CONF_WORKER_POLL_INTERVAL) * 1000;
 	fetch_opts_from_conf(&d->opts, c, timeout_ms, DELIVERIES_BODY_MAX);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
@@ -227,17 +232,21 @@ deliveries_begin(struct deliveries *d, struct deliveries_xfer *x)
 	    "host=%s", x->d.id, x->d.receiver, x->d.attempt, x->d.host);
 }
 
-/* events_claim's room: in flight to host, plus claimed, below the cap. */
+/* events_claim's room: in flight to host, plus claimed, below the host
+ * cap, and in flight of the account, plus claimed, below its share. */
 static int
-deliveries_room(void *arg, const char *host, size_t claimed)
+deliveries_room(void *arg, const char *host, size_t host_claimed,
+    const char *account, size_t account_claimed)
 {
 	struct deliveries *d = arg;
 	struct deliveries_xfer *x;
-	size_t n = claimed;
+	size_t h = host_claimed, a = account_claimed;
 
-	for (x = d->xfers; x != NULL; x = x->next)
-		n += strcmp(x->d.host, host) == 0;
-	return n < d->host_cap;
+	for (x = d->xfers; x != NULL; x = x->next) {
+		h += strcmp(x->d.host, host) == 0;
+		a += strcmp(x->d.account, account) == 0;
+	}
+	return h < d->host_cap && a < d->account_cap;
 }
 
 /* Fan-out, then a claim into the free places; -1 when the database
@@ -254,8 +263,8 @@ deliveries_claim(struct deliveries *d, int64_t now)
 		return -1;
 	if ((got = calloc(want, sizeof(*got))) == NULL)
 		return 0;
-	if (events_claim(d->db, d->owner, d->lease, want, deliveries_room, d,
-	    got, &n) != DB_OK) {
+	if (events_claim(d->db, d->owner, d->lease, want, d->account_cap,
+	    deliveries_room, d, got, &n) != DB_OK) {
 		log_error("event=delivery_claim_failed error=\"%s\"",
 		    db_error(d->db));
 		free(got);
@@ -438,8 +447,9 @@ deliveries_start(const struct conf *c, struct buf *err)
 		return NULL;
 	}
 	log_info("event=deliveries_ready owner=%s concurrency=%zu "
-	    "host_concurrency=%zu retries=%zu lease=%ld", d->owner,
-	    d->concurrency, d->host_cap, d->nschedule, d->lease);
+	    "host_concurrency=%zu account_concurrency=%zu retries=%zu "
+	    "lease=%ld", d->owner, d->concurrency, d->host_cap,
+	    d->account_cap, d->nschedule, d->lease);
 	return d;
 }
 

@@ -5,7 +5,11 @@
  * job compute the preview from the addresses just read (or, for a
  * refresh, from the job's rows). Failures of the file are the job's
  * (failed, with the spec's code); failures of the database leave the
- * job to its lease, for this or another worker to take up again. */
+ * job to its lease, for this or another worker to take up again. Jobs
+ * are claimed round robin across accounts (ingest_claim, jobs/ingest.c
+ * says how), so one account's many uploads, slow downloads or preview
+ * refreshes do not hold up another account's upload behind all of them;
+ * each claim is logged (event=ingest_claimed) with the job's account. */
 #include "worker/ingester.h"
 #include "jobs/ingest.h"
 #include "jobs/ingest_fetch.h"
@@ -322,16 +326,20 @@ out:
 
 int
 ingester_run_pending(const struct conf *c, struct db *db,
-    struct verify_engine *e, const char *owner, volatile sig_atomic_t *stop)
+    struct verify_engine *e, const char *owner, int max,
+    volatile sig_atomic_t *stop)
 {
 	struct ingest_job j;
 	int n = 0, got;
 
-	while (!*stop) {
+	while (!*stop && (max == 0 || n < max)) {
 		got = ingest_claim(db, owner, conf_int(c,
 		    CONF_WORKER_LEASE_SECONDS), &j);
 		if (got == 0)
 			break;
+		if (got == 1)
+			log_info("event=ingest_claimed job=%s account=%s "
+			    "refresh=%d", j.id, j.account_id, j.refresh);
 		if (got == -1 || ingester_job(c, db, e, owner, &j, stop) ==
 		    -1) {
 			log_error("event=ingester_db_error error=\"%s\"",
@@ -375,7 +383,7 @@ ingester_main(void *arg)
 				    "error=\"%s\"", buf_str(&err));
 		}
 		if (db != NULL && e != NULL && ingester_run_pending(g->conf,
-		    db, e, g->owner, &g->stop) == -1) {
+		    db, e, g->owner, 0, &g->stop) == -1) {
 			db_close(db);
 			db = NULL;
 		}

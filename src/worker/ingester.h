@@ -20,9 +20,10 @@ struct ingester *ingester_start(const struct conf *, const char *owner);
  * second and its job's lease is given back; a preview under way is left
  * to its lease. */
 void	 ingester_stop(struct ingester *);
-/* Runs every upload job waiting, one after the other, on this thread:
- * the number run, or -1 when the database failed. */
+/* Runs the upload jobs waiting, one after the other, on this thread, max
+ * of them at most (0: every one): the number run, or -1 when the database
+ * failed. */
 int	 ingester_run_pending(const struct conf *, struct db *,
-	    struct verify_engine *, const char *owner,
+	    struct verify_engine *, const char *owner, int max,
 	    volatile sig_atomic_t *stop);
 #endif

@@ -6,7 +6,8 @@
  * (leases of unfinished chunks and deliveries are given back), polling
  * every worker_poll_interval seconds when there is nothing to claim, and
  * at once when svc-api wakes it (a socket in worker_wake_dir, wake.h);
- * with --once it works until nothing is left to claim, sends what is due
+ * with --once it works until nothing is left to claim (uploads and
+ * verification taking turns, once.c), sends what is due
  * and exits (for hosts where only cron is allowed), within
  * worker_once_seconds and never beside another --once run of the host
  * (once.h). A lost database is retried. */
@@ -55,8 +56,6 @@ static int
 main_pass(const struct conf *conf, struct db *db, struct process **proc,
     time_t *last_housekeeping, int once, struct wake *wake)
 {
-	char owner[128];
-
 	time_t now = time(NULL);
 	struct buf err;
 
@@ -84,11 +83,10 @@ main_pass(const struct conf *conf, struct db *db, struct process **proc,
 			process_set_deadline(*proc, once_dns_deadline());
 		process_set_wake(*proc, wake);
 	}
-	/* A daemon's upload jobs are its ingester thread's. */
-	snprintf(owner, sizeof(owner), "%s:ingest", process_owner(*proc));
-	if (once && ingester_run_pending(conf, db, process_engine(*proc), owner,
-	    &stopping) == -1)
-		return -1;
+	/* A daemon's upload jobs are its ingester thread's; --once takes
+	 * turns between uploads and verification (once.c). */
+	if (once)
+		return once_work(conf, db, *proc, &stopping, last_housekeeping);
 	return process_run(*proc, db, &stopping, last_housekeeping);
 }
 

@@ -1,6 +1,15 @@
-/* once.c: the lock and the time budget of "svc-worker --once" (once.h). */
+/* once.c: the lock, the time budget and the order of work of
+ * "svc-worker --once" (once.h). The order is fair between uploads and
+ * verification: ingesting every upload first (as before) let one tenant's
+ * uploads spend a whole run while every job waiting for verification
+ * waited; verifying first would do the same to uploads. So they take
+ * turns: one upload (the ingester's round robin across accounts picks
+ * which), then verification until nothing is left to claim (the job just
+ * ingested included), and again. */
 #include "worker/once.h"
+#include "util/log.h"
 #include "util/timeutil.h"
+#include "worker/ingester.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -79,4 +88,24 @@ int64_t
 once_dns_deadline(void)
 {
 	return once_end != 0 ? once_end + ONCE_DNS_GRACE_MS : 0;
+}
+
+int
+once_work(const struct conf *conf, struct db *db, struct process *proc,
+    volatile sig_atomic_t *stop, time_t *last_housekeeping)
+{
+	char owner[128];
+	int n, turn = 0;
+
+	snprintf(owner, sizeof(owner), "%s:ingest", process_owner(proc));
+	do {
+		turn++;
+		if ((n = ingester_run_pending(conf, db, process_engine(proc),
+		    owner, 1, stop)) == -1)
+			return -1;
+		log_debug("event=once_turn turn=%d uploads=%d", turn, n);
+		if (process_run(proc, db, stop, last_housekeeping) == -1)
+			return -1;
+	} while (n > 0 && !*stop);
+	return 0;
 }

@@ -4,12 +4,21 @@
  * finds it held exits at once), and a time budget, worker_once_seconds,
  * after which the run stops as on SIGTERM (what it concluded is written,
  * what it holds is given back) so that it ends before cron starts the
- * next. */
+ * next. And the order of a run's work (once_work): uploads and
+ * verification take turns, one upload job (ingestion, preview or preview
+ * refresh) and then verification until nothing is left to claim, again
+ * and again, so that a run spent on a tenant's many or large uploads
+ * still verifies every job waiting, and the other way round an upload
+ * is ingested at every turn. */
 #ifndef SVC_WORKER_ONCE_H
 #define SVC_WORKER_ONCE_H
+#include "core/db.h"
 #include "util/buf.h"
+#include "util/conf.h"
+#include "worker/process.h"
 #include <signal.h>
 #include <stdint.h>
+#include <time.h>
 
 enum once_lock {
 	ONCE_LOCK_TAKEN,	/* held until the process exits */
@@ -40,4 +49,10 @@ int	 once_budget_spent(void);
  * once_budget_start. */
 #define ONCE_DNS_GRACE_MS 2000
 int64_t	 once_dns_deadline(void);
+
+/* The run's work, in turns: one upload job of the ingester (owner
+ * "host:pid:ingest"), then process_run until nothing is left to claim,
+ * until no upload waits or *stop. 0, or -1 when the database failed. */
+int	 once_work(const struct conf *, struct db *, struct process *,
+	    volatile sig_atomic_t *stop, time_t *last_housekeeping);
 #endif

@@ -8,6 +8,7 @@
 #include "util/buf.h"
 #include "util/conf.h"
 #include <signal.h>
+#include <stdint.h>
 #include <time.h>
 
 struct process;
@@ -21,7 +22,7 @@ void	 process_free(struct process *);
  * lookups under way, never waits longer. */
 void	 process_set_deadline(struct process *, int64_t deadline);
 /* The processor's engine and lease owner ("host:pid"), for the upload
- * jobs a --once pass runs before the chunks. */
+ * jobs a --once pass runs between verification turns (once.c). */
 struct verify_engine *process_engine(struct process *);
 const char *process_owner(const struct process *);
 

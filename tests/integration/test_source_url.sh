@@ -6,7 +6,8 @@
 # the file's format from the URL's extension, the Content-Type or its
 # first bytes; redirects followed by hand (5 at most, each hop checked
 # again: https only, private literals refused); 404 and a stalled server
-# (source_url_timeout_seconds) give source_unreachable; a body over 50 MB
+# (source_url_timeout_seconds) give source_unreachable, a server that
+# trickles (source_url_min_rate) source_too_slow; a body over 50 MB
 # gives file_too_large while it streams, the worker's memory staying
 # small; with allow_private_urls = no a name resolving to 127.0.0.1 is
 # refused when the worker connects (DNS rebinding: svc-api accepted it);
@@ -316,6 +317,25 @@ t_timeout() {
     [ $((t1 - t0)) -lt 30 ] || it_fail "the stalled download took $((t1 - t0)) s (source_url_timeout_seconds = 5)"
 }
 t_case "a download that takes longer than source_url_timeout_seconds gives source_unreachable" t_timeout
+
+t_too_slow() {
+    local slow t0 t1
+    slow=$(conf slow "source_url_min_rate = 1000" "source_url_min_rate_seconds = 2")
+    seq 1 20000 | sed "s/.*/row&,t&@$SB/" > "$F/trickle.csv"
+    # about 100 bytes a second, the whole file some hours: stopped once
+    # 2 seconds pass under 1000 bytes a second, long before the 60 s limit
+    t0=$(date +%s)
+    fetch "$S/files/trickle.csv?rate=100" && settle "$slow" || return 1
+    t1=$(date +%s)
+    failed_with source_too_slow "slower than 1000 bytes a second over 2 seconds" || return 1
+    expect_eq "requests for the trickling file" 1 "$(served /files/trickle.csv)" || return 1
+    [ $((t1 - t0)) -lt 50 ] || it_fail "the trickling download took $((t1 - t0)) s (source_url_timeout_seconds = 60)" || return 1
+    # the same minimum lets a file that comes at full speed through
+    fetch "$S/files/contacts.csv" && settle "$slow" || return 1
+    http GET "/v1/jobs/$JOB"
+    expect_jq '.status != "failed"' && expect_json .total_emails 3
+}
+t_case "a source_url that trickles under source_url_min_rate for source_url_min_rate_seconds fails with source_too_slow" t_too_slow
 
 t_progress_and_lease() {
     local i st phase bytes seen=0 grew=0 first_exp renewed=0 last=0

@@ -6,13 +6,16 @@
 # with a test CA made by certtool): the envelope and X-Webhook-ID of bulk
 # and batch jobs (callback_data, the batch's own secret), of a job's
 # callback_url (set in SQL, and given to a real upload: job.completed and
-# job.failed), job.failed, the test endpoint, every signature
+# job.failed), job.failed, the test endpoint (one test of a webhook in
+# flight, else 409 webhook_test_in_flight; webhook_test_limit an hour,
+# else 429), every signature
 # checked with libsvc-sdk (tests/sdk/svc-webhook-check), rotation (both
 # secrets sign for 24 h, the old one no more after), the retry schedule
 # (webhook_retry_schedule in seconds), 410 disabling a webhook, redirects
 # not followed, a response body read no further than 64 KB, a worker
 # SIGKILLed mid-delivery (another sends it again, same event_id), the
-# per-host cap with a slow receiver not holding up another, and private
+# per-host cap with a slow receiver not holding up another, the
+# per-account share of slots (webhook_account_concurrency), and private
 # targets refused when allow_private_urls = no (a name that resolves to
 # loopback refused when the worker connects).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -38,7 +41,8 @@ ca_file = $IT_DIR/tls/ca.pem
 worker_poll_interval = 1
 webhook_retry_schedule = 2s 2s 3
 webhook_timeout_ms = 60000
-webhook_host_concurrency = 2"
+webhook_host_concurrency = 2
+webhook_test_limit = 3"
 it_stack_start
 
 SB=sandbox.svc.example
@@ -368,6 +372,69 @@ t_test_endpoint() {
 }
 t_case "POST /v1/webhooks/{id}/test sends a signed webhook.test" t_test_endpoint
 
+# test_state DELIVERY: state and last_error of a delivery
+test_state() { it_sql "SELECT CONCAT_WS(' ', state, COALESCE(last_error, '-')) FROM event_deliveries WHERE id = '$1'"; }
+
+t_test_one_in_flight() {
+    local conf=$IT_DIR/svc-holdtest.conf first second
+    account
+    # the receiver holds the first test 25 s (the worker waits up to 60 s)
+    sed '/^webhook_timeout_ms = /d' "$SVC_CONF" > "$conf"
+    echo 'webhook_timeout_ms = 60000' >> "$conf"
+    hook "/d/held?sleep_first=25" || return 1
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 202 || return 1
+    first=$(json .delivery_id)
+    daemon "$conf"
+    # the receiver has it: it is being sent
+    wait_for /d/held 1 60 || { stop_daemon; return 1; }
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    stop_daemon
+    expect_status 409 && expect_json .error.code webhook_test_in_flight || return 1
+    expect_eq "tests of the webhook queued" 1 "$(it_sql "SELECT COUNT(*) FROM event_deliveries WHERE webhook_id = '$HOOK'")" || return 1
+    # stopped, the worker gave it back (pending): a new test takes its place
+    expect_eq "the held test after the stop" pending "$(it_sql "SELECT state FROM event_deliveries WHERE id = '$first'")" || return 1
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 202 || return 1
+    second=$(json .delivery_id)
+    expect_eq "the held test" "failed superseded" "$(test_state "$first")" || return 1
+    expect_eq "the new test" "pending -" "$(test_state "$second")"
+}
+t_case "POST /v1/webhooks/{id}/test: 409 webhook_test_in_flight while a test is being sent; one waiting is superseded by the next" t_test_one_in_flight
+
+t_test_hourly_limit() {
+    local i first_hook ids=()
+    account
+    hook /d/limit || return 1
+    first_hook=$HOOK
+    # webhook_test_limit = 3: three in an hour (each supersedes the one
+    # before, nothing sends them here), the fourth 429
+    for i in 1 2 3; do
+        http POST "/v1/webhooks/$HOOK/test" '{}'
+        expect_status 202 || return 1
+        ids+=("$(json .delivery_id)")
+    done
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 429 && expect_json .error.code rate_limited && expect_json .error.details.limit 3 &&
+        expect_json .error.details.remaining 0 && expect_json .error.details.scope webhook_test &&
+        expect_jq '.error.details.reset_at - now | . > 3500 and . <= 3601' || return 1
+    expect_header Retry-After || return 1
+    i=$(printf '%s\n' "$HTTP_HEADERS" | sed -n 's/^retry-after: *//p')
+    [ "$i" -ge 3500 ] && [ "$i" -le 3601 ] || it_fail "Retry-After $i, not about an hour" || return 1
+    expect_eq "tests queued for the webhook" 3 "$(it_sql "SELECT COUNT(*) FROM event_deliveries WHERE webhook_id = '$HOOK'")" || return 1
+    expect_eq "states" "failed superseded|failed superseded|pending -" \
+        "$(for i in "${ids[@]}"; do test_state "$i"; done | paste -sd'|')" || return 1
+    # another webhook of the account has its own three
+    hook /d/limit2 || return 1
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 202 || return 1
+    # an hour later the first test leaves the window
+    it_sql "UPDATE event_deliveries SET created_at = created_at - INTERVAL 61 MINUTE WHERE id = '${ids[0]}'"
+    http POST "/v1/webhooks/$first_hook/test" '{}'
+    expect_status 202
+}
+t_case "POST /v1/webhooks/{id}/test: webhook_test_limit tests a webhook an hour, then 429 rate_limited with Retry-After" t_test_hourly_limit
+
 t_rotation() {
     local old=$SECRET new until sig
     account
@@ -585,6 +652,53 @@ t_concurrency() {
     signed /d/fast 1 "$SECRET"
 }
 t_case "deliveries run at once: webhook_host_concurrency per host, a slow receiver does not hold up another" t_concurrency
+
+t_account_share() {
+    local i conf=$IT_DIR/svc-accountshare.conf order
+    # 4 slots, 2 of them at most for one account's deliveries, the host
+    # cap out of the way; a receiver that holds each of A's requests 8 s
+    sed -e '/^webhook_timeout_ms = /d' -e '/^webhook_host_concurrency = /d' "$SVC_CONF" > "$conf"
+    printf 'webhook_timeout_ms = 60000\nwebhook_host_concurrency = 10\nwebhook_concurrency = 4\nwebhook_account_concurrency = 2\n' >> "$conf"
+    # account A: four slow webhooks, each with a test queued
+    account
+    for i in 1 2 3 4; do
+        hook "/d/share-a$i?sleep=8&group=share-a" || return 1
+        http POST "/v1/webhooks/$HOOK/test" '{}'
+        expect_status 202 || return 1
+    done
+    # account B: one webhook, its test queued after all of A's
+    account
+    hook "/d/share-b" || return 1
+    http POST "/v1/webhooks/$HOOK/test" '{}'
+    expect_status 202 || return 1
+    daemon "$conf"
+    wait_for /d/share-b 1 60 && wait_for /d/share-a1 1 60 && wait_for /d/share-a2 1 60 &&
+        wait_for /d/share-a3 1 60 && wait_for /d/share-a4 1 60 || { stop_daemon; return 1; }
+    # until A's last answers are recorded (the receiver logs a request
+    # when it comes, before its answer)
+    for i in $(seq 1 300); do
+        [ "$(it_sql "SELECT COUNT(*) FROM event_deliveries WHERE url LIKE '%/d/share-%' AND state = 'delivered'")" = 5 ] && break
+        sleep 0.1
+    done
+    stop_daemon
+    # A never had more than its 2 slots, though 2 more were free at first
+    [ "$(jq -s '[.[] | select(.path | startswith("/d/share-a")) | .inflight] | max' "$RECEIVED")" -le 2 ] ||
+        it_fail "more than 2 of A's requests answered at once" || return 1
+    expect_eq "every delivery done in one attempt" "1 1 1 1 1" \
+        "$(for i in 1 2 3 4; do count "/d/share-a$i"; done | xargs) $(count /d/share-b)" || return 1
+    # by the database's clock: B's delivery started with the first claim,
+    # beside A's first two, before A's third (which had to wait for one of
+    # A's slots, 8 s at least), not after A's queue
+    order=$(it_sql "SELECT GROUP_CONCAT(IF(d.url LIKE '%/d/share-b', 'B', 'A') ORDER BY a.started_at, d.url SEPARATOR '') FROM event_attempts a JOIN event_deliveries d ON d.id = a.delivery_id WHERE d.url LIKE '%/d/share-%'")
+    case $order in
+        AAB?? | ABA?? | BAA??) ;;
+        *) it_fail "the deliveries started in the order $order (B among the first three expected)"; return 1 ;;
+    esac
+    expect_eq "A's third started after one of A's first two ended" 1 \
+        "$(it_sql "SELECT (SELECT a.started_at FROM event_attempts a JOIN event_deliveries d ON d.id = a.delivery_id WHERE d.url LIKE '%/d/share-a%' ORDER BY a.started_at LIMIT 2, 1) >= (SELECT MIN(a.finished_at) FROM event_attempts a JOIN event_deliveries d ON d.id = a.delivery_id WHERE d.url LIKE '%/d/share-a%')")" || return 1
+    signed /d/share-b 1 "$SECRET"
+}
+t_case "deliveries: webhook_account_concurrency slots per account, so one account's slow webhooks do not take every slot" t_account_share
 
 t_private_targets() {
     local noconf=$IT_DIR/svc-noprivate.conf named literal
