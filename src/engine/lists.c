@@ -4,6 +4,7 @@
  * format and the matching rules. */
 #include "engine/lists.h"
 #include "engine/addr.h"
+#include "engine/smtp_rules.h"
 #include "util/khash.h"
 #include <dirent.h>
 #include <errno.h>
@@ -388,7 +389,9 @@ lists_check_local_dir(struct lists_ctx *c, const char *localdir)
 		for (k = 0; k < LISTS_KIND__MAX; k++)
 			if (strcmp(de->d_name, lists_kind_files[k]) == 0)
 				break;
-		if (k == LISTS_KIND__MAX)
+		/* Read by another loader of the folder. */
+		if (k == LISTS_KIND__MAX && strcmp(de->d_name,
+		    SMTP_RULES_FILE) != 0)
 			lists_warn(c, "local/%s: not a list file name, "
 			    "ignored", de->d_name);
 	}

@@ -112,11 +112,12 @@ enum verify_step verify_with_mx(struct verify_engine *,
 	    struct verify_result *, const struct addr *,
 	    const struct dns_mx_result *);
 /* The mailbox verdict from the address's RCPT reply (rr with code 0 or
- * NULL: from the session outcome), then spam trap, complainer, catch-all
+ * NULL: from the session outcome; read by provider's rules first when
+ * provider is not NULL or ""), then spam trap, complainer, catch-all
  * (accept_all: the domain took a random address) and role. Greylisted
  * answers come out as unknown/greylisted: retrying is the caller's. */
 enum verify_err verify_conclude(struct verify_engine *, struct db *,
-	    struct verify_result *, const struct addr *,
+	    struct verify_result *, const struct addr *, const char *provider,
 	    const struct smtp_session_info *, const struct smtp_rcpt_result *,
 	    int accept_all);
 /* The SMTP options of the engine's sessions (its TLS credentials in). */

@@ -78,9 +78,9 @@ verify_batch_item_conclude(struct verify_engine *e, struct db *db,
 
 	/* One web presence lookup per batch (catch-all verdicts). */
 	it->r.web_presence = b->web_presence;
-	rc = verify_conclude(e, db, &it->r, &it->a, s ? smtp_session_info(s) :
-	    NULL, s ? smtp_session_rcpt(s, rcpt) : NULL,
-	    verify_batch_accept_all(b));
+	rc = verify_conclude(e, db, &it->r, &it->a, b->provider,
+	    s ? smtp_session_info(s) : NULL, s ? smtp_session_rcpt(s, rcpt) :
+	    NULL, verify_batch_accept_all(b));
 	if (it->r.web_presence >= 0)
 		b->web_presence = it->r.web_presence;
 	return rc;
@@ -241,7 +241,7 @@ verify_batch_free(struct verify_batch *b)
 
 /* ---------------------------------------------------------------- SMTP */
 
-/* The recipients of a transaction for n items, led by the catch-all probe
+/* The recipients of a transaction for n items, then the catch-all probe
  * while the domain's answer is not known and no probe is out (*probe set;
  * probe_addr holds it). NULL when out of memory. */
 static const char **
@@ -256,15 +256,15 @@ verify_batch_rcpts(struct verify_batch *b, struct verify_item *const *v,
 	*k = 0;
 	if ((rcpts = calloc(n + 2, sizeof(*rcpts))) == NULL)
 		return NULL;
+	/* The A-label form, SMTPUTF8 or not (struct addr's smtp_path). */
+	for (i = 0; i < n; i++)
+		rcpts[(*k)++] = v[i]->a.smtp_path;
 	if (b->probe == VERIFY_PROBE_UNKNOWN &&
 	    smtp_random_local(local, sizeof(local)) == 0) {
 		snprintf(probe_addr, size, "%s@%s", local, b->domain);
 		rcpts[(*k)++] = probe_addr;
 		*probe = 1;
 	}
-	/* The A-label form, SMTPUTF8 or not (struct addr's smtp_path). */
-	for (i = 0; i < n; i++)
-		rcpts[(*k)++] = v[i]->a.smtp_path;
 	return rcpts;
 }
 
@@ -329,7 +329,9 @@ int
 verify_batch_probe_done(struct db *db, struct verify_batch *b,
     const struct smtp_session *s)
 {
-	const struct smtp_rcpt_result *rr = smtp_session_rcpt(s, 0);
+	size_t n = smtp_session_nrcpt(s);
+	const struct smtp_rcpt_result *rr = n ? smtp_session_rcpt(s, n - 1) :
+	    NULL;
 	struct vcache_facts f;
 
 	if (rr == NULL || (rr->code / 100 != 2 && rr->code / 100 != 5)) {
@@ -351,5 +353,17 @@ verify_batch_probe_done(struct db *db, struct verify_batch *b,
 int
 verify_batch_accept_all(const struct verify_batch *b)
 {
-	return b->probe == VERIFY_PROBE_KNOWN && b->accept_all;
+	if (b->probe == VERIFY_PROBE_KNOWN)
+		return b->accept_all;
+	return b->provider_accept_all;
+}
+
+void
+verify_batch_provider(struct verify_engine *e, struct verify_batch *b,
+    const char *provider)
+{
+	strparse_copy(b->provider, sizeof(b->provider), provider ? provider :
+	    "");
+	b->provider_accept_all = smtp_rules_accept_all(
+	    verify_engine_smtp(e)->rules, b->provider);
 }

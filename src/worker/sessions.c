@@ -146,13 +146,13 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 	const struct smtp_session_info *si = smtp_session_info(tx->s);
 	const struct smtp_rcpt_result *rr;
 	struct process_domain *d = tx->d;
-	size_t i, base = (size_t)tx->probe;
+	size_t i;
 	int deferred = domains_deferred(si) || tx->unsent;
 	struct process_addr *pa;
 
 	for (i = tx->n; i-- > 0; ) {
 		pa = tx->addrs[i];
-		rr = smtp_session_rcpt(tx->s, base + i);
+		rr = smtp_session_rcpt(tx->s, i);	/* the probe is last */
 		if (pa->chunk->gone) {
 			chunks_abandon(pa);
 			continue;
@@ -163,7 +163,7 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 			continue;
 		}
 		if (verify_batch_item_conclude(p->engine, p->db, &d->b, &pa->it,
-		    tx->s, base + i) != VERIFY_OK) {
+		    tx->s, i) != VERIFY_OK) {
 			chunks_abandon(pa);
 			continue;
 		}
