@@ -9,7 +9,8 @@
  *   reply PROVIDER CODE ENHANCED VERDICT [PHRASE [| PHRASE ...]]
  *   accept_all PROVIDER [PROVIDER ...]
  *
- * PROVIDER  a provider id ("google", "microsoft365": [a-z0-9._-], at most
+ * PROVIDER  a provider id ("google", "microsoft365", or the registrable
+ *           domain of an MX host nobody named: [a-z0-9._-], at most
  *           SMTP_RULES_PROVIDER_MAX - 1 characters, upper case folded) or
  *           "*" for any (accept_all takes ids only).
  * CODE      three characters, the first 1-5, the others a digit or "x":
@@ -36,7 +37,8 @@
 #include <stddef.h>
 
 #define SMTP_RULES_FILE		"smtp_reply_rules.txt"
-#define SMTP_RULES_PROVIDER_MAX	32	/* an id and its NUL */
+#define SMTP_RULES_PROVIDER_MAX	256	/* an id (a registrable domain for
+					 * a provider with no name) and NUL */
 #define SMTP_RULES_LINE_MAX	4096	/* longer lines are refused */
 #define SMTP_RULES_PHRASE_MAX	200	/* octets of one phrase */
 #define SMTP_RULES_PHRASES_MAX	128	/* phrases of one rule */

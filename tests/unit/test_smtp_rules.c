@@ -92,8 +92,7 @@ static const struct {
 	{ "reply * 550 * ", "needs PROVIDER" },
 	{ "reply * 550", "needs PROVIDER" },
 	{ "reply bad/id 550 * unknown", "bad provider" },
-	{ "reply aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 550 * unknown",
-	  "bad provider" },
+	{ "reply g@ogle 550 * unknown", "bad provider" },
 	{ "reply * 650 * unknown", "bad reply code" },
 	{ "reply * x50 * unknown", "bad reply code" },
 	{ "reply * 5500 * unknown", "bad reply code" },
@@ -174,6 +173,24 @@ test_limits(void **state)
 	assert_int_equal(r->n, 1);
 	assert_int_equal(r->skipped, 4);
 	smtp_rules_free(r);
+	/* a provider id of SMTP_RULES_PROVIDER_MAX - 1 characters, then
+	 * one more */
+	for (i = 0; i < 2; i++) {
+		size_t k;
+
+		buf_reset(&text);
+		buf_puts(&text, "reply ");
+		for (k = 0; k < SMTP_RULES_PROVIDER_MAX - 1 + i; k++)
+			buf_puts(&text, "a");
+		buf_puts(&text, " 5xx * unknown\n");
+		r = parse(buf_str(&text), &msg);
+		assert_int_equal(r->n, 1 - i);
+		assert_int_equal(r->skipped, i);
+		if (i == 0)
+			assert_int_equal(strlen(r->rule[0].provider),
+			    SMTP_RULES_PROVIDER_MAX - 1);
+		smtp_rules_free(r);
+	}
 	/* the number of rules is bounded */
 	buf_reset(&text);
 	for (i = 0; i <= SMTP_RULES_MAX; i++)
