@@ -25,13 +25,18 @@ const char *const smtp_verdict_names[SMTP_VERDICT__MAX] = {
 	[SMTP_VERDICT_RATE_LIMITED] = "rate_limited",
 };
 
-/* The reply text as the rules see it. */
+/* The reply as the rules see it; its text lower-cased when a rule with
+ * phrases first needs it. */
 struct smtp_classify_in {
 	char		 code[3];
 	int		 enh[3];	/* -1 -1 -1: none */
-	const char	*text;		/* lower case */
+	const char	*raw;
+	char		*text;		/* lower case, NULL until needed */
 	size_t		 len;
+	char		 lower[4096];
 };
+
+static size_t smtp_classify_lower(const char *, char *, size_t);
 
 static int
 smtp_classify_phrase(const struct smtp_classify_in *in,
@@ -54,8 +59,7 @@ smtp_classify_phrase(const struct smtp_classify_in *in,
 }
 
 static int
-smtp_classify_match(const struct smtp_classify_in *in,
-    const struct smtp_rule *r)
+smtp_classify_match(struct smtp_classify_in *in, const struct smtp_rule *r)
 {
 	size_t i;
 
@@ -71,6 +75,11 @@ smtp_classify_match(const struct smtp_classify_in *in,
 	}
 	if (r->nphrases == 0)
 		return 1;
+	if (in->text == NULL) {
+		in->len = smtp_classify_lower(in->raw, in->lower,
+		    sizeof(in->lower));
+		in->text = in->lower;
+	}
 	for (i = 0; i < r->nphrases; i++)
 		if (smtp_classify_phrase(in, &r->phrases[i]))
 			return 1;
@@ -110,7 +119,6 @@ enum smtp_verdict
 smtp_classify_rcpt(const struct smtp_rules *rules, const char *provider,
     int code, const char *enhanced, const char *text)
 {
-	char lower[4096];
 	struct smtp_classify_in in;
 	size_t i;
 	int pass;
@@ -128,8 +136,9 @@ smtp_classify_rcpt(const struct smtp_rules *rules, const char *provider,
 		in.enh[0] = -1;
 	if (in.enh[0] != code / 100)
 		in.enh[0] = in.enh[1] = in.enh[2] = -1;
-	in.len = smtp_classify_lower(text, lower, sizeof(lower));
-	in.text = lower;
+	in.raw = text;
+	in.text = NULL;
+	in.len = 0;
 	if (provider != NULL && *provider == '\0')
 		provider = NULL;
 	for (pass = provider != NULL ? 0 : 1; pass < 2; pass++)
