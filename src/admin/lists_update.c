@@ -8,6 +8,7 @@
 #include "engine/lists.h"
 #include "engine/pacing_defaults.h"
 #include "engine/providers.h"
+#include "engine/smtp_rules.h"
 #include <errno.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -33,13 +34,25 @@ lists_update_script(void)
 	return s != NULL && *s != '\0' ? s : PKGDATADIR "/fetch-lists";
 }
 
+/* Prints each line of msg as "warning: LINE". */
+static void
+lists_update_warnings(const struct buf *msg, FILE *out)
+{
+	const char *p, *nl;
+
+	for (p = buf_str(msg); *p != '\0'; p = *nl ? nl + 1 : nl) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			nl = p + strlen(p);
+		fprintf(out, "warning: %.*s\n", (int)(nl - p), p);
+	}
+}
+
 /* The MX provider table as the engine reads it: its warnings and count. */
 static void
 lists_update_providers(const char *dir, FILE *out)
 {
 	struct providers *p;
 	struct buf msg;
-	const char *s, *nl;
 
 	buf_init(&msg, 1 << 16);
 	if (providers_load(dir, &p, &msg) != PROVIDERS_OK) {
@@ -48,15 +61,39 @@ lists_update_providers(const char *dir, FILE *out)
 		buf_free(&msg);
 		return;
 	}
-	for (s = buf_str(&msg); *s != '\0'; s = *nl ? nl + 1 : nl) {
-		if ((nl = strchr(s, '\n')) == NULL)
-			nl = s + strlen(s);
-		fprintf(out, "warning: %.*s\n", (int)(nl - s), s);
-	}
+	lists_update_warnings(&msg, out);
 	fprintf(out, "providers: patterns=%zu skipped=%zu file=%s/%s\n",
 	    providers_count(p), providers_skipped(p), dir, PROVIDERS_FILE);
 	providers_free(p);
 	buf_free(&msg);
+}
+
+/* The reading rules of SMTP replies in the same folder: their warnings and
+ * counts. */
+static enum lists_update_err
+lists_update_rules(const char *dir, FILE *out, struct buf *err)
+{
+	struct smtp_rules *r;
+	struct buf msg;
+	enum smtp_rules_err e;
+	size_t i, local = 0;
+
+	buf_init(&msg, 64 * 1024);
+	if ((e = smtp_rules_load(dir, &r, &msg)) != SMTP_RULES_OK) {
+		buf_reset(err);
+		buf_printf(err, "%s %s: %s (%s)", SMTP_RULES_FILE, dir,
+		    buf_str(&msg), smtp_rules_err_names[e]);
+		buf_free(&msg);
+		return LISTS_UPDATE_LOAD;
+	}
+	lists_update_warnings(&msg, out);
+	for (i = 0; i < r->n; i++)
+		local += r->rule[i].local != 0;
+	fprintf(out, "smtp_reply_rules: rules=%zu local=%zu accept_all=%zu "
+	    "skipped=%zu\n", r->n, local, r->naccept_all, r->skipped);
+	smtp_rules_free(r);
+	buf_free(&msg);
+	return LISTS_UPDATE_OK;
 }
 
 enum lists_update_err
@@ -65,7 +102,6 @@ lists_update_check(const char *dir, FILE *out, struct buf *err)
 	struct pacing_defaults pd;
 	struct lists *l;
 	struct buf msg, sum;
-	const char *p, *nl;
 	enum lists_err e;
 	enum lists_update_err rc = LISTS_UPDATE_OK;
 
@@ -78,11 +114,7 @@ lists_update_check(const char *dir, FILE *out, struct buf *err)
 		rc = LISTS_UPDATE_LOAD;
 		goto out;
 	}
-	for (p = buf_str(&msg); *p != '\0'; p = *nl ? nl + 1 : nl) {
-		if ((nl = strchr(p, '\n')) == NULL)
-			nl = p + strlen(p);
-		fprintf(out, "warning: %.*s\n", (int)(nl - p), p);
-	}
+	lists_update_warnings(&msg, out);
 	lists_summary(l, &sum);
 	fprintf(out, "lists: %s dir=%s\n", buf_str(&sum), dir);
 	/* the pacing defaults beside them (engine/pacing_defaults.h) */
@@ -91,14 +123,14 @@ lists_update_check(const char *dir, FILE *out, struct buf *err)
 	if (pacing_defaults_load(&pd, dir, &msg) == -1)
 		fprintf(out, "warning: pacing defaults: %s", buf_str(&msg));
 	else {
-		for (p = buf_str(&msg); *p != '\0'; p = *nl ? nl + 1 : nl) {
-			if ((nl = strchr(p, '\n')) == NULL)
-				nl = p + strlen(p);
-			fprintf(out, "warning: %.*s\n", (int)(nl - p), p);
-		}
+		lists_update_warnings(&msg, out);
 		fprintf(out, "pacing defaults: %zu entries\n", pd.n);
 	}
 	pacing_defaults_free(&pd);
+	if ((rc = lists_update_rules(dir, out, err)) != LISTS_UPDATE_OK) {
+		lists_free(l);
+		goto out;
+	}
 	if (lists_count(l, LISTS_DISPOSABLE) == 0 ||
 	    lists_count(l, LISTS_FREE) == 0) {
 		buf_reset(err);

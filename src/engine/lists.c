@@ -5,6 +5,7 @@
 #include "engine/lists.h"
 #include "engine/addr.h"
 #include "engine/providers.h"
+#include "engine/smtp_rules.h"
 #include "util/khash.h"
 #include <dirent.h>
 #include <errno.h>
@@ -390,8 +391,9 @@ lists_check_local_dir(struct lists_ctx *c, const char *localdir)
 			if (strcmp(de->d_name, lists_kind_files[k]) == 0)
 				break;
 		/* Read by another loader of the folder. */
-		if (k == LISTS_KIND__MAX && strcmp(de->d_name,
-		    PROVIDERS_FILE) != 0)
+		if (k == LISTS_KIND__MAX &&
+		    strcmp(de->d_name, PROVIDERS_FILE) != 0 &&
+		    strcmp(de->d_name, SMTP_RULES_FILE) != 0)
 			lists_warn(c, "local/%s: not a list file name, "
 			    "ignored", de->d_name);
 	}

@@ -84,6 +84,8 @@ struct smtp_opts {
 						 * same address once without TLS */
 	size_t		 max_addrs;		/* addresses tried at most (0: all) */
 	struct smtp_tls	*tls;			/* NULL: the session makes its own */
+	const struct smtp_rules *rules;		/* reading rules of replies (NULL:
+						 * by class only) */
 	char		 mail_from_ascii[SMTP_ADDRESS_MAX + 1];
 						/* smtp_mail_from with A-labels */
 };

@@ -1,12 +1,14 @@
-/* smtp_classify.c: classifies an RCPT TO reply into a mailbox verdict.
- * A reply is judged by its class first (2xx, 4xx, 5xx), then by its
- * enhanced status code (RFC 3463), then by its text, matched as
- * case-insensitive whole words or phrases. A policy or reputation block is
- * never a mailbox verdict: x.7.x and DNSBL/reputation texts win over
- * everything in a 5xx, because a verifier that is blocked has learnt
- * nothing about the mailbox. 5.1.7/5.1.8 are about our sender, 5.1.2 about
- * the destination system, not the mailbox. */
+/* smtp_classify.c: classifies an SMTP reply (an RCPT TO's, and the
+ * greeting's or MAIL's when the session asks whether it is a block) by the
+ * reading rules of smtp_reply_rules.txt (smtp_rules.h). The provider's own
+ * rules are read first, then the generic ones ("*"), each in file order
+ * (the operator's local file before the shipped one); the first rule whose
+ * code, enhanced code and phrases match gives the verdict. Phrases match
+ * the lower-cased text at word boundaries. The order of the shipped rules
+ * (blocks first: a verifier that is blocked has learnt nothing about the
+ * mailbox; then enhanced status codes, then texts) is the file's. */
 #include "engine/smtp_classify.h"
+#include "engine/smtp_rules.h"
 #include <string.h>
 
 const char *const smtp_verdict_names[SMTP_VERDICT__MAX] = {
@@ -20,124 +22,73 @@ const char *const smtp_verdict_names[SMTP_VERDICT__MAX] = {
 	[SMTP_VERDICT_SENDER_REJECTED] = "sender_rejected",
 	[SMTP_VERDICT_BAD_DESTINATION] = "bad_destination",
 	[SMTP_VERDICT_UNKNOWN] = "unknown",
+	[SMTP_VERDICT_RATE_LIMITED] = "rate_limited",
 };
 
-/*
- * Phrase lists. A phrase matches at word boundaries on both sides; a
- * trailing "*" makes it a prefix ("greylist*" matches "greylisted").
- * Texts are lower-cased first.
- */
-
-/* DNSBL and reputation blocks: strong enough to override a mailbox code. */
-static const char *const smtp_classify_reputation[] = {
-	"spamhaus", "spamcop", "sorbs", "barracuda*", "dnsbl*", "rbl",
-	"blacklist*", "black list*", "blocklist*", "block list*",
-	"blacklisted", "denylist*", "reputation", "proofpoint dynamic",
-	"cloudmark", "ip listed", "listed at", "listed on", "listed in",
-	NULL
+/* The reply as the rules see it; its text lower-cased when a rule with
+ * phrases first needs it. */
+struct smtp_classify_in {
+	char		 code[3];
+	int		 enh[3];	/* -1 -1 -1: none */
+	const char	*raw;
+	char		*text;		/* lower case, NULL until needed */
+	size_t		 len;
+	char		 lower[4096];
 };
 
-/* Other policy texts: blocks unless a mailbox code said otherwise. */
-static const char *const smtp_classify_policy[] = {
-	"blocked", "block", "blocking", "policy", "policies", "spam",
-	"spammer", "banned", "abuse", "not authorized", "unauthorized",
-	"prohibited", "prohibition", "refused by", "ptr", "reverse dns",
-	"rdns", "reverse lookup", "rejected by policy", "message refused",
-	"access denied, banned", "client host rejected", "rate limit*",
-	"too many connections", "unsolicited", "complaints",
-	NULL
-};
-
-static const char *const smtp_classify_grey[] = {
-	"greylist*", "graylist*", "grey list*", "gray list*", "grey-list*",
-	"gray-list*", "postgrey", "greylisting", NULL
-};
-
-static const char *const smtp_classify_retry[] = {
-	"try again later", "try later", "retry later", "please retry",
-	"come back later", "try again in*", "temporarily deferred",
-	"deferred", "try again", NULL
-};
-
-static const char *const smtp_classify_full[] = {
-	"quota*", "overquota", "over quota", "mailbox full", "mailbox is full",
-	"mailbox was full", "inbox is full", "mailbox has exceeded",
-	"mailbox size limit", "out of storage", "storage space",
-	"exceeded storage allocation", "mailfolder is full",
-	"insufficient mailbox space", "user is over", "full mailbox",
-	NULL
-};
-
-static const char *const smtp_classify_disabled[] = {
-	"disabled", "deactivated", "inactive", "suspended", "not active",
-	"no longer active", "account expired", "mailbox expired",
-	"account has been closed", "account is closed", "locked", "frozen",
-	NULL
-};
-
-static const char *const smtp_classify_sender[] = {
-	"sender address rejected", "sender rejected", "sender verify failed",
-	"sender verification failed", "sender domain", "sender unknown",
-	"unknown sender", "envelope sender", "invalid sender",
-	"sender not", NULL
-};
-
-static const char *const smtp_classify_notfound[] = {
-	"user unknown", "unknown user", "no such user*", "no such mailbox",
-	"no such recipient", "no such account", "no such address",
-	"no such person", "no mailbox", "mailbox unavailable",
-	"mailbox is unavailable", "mailbox not found", "mailbox not available",
-	"does not exist", "doesn't exist", "does not exists", "dont exist",
-	"not exist", "nonexistent", "non-existent", "invalid recipient*",
-	"invalid mailbox", "invalid address", "invalid user",
-	"recipient unknown", "unknown recipient", "recipient not found",
-	"recipient does not", "user not found", "address not found",
-	"unknown address", "unknown mailbox", "unrouteable address",
-	"unroutable address", "user doesn't have", "doesn't have a",
-	"not a valid mailbox", "no valid recipients", "not our customer",
-	"recipientnotfound", "recipient address rejected: access denied",
-	"undeliverable address", "address rejected: user unknown",
-	"account does not", "user invalid", "bad recipient",
-	"no such local user", "unknown local part",
-	NULL
-};
+static size_t smtp_classify_lower(const char *, char *, size_t);
 
 static int
-smtp_classify_is_word(unsigned char c)
+smtp_classify_phrase(const struct smtp_classify_in *in,
+    const struct smtp_rule_phrase *ph)
 {
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80;
-}
+	const char *t = in->text, *p;
+	size_t n = ph->len, tn = in->len;
 
-static int
-smtp_classify_match(const char *text, const char *const *list)
-{
-	const char *pat, *p;
-	size_t n, tn = strlen(text);
-	int prefix;
-
-	for (; *list != NULL; list++) {
-		pat = *list;
-		n = strlen(pat);
-		prefix = n > 0 && pat[n - 1] == '*';
-		if (prefix)
-			n--;
-		for (p = text; (p = memmem(p, tn - (size_t)(p - text), pat,
-		    n)) != NULL; p++) {
-			if (p > text && smtp_classify_is_word(
-			    (unsigned char)p[-1]) &&
-			    smtp_classify_is_word((unsigned char)pat[0]))
-				continue;
-			if (prefix || p[n] == '\0' ||
-			    !smtp_classify_is_word((unsigned char)p[n]) ||
-			    !smtp_classify_is_word((unsigned char)pat[n - 1]))
-				return 1;
-		}
+	for (p = t; (size_t)(p - t) + n <= tn &&
+	    (p = memmem(p, tn - (size_t)(p - t), ph->text, n)) != NULL; p++) {
+		if (p > t && smtp_rules_is_word((unsigned char)p[-1]) &&
+		    smtp_rules_is_word((unsigned char)ph->text[0]))
+			continue;
+		if (ph->prefix || p[n] == '\0' ||
+		    !smtp_rules_is_word((unsigned char)p[n]) ||
+		    !smtp_rules_is_word((unsigned char)ph->text[n - 1]))
+			return 1;
 	}
 	return 0;
 }
 
-/* Lower-cased copy of the first sizeof(lower)-1 bytes of text. */
-static void
+static int
+smtp_classify_match(struct smtp_classify_in *in, const struct smtp_rule *r)
+{
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (r->code[i] != 'x' && r->code[i] != in->code[i])
+			return 0;
+	if (r->has_enh) {
+		if (in->enh[0] == -1)
+			return 0;
+		for (i = 0; i < 3; i++)
+			if (r->enh[i] != -1 && r->enh[i] != in->enh[i])
+				return 0;
+	}
+	if (r->nphrases == 0)
+		return 1;
+	if (in->text == NULL) {
+		in->len = smtp_classify_lower(in->raw, in->lower,
+		    sizeof(in->lower));
+		in->text = in->lower;
+	}
+	for (i = 0; i < r->nphrases; i++)
+		if (smtp_classify_phrase(in, &r->phrases[i]))
+			return 1;
+	return 0;
+}
+
+/* Lower-cased copy of the first sizeof(lower)-1 bytes of text; line
+ * breaks and tabs become spaces. Returns its length. */
+static size_t
 smtp_classify_lower(const char *text, char *lower, size_t sz)
 {
 	size_t i;
@@ -148,92 +99,65 @@ smtp_classify_lower(const char *text, char *lower, size_t sz)
 		char c = text[i];
 
 		lower[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') :
-		    (c == '\n' || c == '\t' ? ' ' : c);
+		    (c == '\n' || c == '\r' || c == '\t' ? ' ' : c);
 	}
 	lower[i] = '\0';
+	return i;
 }
 
 static enum smtp_verdict
-smtp_classify_4xx(const int enh[3], const char *t)
+smtp_classify_by_class(int code)
 {
-	if (smtp_classify_match(t, smtp_classify_grey))
-		return SMTP_VERDICT_GREYLISTED;
-	if ((enh[1] == 2 && enh[2] == 2) ||
-	    smtp_classify_match(t, smtp_classify_full))
-		return SMTP_VERDICT_MAILBOX_FULL;
-	if (smtp_classify_match(t, smtp_classify_reputation) ||
-	    smtp_classify_match(t, smtp_classify_policy))
-		return SMTP_VERDICT_BLOCKED;
-	/* "451 4.7.1 Please try again later" is how greylisting often says
-	 * it; a 4.7.x without such words is a (temporary) block. */
-	if (smtp_classify_match(t, smtp_classify_retry))
-		return SMTP_VERDICT_GREYLISTED;
-	if (enh[1] == 7)
-		return SMTP_VERDICT_BLOCKED;
-	return SMTP_VERDICT_TEMPORARY;
-}
-
-static enum smtp_verdict
-smtp_classify_5xx(const int enh[3], const char *t)
-{
-	if (enh[1] == 7 || smtp_classify_match(t, smtp_classify_reputation))
-		return SMTP_VERDICT_BLOCKED;
-	if (enh[1] == 1) {
-		switch (enh[2]) {
-		case 1:		/* bad destination mailbox address */
-		case 3:		/* bad destination mailbox address syntax */
-		case 6:		/* mailbox has moved, no forwarding address */
-		case 10:	/* recipient address has null MX (RFC 7505) */
-			return SMTP_VERDICT_MAILBOX_NOT_FOUND;
-		case 2:		/* bad destination system address */
-			return SMTP_VERDICT_BAD_DESTINATION;
-		case 7:		/* bad sender's mailbox address syntax */
-		case 8:		/* bad sender's system address */
-			return SMTP_VERDICT_SENDER_REJECTED;
-		default:
-			break;
-		}
-	}
-	if (enh[1] == 2 && enh[2] == 1)
-		return SMTP_VERDICT_DISABLED;
-	if (enh[1] == 2 && enh[2] == 2)
-		return SMTP_VERDICT_MAILBOX_FULL;
-	if (smtp_classify_match(t, smtp_classify_policy))
-		return SMTP_VERDICT_BLOCKED;
-	if (smtp_classify_match(t, smtp_classify_sender))
-		return SMTP_VERDICT_SENDER_REJECTED;
-	if (smtp_classify_match(t, smtp_classify_full))
-		return SMTP_VERDICT_MAILBOX_FULL;
-	if (smtp_classify_match(t, smtp_classify_disabled))
-		return SMTP_VERDICT_DISABLED;
-	if (smtp_classify_match(t, smtp_classify_notfound))
-		return SMTP_VERDICT_MAILBOX_NOT_FOUND;
+	if (code / 100 == 2)
+		return SMTP_VERDICT_ACCEPTED;
+	if (code / 100 == 4)
+		return SMTP_VERDICT_TEMPORARY;
 	return SMTP_VERDICT_UNKNOWN;
 }
 
 enum smtp_verdict
-smtp_classify_rcpt(int code, const char *enhanced, const char *text)
+smtp_classify_rcpt(const struct smtp_rules *rules, const char *provider,
+    int code, const char *enhanced, const char *text)
 {
-	char lower[4096];
-	int enh[3] = { -1, -1, -1 };
+	struct smtp_classify_in in;
+	size_t i;
+	int pass;
 
-	if (code >= 200 && code <= 299)
-		return SMTP_VERDICT_ACCEPTED;
-	if (code < 400 || code > 599)
+	if (code < 100 || code > 599)
 		return SMTP_VERDICT_UNKNOWN;
+	if (rules == NULL)
+		return smtp_classify_by_class(code);
+	in.code[0] = (char)('0' + code / 100);
+	in.code[1] = (char)('0' + code / 10 % 10);
+	in.code[2] = (char)('0' + code % 10);
+	in.enh[0] = in.enh[1] = in.enh[2] = -1;
 	if (enhanced != NULL &&
-	    smtp_reply_parse_enhanced(enhanced, strlen(enhanced), enh) == 0)
-		enh[0] = enh[1] = enh[2] = -1;
-	if (enh[0] != code / 100)
-		enh[0] = enh[1] = enh[2] = -1;
-	smtp_classify_lower(text, lower, sizeof(lower));
-	if (code < 500)
-		return smtp_classify_4xx(enh, lower);
-	return smtp_classify_5xx(enh, lower);
+	    smtp_reply_parse_enhanced(enhanced, strlen(enhanced), in.enh) == 0)
+		in.enh[0] = -1;
+	if (in.enh[0] != code / 100)
+		in.enh[0] = in.enh[1] = in.enh[2] = -1;
+	in.raw = text;
+	in.text = NULL;
+	in.len = 0;
+	if (provider != NULL && *provider == '\0')
+		provider = NULL;
+	for (pass = provider != NULL ? 0 : 1; pass < 2; pass++)
+		for (i = 0; i < rules->n; i++) {
+			const struct smtp_rule *r = &rules->rule[i];
+
+			if (pass == 0 ? strcmp(r->provider, provider) != 0 :
+			    r->provider[0] != '\0')
+				continue;
+			if (smtp_classify_match(&in, r))
+				return r->verdict;
+		}
+	return smtp_classify_by_class(code);
 }
 
 enum smtp_verdict
-smtp_classify_reply(const struct smtp_reply *r)
+smtp_classify_reply(const struct smtp_rules *rules, const char *provider,
+    const struct smtp_reply *r)
 {
-	return smtp_classify_rcpt(r->code, r->enhanced, r->text);
+	return smtp_classify_rcpt(rules, provider, r->code, r->enhanced,
+	    r->text);
 }

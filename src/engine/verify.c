@@ -11,6 +11,7 @@
 #include "engine/complainers.h"
 #include "engine/providers.h"
 #include "engine/smtp.h"
+#include "engine/smtp_rules.h"
 #include "engine/vcache.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -30,6 +31,7 @@ struct verify_engine {
 	struct dns_resolver	*dns;
 	struct lists		*lists;
 	struct providers	*providers;	/* mx_providers.txt */
+	struct smtp_rules	*rules;		/* smtp_reply_rules.txt */
 	struct smtp_tls		*tls;
 	struct smtp_opts	 smtp;
 	char			 sandbox[300];
@@ -60,6 +62,7 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	if (warn.len)
 		log_warn("event=lists_warning dir=%s text=\"%.200s\"",
 		    conf_str(c, CONF_LISTS_DIR), buf_str(&warn));
+	buf_reset(&warn);
 	if (providers_load(conf_str(c, CONF_LISTS_DIR), &e->providers,
 	    &warn) != PROVIDERS_OK) {
 		buf_printf(err, "%s: %s", PROVIDERS_FILE, buf_str(&warn));
@@ -71,9 +74,22 @@ verify_engine_new(const struct conf *c, struct buf *err)
 		log_warn("event=providers_warning dir=%s patterns=%zu "
 		    "text=\"%.300s\"", conf_str(c, CONF_LISTS_DIR),
 		    providers_count(e->providers), buf_str(&warn));
+	buf_reset(&warn);
+	if (smtp_rules_load(conf_str(c, CONF_LISTS_DIR), &e->rules, &warn) !=
+	    SMTP_RULES_OK) {
+		buf_printf(err, "%s: %s", SMTP_RULES_FILE, buf_str(&warn));
+		buf_free(&warn);
+		verify_engine_free(e);
+		return NULL;
+	}
+	if (warn.len)
+		log_warn("event=smtp_rules_warning dir=%s rules=%zu "
+		    "text=\"%.300s\"", conf_str(c, CONF_LISTS_DIR),
+		    e->rules->n, buf_str(&warn));
 	buf_free(&warn);
 	smtp_opts_from_conf(&e->smtp, c);
 	e->smtp.tls = e->tls;
+	e->smtp.rules = e->rules;
 	snprintf(e->sandbox, sizeof(e->sandbox), "sandbox.%s",
 	    conf_str(c, CONF_SERVICE_DOMAIN));
 	return e;
@@ -87,6 +103,7 @@ verify_engine_free(struct verify_engine *e)
 	dns_resolver_free(e->dns);
 	lists_free(e->lists);
 	providers_free(e->providers);
+	smtp_rules_free(e->rules);
 	smtp_io_tls_free(e->tls);
 	free(e);
 }
@@ -188,6 +205,7 @@ verify_kind_of_rcpt(enum smtp_verdict v)
 		return VERDICT_K_FULL;
 	case SMTP_VERDICT_GREYLISTED:
 	case SMTP_VERDICT_TEMPORARY:
+	case SMTP_VERDICT_RATE_LIMITED:	/* retried as any 4xx is */
 		return VERDICT_K_GREYLISTED;
 	case SMTP_VERDICT_BLOCKED:
 	case SMTP_VERDICT_SENDER_REJECTED:
@@ -218,13 +236,17 @@ verify_note_smtp(struct verify_result *r, const struct smtp_session_info *si,
 	}
 }
 
-/* The mailbox kind of a session's answer for one address. */
+/* The mailbox kind of a session's answer for one address: the session
+ * read the reply by the generic rules; a provider's own rules read it
+ * again. */
 static enum verdict_kind
-verify_mailbox_kind(const struct smtp_session_info *si,
-    const struct smtp_rcpt_result *rr)
+verify_mailbox_kind(const struct verify_engine *e, const char *provider,
+    const struct smtp_session_info *si, const struct smtp_rcpt_result *rr)
 {
 	if (rr != NULL && rr->code)
-		return verify_kind_of_rcpt(rr->verdict);
+		return verify_kind_of_rcpt(provider != NULL && *provider ?
+		    smtp_classify_rcpt(e->rules, provider, rr->code,
+		    rr->enhanced, rr->text) : rr->verdict);
 	return si ? verify_kind_of_outcome(si->outcome) :
 	    VERDICT_K_UNREACHABLE;
 }
@@ -473,7 +495,7 @@ verify_conclude(struct verify_engine *e, struct db *db,
     const struct smtp_session_info *si, const struct smtp_rcpt_result *rr,
     int accept_all)
 {
-	enum verdict_kind k = verify_mailbox_kind(si, rr);
+	enum verdict_kind k = verify_mailbox_kind(e, provider, si, rr);
 	enum verify_err rc;
 
 	/* The reply was read by the generic rules; provider names whose
@@ -556,7 +578,7 @@ verify_resolve(struct verify_engine *e, struct db *db, struct verify_batch *b,
 }
 
 /* Single verification's SMTP part: a session of the batch face for the
- * one item (led by the catch-all probe while the domain's answer is not
+ * one item (then the catch-all probe while the domain's answer is not
  * known); a greylisted answer is tried again after greylist_retry_ms while
  * the budget lasts. The last session is handed back (the caller concludes
  * from it and frees it), *rcpt the item's RCPT in it; NULL if none ran. */
@@ -580,7 +602,7 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
 		smtp_session_run(s);
 		if (probe)
 			verify_batch_probe_done(db, b, s);
-		*rcpt = probe ? 1 : 0;
+		*rcpt = 0;	/* the probe, if any, is the last RCPT */
 		log_debug("event=smtp_probe domain=%s outcome=%s host=%s "
 		    "code=%d tls=%d", b->domain,
 		    smtp_outcome_names[smtp_session_info(s)->outcome],
@@ -588,7 +610,7 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
 		    "-", smtp_session_rcpt(s, *rcpt) ?
 		    smtp_session_rcpt(s, *rcpt)->code : 0,
 		    smtp_session_info(s)->tls);
-		if (verify_mailbox_kind(smtp_session_info(s),
+		if (verify_mailbox_kind(e, b->provider, smtp_session_info(s),
 		    smtp_session_rcpt(s, *rcpt)) != VERDICT_K_GREYLISTED ||
 		    tries >= 2)
 			break;

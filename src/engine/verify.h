@@ -116,7 +116,8 @@ enum verify_step verify_with_mx(struct verify_engine *,
 	    struct verify_result *, const struct addr *,
 	    const struct dns_mx_result *);
 /* The mailbox verdict from the address's RCPT reply (rr with code 0 or
- * NULL: from the session outcome), then spam trap, complainer, catch-all
+ * NULL: from the session outcome; read by provider's rules first when
+ * provider is not NULL or ""), then spam trap, complainer, catch-all
  * (accept_all: the domain took a random address) and role. Greylisted
  * answers come out as unknown/greylisted: retrying is the caller's.
  * provider: who runs the host that answered (verify_engine_provider; NULL

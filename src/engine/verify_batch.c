@@ -65,8 +65,11 @@ out:
 const char *
 verify_batch_provider_of(struct verify_engine *e, struct verify_batch *b)
 {
+	char id[PROVIDERS_NAME_MAX];
+
 	if (!b->provider_known && b->resolved) {
-		verify_engine_provider(e, &b->mx, b->provider);
+		verify_engine_provider(e, &b->mx, id);
+		verify_batch_provider(e, b, id);
 		b->provider_known = 1;
 	}
 	return b->provider;
@@ -89,14 +92,16 @@ verify_batch_item_conclude(struct verify_engine *e, struct db *db,
     struct verify_batch *b, struct verify_item *it,
     const struct smtp_session *s, size_t rcpt)
 {
+	const char *provider;
 	enum verify_err rc;
 
 	/* One web presence lookup per batch (catch-all verdicts). */
 	it->r.web_presence = b->web_presence;
-	rc = verify_conclude(e, db, &it->r, &it->a,
-	    verify_batch_provider_of(e, b), s ? smtp_session_info(s) :
-	    NULL, s ? smtp_session_rcpt(s, rcpt) : NULL,
-	    verify_batch_accept_all(b));
+	/* (the provider first: it sets what verify_batch_accept_all reads) */
+	provider = verify_batch_provider_of(e, b);
+	rc = verify_conclude(e, db, &it->r, &it->a, provider,
+	    s ? smtp_session_info(s) : NULL, s ? smtp_session_rcpt(s, rcpt) :
+	    NULL, verify_batch_accept_all(b));
 	if (it->r.web_presence >= 0)
 		b->web_presence = it->r.web_presence;
 	return rc;
@@ -107,9 +112,10 @@ verify_batch_item_conclude_info(struct verify_engine *e, struct db *db,
     struct verify_batch *b, struct verify_item *it,
     const struct smtp_session_info *si)
 {
+	const char *provider = verify_batch_provider_of(e, b);
+
 	it->r.web_presence = b->web_presence;
-	return verify_conclude(e, db, &it->r, &it->a,
-	    verify_batch_provider_of(e, b), si, NULL,
+	return verify_conclude(e, db, &it->r, &it->a, provider, si, NULL,
 	    verify_batch_accept_all(b));
 }
 
@@ -270,7 +276,7 @@ verify_batch_free(struct verify_batch *b)
 
 /* ---------------------------------------------------------------- SMTP */
 
-/* The recipients of a transaction for n items, led by the catch-all probe
+/* The recipients of a transaction for n items, then the catch-all probe
  * while the domain's answer is not known and no probe is out (*probe set;
  * probe_addr holds it). NULL when out of memory. */
 static const char **
@@ -285,15 +291,15 @@ verify_batch_rcpts(struct verify_batch *b, struct verify_item *const *v,
 	*k = 0;
 	if ((rcpts = calloc(n + 2, sizeof(*rcpts))) == NULL)
 		return NULL;
+	/* The A-label form, SMTPUTF8 or not (struct addr's smtp_path). */
+	for (i = 0; i < n; i++)
+		rcpts[(*k)++] = v[i]->a.smtp_path;
 	if (b->probe == VERIFY_PROBE_UNKNOWN &&
 	    smtp_random_local(local, sizeof(local)) == 0) {
 		snprintf(probe_addr, size, "%s@%s", local, b->domain);
 		rcpts[(*k)++] = probe_addr;
 		*probe = 1;
 	}
-	/* The A-label form, SMTPUTF8 or not (struct addr's smtp_path). */
-	for (i = 0; i < n; i++)
-		rcpts[(*k)++] = v[i]->a.smtp_path;
 	return rcpts;
 }
 
@@ -358,7 +364,9 @@ int
 verify_batch_probe_done(struct db *db, struct verify_batch *b,
     const struct smtp_session *s)
 {
-	const struct smtp_rcpt_result *rr = smtp_session_rcpt(s, 0);
+	size_t n = smtp_session_nrcpt(s);
+	const struct smtp_rcpt_result *rr = n ? smtp_session_rcpt(s, n - 1) :
+	    NULL;
 	struct vcache_facts f;
 
 	if (rr == NULL || (rr->code / 100 != 2 && rr->code / 100 != 5)) {
@@ -380,5 +388,17 @@ verify_batch_probe_done(struct db *db, struct verify_batch *b,
 int
 verify_batch_accept_all(const struct verify_batch *b)
 {
-	return b->probe == VERIFY_PROBE_KNOWN && b->accept_all;
+	if (b->probe == VERIFY_PROBE_KNOWN)
+		return b->accept_all;
+	return b->provider_accept_all;
+}
+
+void
+verify_batch_provider(struct verify_engine *e, struct verify_batch *b,
+    const char *provider)
+{
+	strparse_copy(b->provider, sizeof(b->provider), provider ? provider :
+	    "");
+	b->provider_accept_all = smtp_rules_accept_all(
+	    verify_engine_smtp(e)->rules, b->provider);
 }

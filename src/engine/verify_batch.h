@@ -6,10 +6,14 @@
  * (catch-all, web presence: domain_facts), SMTP sessions carrying the
  * catch-all probe while its answer is not known, the probe's answer read by
  * one rule, and each item's conclusion. What runs when, how many sessions
- * at once and to which host is the caller's. */
+ * at once and to which host is the caller's. In a transaction RCPT i is
+ * item i; the probe, when it is carried, comes last (the real addresses
+ * first: a host that answers one RCPT a session answers the one that
+ * matters). */
 #ifndef SVC_VERIFY_BATCH_H
 #define SVC_VERIFY_BATCH_H
 #include "engine/verify.h"
+#include "engine/smtp_rules.h"
 
 /* One address on its way. */
 struct verify_item {
@@ -38,6 +42,10 @@ struct verify_batch {
 	 * results carry and the name their replies are read under. */
 	char			 provider[PROVIDERS_NAME_MAX];
 	int			 provider_known;
+	/* whether the provider's hosts answer 250 to any address (its
+	 * accept_all line in smtp_reply_rules.txt, set by
+	 * verify_batch_provider) */
+	int			 provider_accept_all;
 	/* The options of a session with its own deadline: a session keeps a
 	 * pointer to them, so they live as long as the batch. */
 	struct smtp_opts	 opts;
@@ -85,9 +93,15 @@ int	 verify_batch_mx_cached(struct db *, struct verify_batch *);
  * cache unless it is an error or incomplete, then the domain's facts. */
 void	 verify_batch_mx_answer(struct db *, struct verify_batch *,
 	    struct dns_mx_result *);
-/* A session for n items (rcpts in their order), led by the catch-all probe
+/* Sets the id of the provider that runs the batch's MX (NULL or "":
+ * generic): the rules of smtp_reply_rules.txt for it read the replies, and
+ * an accept_all provider's 250 is a catch-all unless the probe got a 5xx.
+ * Provider identification calls it once the MX answer is known. */
+void	 verify_batch_provider(struct verify_engine *, struct verify_batch *,
+	    const char *provider);
+/* A session for n items (rcpts in their order), with the catch-all probe
  * while the domain's answer is not known and no probe is out (*probe set,
- * and RCPT 0 is the probe); deadline_ms: the session's deadline from now
+ * and the probe is the last RCPT, n); deadline_ms: the session's deadline from now
  * (0: verify_time_budget_ms). n may be 0 with the probe (a domain check).
  * NULL when it cannot be made (no memory). */
 struct smtp_session *verify_batch_session(struct verify_engine *,
@@ -99,14 +113,15 @@ struct smtp_session *verify_batch_session(struct verify_engine *,
 struct smtp_session *verify_batch_open(struct verify_engine *,
 	    const struct verify_batch *);
 /* The batch's next transaction on a READY session s (smtp_session_next):
- * n items (1..SMTP_RCPT_MAX - 1), led by the catch-all probe as in
+ * n items (1..SMTP_RCPT_MAX - 1), with the catch-all probe as in
  * verify_batch_session (*probe); last: QUIT after it. 0, or -1 when it
  * could not be given (s is unchanged). The session's deadline (the
  * engine's verify_time_budget_ms) starts again. */
 int	 verify_batch_next(struct verify_batch *, struct smtp_session *s,
 	    struct verify_item *const *, size_t n, int last, int64_t now_ms,
 	    int *probe);
-/* A finished session that carried the probe: its answer, by the one rule
+/* A finished session that carried the probe (its last RCPT): its answer,
+ * by the one rule
  * (2xx: the domain accepts any address; 5xx: it does not; anything else,
  * or no reply: not known, the next session probes again), kept for the
  * batch and in domain_facts. Returns the catch-all answer to conclude the
@@ -114,6 +129,7 @@ int	 verify_batch_next(struct verify_batch *, struct smtp_session *s,
 int	 verify_batch_probe_done(struct db *, struct verify_batch *,
 	    const struct smtp_session *);
 /* The answer items are concluded with now: 1 when the domain is known to
- * accept any address, else 0. */
+ * accept any address, or when its probe's answer is not known and its
+ * provider's hosts accept any address (accept_all); else 0. */
 int	 verify_batch_accept_all(const struct verify_batch *);
 #endif

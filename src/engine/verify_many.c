@@ -124,8 +124,7 @@ verify_many_finish(struct verify_many_run *m, struct verify_many_domain *d)
 	if (d->probe)
 		verify_batch_probe_done(m->db, &d->b, d->s);
 	for (i = 0; i < d->count; i++)
-		verify_many_conclude(m, d, d->idx[d->first + i], d->s,
-		    i + (d->probe ? 1 : 0));
+		verify_many_conclude(m, d, d->idx[d->first + i], d->s, i);
 	smtp_session_free(d->s);
 	d->s = NULL;
 	m->running--;

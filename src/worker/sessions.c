@@ -195,13 +195,13 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 	const struct smtp_session_info *si = smtp_session_info(tx->s);
 	const struct smtp_rcpt_result *rr;
 	struct process_domain *d = tx->d;
-	size_t i, base = (size_t)tx->probe;
+	size_t i;
 	int deferred = domains_deferred(si) || tx->unsent;
 	struct process_addr *pa;
 
 	for (i = tx->n; i-- > 0; ) {
 		pa = tx->addrs[i];
-		rr = smtp_session_rcpt(tx->s, base + i);
+		rr = smtp_session_rcpt(tx->s, i);	/* the probe is last */
 		if (pa->chunk->gone) {
 			chunks_abandon(pa);
 			continue;
@@ -221,7 +221,7 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 		if (rr != NULL && pa->attempts > 0 && rr->code / 100 == 2)
 			pacer_greylist_passed(p, d, pa->attempts);
 		if (verify_batch_item_conclude(p->engine, p->db, &d->b, &pa->it,
-		    tx->s, base + i) != VERIFY_OK) {
+		    tx->s, i) != VERIFY_OK) {
 			chunks_abandon(pa);
 			continue;
 		}

@@ -6,6 +6,7 @@
  * the line separators), consistent enhanced code, a verdict in range. */
 #include "engine/smtp_classify.h"
 #include "engine/smtp_reply.h"
+#include "engine/smtp_rules.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,25 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 	"failed (line %d)\n", #c, __LINE__); abort(); } } while (0)
 
 #define MAX_REPLIES 64
+
+/* A few rules of each kind (the shipped file's are fuzzed apart, by
+ * fuzz_smtp_rules), parsed once. */
+static const char rules_text[] =
+    "accept_all yahoo\n"
+    "reply google 450 4.2.1 accepted receiving mail at a rate\n"
+    "reply yahoo 4xx * rate_limited [tss04]\n"
+    "reply * 2xx * accepted\n"
+    "reply * 4xx 4.7.28 rate_limited\n"
+    "reply * 4xx * greylisted greylist* | try again later\n"
+    "reply * 4xx 4.7.* blocked\n"
+    "reply * 5xx 5.7.* blocked\n"
+    "reply * 5xx * blocked spamhaus | dnsbl* | block list*\n"
+    "reply * 5xx 5.1.1 mailbox_not_found\n"
+    "reply * 5xx *.2.* disabled\n"
+    "reply * 5xx * mailbox_not_found user unknown | no such user* | a\n";
+static struct smtp_rules *rules;
+
+static const char *const providers[] = { NULL, "", "google", "yahoo" };
 
 struct run {
 	int	 codes[MAX_REPLIES];
@@ -52,7 +72,8 @@ check_reply(const struct smtp_reply *r)
 		CHECK(v[1] == r->enh_subject && v[2] == r->enh_detail);
 	} else
 		CHECK(r->enh_class == -1);
-	CHECK(smtp_classify_reply(r) < SMTP_VERDICT__MAX);
+	CHECK(smtp_classify_reply(rules, providers[r->code % 4], r) <
+	    SMTP_VERDICT__MAX);
 	if (smtp_reply_ehlo(r, &e) == 0)
 		CHECK(e.ext < SMTP_EXT_BIT(SMTP_EXT__MAX));
 	buf_init(&b, SMTP_REPLY_MAX);
@@ -120,6 +141,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct smtp_reply r;
 	size_t chunk, i;
 
+	if (rules == NULL) {
+		CHECK((rules = smtp_rules_new()) != NULL);
+		CHECK(smtp_rules_parse(rules, rules_text, sizeof(rules_text) -
+		    1, "fuzz", 0, NULL) == SMTP_RULES_OK);
+		CHECK(rules->n == 11 && rules->skipped == 0);
+	}
 	if (size == 0)
 		return 0;
 	chunk = (size_t)data[0] % 17 + 1;
@@ -146,8 +173,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		memcpy(text, data + 3, n);
 		text[n] = '\0';
-		CHECK(smtp_classify_rcpt(code, data[2] & 1 ? text : NULL,
-		    text) < SMTP_VERDICT__MAX);
+		CHECK(smtp_classify_rcpt(rules, providers[data[2] % 4], code,
+		    data[2] & 1 ? text : NULL, text) < SMTP_VERDICT__MAX);
+		CHECK(smtp_classify_rcpt(NULL, NULL, code, text, text) <
+		    SMTP_VERDICT__MAX);
 	}
 	return 0;
 }

@@ -66,6 +66,13 @@ never falls on a keyword by chance):
   greyforever 450 4.7.1 greylisted every time
   close421    421 4.3.2 and the connection is closed
   multi       a multi-line 250
+  the providers' own replies, as they send them (PROVIDER_REPLIES below):
+  officeunknown (550 5.4.1 ... AS(201806281)), gmailbusy (450 4.2.1 ...
+  receiving mail at a rate), gmailfull (452 4.2.2 OverQuotaTemp),
+  gmaildisabled (550 5.2.1), outlookrate (451 4.7.650), mimecastinvalid
+  (550 Invalid Recipient), mimecastspoof, mimecastpolicy, proofpointblocked,
+  barracudablocked (their blocks), quarantined (550 5.0.0 a text no shipped
+  rule reads)
   anything else: 250 with catchall=1, else 550 5.1.1
 
 Control commands (one line each, answered with one line):
@@ -107,6 +114,26 @@ DEFAULTS = {
     "mail_limit": "0", "rset": "ok", "catchall_domains": "",
     "hold": "0", "rcpt_max": "0", "rate_limit": "0",
     "rate_window_ms": "1000", "rate_penalty_ms": "1000", "block_after": "0",
+}
+
+# Real texts of the providers and gateways (issue 24), by keyword:
+# (code, [lines]); an enhanced code begins the lines that have one.
+PROVIDER_REPLIES = {
+    "officeunknown": (550, ["5.4.1 Recipient address rejected: Access denied. AS(201806281) [DM6NAM11FT012.eop-nam11.prod.protection.outlook.com]"]),
+    "gmailbusy": (450, ["4.2.1 The user you are trying to contact is receiving mail at a rate that",
+                        "4.2.1 prevents additional messages from being delivered. Please resend your",
+                        "4.2.1 message at a later time. x - gsmtp"]),
+    "gmailfull": (452, ["4.2.2 The recipient's inbox is out of storage space. Please direct the",
+                        "4.2.2 recipient to https://support.google.com/mail/?p=OverQuotaTemp x - gsmtp"]),
+    "gmaildisabled": (550, ["5.2.1 The email account that you tried to reach is disabled. Learn more at",
+                            "5.2.1 https://support.google.com/mail/?p=DisabledUser x - gsmtp"]),
+    "outlookrate": (451, ["4.7.650 The mail server [127.0.0.1] has been temporarily rate limited due to IP reputation. For e-mail delivery information, see https://postmaster.live.com (S775)"]),
+    "mimecastinvalid": (550, ["Invalid Recipient - https://community.mimecast.com/docs/DOC-1369#550 [abcdEFG.us12]"]),
+    "mimecastspoof": (550, ["Rejected by header based Anti-Spoofing policy: x@fake.test - https://community.mimecast.com/docs/DOC-1369#550 [abcdEFG.us12]"]),
+    "mimecastpolicy": (554, ["Email rejected due to security policies - https://community.mimecast.com/docs/DOC-1369#554 [abcdEFG.us12]"]),
+    "proofpointblocked": (554, ["5.7.0 Blocked - see https://ipcheck.proofpoint.com/?ip=127.0.0.1"]),
+    "barracudablocked": (554, ["Service unavailable; Client host [127.0.0.1] blocked using Barracuda Reputation; http://www.barracudanetworks.com/reputation/?r=1&ip=127.0.0.1"]),
+    "quarantined": (550, ["5.0.0 <x@fake.test>: quarantined by the gateway"]),
 }
 
 lock = threading.Lock()
@@ -301,6 +328,9 @@ class Session:
             return self.reply(250, ["2.1.5 <%s> ok (greylisting passed)" % addr]), None
         if local == "close421":
             return self.reply(421, ["4.3.2 fake.test shutting down, closing connection"]), "close"
+        if local in PROVIDER_REPLIES:
+            code, lines = PROVIDER_REPLIES[local]
+            return self.reply(code, lines), None
         if local == "multi":
             return self.reply(250, ["<%s> accepted" % addr, "second line", "third line"], "2.1.5"), None
         if setting("catchall") == "1" or catchall_domain(addr):

@@ -81,6 +81,12 @@ static const struct ucase cases[] = {
 	    LISTS_UPDATE_OK, "warning: mx_providers.txt:2: a wildcard needs "
 	    "two labels at least (*.example.com), skipped\nproviders: "
 	    "patterns=1 skipped=1", NULL },
+	{ "reading rules checked too",
+	    "printf 'reply * 5xx 5.1.1 mailbox_not_found\\nreply * 650 * x\\n"
+	    "accept_all yahoo\\n' >\"$1/smtp_reply_rules.txt\"\n",
+	    LISTS_UPDATE_OK, "warning: smtp_reply_rules.txt:2: bad reply code "
+	    "(like 550, 45x, 5xx), line skipped\nsmtp_reply_rules: rules=1 "
+	    "local=0 accept_all=1 skipped=1", NULL },
 };
 
 static void

@@ -10,6 +10,7 @@
  * through several transactions (READY, RSET, the next domain's RCPTs). */
 #include "engine/smtp.h"
 #include "engine/addr.h"
+#include "engine/smtp_rules.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include "util/ipnet.h"
@@ -39,7 +40,14 @@ static const char *ca_file;	/* $SVC_TEST_SMTP_CA */
 static void
 opts_for_test(struct smtp_opts *o)
 {
+	static struct smtp_rules *rules;
+
+	/* The shipped reading rules, as the engine loads them. */
+	if (rules == NULL)
+		assert_int_equal(smtp_rules_load(LISTS_CURATED_DIR, &rules,
+		    NULL), SMTP_RULES_OK);
 	memset(o, 0, sizeof(*o));
+	o->rules = rules;
 	o->port = smtp_port ? smtp_port : 25;
 	o->helo_name = "probe.svc.test";
 	o->mail_from = "verify@svc.test";

@@ -1,8 +1,10 @@
 /* test_smtp_reply.c: table-driven tests of the SMTP reply parser (single
  * and multi-line replies, every way of splitting the input, pipelined
  * replies, limits, malformed codes, text cleaning), the EHLO helper, and the
- * RCPT classifier against real-world replies of Postfix, Exim, sendmail,
- * qmail, Gmail, Outlook/Office 365, Yahoo/AOL and others. */
+ * RCPT classifier, with the shipped reading rules
+ * (contrib/lists/smtp_reply_rules.txt), against real-world replies of
+ * Postfix, Exim, sendmail, qmail, Gmail, Outlook/Office 365, Yahoo/AOL,
+ * the gateways and others, generic and per provider. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,7 +15,42 @@
 #include <string.h>
 
 #include "engine/smtp_classify.h"
+#include "engine/smtp_rules.h"
 #include "engine/smtp_reply.h"
+
+/* The shipped rules, loaded once (group setup). */
+static struct smtp_rules *rules;
+
+static enum smtp_verdict
+classify(int code, const char *enhanced, const char *text)
+{
+	return smtp_classify_rcpt(rules, NULL, code, enhanced, text);
+}
+
+static int
+load_rules(void **state)
+{
+	struct buf msg;
+
+	(void)state;
+	buf_init(&msg, 4096);
+	if (smtp_rules_load(LISTS_CURATED_DIR, &rules, &msg) !=
+	    SMTP_RULES_OK || msg.len != 0) {
+		fprintf(stderr, "rules: %s\n", buf_str(&msg));
+		buf_free(&msg);
+		return -1;
+	}
+	buf_free(&msg);
+	return 0;
+}
+
+static int
+free_rules(void **state)
+{
+	(void)state;
+	smtp_rules_free(rules);
+	return 0;
+}
 
 struct rcase {
 	const char		*in;
@@ -850,7 +887,7 @@ test_rcpt_classification(void **state)
 			fails++;
 			continue;
 		}
-		v = smtp_classify_reply(&r);
+		v = smtp_classify_reply(rules, NULL, &r);
 		if (v != classify_cases[i].want) {
 			print_message("FAIL [%s]: got %s want %s\n", in,
 			    smtp_verdict_names[v],
@@ -865,35 +902,217 @@ test_rcpt_classification(void **state)
 static void
 test_classify_raw_arguments(void **state)
 {
-	assert_int_equal(smtp_classify_rcpt(550, "5.1.1", "whatever"),
+	assert_int_equal(classify(550, "5.1.1", "whatever"),
 	    V(MAILBOX_NOT_FOUND));
-	assert_int_equal(smtp_classify_rcpt(550, NULL, NULL), V(UNKNOWN));
-	assert_int_equal(smtp_classify_rcpt(550, "", "User unknown"),
+	assert_int_equal(classify(550, NULL, NULL), V(UNKNOWN));
+	assert_int_equal(classify(550, "", "User unknown"),
 	    V(MAILBOX_NOT_FOUND));
 	/* enhanced code of the wrong class is ignored */
-	assert_int_equal(smtp_classify_rcpt(550, "4.1.1", "x"), V(UNKNOWN));
-	assert_int_equal(smtp_classify_rcpt(550, "garbage", "x"), V(UNKNOWN));
-	assert_int_equal(smtp_classify_rcpt(250, "5.1.1", NULL), V(ACCEPTED));
-	assert_int_equal(smtp_classify_rcpt(0, NULL, NULL), V(UNKNOWN));
-	assert_int_equal(smtp_classify_rcpt(600, NULL, NULL), V(UNKNOWN));
-	assert_int_equal(smtp_classify_rcpt(-1, NULL, NULL), V(UNKNOWN));
+	assert_int_equal(classify(550, "4.1.1", "x"), V(UNKNOWN));
+	assert_int_equal(classify(550, "garbage", "x"), V(UNKNOWN));
+	assert_int_equal(classify(250, "5.1.1", NULL), V(ACCEPTED));
+	assert_int_equal(classify(0, NULL, NULL), V(UNKNOWN));
+	assert_int_equal(classify(600, NULL, NULL), V(UNKNOWN));
+	assert_int_equal(classify(-1, NULL, NULL), V(UNKNOWN));
 	/* word boundaries: "spam" inside another word does not block */
-	assert_int_equal(smtp_classify_rcpt(550, NULL,
+	assert_int_equal(classify(550, NULL,
 	    "user unknown at antispam.example"), V(MAILBOX_NOT_FOUND));
-	assert_int_equal(smtp_classify_rcpt(550, NULL,
+	assert_int_equal(classify(550, NULL,
 	    "user unknown (anti-spam gateway)"), V(BLOCKED));
-	assert_int_equal(smtp_classify_rcpt(550, NULL,
+	assert_int_equal(classify(550, NULL,
 	    "UNBLOCKED: user unknown"), V(MAILBOX_NOT_FOUND));
 	/* ... nor at the start of one: "rbl" and "block" in a quoted address */
-	assert_int_equal(smtp_classify_rcpt(550, "5.1.1",
+	assert_int_equal(classify(550, "5.1.1",
 	    "<rbloggs@example.com>: Recipient address rejected: User unknown"),
 	    V(MAILBOX_NOT_FOUND));
-	assert_int_equal(smtp_classify_rcpt(550, NULL,
+	assert_int_equal(classify(550, NULL,
 	    "<blockley@example.com>... User unknown"), V(MAILBOX_NOT_FOUND));
 	/* a recipient verdict that merely mentions the sender */
-	assert_int_equal(smtp_classify_rcpt(550, NULL,
+	assert_int_equal(classify(550, NULL,
 	    "Recipient address rejected: user unknown (mail from "
 	    "<s@x.example>)"), V(MAILBOX_NOT_FOUND));
+}
+
+/*
+ * Per provider: the same reply may mean something else on a provider's
+ * hosts; blocks stay blocks everywhere.
+ */
+static const struct {
+	const char		*provider;
+	const char		*reply;
+	enum smtp_verdict	 want;
+} provider_cases[] = {
+	/* Microsoft 365, directory-based edge blocking */
+	{ "microsoft365", "550 5.4.1 Recipient address rejected: Access "
+	  "denied. AS(201806281) [DM6NAM11FT012.eop-nam11.prod.protection."
+	  "outlook.com]\r\n", V(MAILBOX_NOT_FOUND) },
+	{ "microsoft365", "550 5.4.1 Access denied AS(201806281)\r\n",
+	  V(MAILBOX_NOT_FOUND) },
+	{ NULL, "550 5.4.1 Access denied AS(201806281)\r\n", V(UNKNOWN) },
+	/* Gmail: busy mailbox exists; full; disabled */
+	{ "google", "450-4.2.1 The user you are trying to contact is receiving "
+	  "mail at a rate that\r\n450-4.2.1 prevents additional messages from "
+	  "being delivered. Please resend your\r\n450 4.2.1 message at a "
+	  "later time. x - gsmtp\r\n", V(ACCEPTED) },
+	{ NULL, "450-4.2.1 The user you are trying to contact is receiving "
+	  "mail at a rate that\r\n450 4.2.1 prevents additional messages\r\n",
+	  V(TEMPORARY) },
+	{ "google", "450 4.2.1 Mailbox disabled, not accepting messages\r\n",
+	  V(TEMPORARY) },
+	{ "google", "452-4.2.2 The recipient's inbox is out of storage space. "
+	  "Please direct the\r\n452 4.2.2 recipient to https://support.google."
+	  "com/mail/?p=OverQuotaTemp x - gsmtp\r\n", V(MAILBOX_FULL) },
+	{ "google", "552-5.2.2 The recipient's inbox is out of storage space "
+	  "and inactive.\r\n552 5.2.2 https://support.google.com/mail/?p="
+	  "OverQuotaPerm x - gsmtp\r\n", V(MAILBOX_FULL) },
+	{ "google", "550-5.2.1 The email account that you tried to reach is "
+	  "disabled. Learn more at\r\n550 5.2.1 https://support.google.com/"
+	  "mail/?p=DisabledUser x - gsmtp\r\n", V(DISABLED) },
+	{ "google", "550-5.1.1 The email account that you tried to reach does "
+	  "not exist.\r\n550 5.1.1 x - gsmtp\r\n", V(MAILBOX_NOT_FOUND) },
+	/* rate limits: slow down (every provider, generic too) */
+	{ "google", "421-4.7.28 [192.0.2.1      15] Our system has detected an "
+	  "unusual rate of\r\n421-4.7.28 unsolicited mail originating from "
+	  "your IP address. To protect our\r\n421 4.7.28 users from spam, mail "
+	  "sent from your IP address has been temporarily rate limited.\r\n",
+	  V(RATE_LIMITED) },
+	{ NULL, "421 4.7.28 Gmail has detected an unusual rate of mail "
+	  "originating from your SPF domain\r\n", V(RATE_LIMITED) },
+	{ "outlook", "451 4.7.650 The mail server [192.0.2.1] has been "
+	  "temporarily rate limited due to IP reputation. For e-mail delivery "
+	  "information, see https://postmaster.live.com (S775) [x.outlook.com]"
+	  "\r\n", V(RATE_LIMITED) },
+	{ "microsoft365", "421 4.7.650 The mail server [192.0.2.1] has been "
+	  "temporarily rate limited due to IP reputation.\r\n",
+	  V(RATE_LIMITED) },
+	{ NULL, "451 4.7.650 The mail server [192.0.2.1] has been "
+	  "temporarily rate limited due to IP reputation.\r\n",
+	  V(RATE_LIMITED) },
+	{ "yahoo", "421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily "
+	  "deferred due to unexpected volume or user complaints - 4.16.55.1; "
+	  "see https://postmaster.yahooinc.com/error-codes\r\n",
+	  V(RATE_LIMITED) },
+	/* blocks that name our client, a DNSBL or a reputation policy */
+	{ "proofpoint", "554 5.7.0 Blocked - see https://ipcheck.proofpoint.com/"
+	  "?ip=192.0.2.1\r\n", V(BLOCKED) },
+	{ "proofpoint", "554 Blocked - see https://ipcheck.proofpoint.com/"
+	  "?ip=192.0.2.1\r\n", V(BLOCKED) },
+	{ "mimecast", "550 Rejected by header based Anti-Spoofing policy: "
+	  "x@example.com - https://community.mimecast.com/docs/DOC-1369#550 "
+	  "[x.us12]\r\n", V(BLOCKED) },
+	{ "mimecast", "554 Email rejected due to security policies - https://"
+	  "community.mimecast.com/docs/DOC-1369#554 [x.us12]\r\n", V(BLOCKED) },
+	{ "barracuda", "554 Service unavailable; Client host [192.0.2.1] "
+	  "blocked using Barracuda Reputation; http://www.barracudanetworks."
+	  "com/reputation/?r=1&ip=192.0.2.1\r\n", V(BLOCKED) },
+	{ "mimecast", "550 Invalid Recipient - https://community.mimecast.com/"
+	  "docs/DOC-1369#550 [x.us12]\r\n", V(MAILBOX_NOT_FOUND) },
+	{ "microsoft365", "550 5.7.606 Access denied, banned sending IP "
+	  "[192.0.2.1].\r\n", V(BLOCKED) },
+	{ "yahoo", "553 5.7.1 [BL21] Connections will not be accepted from "
+	  "192.0.2.1, because the ip is in Spamhaus's list\r\n", V(BLOCKED) },
+	{ "google", "550-5.7.1 [192.0.2.1] Our system has detected that this "
+	  "message is\r\n550 5.7.1 likely unsolicited mail.\r\n", V(BLOCKED) },
+	/* a provider with no rules of its own reads as the generic rules */
+	{ "example-isp", "550 5.1.1 User unknown\r\n", V(MAILBOX_NOT_FOUND) },
+	{ "", "250 2.1.5 Ok\r\n", V(ACCEPTED) },
+};
+
+static void
+test_provider_readings(void **state)
+{
+	struct smtp_reply r;
+	enum smtp_verdict v;
+	size_t i;
+	int fails = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(provider_cases) / sizeof(provider_cases[0]);
+	    i++) {
+		const char *in = provider_cases[i].reply;
+
+		assert_int_equal(smtp_reply_parse(in, strlen(in), &r),
+		    SMTP_REPLY_OK);
+		v = smtp_classify_reply(rules, provider_cases[i].provider, &r);
+		if (v != provider_cases[i].want) {
+			print_message("FAIL %s [%s]: got %s want %s\n",
+			    provider_cases[i].provider ?
+			    provider_cases[i].provider : "(generic)", in,
+			    smtp_verdict_names[v],
+			    smtp_verdict_names[provider_cases[i].want]);
+			fails++;
+		}
+		smtp_reply_free(&r);
+	}
+	assert_int_equal(fails, 0);
+}
+
+/* Every provider named in the shipped rules, and the gateways: a reply
+ * classified blocked generically (a 5.7.x, a DNSBL, a reputation) is
+ * blocked on that provider's hosts too, never a mailbox verdict. */
+static void
+test_blocks_stay_blocks_for_every_provider(void **state)
+{
+	static const char *const extra[] = { "google", "microsoft365",
+	    "outlook", "yahoo", "mimecast", "proofpoint", "barracuda",
+	    "apple", "broadcom" };
+	const char *ids[SMTP_RULES_MAX / 8];
+	size_t nids = 0, i, j, c;
+	int fails = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+		ids[nids++] = extra[i];
+	for (i = 0; i < rules->n && nids < sizeof(ids) / sizeof(ids[0]); i++)
+		if (rules->rule[i].provider[0] != '\0')
+			ids[nids++] = rules->rule[i].provider;
+	for (c = 0; c < sizeof(classify_cases) / sizeof(classify_cases[0]);
+	    c++) {
+		struct smtp_reply r;
+		const char *in = classify_cases[c].reply;
+
+		if (classify_cases[c].want != V(BLOCKED) ||
+		    strncmp(in, "5", 1) != 0)
+			continue;
+		assert_int_equal(smtp_reply_parse(in, strlen(in), &r),
+		    SMTP_REPLY_OK);
+		for (j = 0; j < nids; j++)
+			if (smtp_classify_reply(rules, ids[j], &r) !=
+			    V(BLOCKED)) {
+				print_message("FAIL %s [%s] not blocked\n",
+				    ids[j], in);
+				fails++;
+			}
+		smtp_reply_free(&r);
+	}
+	assert_int_equal(fails, 0);
+}
+
+static void
+test_without_rules_the_class_decides(void **state)
+{
+	(void)state;
+	assert_int_equal(smtp_classify_rcpt(NULL, NULL, 250, NULL, "ok"),
+	    V(ACCEPTED));
+	assert_int_equal(smtp_classify_rcpt(NULL, "google", 450, "4.2.1",
+	    "receiving mail at a rate"), V(TEMPORARY));
+	assert_int_equal(smtp_classify_rcpt(NULL, NULL, 550, "5.1.1",
+	    "User unknown"), V(UNKNOWN));
+	assert_int_equal(smtp_classify_rcpt(NULL, NULL, 354, NULL, NULL),
+	    V(UNKNOWN));
+}
+
+static void
+test_accept_all_providers(void **state)
+{
+	(void)state;
+	assert_true(smtp_rules_accept_all(rules, "yahoo"));
+	assert_true(smtp_rules_accept_all(rules, "microsoft365"));
+	assert_false(smtp_rules_accept_all(rules, "google"));
+	assert_false(smtp_rules_accept_all(rules, "outlook"));
+	assert_false(smtp_rules_accept_all(rules, ""));
+	assert_false(smtp_rules_accept_all(rules, NULL));
+	assert_false(smtp_rules_accept_all(NULL, "yahoo"));
 }
 
 static void
@@ -924,8 +1143,12 @@ main(void)
 		cmocka_unit_test(test_enhanced_code_syntax),
 		cmocka_unit_test(test_rcpt_classification),
 		cmocka_unit_test(test_classify_raw_arguments),
+		cmocka_unit_test(test_provider_readings),
+		cmocka_unit_test(test_blocks_stay_blocks_for_every_provider),
+		cmocka_unit_test(test_without_rules_the_class_decides),
+		cmocka_unit_test(test_accept_all_providers),
 		cmocka_unit_test(test_name_tables_are_complete),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, load_rules, free_rules);
 }
