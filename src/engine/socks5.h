@@ -75,7 +75,8 @@ void	 socks5_sent(struct socks5 *, size_t n);
 /* Octets the proxy's current reply still needs (0 when DONE or FAILED). */
 size_t	 socks5_want(const struct socks5 *);
 /* Feeds at most n octets of the proxy's replies; *used says how many were
- * taken (never more than socks5_want allowed). Returns the state: DONE
+ * taken (never past the end of the last reply: what follows is left).
+ * Returns the state: DONE
  * when the tunnel is open, FAILED (err, rep, auth_status say why), else
  * still going (maybe with a message to send: socks5_out). */
 enum socks5_state socks5_feed(struct socks5 *, const uint8_t *, size_t n,
