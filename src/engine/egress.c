@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 const char *const egress_kind_names[EGRESS__MAX] = {
 	[EGRESS_DIRECT] = "direct",
@@ -278,6 +279,12 @@ egress_from_conf(const struct conf *c, struct buf *err)
 		free(e);
 		return NULL;
 	}
+	/* Each process (a prefork responder, a worker) starts the round
+	 * at a route of its own, so that they do not all begin on the
+	 * first. */
+	if (getrandom(&e->next, sizeof(e->next), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(e->next))
+		e->next = 0;
 	buf_reset(err);
 	return e;
 }

@@ -46,8 +46,9 @@ struct egress {
  * 0, or -1 with the first bad route and why in err. Pure: no DNS, no
  * sockets (a proxy's HOST is an IP address literal, IPv6 in brackets). */
 int	 egress_parse(const char *text, struct egress *e, struct buf *err);
-/* The setting of a configuration, parsed into a new egress (free()); NULL
- * with "smtp_egress: ..." in err when it is bad or no memory. */
+/* The setting of a configuration, parsed into a new egress (free()), its
+ * round robin starting at a random route; NULL with "smtp_egress: ..." in
+ * err when it is bad or no memory. */
 struct egress *egress_from_conf(const struct conf *, struct buf *err);
 /* Whether the configuration's smtp_egress parses: 0, or -1 with the
  * message in err (programs check it at start, before they serve). */
