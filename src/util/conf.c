@@ -216,7 +216,8 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "svcadm doctor: DNS blocklists the outbound address is looked up "
 	    "in" },
 	[CONF_DOCTOR_SKIP] = { "doctor_skip", CONF_TYPE_STRING, "", 0, 0, 0,
-	    "svcadm doctor: checks not to run (ptr, fcrdns, port25, dnsbl)" },
+	    "svcadm doctor: checks not to run (ptr, fcrdns, port25, dnsbl, "
+	    "port25_seen)" },
 };
 
 const char *

@@ -24,6 +24,7 @@
 #include "util/wake.h"
 #include "worker/resolver.h"
 #include "worker/sched.h"
+#include "worker/connstats.h"
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,9 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 	    si->addr[0] ? si->addr : "-", si->route ? si->route : "-", ss->ntx,
 	    total, answered, smtp_outcome_names[si->outcome], si->code,
 	    si->tls);
+	/* a connection's first transaction tells how connecting went */
+	if (ss->ntx <= 1)
+		connstats_note(si);
 	if (tx->failed)
 		domains_no_reuse(ss->host, si);
 	else

@@ -23,6 +23,8 @@ mkdir -p "$IT_DIR/zones"
         '@ 300 IN NS ns.svc.test.' 'mx-open 300 IN A 127.0.0.41' 'mx-proxyonly 300 IN A 127.0.0.42'
     for i in 1 2 3 4 5 6; do echo "d$i 300 IN MX 10 mx-open"; done
     for i in 1 2 3; do echo "p$i 300 IN MX 10 mx-proxyonly"; done
+    # r1-r25: MX hosts where nothing listens (a closed port 25)
+    for i in $(seq 1 25); do echo "r$i 300 IN MX 10 mx-r$i"; echo "mx-r$i 300 IN A 127.0.0.46"; done
 } > "$IT_DIR/zones/egress.test.zone"
 mail_env_dns "$IT_DIR/zones/egress.test.zone"
 SMTP_PORT=$(stack_free_port)
@@ -194,5 +196,33 @@ t_wrong_password() {
     ! grep -q "$PROXY_PASS" "$IT_DIR/log/svc.log" || it_fail "the password is in the log"
 }
 t_case "a wrong proxy password: unknown, a clear log line, the password never logged" t_wrong_password
+
+t_port25_blocked() {
+    local out rc n
+    out=$(svcadm status) || true
+    case $out in *"port25: 0 direct SMTP sessions in the last hour, too few to tell"*) ;; *) it_fail "status before: $out"; return 1 ;; esac
+    egress direct
+    for i in $(seq 1 25); do echo "user8$i@r$i.egress.test"; done | job closed || return 1
+    expect_eq "results" "25 unknown" "$JOB_RESULTS" || return 1
+    expect_eq "sub_status" "smtp_unreachable" "$(it_sql "SELECT DISTINCT sub_status FROM job_emails WHERE email LIKE '%@r%.egress.test'")" || return 1
+    set +e
+    out=$(svcadm status); rc=$?
+    set -e
+    expect_eq "svcadm status exit" 1 "$rc" || return 1
+    # every session (the worker tries an unreachable domain again before
+    # it gives up) of the 25 domains could not connect
+    [[ $out =~ "problem: port25: outbound port 25 looks blocked: "([0-9]+)" of "([0-9]+)" direct SMTP sessions in the last hour could not connect (refused); their addresses end unknown/smtp_unreachable: a route is needed (smtp_egress = bind:ADDRESS or socks5://" ]] &&
+        [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[1]}" -ge 25 ] ||
+        { it_fail "svcadm status: $out"; return 1; }
+    n=${BASH_REMATCH[1]}
+    expect_eq "status --json" "$n $n 0 0" "$(svcadm status --json | jq -r '"\(.port25.direct_sessions_last_hour) \(.port25.refused) \(.port25.connected) \(.port25.timed_out)"')" || return 1
+    set +e
+    out=$(svcadm doctor --skip ptr,fcrdns,port25,dnsbl); rc=$?
+    set -e
+    expect_eq "svcadm doctor exit" 1 "$rc" || return 1
+    case $out in *"port25_seen: fail: outbound port 25 looks blocked: $n of $n direct SMTP sessions in the last hour could not connect (refused)"*) ;;
+        *) it_fail "svcadm doctor: $out"; return 1 ;; esac
+}
+t_case "port 25 closed: direct connects refused for most domains give unknown smtp_unreachable, and svcadm status and doctor say port 25 looks blocked" t_port25_blocked
 
 t_done
