@@ -243,6 +243,7 @@ egress_parse(const char *text, struct egress *e, struct buf *err)
 		if (e->n >= EGRESS_ROUTES_MAX) {
 			buf_printf(err, "more than %d routes",
 			    EGRESS_ROUTES_MAX);
+			memset(e, 0, sizeof(*e));
 			return -1;
 		}
 		why = len > EGRESS_TOKEN_MAX ? "too long" :

@@ -174,6 +174,7 @@ smtp_io_connect(struct smtp_session *s, const struct dns_addr *addr)
 	if (rt != NULL && rt->kind == EGRESS_BIND && rt->family !=
 	    ss.ss_family) {
 		s->route_why = "source address of the other family";
+		s->route_quiet = 1;
 		return SMTP_IO_ROUTE;
 	}
 	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

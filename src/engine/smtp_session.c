@@ -353,10 +353,17 @@ smtp_session_route_failed(struct smtp_session *s, const char *why,
 	const struct egress *e = s->opts->egress;
 	size_t n = e != NULL && e->n > 0 ? e->n : 1;
 
-	log_warn("event=egress_route_failed session=%u route=%s host=%s "
-	    "addr=%s why=\"%s\"", s->id, s->info.route, smtp_session_host(s),
-	    s->info.addr, why);
-	s->info.route_failures++;
+	if (s->route_quiet)
+		log_debug("event=egress_route_skipped session=%u route=%s "
+		    "host=%s addr=%s why=\"%s\"", s->id, s->info.route,
+		    smtp_session_host(s), s->info.addr, why);
+	else {
+		log_warn("event=egress_route_failed session=%u route=%s "
+		    "host=%s addr=%s why=\"%s\"", s->id, s->info.route,
+		    smtp_session_host(s), s->info.addr, why);
+		s->info.route_failures++;
+	}
+	s->route_quiet = 0;
 	smtp_io_close(s);
 	s->route = (s->route + 1) % n;
 	if (++s->route_tries < n && (s->deadline == 0 || now < s->deadline)) {

@@ -73,6 +73,9 @@ struct smtp_session {
 	int		 route_retry;	/* next connection: same address */
 	struct socks5	*socks;		/* the proxy exchange, or NULL */
 	const char	*route_why;	/* why the route failed */
+	int		 route_quiet;	/* not a fault: logged at debug level
+					 * (a source address of the other
+					 * family) */
 	unsigned	 conn;		/* connection counter */
 	int		 plain_only;	/* this connection: no STARTTLS */
 	int		 plain_retry;	/* next connection: same address, plain */

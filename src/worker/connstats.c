@@ -49,6 +49,10 @@ connstats_note(const struct smtp_session_info *si)
 	struct connstats_route *r = NULL;
 	size_t i;
 
+	/* a session that tried no address (none, or all private) says
+	 * nothing about its route */
+	if (si->attempts == 0)
+		return;
 	for (i = 0; i < connstats_n; i++)
 		if (strcmp(connstats[i].name, name) == 0) {
 			r = &connstats[i];

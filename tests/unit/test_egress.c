@@ -156,6 +156,7 @@ test_limits(void **state)
 	buf_puts(&in, "direct");
 	assert_int_equal(egress_parse(buf_str(&in), e, &err), -1);
 	assert_non_null(strstr(buf_str(&err), "more than"));
+	assert_int_equal(e->n, 0);	/* nothing half-parsed is left */
 	/* 255-octet credentials are the most RFC 1929 carries */
 	buf_reset(&in);
 	buf_puts(&in, "socks5://");
