@@ -2,9 +2,10 @@
  * no crash or leak; success gives 1..EGRESS_ROUTES_MAX routes, each of a
  * known kind with a NUL-terminated, printable name that never holds the
  * password, a bind or socks5 route an AF_INET or AF_INET6 address of the
- * matching length (a bind port 0, a proxy port 1-65535), credentials both
- * set or both empty; failure gives an error message that never holds a
- * password either; parsing the route names again gives the same kinds. */
+ * matching length (a bind port 0, a proxy port 1-65535; a proxy's name is
+ * the scheme, the user and the address only), credentials both
+ * set or both empty; failure gives an error message and no routes; the
+ * names of the routes without a user parse again. */
 #include "engine/egress.h"
 #include <netinet/in.h>
 #include <stdint.h>
@@ -20,7 +21,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static void
 check_route(const struct egress_route *r)
 {
-	const char *p;
+	const char *p, *hp;
 	unsigned port;
 
 	CHECK(r->kind < EGRESS__MAX);
@@ -45,9 +46,14 @@ check_route(const struct egress_route *r)
 	} else {
 		CHECK(port >= 1);
 		CHECK(strncmp(r->name, "socks5://", 9) == 0);
-		if (strlen(r->pass) >= 4)
-			CHECK(strstr(r->name, r->pass) == NULL ||
-			    strstr(r->user, r->pass) != NULL);
+		/* "socks5://" [user "@"] address ":" port: the password has
+		 * no place in it */
+		hp = strrchr(r->name, '@');
+		if (r->user[0] != '\0')
+			CHECK(hp != NULL && (size_t)(hp - r->name) == 9 +
+			    strlen(r->user));
+		hp = hp != NULL ? hp + 1 : r->name + 9;
+		CHECK(strspn(hp, "0123456789abcdef.:[]") == strlen(hp));
 	}
 }
 
