@@ -7,6 +7,7 @@
  * host names by the DNS code, the greeting is cleaned by the parser and
  * cut short before it is printed. */
 #include "admin/doctor.h"
+#include "admin/port25.h"
 #include "engine/dns.h"
 #include "engine/dns_ptr.h"
 #include "engine/smtp_reply.h"
@@ -31,6 +32,7 @@ const char *const doctor_check_names[DOCTOR_CHECK__MAX] = {
 	[DOCTOR_FCRDNS] = "fcrdns",
 	[DOCTOR_PORT25] = "port25",
 	[DOCTOR_DNSBL] = "dnsbl",
+	[DOCTOR_PORT25_SEEN] = "port25_seen",
 };
 
 const char *const doctor_result_names[DOCTOR_RESULT__MAX] = {
@@ -81,7 +83,7 @@ doctor_skip(struct doctor *d, const char *list, struct buf *err)
 			strparse_copy(word, n < sizeof(word) ? n + 1 :
 			    sizeof(word), p);
 			buf_printf(err, "no check \"%s\" to skip (ptr, fcrdns, "
-			    "port25, dnsbl)", word);
+			    "port25, dnsbl, port25_seen)", word);
 			return -1;
 		}
 		d->res[k] = DOCTOR_SKIPPED;
@@ -482,6 +484,29 @@ doctor_port25(struct doctor *d)
 	buf_free(&why);
 }
 
+/* What svc-worker's direct sessions of the last hour say about port 25. */
+static void
+doctor_port25_seen(struct doctor *d, struct db *db, const char *db_why)
+{
+	struct port25_figures f;
+	char msg[400];
+
+	/* a host without the database (a web host, a laptop) has no
+	 * workers' figures to judge */
+	if (db == NULL) {
+		doctor_set(d, DOCTOR_PORT25_SEEN, DOCTOR_SKIPPED, "no database "
+		    "(%.200s)", db_why != NULL ? db_why : "");
+		return;
+	}
+	if (port25_read(db, &f) != DB_OK) {
+		doctor_set(d, DOCTOR_PORT25_SEEN, DOCTOR_ERROR, "%s",
+		    db_error(db));
+		return;
+	}
+	doctor_set(d, DOCTOR_PORT25_SEEN, port25_blocked(&f, msg,
+	    sizeof(msg)) ? DOCTOR_FAIL : DOCTOR_OK, "%s", msg);
+}
+
 /* One blocklist: 1 listed (code in *how), 0 not listed, -1 could not
  * tell (why in *how). */
 static int
@@ -607,8 +632,9 @@ doctor_print(const struct doctor *d, int json, int failed, FILE *out)
 }
 
 int
-doctor_run(const struct conf *c, const char *skip, const char *address,
-    int json, FILE *out, struct buf *err)
+doctor_run(const struct conf *c, struct db *db, const char *db_why,
+    const char *skip, const char *address, int json, FILE *out,
+    struct buf *err)
 {
 	struct doctor d;
 	int k, failed = 0, rc = -1;
@@ -643,6 +669,8 @@ doctor_run(const struct conf *c, const char *skip, const char *address,
 		doctor_port25(&d);
 	if (d.res[DOCTOR_DNSBL] != DOCTOR_SKIPPED)
 		doctor_dnsbl(&d);
+	if (d.res[DOCTOR_PORT25_SEEN] != DOCTOR_SKIPPED)
+		doctor_port25_seen(&d, db, db_why);
 	for (k = 0; k < DOCTOR_CHECK__MAX; k++)
 		if (d.res[k] == DOCTOR_FAIL || d.res[k] == DOCTOR_ERROR)
 			failed++;

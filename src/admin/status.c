@@ -3,11 +3,13 @@
  * jobs queued or in progress and the oldest of them, the chunks waiting or
  * leased, the workers whose heartbeat (worker_heartbeats, written by
  * svc-worker) is recent and the chunks each holds, and the event outbox
- * (events not yet fanned out, deliveries due or stuck). Each figure that a
- * status_* setting limits is judged, and the whole is printed as "name:
- * value" lines or as one JSON object. */
+ * (events not yet fanned out, deliveries due or stuck), and how direct
+ * SMTP sessions fared lately (port25.c: does port 25 look blocked?). Each
+ * figure that a status_* setting limits is judged, and the whole is
+ * printed as "name: value" lines or as one JSON object. */
 #include "admin/status.h"
 #include "admin/migrate.h"
+#include "admin/port25.h"
 #include "jobs/events.h"
 #include "jobs/jobs.h"
 #include "util/strparse.h"
@@ -21,6 +23,7 @@ const char *const status_check_names[STATUS_CHECK__MAX] = {
 	[STATUS_JOB_AGE] = "job_age",
 	[STATUS_QUEUE] = "queue",
 	[STATUS_OUTBOX] = "outbox",
+	[STATUS_PORT25] = "port25",
 };
 
 /* The stored routines this build calls (sql/010_rate_permits.sql): a
@@ -67,9 +70,11 @@ struct status_figures {
 	long long		 oldest_due_age;
 	size_t			 npairs;
 	struct status_pair	 pairs[STATUS_PAIRS_MAX];
+	struct port25_figures	 port25;
+	char			 port25_msg[400];
 	/* the problems found: a message per failed check, "" when it
 	 * passed */
-	char			 problem[STATUS_CHECK__MAX][200];
+	char			 problem[STATUS_CHECK__MAX][400];
 };
 
 /* The queued and running statuses, in the order they are listed. */
@@ -280,6 +285,7 @@ status_judge(const struct conf *c, struct status_figures *f)
 	long long outbox_age;
 	int i, n = 0;
 
+	snprintf(f->port25_msg, sizeof(f->port25_msg), "not judged");
 	if (f->version < DB_SCHEMA_VERSION)
 		snprintf(f->problem[STATUS_SCHEMA], sizeof(f->problem[0]),
 		    "the schema is at version %lld, this build needs %d: run "
@@ -312,6 +318,10 @@ status_judge(const struct conf *c, struct status_figures *f)
 			    sizeof(f->problem[0]), "an event has been due for "
 			    "%lld s, status_max_outbox_age is %ld",
 			    outbox_age, max_outbox);
+		if (port25_blocked(&f->port25, f->port25_msg,
+		    sizeof(f->port25_msg)))
+			snprintf(f->problem[STATUS_PORT25],
+			    sizeof(f->problem[0]), "%s", f->port25_msg);
 	}
 	for (i = 0; i < STATUS_CHECK__MAX; i++)
 		if (f->problem[i][0] != '\0')
@@ -363,6 +373,7 @@ status_print_json(const struct conf *c, const struct status_figures *f,
 			    f->problem[k]));
 	o = json_pack("{s:b, s:{s:I, s:i}, s:o, s:{s:I, s:I, s:I}, "
 	    "s:{s:I, s:I, s:o}, s:{s:I, s:o, s:I, s:I, s:o}, "
+	    "s:{s:I, s:I, s:I, s:I, s:s}, "
 	    "s:{s:I, s:I, s:I, s:I, s:I}, s:o}", "healthy", healthy,
 	    "schema", "version", (json_int_t)f->version, "needed",
 	    DB_SCHEMA_VERSION, "jobs", jobs, "chunks", "pending",
@@ -376,6 +387,10 @@ status_print_json(const struct conf *c, const struct status_figures *f,
 	    "deliveries_waiting", (json_int_t)f->deliveries_waiting,
 	    "deliveries_due", (json_int_t)f->deliveries_due,
 	    "oldest_due_age_seconds", status_age(f->oldest_due_age),
+	    "port25", "direct_sessions_last_hour", (json_int_t)f->port25.sessions,
+	    "connected", (json_int_t)f->port25.connected, "refused",
+	    (json_int_t)f->port25.refused, "timed_out",
+	    (json_int_t)f->port25.timed_out, "verdict", f->port25_msg,
 	    "limits", "min_workers",
 	    (json_int_t)conf_int(c, CONF_STATUS_MIN_WORKERS), "worker_window",
 	    (json_int_t)conf_int(c, CONF_STATUS_WORKER_WINDOW), "max_job_age",
@@ -441,6 +456,7 @@ status_print_text(const struct conf *c, const struct status_figures *f,
 		fprintf(out, "%s: %s from %s, %lld s left: %s\n",
 		    f->pairs[i].paused ? "paused" : "penalty", f->pairs[i].pair,
 		    f->pairs[i].egress, f->pairs[i].left, f->pairs[i].reason);
+	fprintf(out, "port25: %s\n", f->port25_msg);
 	for (k = 0; k < STATUS_CHECK__MAX; k++)
 		if (f->problem[k][0] != '\0')
 			fprintf(out, "problem: %s: %s\n", status_check_names[k],
@@ -469,7 +485,8 @@ status_run(struct db *db, const struct conf *c, int json, FILE *out,
 	    (e = status_chunks(db, &f)) != DB_OK ||
 	    (e = status_workers(db, conf_int(c, CONF_STATUS_WORKER_WINDOW),
 	    &f)) != DB_OK || (e = status_outbox(db, &f)) != DB_OK ||
-	    (e = status_pacing(db, &f)) != DB_OK)) {
+	    (e = status_pacing(db, &f)) != DB_OK ||
+	    (e = port25_read(db, &f.port25)) != DB_OK)) {
 		buf_puts(err, db_error(db)[0] != '\0' ? db_error(db) :
 		    "out of memory");
 		goto out;

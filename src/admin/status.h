@@ -16,6 +16,8 @@ enum status_check {
 	STATUS_QUEUE,		/* more chunks waiting than status_max_queue */
 	STATUS_OUTBOX,		/* an event or delivery due for longer than
 				 * status_max_outbox_age */
+	STATUS_PORT25,		/* most direct SMTP sessions lately could
+				 * not connect: port 25 looks blocked */
 	STATUS_CHECK__MAX
 };
 extern const char *const status_check_names[STATUS_CHECK__MAX];

@@ -643,14 +643,21 @@ svcadm_cmd_doctor(int argc, char **argv)
 	struct opt o[] = { { "json", 0, NULL, 0 }, { "skip", 1, NULL, 0 },
 	    { "address", 1, NULL, 0 } };
 	char *pos[1];
-	struct buf err;
+	struct buf err, dberr;
+	struct db *db = NULL;
 	int rc;
 
 	svcadm_parse_opts(argc, argv, o, 3, pos, 0);
 	buf_init(&err, 1024);
-	if ((rc = doctor_run(&conf, o[1].val, o[2].val, o[0].seen > 0, stdout,
-	    &err)) == -1)
+	buf_init(&dberr, 1024);
+	/* port25_seen reads the database; the other checks do without */
+	if (db_open(&conf, 0, &db, &dberr) != DB_OK)
+		db = NULL;
+	if ((rc = doctor_run(&conf, db, buf_str(&dberr), o[1].val, o[2].val,
+	    o[0].seen > 0, stdout, &err)) == -1)
 		svcadm_die("doctor: %s", buf_str(&err));
+	db_close(db);
+	buf_free(&dberr);
 	buf_free(&err);
 	return rc;
 }

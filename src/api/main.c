@@ -6,6 +6,7 @@
 #include "api/api.h"
 #include "api/prefork.h"
 #include "api/serve.h"
+#include "engine/egress.h"
 #include "util/log.h"
 #include "util/startup.h"
 #include "util/strparse.h"
@@ -115,6 +116,12 @@ main(int argc, char **argv)
 	if (startup(&conf, path, "svc-api", &err) == -1) {
 		fprintf(stderr, "svc-api: %s\n", buf_str(&err));
 		buf_free(&err);
+		return 1;
+	}
+	if (egress_check(&conf, &err) == -1) {
+		fprintf(stderr, "svc-api: %s\n", buf_str(&err));
+		buf_free(&err);
+		conf_free(&conf);
 		return 1;
 	}
 	buf_free(&err);

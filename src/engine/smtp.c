@@ -34,6 +34,7 @@ const char *const smtp_outcome_names[SMTP_OUTCOME__MAX] = {
 const char *const smtp_state_names[SMTP_STATE__MAX] = {
 	[SMTP_STATE_INIT] = "init",
 	[SMTP_STATE_CONNECT] = "connect",
+	[SMTP_STATE_PROXY] = "proxy",
 	[SMTP_STATE_BANNER] = "banner",
 	[SMTP_STATE_EHLO] = "ehlo",
 	[SMTP_STATE_HELO] = "helo",
@@ -244,6 +245,9 @@ smtp_session_alloc(const struct smtp_opts *o)
 	s->info.text = smtp_empty;
 	s->info.error = "";
 	s->info.host = "";
+	s->info.route = "direct";
+	s->route_why = "";
+	s->route = egress_pick(o->egress);
 	s->info.outcome = SMTP_OUTCOME_ERROR;
 	smtp_reply_parser_init(&s->parser);
 	buf_init(&s->out, SMTP_OUT_MAX);
@@ -362,6 +366,7 @@ smtp_session_free(struct smtp_session *s)
 	free(s->expect_rcpt);
 	smtp_str_free(s->info.text);
 	smtp_io_tls_free(s->own_tls);
+	free(s->socks);
 	free(s);
 }
 
@@ -385,6 +390,7 @@ smtp_session_poll(const struct smtp_session *s, int *fd, short *events,
 		*events = POLLOUT;
 		break;
 	case SMTP_STATE_TLS_HANDSHAKE:
+	case SMTP_STATE_PROXY:
 		*events = s->io_events != 0 ? s->io_events : POLLIN;
 		break;
 	default:
@@ -413,15 +419,27 @@ smtp_session_step(struct smtp_session *s, short revents, int64_t now)
 				err = errno;
 			if (err != 0) {
 				log_debug("event=smtp_connect_failed "
-				    "session=%u host=%s addr=%s errno=%d",
-				    s->id, s->info.host, s->info.addr, err);
-				smtp_session_target_failed(s,
-				    SMTP_OUTCOME_UNREACHABLE, NULL,
-				    "connection refused", now);
+				    "session=%u host=%s addr=%s route=%s "
+				    "errno=%d", s->id, s->info.host,
+				    s->info.addr, s->info.route, err);
+				if (s->socks != NULL &&
+				    s->socks->state == SOCKS5_S_METHOD)
+					smtp_session_route_failed(s,
+					    "cannot connect to the proxy",
+					    now);
+				else
+					smtp_session_target_failed(s,
+					    SMTP_OUTCOME_UNREACHABLE, NULL,
+					    "connection refused", now);
 				goto check;
 			}
-			smtp_session_enter(s, SMTP_STATE_BANNER, now);
+			smtp_session_connected(s, now);
 		}
+		goto check;
+	}
+	if (s->state == SMTP_STATE_PROXY) {
+		if (revents != 0)
+			smtp_session_proxy(s, now);
 		goto check;
 	}
 	if (s->state == SMTP_STATE_TLS_HANDSHAKE) {

@@ -15,6 +15,7 @@
 #ifndef SVC_SMTP_H
 #define SVC_SMTP_H
 #include "engine/dns.h"
+#include "engine/egress.h"
 #include "engine/smtp_classify.h"
 #include "engine/smtp_reply.h"
 #include "util/buf.h"
@@ -50,7 +51,9 @@ extern const char *const smtp_outcome_names[SMTP_OUTCOME__MAX];
 /* States of the machine, for logs and for smtp_session_info.stage. */
 enum smtp_state {
 	SMTP_STATE_INIT,		/* next address to be tried */
-	SMTP_STATE_CONNECT,		/* TCP connect in progress */
+	SMTP_STATE_CONNECT,		/* TCP connect in progress (to the MX,
+					 * or to the SOCKS5 proxy) */
+	SMTP_STATE_PROXY,		/* SOCKS5 exchange with the proxy */
 	SMTP_STATE_BANNER,		/* waiting for the greeting */
 	SMTP_STATE_EHLO,
 	SMTP_STATE_HELO,
@@ -86,6 +89,7 @@ struct smtp_opts {
 	struct smtp_tls	*tls;			/* NULL: the session makes its own */
 	const struct smtp_rules *rules;		/* reading rules of replies (NULL:
 						 * by class only) */
+	struct egress	*egress;		/* smtp_egress; NULL: direct */
 	char		 mail_from_ascii[SMTP_ADDRESS_MAX + 1];
 						/* smtp_mail_from with A-labels */
 };
@@ -129,6 +133,9 @@ struct smtp_session_info {
 						 * session (1 for smtp_session_new) */
 	size_t		 refused_private;	/* addresses refused as private */
 	const char	*host;			/* MX host connected to (or last tried) */
+	const char	*route;			/* egress route of the last connection
+						 * ("direct", "bind:...", "socks5://...") */
+	size_t		 route_failures;	/* routes that failed (bind, proxy) */
 	char		 addr[DNS_ADDR_TEXT];	/* its address, "" if none */
 	/* The reply that ended the session (or the last one), code 0 if none. */
 	int		 code;

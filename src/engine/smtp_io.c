@@ -22,6 +22,7 @@ const char *const smtp_io_names[SMTP_IO__MAX] = {
 	[SMTP_IO_EOF] = "eof",
 	[SMTP_IO_ERR] = "error",
 	[SMTP_IO_TLS_ERR] = "tls_error",
+	[SMTP_IO_ROUTE] = "route_failed",
 };
 
 struct smtp_tls {
@@ -74,18 +75,81 @@ smtp_io_tls_free(struct smtp_tls *t)
 
 /* ---- byte I/O: plain or TLS, non-blocking ---- */
 
-/* Opens a non-blocking socket (s->fd) to addr at the session's port and
- * connects: SMTP_IO_OK when connected at once, SMTP_IO_AGAIN while it is in
- * progress (POLLOUT tells), SMTP_IO_EOF when connect() failed at once (no
- * one there), SMTP_IO_ERR when there is no socket. */
+const struct egress_route *
+smtp_io_route(const struct smtp_session *s)
+{
+	const struct egress *e = s->opts->egress;
+
+	if (e == NULL || e->n == 0)
+		return NULL;
+	return &e->r[s->route % e->n];
+}
+
+/* The route's part before connect: a bound source address, or the
+ * SOCKS5 exchange made ready and *to switched to the proxy. -1 (with
+ * s->route_why) when the route cannot be used for this address. */
+static int
+smtp_io_route_prepare(struct smtp_session *s, int fd,
+    const struct egress_route *rt, const struct sockaddr_storage *ss,
+    const struct sockaddr **to, socklen_t *tolen)
+{
+	const uint8_t *a;
+	int one = 1;
+
+	if (rt->kind == EGRESS_BIND) {
+#ifdef IP_BIND_ADDRESS_NO_PORT
+		/* the port is chosen at connect, per destination: many
+		 * sessions from one source address */
+		(void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+		    sizeof(one));
+#endif
+		if (bind(fd, (const struct sockaddr *)&rt->sa, rt->salen) ==
+		    -1) {
+			log_warn("event=egress_bind_failed session=%u route=%s "
+			    "errno=%d error=\"%s\"", s->id, rt->name, errno,
+			    strerror(errno));
+			s->route_why = "cannot bind the source address";
+			return -1;
+		}
+		return 0;
+	}
+	if (s->socks == NULL && (s->socks = calloc(1, sizeof(*s->socks))) ==
+	    NULL) {
+		s->route_why = "out of memory";
+		return -1;
+	}
+	a = ss->ss_family == AF_INET6 ?
+	    (const uint8_t *)&((const struct sockaddr_in6 *)ss)->sin6_addr :
+	    (const uint8_t *)&((const struct sockaddr_in *)ss)->sin_addr;
+	if (socks5_start(s->socks, rt->user, rt->pass,
+	    ss->ss_family == AF_INET6 ? 6 : 4, a, s->opts->port) !=
+	    SOCKS5_OK) {
+		s->route_why = "bad proxy credentials";
+		return -1;
+	}
+	(void)one;
+	*to = (const struct sockaddr *)&rt->sa;
+	*tolen = rt->salen;
+	return 0;
+}
+
+/* Opens a non-blocking socket (s->fd) to addr at the session's port, by
+ * the session's egress route (bound to its source address, or to its
+ * SOCKS5 proxy, s->socks then ready to start), and connects: SMTP_IO_OK
+ * when connected at once, SMTP_IO_AGAIN while it is in progress (POLLOUT
+ * tells), SMTP_IO_EOF when connect() failed at once (no one there),
+ * SMTP_IO_ROUTE when the route failed (s->route_why), SMTP_IO_ERR when
+ * there is no socket. */
 enum smtp_io
 smtp_io_connect(struct smtp_session *s, const struct dns_addr *addr)
 {
 	struct sockaddr_storage ss;
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	const struct egress_route *rt = smtp_io_route(s);
+	const struct sockaddr *to = (const struct sockaddr *)&ss;
 	socklen_t sl;
-	int fd;
+	int fd, family;
 
 	memset(&ss, 0, sizeof(ss));
 	if (addr->ip.family == 6) {
@@ -100,8 +164,20 @@ smtp_io_connect(struct smtp_session *s, const struct dns_addr *addr)
 			memcpy(&sin->sin_addr, addr->ip.addr, 4);
 		sl = sizeof(*sin);
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
+	if (s->socks != NULL)
+		s->socks->state = SOCKS5_S_FAILED;
+	if (rt != NULL && rt->kind == EGRESS_DIRECT)
+		rt = NULL;
+	s->info.route = rt != NULL ? rt->name : "direct";
+	family = rt != NULL && rt->kind == EGRESS_SOCKS5 ? rt->family :
+	    ss.ss_family;
+	if (rt != NULL && rt->kind == EGRESS_BIND && rt->family !=
+	    ss.ss_family) {
+		s->route_why = "source address of the other family";
+		s->route_quiet = 1;
+		return SMTP_IO_ROUTE;
+	}
+	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1) {
 		log_warn("event=smtp_socket_failed errno=%d", errno);
 		return SMTP_IO_ERR;
@@ -115,13 +191,71 @@ smtp_io_connect(struct smtp_session *s, const struct dns_addr *addr)
 		    sizeof(one));
 	}
 	s->fd = fd;
-	if (connect(fd, (struct sockaddr *)&ss, sl) == 0)
+	if (rt != NULL && smtp_io_route_prepare(s, fd, rt, &ss, &to, &sl) ==
+	    -1)
+		return SMTP_IO_ROUTE;
+	if (connect(fd, to, sl) == 0)
 		return SMTP_IO_OK;
 	if (errno == EINPROGRESS)
 		return SMTP_IO_AGAIN;
 	log_debug("event=smtp_connect_failed session=%u host=%s addr=%s "
-	    "errno=%d", s->id, s->info.host, s->info.addr, errno);
+	    "route=%s errno=%d", s->id, s->info.host, s->info.addr,
+	    s->info.route, errno);
+	if (rt != NULL && rt->kind == EGRESS_SOCKS5) {
+		s->route_why = "cannot connect to the proxy";
+		return SMTP_IO_ROUTE;
+	}
 	return SMTP_IO_EOF;
+}
+
+/* The SOCKS5 exchange on the connected socket, never blocking: what is
+ * due goes out, and no more than the proxy's reply is read (the SMTP
+ * greeting follows it on the same socket). */
+enum smtp_io
+smtp_io_proxy(struct smtp_session *s)
+{
+	const uint8_t *o;
+	uint8_t b[300];
+	size_t n, want, used;
+	ssize_t r;
+
+	for (;;) {
+		if (s->socks->state == SOCKS5_S_DONE)
+			return SMTP_IO_OK;
+		if (s->socks->state == SOCKS5_S_FAILED)
+			return SMTP_IO_ROUTE;
+		o = socks5_out(s->socks, &n);
+		if (n > 0) {
+			r = send(s->fd, o, n, MSG_NOSIGNAL);
+			if (r == -1 && errno == EINTR)
+				continue;
+			if (r == -1 && (errno == EAGAIN ||
+			    errno == EWOULDBLOCK)) {
+				s->io_events = POLLOUT;
+				return SMTP_IO_AGAIN;
+			}
+			if (r == -1)
+				return errno == EPIPE || errno == ECONNRESET ?
+				    SMTP_IO_EOF : SMTP_IO_ERR;
+			socks5_sent(s->socks, (size_t)r);
+			continue;
+		}
+		want = socks5_want(s->socks);
+		r = recv(s->fd, b, want < sizeof(b) ? want : sizeof(b), 0);
+		if (r == 0)
+			return SMTP_IO_EOF;
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			s->io_events = POLLIN;
+			return SMTP_IO_AGAIN;
+		}
+		if (r == -1)
+			return errno == ECONNRESET ? SMTP_IO_EOF : SMTP_IO_ERR;
+		(void)socks5_feed(s->socks, b, (size_t)r, &used);
+		log_debug("event=socks5_step session=%u route=%s state=%s",
+		    s->id, s->info.route, socks5_state_names[s->socks->state]);
+	}
 }
 
 /* Sends what is left of s->out. */

@@ -228,6 +228,7 @@ smtp_session_enter_do(struct smtp_session *s, enum smtp_state st)
 	case SMTP_STATE_READY:
 	case SMTP_STATE_INIT:
 	case SMTP_STATE_CONNECT:
+	case SMTP_STATE_PROXY:
 	case SMTP_STATE_BANNER:
 	case SMTP_STATE_DONE:
 	case SMTP_STATE__MAX:
@@ -252,6 +253,9 @@ smtp_session_enter(struct smtp_session *s, enum smtp_state st, int64_t now)
 	s->state = st;
 	if (st == SMTP_STATE_CONNECT)
 		s->stage_deadline = now + s->opts->connect_timeout_ms;
+	else if (st == SMTP_STATE_PROXY)	/* the proxy connects too */
+		s->stage_deadline = now + s->opts->connect_timeout_ms +
+		    s->opts->reply_timeout_ms;
 	else if (st != SMTP_STATE_DONE && st != SMTP_STATE_INIT)
 		s->stage_deadline = now + s->opts->reply_timeout_ms;
 }
@@ -281,7 +285,7 @@ smtp_session_finish(struct smtp_session *s, enum smtp_outcome o,
 	if (why != NULL && o != SMTP_OUTCOME_OK)
 		s->info.error = why;
 	if (s->fd != -1 && s->state != SMTP_STATE_QUIT &&
-	    s->state != SMTP_STATE_CONNECT &&
+	    s->state != SMTP_STATE_CONNECT && s->state != SMTP_STATE_PROXY &&
 	    s->state != SMTP_STATE_TLS_HANDSHAKE && o != SMTP_OUTCOME_OK) {
 		/* Best effort, never waited for. */
 		buf_reset(&s->out);
@@ -291,10 +295,11 @@ smtp_session_finish(struct smtp_session *s, enum smtp_outcome o,
 	}
 	smtp_io_close(s);
 	smtp_session_enter(s, SMTP_STATE_DONE, now);
-	log_debug("event=smtp_done session=%u host=%s addr=%s outcome=%s "
+	log_debug("event=smtp_done session=%u host=%s addr=%s route=%s "
+	    "outcome=%s "
 	    "stage=%s tls=%d pipelining=%d attempts=%zu answered=%zu/%zu "
 	    "code=%d enhanced=%s error=\"%s\"", s->id, smtp_session_host(s),
-	    s->info.addr, smtp_outcome_names[o],
+	    s->info.addr, s->info.route, smtp_outcome_names[o],
 	    smtp_state_names[s->info.stage], s->info.tls, s->info.pipelining,
 	    s->info.attempts, s->answered, s->nrcpt, s->info.code,
 	    s->info.enhanced[0] ? s->info.enhanced : "-", s->info.error);
@@ -339,6 +344,100 @@ smtp_session_target_failed(struct smtp_session *s, enum smtp_outcome o,
 	smtp_io_close(s);
 	smtp_session_enter(s, SMTP_STATE_INIT, now);
 	smtp_session_next_target(s, now);
+}
+
+void
+smtp_session_route_failed(struct smtp_session *s, const char *why,
+    int64_t now)
+{
+	const struct egress *e = s->opts->egress;
+	size_t n = e != NULL && e->n > 0 ? e->n : 1;
+
+	if (s->route_quiet)
+		log_debug("event=egress_route_skipped session=%u route=%s "
+		    "host=%s addr=%s why=\"%s\"", s->id, s->info.route,
+		    smtp_session_host(s), s->info.addr, why);
+	else {
+		log_warn("event=egress_route_failed session=%u route=%s "
+		    "host=%s addr=%s why=\"%s\"", s->id, s->info.route,
+		    smtp_session_host(s), s->info.addr, why);
+		s->info.route_failures++;
+	}
+	s->route_quiet = 0;
+	smtp_io_close(s);
+	s->route = (s->route + 1) % n;
+	if (++s->route_tries < n && (s->deadline == 0 || now < s->deadline)) {
+		/* the same address by the next route */
+		s->next_target--;
+		s->route_retry = 1;
+		smtp_session_enter(s, SMTP_STATE_INIT, now);
+		smtp_session_next_target(s, now);
+		return;
+	}
+	smtp_session_target_failed(s, SMTP_OUTCOME_UNREACHABLE, NULL,
+	    n > 1 ? "every egress route failed" : why, now);
+}
+
+void
+smtp_session_connected(struct smtp_session *s, int64_t now)
+{
+	const struct egress_route *rt = smtp_io_route(s);
+
+	if (rt != NULL && rt->kind == EGRESS_SOCKS5) {
+		smtp_session_enter(s, SMTP_STATE_PROXY, now);
+		smtp_session_proxy(s, now);
+		return;
+	}
+	smtp_session_enter(s, SMTP_STATE_BANNER, now);
+}
+
+/* Why a SOCKS5 exchange failed, for the log and the result. */
+static const char *
+smtp_session_socks_why(const struct socks5 *k)
+{
+	switch (k->err) {
+	case SOCKS5_E_AUTH:
+		return "proxy refused the username/password";
+	case SOCKS5_E_NO_METHOD:
+		return "proxy accepts none of our authentication methods";
+	case SOCKS5_E_PROTOCOL:
+		return "not a SOCKS5 reply from the proxy";
+	case SOCKS5_E_REPLY:
+		if (k->rep >= 0 && k->rep < SOCKS5_REP__MAX)
+			return socks5_rep_names[k->rep];
+		return "proxy refused CONNECT";
+	default:
+		return "proxy exchange failed";
+	}
+}
+
+/* The SOCKS5 exchange advanced: the greeting next, still going, or a
+ * failure of the route (the proxy's fault) or of the address (the proxy
+ * could not reach it). */
+void
+smtp_session_proxy(struct smtp_session *s, int64_t now)
+{
+	switch (smtp_io_proxy(s)) {
+	case SMTP_IO_AGAIN:
+		return;
+	case SMTP_IO_OK:
+		log_debug("event=socks5_open session=%u route=%s addr=%s",
+		    s->id, s->info.route, s->info.addr);
+		smtp_session_enter(s, SMTP_STATE_BANNER, now);
+		return;
+	case SMTP_IO_ROUTE:
+		if (socks5_proxy_fault(s->socks))
+			smtp_session_route_failed(s,
+			    smtp_session_socks_why(s->socks), now);
+		else
+			smtp_session_target_failed(s, SMTP_OUTCOME_UNREACHABLE,
+			    NULL, smtp_session_socks_why(s->socks), now);
+		return;
+	default:
+		smtp_session_route_failed(s, "proxy closed the connection",
+		    now);
+		return;
+	}
 }
 
 /* The handshake advanced: done, still going, or failed. */
@@ -581,6 +680,10 @@ smtp_session_next_target(struct smtp_session *s, int64_t now)
 		/* plain_only lasts for one retry of the same address. */
 		s->plain_only = s->plain_retry;
 		s->plain_retry = 0;
+		/* a new address starts over the routes' count */
+		if (!s->route_retry)
+			s->route_tries = 0;
+		s->route_retry = 0;
 		snprintf(s->info.addr, sizeof(s->info.addr), "%s", t->addr.text);
 		s->info.host = s->hosts[t->host];
 		s->info.attempts++;
@@ -594,7 +697,10 @@ smtp_session_next_target(struct smtp_session *s, int64_t now)
 		(void)smtp_session_expect(s, SMTP_CMD_GREETING, 0);
 		switch (smtp_io_connect(s, &t->addr)) {
 		case SMTP_IO_OK:
-			smtp_session_enter(s, SMTP_STATE_BANNER, now);
+			smtp_session_connected(s, now);
+			return;
+		case SMTP_IO_ROUTE:
+			smtp_session_route_failed(s, s->route_why, now);
 			return;
 		case SMTP_IO_AGAIN:
 			smtp_session_enter(s, SMTP_STATE_CONNECT, now);
@@ -716,8 +822,21 @@ smtp_session_timeout(struct smtp_session *s, int64_t now)
 	}
 	switch (s->state) {
 	case SMTP_STATE_CONNECT:
-		smtp_session_target_failed(s, SMTP_OUTCOME_UNREACHABLE, NULL,
-		    "connect timeout", now);
+		if (s->socks != NULL && s->socks->state == SOCKS5_S_METHOD)
+			smtp_session_route_failed(s,
+			    "proxy connect timeout", now);
+		else
+			smtp_session_target_failed(s, SMTP_OUTCOME_UNREACHABLE,
+			    NULL, "connect timeout", now);
+		return;
+	case SMTP_STATE_PROXY:
+		/* waiting for CONNECT: the proxy is trying the address */
+		if (s->socks->state == SOCKS5_S_CONNECT)
+			smtp_session_target_failed(s, SMTP_OUTCOME_UNREACHABLE,
+			    NULL, "connect timeout (through the proxy)", now);
+		else
+			smtp_session_route_failed(s, "proxy did not answer",
+			    now);
 		return;
 	case SMTP_STATE_BANNER:
 		smtp_session_target_failed(s, SMTP_OUTCOME_TIMEOUT, NULL,

@@ -8,6 +8,7 @@
 #ifndef SVC_SMTP_SESSION_H
 #define SVC_SMTP_SESSION_H
 #include "engine/smtp.h"
+#include "engine/socks5.h"
 #include <gnutls/gnutls.h>
 
 /* What a reply answers, in the order the commands were sent. */
@@ -30,6 +31,7 @@ enum smtp_io {
 	SMTP_IO_EOF,		/* the peer closed the connection */
 	SMTP_IO_ERR,		/* socket error */
 	SMTP_IO_TLS_ERR,	/* fatal GnuTLS error */
+	SMTP_IO_ROUTE,		/* the egress route failed (bind, proxy) */
 	SMTP_IO__MAX
 };
 extern const char *const smtp_io_names[SMTP_IO__MAX];
@@ -66,6 +68,14 @@ struct smtp_session {
 	int		 fail_rank;
 
 	int		 fd;
+	size_t		 route;		/* index into opts->egress */
+	size_t		 route_tries;	/* routes tried for this address */
+	int		 route_retry;	/* next connection: same address */
+	struct socks5	*socks;		/* the proxy exchange, or NULL */
+	const char	*route_why;	/* why the route failed */
+	int		 route_quiet;	/* not a fault: logged at debug level
+					 * (a source address of the other
+					 * family) */
 	unsigned	 conn;		/* connection counter */
 	int		 plain_only;	/* this connection: no STARTTLS */
 	int		 plain_retry;	/* next connection: same address, plain */
@@ -99,6 +109,12 @@ int	 smtp_session_set_rcpts(struct smtp_session *, const char *const *,
 /* smtp_io.c: sockets and GnuTLS, never blocking. SMTP_IO_AGAIN leaves in
  * s->io_events what to poll for. */
 enum smtp_io smtp_io_connect(struct smtp_session *, const struct dns_addr *);
+/* The route of the session's connection (NULL: direct). */
+const struct egress_route *smtp_io_route(const struct smtp_session *);
+/* The SOCKS5 exchange (PROXY): OK when the tunnel is open, AGAIN, EOF
+ * (the proxy closed), ERR, ROUTE (the exchange failed: s->socks says
+ * why). */
+enum smtp_io smtp_io_proxy(struct smtp_session *);
 enum smtp_io smtp_io_write(struct smtp_session *);	/* what is left of out */
 enum smtp_io smtp_io_read(struct smtp_session *, char *, size_t, size_t *);
 int	 smtp_io_tls_start(struct smtp_session *, const char *host);
@@ -122,6 +138,13 @@ void	 smtp_session_target_failed(struct smtp_session *, enum smtp_outcome,
 	    const struct smtp_reply *, const char *why, int64_t);
 void	 smtp_session_next_target(struct smtp_session *, int64_t);
 void	 smtp_session_handshake(struct smtp_session *, int64_t);
+/* The connection's route failed (why: for the log): the same address by
+ * the next route, or, when every route failed, the next address. */
+void	 smtp_session_route_failed(struct smtp_session *, const char *why,
+	    int64_t);
+/* The TCP connection is up: the proxy exchange or the greeting. */
+void	 smtp_session_connected(struct smtp_session *, int64_t);
+void	 smtp_session_proxy(struct smtp_session *, int64_t);
 void	 smtp_session_input(struct smtp_session *, int64_t);
 int	 smtp_session_output(struct smtp_session *, int64_t);
 void	 smtp_session_timeout(struct smtp_session *, int64_t);

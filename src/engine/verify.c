@@ -34,6 +34,7 @@ struct verify_engine {
 	struct smtp_rules	*rules;		/* smtp_reply_rules.txt */
 	struct smtp_tls		*tls;
 	struct smtp_opts	 smtp;
+	struct egress		*egress;
 	char			 sandbox[300];
 };
 
@@ -52,7 +53,7 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	if ((e->dns = dns_resolver_new(c, err)) == NULL ||
 	    lists_load(conf_str(c, CONF_LISTS_DIR), &e->lists, &warn) !=
 	    LISTS_OK || (e->tls = smtp_io_tls_new(conf_str(c, CONF_CA_FILE),
-	    err)) == NULL) {
+	    err)) == NULL || (e->egress = egress_from_conf(c, err)) == NULL) {
 		if (e->dns != NULL && e->lists == NULL)
 			buf_printf(err, "lists: %s", buf_str(&warn));
 		buf_free(&warn);
@@ -90,6 +91,7 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	smtp_opts_from_conf(&e->smtp, c);
 	e->smtp.tls = e->tls;
 	e->smtp.rules = e->rules;
+	e->smtp.egress = e->egress;
 	snprintf(e->sandbox, sizeof(e->sandbox), "sandbox.%s",
 	    conf_str(c, CONF_SERVICE_DOMAIN));
 	return e;
@@ -105,6 +107,7 @@ verify_engine_free(struct verify_engine *e)
 	providers_free(e->providers);
 	smtp_rules_free(e->rules);
 	smtp_io_tls_free(e->tls);
+	free(e->egress);
 	free(e);
 }
 

@@ -118,6 +118,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "verifier.svc.example", 0, 0, 0, "name sent in EHLO/HELO" },
 	[CONF_SMTP_MAIL_FROM] = { "smtp_mail_from", CONF_TYPE_STRING,
 	    "verify@svc.example", 0, 0, 0, "envelope sender of probes" },
+	[CONF_SMTP_EGRESS] = { "smtp_egress", CONF_TYPE_STRING, "direct", 0,
+	    0, 1, "routes SMTP probes leave by, spread over in turn: direct, "
+	    "bind:ADDRESS, socks5://[USER:PASS@]HOST:PORT (hidden by svcadm "
+	    "config: it may hold a proxy password)" },
 	[CONF_SMTP_CONNECT_TIMEOUT_MS] = { "smtp_connect_timeout_ms",
 	    CONF_TYPE_INT, "10000", 100, 120000, 0, "TCP connect timeout" },
 	[CONF_SMTP_REPLY_TIMEOUT_MS] = { "smtp_reply_timeout_ms",
@@ -274,7 +278,8 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "svcadm doctor: DNS blocklists the outbound address is looked up "
 	    "in" },
 	[CONF_DOCTOR_SKIP] = { "doctor_skip", CONF_TYPE_STRING, "", 0, 0, 0,
-	    "svcadm doctor: checks not to run (ptr, fcrdns, port25, dnsbl)" },
+	    "svcadm doctor: checks not to run (ptr, fcrdns, port25, dnsbl, "
+	    "port25_seen)" },
 };
 
 const char *

@@ -18,6 +18,7 @@
 #include "core/ratelimit.h"
 #include "engine/vcache.h"
 #include "util/log.h"
+#include "worker/connstats.h"
 
 /* Expired jobs deleted per pass at most (the rest next pass). */
 #define HOUSEKEEPING_JOBS_MAX 100
@@ -30,6 +31,7 @@ int
 housekeeping_run(const struct conf *c, struct db *db)
 {
 	long long idem, hits, buckets, cached, jobs, orphans, events, workers;
+	long long egress;
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
@@ -42,15 +44,16 @@ housekeeping_run(const struct conf *c, struct db *db)
 	events = events_purge(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
 	    HOUSEKEEPING_EVENTS_MAX);
 	workers = heartbeat_purge(db);
+	egress = connstats_purge(db);
 	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0 ||
-	    orphans < 0 || events < 0 || workers < 0) {
+	    orphans < 0 || events < 0 || workers < 0 || egress < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}
 	log_info("event=housekeeping idempotency_expired=%lld "
 	    "rate_hits_purged=%lld rate_buckets_purged=%lld cache_expired=%lld "
 	    "jobs_purged=%lld upload_pieces_purged=%lld events_purged=%lld "
-	    "workers_purged=%lld", idem, hits, buckets, cached, jobs, orphans,
-	    events, workers);
+	    "workers_purged=%lld egress_health_purged=%lld", idem, hits,
+	    buckets, cached, jobs, orphans, events, workers, egress);
 	return 0;
 }

@@ -12,6 +12,7 @@
  * worker_once_seconds and never beside another --once run of the host
  * (once.h). A lost database is retried. */
 #include "core/db.h"
+#include "engine/egress.h"
 #include "jobs/fetch.h"
 #include "util/conf.h"
 #include "util/log.h"
@@ -150,6 +151,12 @@ main(int argc, char **argv)
 	if (startup(&conf, path, "svc-worker", &err) == -1) {
 		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
 		buf_free(&err);
+		return 1;
+	}
+	if (egress_check(&conf, &err) == -1) {
+		fprintf(stderr, "svc-worker: %s\n", buf_str(&err));
+		buf_free(&err);
+		conf_free(&conf);
 		return 1;
 	}
 	if (!fetch_networks_valid(&conf)) {

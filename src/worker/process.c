@@ -15,6 +15,7 @@
 #include "worker/resolver.h"
 #include "worker/sched.h"
 #include "worker/writer.h"
+#include "worker/connstats.h"
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,6 +244,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			}
 			if (writer_backlog(p->writer) == 0) {
 				process_threads_stop(p);
+				(void)connstats_flush(db, 1);
 				return 0;
 			}
 			/* Chunks ended but not yet written may be pending
@@ -268,7 +270,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			break;
 		domains_sweep(p, now);
 		pacer_sync(p, now);
-		if (heartbeat_beat(db) == -1) {
+		if (heartbeat_beat(db) == -1 || connstats_flush(db, 0) == -1) {
 			p->db_failed = 1;
 			break;
 		}

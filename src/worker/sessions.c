@@ -24,6 +24,7 @@
 #include "util/wake.h"
 #include "worker/resolver.h"
 #include "worker/sched.h"
+#include "worker/connstats.h"
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,11 +273,15 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 		if ((rr = smtp_session_rcpt(tx->s, i)) != NULL && rr->code)
 			answered++;
 	tx->failed = ss->ntx > 1 && !tx->unsent && answered < total;
-	log_info("event=smtp_session domain=%s host=%s addr=%s tx=%d "
-	    "rcpts=%zu answered=%zu outcome=%s code=%d tls=%d", d->b.domain,
-	    si->host ? si->host : "-", si->addr[0] ? si->addr : "-", ss->ntx,
+	log_info("event=smtp_session domain=%s host=%s addr=%s route=%s "
+	    "tx=%d rcpts=%zu answered=%zu outcome=%s code=%d tls=%d",
+	    d->b.domain, si->host ? si->host : "-",
+	    si->addr[0] ? si->addr : "-", si->route ? si->route : "-", ss->ntx,
 	    total, answered, smtp_outcome_names[si->outcome], si->code,
 	    si->tls);
+	/* a connection's first transaction tells how connecting went */
+	if (ss->ntx <= 1)
+		connstats_note(si);
 	if (tx->failed)
 		domains_no_reuse(ss->host, si);
 	else

@@ -35,6 +35,9 @@ the session log):
   delay_ms=N                       delay before every reply (slow server)
   flight_delay_ms=N                delay once per flight of commands
   split=1|0                        send replies one byte per send()
+  allow_from=ADDR,...              only these client source addresses are
+                                   served (the others get "554 5.7.1 ...
+                                   not allowed" and are closed); empty: all
   hold=1|0                         1: every flight of commands waits, unanswered,
                                    until hold is set back to 0 (a test that must
                                    know a session is still going, without a
@@ -85,6 +88,9 @@ Control commands (one line each, answered with one line):
   log           the last session: "sessions=N flights=F tls=0|1
                 pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
   held          "held=N": flights waiting for hold=0 now
+  peers         the client source addresses of the sessions since the
+                start or the last reset, refused ones included, with their
+                counts, sorted: "127.0.0.2=3 127.0.0.3=3" ("-": none)
   paths         the last session's MAIL and RCPT command lines as sent,
                 joined with "|" ("MAIL FROM:<a@b> SMTPUTF8|RCPT TO:<c@d>")
   stats         over the sessions since the start or the last reset:
@@ -114,6 +120,7 @@ DEFAULTS = {
     "mail_limit": "0", "rset": "ok", "catchall_domains": "",
     "hold": "0", "rcpt_max": "0", "rate_limit": "0",
     "rate_window_ms": "1000", "rate_penalty_ms": "1000", "block_after": "0",
+    "allow_from": "",
 }
 
 # Real texts of the providers and gateways (issue 24), by keyword:
@@ -257,6 +264,10 @@ class Session:
         refused = rate_gate(self.peer, "connect")
         if refused:
             self.send(self.reply(refused[0], [refused[1]]))
+            raise Closed()
+        allow = [a for a in setting("allow_from").split(",") if a]
+        if allow and self.log["peer"] not in allow:
+            self.send(self.reply(554, ["5.7.1 fake.test connections from %s not allowed" % self.log["peer"]]))
             raise Closed()
         b = setting("banner")
         if b == "silent":
@@ -497,7 +508,8 @@ class Handler(socketserver.BaseRequestHandler):
     def handle(self):
         log = {"commands": [], "flights": 0, "tls": 0, "helo": "",
                "pipelined_unoffered": 0, "paths": [],
-               "counts": {"MAIL": 0, "RCPT": 0, "RSET": 0, "QUIT": 0}}
+               "counts": {"MAIL": 0, "RCPT": 0, "RSET": 0, "QUIT": 0},
+               "peer": self.client_address[0]}
         with lock:
             # Only the last session's commands are asked for (log,
             # paths): older ones keep their counts (a benchmark makes
@@ -581,6 +593,12 @@ class Control(socketserver.StreamRequestHandler):
             elif cmd == "held":
                 with lock:
                     self.answer("held=%d" % held["now"])
+            elif cmd == "peers":
+                with lock:
+                    seen = {}
+                    for x in sessions:
+                        seen[x["peer"]] = seen.get(x["peer"], 0) + 1
+                self.answer(" ".join("%s=%d" % (k, seen[k]) for k in sorted(seen)) or "-")
             elif cmd == "paths":
                 with lock:
                     last = sessions[-1]["paths"] if sessions else []

@@ -1,0 +1,59 @@
+/* egress.h: the routes SMTP probes leave by (setting smtp_egress): a
+ * space-separated list of "direct" (the default), "bind:ADDRESS" (an IPv4
+ * or IPv6 source address bound before connect) and
+ * "socks5://[USER:PASS@]HOST:PORT" (a SOCKS5 proxy, RFC 1928, with
+ * username/password authentication, RFC 1929, when USER:PASS is given).
+ * The parser, and the pick that spreads sessions over the routes. */
+#ifndef SVC_EGRESS_H
+#define SVC_EGRESS_H
+#include "util/buf.h"
+#include "util/conf.h"
+#include <stddef.h>
+#include <sys/socket.h>
+
+#define EGRESS_ROUTES_MAX	32
+#define EGRESS_CRED_MAX		255	/* RFC 1929: 1..255 octets each */
+#define EGRESS_NAME_MAX		(EGRESS_CRED_MAX + 80)
+
+enum egress_kind {
+	EGRESS_DIRECT,
+	EGRESS_BIND,
+	EGRESS_SOCKS5,
+	EGRESS__MAX
+};
+extern const char *const egress_kind_names[EGRESS__MAX];
+
+struct egress_route {
+	enum egress_kind kind;
+	/* bind: the source address (port 0); socks5: the proxy. */
+	struct sockaddr_storage sa;
+	socklen_t	 salen;
+	int		 family;		/* AF_INET, AF_INET6; 0: direct */
+	char		 user[EGRESS_CRED_MAX + 1];	/* socks5; "" none */
+	char		 pass[EGRESS_CRED_MAX + 1];
+	/* For logs: "direct", "bind:192.0.2.1", "socks5://user@[::1]:1080"
+	 * (never the password). */
+	char		 name[EGRESS_NAME_MAX + 1];
+};
+
+struct egress {
+	size_t		 n;			/* 1..EGRESS_ROUTES_MAX */
+	struct egress_route r[EGRESS_ROUTES_MAX];
+	unsigned	 next;			/* round robin */
+};
+
+/* Parses the setting's text into *e (empty or blank: one direct route).
+ * 0, or -1 with the first bad route and why in err. Pure: no DNS, no
+ * sockets (a proxy's HOST is an IP address literal, IPv6 in brackets). */
+int	 egress_parse(const char *text, struct egress *e, struct buf *err);
+/* The setting of a configuration, parsed into a new egress (free()), its
+ * round robin starting at a random route; NULL with "smtp_egress: ..." in
+ * err when it is bad or no memory. */
+struct egress *egress_from_conf(const struct conf *, struct buf *err);
+/* Whether the configuration's smtp_egress parses: 0, or -1 with the
+ * message in err (programs check it at start, before they serve). */
+int	 egress_check(const struct conf *, struct buf *err);
+/* The route the next session starts with: one after another (round
+ * robin, shared by the threads of a process). */
+size_t	 egress_pick(struct egress *);
+#endif

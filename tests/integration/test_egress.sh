@@ -1,0 +1,228 @@
+#!/bin/bash
+# test_egress.sh: egress routes (setting smtp_egress) through the real API
+# and worker, on loopback: the test's own DNS zone egress.test (unbound),
+# two fake SMTP servers (tests/smtp/fake_smtp.py) that record each client's
+# source address, one of them (127.0.0.42) serving only the SOCKS5 proxy's
+# address, and Debian's dante-server (danted) as the proxy with
+# username/password authentication against a system user that the test
+# creates and removes. Cases: a bad route stops svc-api and svc-worker at
+# start; bind: routes spread a bulk job's sessions over two source
+# addresses; the proxy-only host refuses those; through the proxy alone the
+# verdicts are right (single verification and bulk job); a dead proxy gives
+# unknown, never invalid, and the next route is used when there is one; a
+# wrong password gives unknown with a clear log line.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
+it_require danted useradd userdel chpasswd
+
+# the zone: d1-d6 on the open host, p1-p3 on the proxy-only host
+mkdir -p "$IT_DIR/zones"
+{
+    printf '%s\n' '$ORIGIN egress.test.' '$TTL 300' \
+        '@ 3600 IN SOA ns.svc.test. hostmaster.svc.test. 1 3600 600 86400 120' \
+        '@ 300 IN NS ns.svc.test.' 'mx-open 300 IN A 127.0.0.41' 'mx-proxyonly 300 IN A 127.0.0.42'
+    for i in 1 2 3 4 5 6; do echo "d$i 300 IN MX 10 mx-open"; done
+    for i in 1 2 3; do echo "p$i 300 IN MX 10 mx-proxyonly"; done
+    # r1-r25: MX hosts where nothing listens (a closed port 25)
+    for i in $(seq 1 25); do echo "r$i 300 IN MX 10 mx-r$i"; echo "mx-r$i 300 IN A 127.0.0.46"; done
+} > "$IT_DIR/zones/egress.test.zone"
+mail_env_dns "$IT_DIR/zones/egress.test.zone"
+SMTP_PORT=$(stack_free_port)
+PROXY_ADDR=127.0.0.45	# the proxy's outgoing (external) address
+fake 127.0.0.41
+fake 127.0.0.42 allow_from=$PROXY_ADDR
+
+# the proxy's user: a system user of this test only, removed at exit
+PROXY_USER=svcegress$$
+PROXY_PASS=Px$RANDOM$RANDOM
+useradd -r -M -s /usr/sbin/nologin "$PROXY_USER" || { echo "Bail out! useradd"; exit 1; }
+egress_cleanup() { userdel "$PROXY_USER" 2>/dev/null || true; }
+trap 'rc=$?; egress_cleanup; mail_env_stop; it_cleanup "$rc"' EXIT
+echo "$PROXY_USER:$PROXY_PASS" | chpasswd || { echo "Bail out! chpasswd"; exit 1; }
+
+PROXY_PORT=$(stack_free_port)
+DEAD_PORT=$(stack_free_port)	# nothing listens there
+cat > "$IT_DIR/danted.conf" <<EOF
+logoutput: $IT_DIR/danted.log
+internal: 127.0.0.1 port = $PROXY_PORT
+external: $PROXY_ADDR
+socksmethod: username
+clientmethod: none
+user.privileged: root
+user.unprivileged: nobody
+client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }
+socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 command: connect }
+EOF
+danted -f "$IT_DIR/danted.conf" -N 1 > "$IT_DIR/danted.out" 2>&1 &
+FAKE_PIDS+=($!)	# stopped by its pid with the fake servers
+for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null && break
+    sleep 0.1
+done
+(exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null ||
+    { cat "$IT_DIR/danted.out" "$IT_DIR/danted.log"; echo "Bail out! danted did not start"; exit 1; }
+
+SOCKS="socks5://$PROXY_USER:$PROXY_PASS@127.0.0.1:$PROXY_PORT"
+mail_env_lists
+mail_env_conf
+it_conf_add "smtp_egress = bind:127.0.0.2 bind:127.0.0.3"
+it_stack_start
+
+ACC=$(it_account admin 10000)
+API_KEY=$(it_key "$ACC" '*')
+shopt -s lastpipe
+
+# egress ROUTES: smtp_egress in svc.conf, svc-api restarted to read it
+# (svc-worker --once reads it at each run)
+egress() {
+    sed -i "s|^smtp_egress = .*|smtp_egress = $1|" "$SVC_CONF"
+    stack_lighttpd_stop "$IT_DIR/lighttpd"
+    it_api_start
+}
+
+verify() { http POST /v1/verify "$(jq -cn --arg e "$1" '{email: $e}')"; }
+row() {
+    verify "$1"
+    expect_status 200 && expect_json .status "$2" && expect_json .reason "$3" && expect_json .sub_status "$4"
+}
+peers() { fake_ctl "$1" peers; }
+
+# job NAME < ADDRESSES: a bulk job through the API, run by svc-worker
+# --once until it completes; its results as "COUNT CLASSIFICATION" lines
+job() {
+    local code id
+    jq -R . | jq -sc '{emails: .}' > "$IT_DIR/$1.json"
+    code=$(curl -s -o "$IT_DIR/$1.created" -w '%{http_code}' -H "Authorization: Bearer $API_KEY" \
+        -H 'Content-Type: application/json' --data-binary "@$IT_DIR/$1.json" "$BASE_URL/v1/verify/bulk")
+    case $code in 201|202) ;; *) it_fail "creating $1: $code $(cat "$IT_DIR/$1.created")"; return 1 ;; esac
+    id=$(jq -r '.job_id // .id' "$IT_DIR/$1.created")
+    it_job_wait "$id" completed || return 1
+    JOB_RESULTS=$(it_sql "SELECT COUNT(*), classification FROM job_emails WHERE job_id = '$id'
+        GROUP BY classification ORDER BY CAST(classification AS CHAR)" | tr '\t' ' ' | tr '\n' ',' | sed 's/,$//')
+}
+
+t_bad_route_stops_the_programs() {
+    local bad=$IT_DIR/bad.conf out
+    sed "s|^smtp_egress = .*|smtp_egress = bind:127.0.0.2 socks5://joe:$PROXY_PASS@proxy.example:1080|" \
+        "$SVC_CONF" > "$bad"
+    out=$("$top_builddir/src/worker/svc-worker" -c "$bad" --once 2>&1) && { it_fail "svc-worker started"; return 1; }
+    expect_eq "svc-worker" "svc-worker: smtp_egress: bad route \"socks5://joe:***@proxy.example:1080\": the proxy's HOST must be an IP address (IPv6 in brackets)" "$out" || return 1
+    out=$("$(it_api)" -c "$bad" < /dev/null 2>&1) && { it_fail "svc-api started"; return 1; }
+    case $out in *"smtp_egress: bad route \"socks5://joe:***@proxy.example:1080\""*) ;; *) it_fail "svc-api: $out"; return 1 ;; esac
+    case $out in *"$PROXY_PASS"*) it_fail "the password was printed"; return 1 ;; esac
+}
+t_case "a bad route stops svc-worker and svc-api at start with a clear message, the password hidden" t_bad_route_stops_the_programs
+
+t_bind_spread() {
+    local p
+    fake_ctl 127.0.0.41 reset > /dev/null
+    { for i in 1 2 3 4 5 6; do echo "user1$i@d$i.egress.test"; done; echo unknown@d1.egress.test; } | job bind || return 1
+    expect_eq "results" "1 invalid,6 valid" "$JOB_RESULTS" || return 1
+    # sessions from both source addresses, and from no other
+    p=$(peers 127.0.0.41)
+    case " $p " in *" 127.0.0.2="[0-9]*" 127.0.0.3="[0-9]*" ") ;; *) it_fail "peers: $p"; return 1 ;; esac
+    [ "$(echo "$p" | wc -w)" = 2 ] || it_fail "peers: $p"
+}
+t_case "bind: routes: a bulk job's sessions leave from both source addresses, none from another" t_bind_spread
+
+t_api_bind() {
+    local p
+    fake_ctl 127.0.0.41 reset > /dev/null
+    row user21@d2.egress.test deliverable accepted_email null || return 1
+    row user22@d3.egress.test deliverable accepted_email null || return 1
+    p=$(peers 127.0.0.41)
+    case $p in *127.0.0.1=*|-) it_fail "POST /v1/verify did not use the routes: $p"; return 1 ;; esac
+}
+t_case "POST /v1/verify leaves by the same bind: routes" t_api_bind
+
+t_proxy_only_refuses_others() {
+    local p
+    row user23@p1.egress.test unknown unknown smtp_blocked || return 1
+    p=$(peers 127.0.0.42)
+    case $p in *127.0.0.45=*) it_fail "the proxy was used: $p"; return 1 ;; esac
+}
+t_case "the proxy-only host refuses any source but the proxy's (unknown smtp_blocked, not invalid)" t_proxy_only_refuses_others
+
+t_socks_only() {
+    local p
+    egress "$SOCKS"
+    fake_ctl 127.0.0.42 reset > /dev/null
+    fake_set 127.0.0.42 allow_from=$PROXY_ADDR
+    row user31@p1.egress.test deliverable accepted_email null || return 1
+    row unknown@p2.egress.test undeliverable rejected_email mailbox_not_found || return 1
+    { for i in 1 2 3; do echo "user3$i@p$i.egress.test"; done; echo unknown@p3.egress.test; } | job socks || return 1
+    expect_eq "results" "1 invalid,3 valid" "$JOB_RESULTS" || return 1
+    p=$(peers 127.0.0.42)
+    [[ $p =~ ^127\.0\.0\.45=[0-9]+$ ]] || it_fail "peers of the proxy-only host: $p"
+}
+t_case "socks5 alone (username/password): right verdicts through the proxy from the API and the worker" t_socks_only
+
+t_proxy_down() {
+    egress "socks5://127.0.0.1:$DEAD_PORT"
+    fake_ctl 127.0.0.41 reset > /dev/null
+    row user41@d4.egress.test unknown unknown smtp_unreachable || return 1
+    row unknown@d5.egress.test unknown unknown smtp_unreachable || return 1
+    grep -q "event=egress_route_failed .*route=socks5://127.0.0.1:$DEAD_PORT .*why=\"cannot connect to the proxy\"" \
+        "$IT_DIR/log/svc.log" || { it_fail "no egress_route_failed line"; return 1; }
+    expect_eq "peers" "-" "$(peers 127.0.0.41)"
+}
+t_case "a dead proxy: unknown smtp_unreachable (never invalid), the failure logged" t_proxy_down
+
+t_next_route() {
+    local n p
+    egress "socks5://127.0.0.1:$DEAD_PORT bind:127.0.0.4"
+    fake_ctl 127.0.0.41 reset > /dev/null
+    n=$(grep -c "event=egress_route_failed .*route=socks5://127.0.0.1:$DEAD_PORT " "$IT_DIR/log/svc.log")
+    # two responders, each going round from its own start: of four
+    # verifications one responder makes two, and one of those starts with
+    # the dead proxy
+    for i in 1 2 3 4; do
+        row "user5$i@d$i.egress.test" deliverable accepted_email null || return 1
+    done
+    [ "$(grep -c "event=egress_route_failed .*route=socks5://127.0.0.1:$DEAD_PORT " "$IT_DIR/log/svc.log")" -gt "$n" ] ||
+        { it_fail "no session started on the dead proxy"; return 1; }
+    { for i in 1 2 3 4 5 6; do echo "user6$i@d$i.egress.test"; done; } | job next || return 1
+    expect_eq "results" "6 valid" "$JOB_RESULTS" || return 1
+    p=$(peers 127.0.0.41)
+    [[ $p =~ ^127\.0\.0\.4=[0-9]+$ ]] || it_fail "peers: $p"
+}
+t_case "a dead proxy with another route: the next route is used and the verdicts are right" t_next_route
+
+t_wrong_password() {
+    egress "socks5://$PROXY_USER:wrong$PROXY_PASS@127.0.0.1:$PROXY_PORT"
+    row user71@p1.egress.test unknown unknown smtp_unreachable || return 1
+    grep -q "event=egress_route_failed .*route=socks5://$PROXY_USER@127.0.0.1:$PROXY_PORT .*why=\"proxy refused the username/password\"" \
+        "$IT_DIR/log/svc.log" || { it_fail "no clear log line for the refused password"; return 1; }
+    ! grep -q "$PROXY_PASS" "$IT_DIR/log/svc.log" || it_fail "the password is in the log"
+}
+t_case "a wrong proxy password: unknown, a clear log line, the password never logged" t_wrong_password
+
+t_port25_blocked() {
+    local out rc n
+    out=$(svcadm status) || true
+    case $out in *"port25: 0 direct SMTP sessions in the last hour, too few to tell"*) ;; *) it_fail "status before: $out"; return 1 ;; esac
+    egress direct
+    for i in $(seq 1 25); do echo "user8$i@r$i.egress.test"; done | job closed || return 1
+    expect_eq "results" "25 unknown" "$JOB_RESULTS" || return 1
+    expect_eq "sub_status" "smtp_unreachable" "$(it_sql "SELECT DISTINCT sub_status FROM job_emails WHERE email LIKE '%@r%.egress.test'")" || return 1
+    set +e
+    out=$(svcadm status); rc=$?
+    set -e
+    expect_eq "svcadm status exit" 1 "$rc" || return 1
+    # every session (the worker tries an unreachable domain again before
+    # it gives up) of the 25 domains could not connect
+    [[ $out =~ "problem: port25: outbound port 25 looks blocked: "([0-9]+)" of "([0-9]+)" direct SMTP sessions in the last hour could not connect (refused); their addresses end unknown/smtp_unreachable: a route is needed (smtp_egress = bind:ADDRESS or socks5://" ]] &&
+        [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[1]}" -ge 25 ] ||
+        { it_fail "svcadm status: $out"; return 1; }
+    n=${BASH_REMATCH[1]}
+    expect_eq "status --json" "$n $n 0 0" "$(svcadm status --json | jq -r '"\(.port25.direct_sessions_last_hour) \(.port25.refused) \(.port25.connected) \(.port25.timed_out)"')" || return 1
+    set +e
+    out=$(svcadm doctor --skip ptr,fcrdns,port25,dnsbl); rc=$?
+    set -e
+    expect_eq "svcadm doctor exit" 1 "$rc" || return 1
+    case $out in *"port25_seen: fail: outbound port 25 looks blocked: $n of $n direct SMTP sessions in the last hour could not connect (refused)"*) ;;
+        *) it_fail "svcadm doctor: $out"; return 1 ;; esac
+}
+t_case "port 25 closed: direct connects refused for most domains give unknown smtp_unreachable, and svcadm status and doctor say port 25 looks blocked" t_port25_blocked
+
+t_done

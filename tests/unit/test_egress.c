@@ -1,0 +1,238 @@
+/* test_egress.c: table-driven tests of the smtp_egress parser (direct,
+ * bind:ADDRESS, socks5:// with and without credentials, percent escapes,
+ * every kind of bad route and its message, passwords never echoed) and of
+ * the round robin over the routes. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/egress.h"
+
+struct ecase {
+	const char	*in;
+	int		 ok;
+	size_t		 n;
+	const char	*names;		/* the routes' names, space-separated */
+	const char	*err;		/* a part of the error message */
+};
+
+static const struct ecase cases[] = {
+	{ "", 1, 1, "direct", NULL },
+	{ "   \t ", 1, 1, "direct", NULL },
+	{ "direct", 1, 1, "direct", NULL },
+	{ "bind:127.0.0.2", 1, 1, "bind:127.0.0.2", NULL },
+	{ "bind:2001:db8::1", 1, 1, "bind:[2001:db8::1]", NULL },
+	{ "bind:[::1]", 1, 1, "bind:[::1]", NULL },
+	{ " bind:192.0.2.1\tbind:192.0.2.2  direct ", 1, 3,
+	    "bind:192.0.2.1 bind:192.0.2.2 direct", NULL },
+	{ "socks5://127.0.0.1:1080", 1, 1, "socks5://127.0.0.1:1080", NULL },
+	{ "socks5://[::1]:1080", 1, 1, "socks5://[::1]:1080", NULL },
+	{ "socks5://user:secret@127.0.0.1:1080", 1, 1,
+	    "socks5://user@127.0.0.1:1080", NULL },
+	{ "socks5://u%3Ax:p%40ss@w@10.0.0.1:65535", 1, 1,
+	    "socks5://u:x@10.0.0.1:65535", NULL },
+	{ "direct socks5://a:b@192.0.2.9:1 bind:::1", 1, 3,
+	    "direct socks5://a@192.0.2.9:1 bind:[::1]", NULL },
+	/* bad ones */
+	{ "indirect", 0, 0, NULL, "bad route \"indirect\": not direct" },
+	{ "DIRECT", 0, 0, NULL, "not direct" },
+	{ "direct,bind:127.0.0.1", 0, 0, NULL, "not direct" },
+	{ "bind:", 0, 0, NULL, "not direct" },
+	{ "bind:localhost", 0, 0, NULL, "bind: needs an IPv4 or IPv6" },
+	{ "bind:127.0.0.256", 0, 0, NULL, "bind: needs" },
+	{ "bind:127.0.0.1/8", 0, 0, NULL, "bind: needs" },
+	{ "socks5://127.0.0.1", 0, 0, NULL, "HOST:PORT expected" },
+	{ "socks5://127.0.0.1:", 0, 0, NULL, "HOST:PORT expected" },
+	{ "socks5://127.0.0.1:0", 0, 0, NULL, "bad port" },
+	{ "socks5://127.0.0.1:65536", 0, 0, NULL, "bad port" },
+	{ "socks5://127.0.0.1:99999999999999999999", 0, 0, NULL, "bad port" },
+	{ "socks5://127.0.0.1:10x", 0, 0, NULL, "bad port" },
+	{ "socks5://proxy.example:1080", 0, 0, NULL, "must be an IP address" },
+	{ "socks5://::1:1080", 0, 0, NULL, "must be an IP address" },
+	{ "socks5://user@127.0.0.1:1080", 0, 0, NULL, "needs a password" },
+	{ "socks5://:pw@127.0.0.1:1080", 0, 0, NULL, "bad user name" },
+	{ "socks5://u:@127.0.0.1:1080", 0, 0, NULL, "bad password" },
+	{ "socks5://u:p%4@127.0.0.1:1080", 0, 0, NULL, "bad password" },
+	{ "socks5://u:p%00@127.0.0.1:1080", 0, 0, NULL, "bad password" },
+	{ "socks4://127.0.0.1:1080", 0, 0, NULL, "not direct" },
+	/* the password never appears in the message */
+	{ "socks5://joe:hunter2@proxy:1080", 0, 0, NULL,
+	    "\"socks5://joe:***@proxy:1080\"" },
+};
+
+static void
+test_parse_table(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err, names;
+	size_t i, j;
+
+	(void)state;
+	assert_non_null(e);
+	buf_init(&err, 4096);
+	buf_init(&names, 4096);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		buf_reset(&err);
+		buf_reset(&names);
+		if (egress_parse(cases[i].in, e, &err) != (cases[i].ok ? 0 :
+		    -1))
+			fail_msg("case %zu \"%s\": %s", i, cases[i].in,
+			    buf_str(&err));
+		if (!cases[i].ok) {
+			if (strstr(buf_str(&err), cases[i].err) == NULL)
+				fail_msg("case %zu \"%s\": message \"%s\" "
+				    "lacks \"%s\"", i, cases[i].in,
+				    buf_str(&err), cases[i].err);
+			assert_null(strstr(buf_str(&err), "hunter2"));
+			continue;
+		}
+		assert_int_equal(e->n, cases[i].n);
+		for (j = 0; j < e->n; j++)
+			buf_printf(&names, "%s%s", j ? " " : "",
+			    e->r[j].name);
+		if (strcmp(buf_str(&names), cases[i].names) != 0)
+			fail_msg("case %zu \"%s\": names \"%s\", want \"%s\"",
+			    i, cases[i].in, buf_str(&names), cases[i].names);
+	}
+	buf_free(&err);
+	buf_free(&names);
+	free(e);
+}
+
+static void
+test_route_fields(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err;
+	const struct sockaddr_in *sin;
+	const struct sockaddr_in6 *sin6;
+	uint8_t v6[16];
+
+	(void)state;
+	buf_init(&err, 1024);
+	assert_int_equal(egress_parse("socks5://u%3Ax:p%40ss@w@10.0.0.1:1080 "
+	    "bind:2001:db8::7 socks5://[::1]:9", e, &err), 0);
+	assert_int_equal(e->r[0].kind, EGRESS_SOCKS5);
+	assert_string_equal(e->r[0].user, "u:x");
+	assert_string_equal(e->r[0].pass, "p@ss@w");
+	assert_int_equal(e->r[0].family, AF_INET);
+	sin = (const struct sockaddr_in *)&e->r[0].sa;
+	assert_int_equal(ntohs(sin->sin_port), 1080);
+	assert_int_equal(ntohl(sin->sin_addr.s_addr), 0x0a000001);
+	assert_int_equal(e->r[1].kind, EGRESS_BIND);
+	assert_int_equal(e->r[1].family, AF_INET6);
+	sin6 = (const struct sockaddr_in6 *)&e->r[1].sa;
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::7", v6), 1);
+	assert_memory_equal(&sin6->sin6_addr, v6, 16);
+	assert_int_equal(ntohs(sin6->sin6_port), 0);
+	assert_int_equal(e->r[2].kind, EGRESS_SOCKS5);
+	assert_string_equal(e->r[2].user, "");
+	assert_int_equal(e->r[2].salen, sizeof(struct sockaddr_in6));
+	buf_free(&err);
+	free(e);
+}
+
+static void
+test_limits(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err, in;
+	size_t i;
+
+	(void)state;
+	buf_init(&err, 1024);
+	buf_init(&in, 64 * 1024);
+	for (i = 0; i < EGRESS_ROUTES_MAX; i++)
+		buf_puts(&in, "direct ");
+	assert_int_equal(egress_parse(buf_str(&in), e, &err), 0);
+	assert_int_equal(e->n, EGRESS_ROUTES_MAX);
+	buf_puts(&in, "direct");
+	assert_int_equal(egress_parse(buf_str(&in), e, &err), -1);
+	assert_non_null(strstr(buf_str(&err), "more than"));
+	assert_int_equal(e->n, 0);	/* nothing half-parsed is left */
+	/* 255-octet credentials are the most RFC 1929 carries */
+	buf_reset(&in);
+	buf_puts(&in, "socks5://");
+	for (i = 0; i < 255; i++)
+		buf_putc(&in, 'u');
+	buf_puts(&in, ":p@127.0.0.1:1");
+	assert_int_equal(egress_parse(buf_str(&in), e, &err), 0);
+	assert_int_equal(strlen(e->r[0].user), 255);
+	buf_reset(&in);
+	buf_puts(&in, "socks5://");
+	for (i = 0; i < 256; i++)
+		buf_putc(&in, 'u');
+	buf_puts(&in, ":p@127.0.0.1:1");
+	buf_reset(&err);
+	assert_int_equal(egress_parse(buf_str(&in), e, &err), -1);
+	assert_non_null(strstr(buf_str(&err), "bad user name"));
+	buf_free(&err);
+	buf_free(&in);
+	free(e);
+}
+
+static void
+test_pick_goes_round(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err;
+	size_t seen[3] = { 0, 0, 0 }, i;
+
+	(void)state;
+	buf_init(&err, 1024);
+	assert_int_equal(egress_pick(NULL), 0);
+	assert_int_equal(egress_parse("bind:127.0.0.2 bind:127.0.0.3 direct",
+	    e, &err), 0);
+	for (i = 0; i < 30; i++)
+		seen[egress_pick(e)]++;
+	assert_int_equal(seen[0], 10);
+	assert_int_equal(seen[1], 10);
+	assert_int_equal(seen[2], 10);
+	buf_free(&err);
+	free(e);
+}
+
+static void
+test_from_conf(void **state)
+{
+	struct conf c;
+	struct buf err;
+	struct egress *e;
+
+	(void)state;
+	buf_init(&err, 1024);
+	conf_defaults(&c);
+	e = egress_from_conf(&c, &err);
+	assert_non_null(e);
+	assert_int_equal(e->n, 1);
+	assert_int_equal(e->r[0].kind, EGRESS_DIRECT);
+	free(e);
+	assert_int_equal(conf_set(&c, "smtp_egress", "bind:127.0.0.1 "
+	    "socks5://x:y@127.0.0.1", &err), 0);
+	assert_int_equal(egress_check(&c, &err), -1);
+	assert_non_null(strstr(buf_str(&err), "smtp_egress: bad route "
+	    "\"socks5://x:***@127.0.0.1\": HOST:PORT expected"));
+	conf_free(&c);
+	buf_free(&err);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_table),
+		cmocka_unit_test(test_route_fields),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_pick_goes_round),
+		cmocka_unit_test(test_from_conf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
