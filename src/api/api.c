@@ -78,7 +78,7 @@ api_too_many_jobs(struct api_call *c, long long used)
 	long long max = conf_int(c->ctx->conf,
 	    CONF_ACCOUNT_JOBS_IN_FLIGHT_MAX);
 
-	http_error(c->resp, 429, "too_many_jobs", json_pack("{s:I,s:I}",
+	http_error(c->resp, 409, "too_many_jobs", json_pack("{s:I,s:I}",
 	    "limit", (json_int_t)max, "in_flight", (json_int_t)used),
 	    "the account has %lld jobs not yet completed, failed or "
 	    "cancelled (account_jobs_in_flight_max %lld): wait for one to end "

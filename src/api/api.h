@@ -81,7 +81,7 @@ struct verify_engine *api_engine(struct api_call *);
 /* 402 insufficient_credits with details.required and details.available. */
 void	 api_insufficient_credits(struct api_call *, long long required,
 	    long long available);
-/* 429 too_many_jobs: the account has used (details.in_flight) jobs not
+/* 409 too_many_jobs: the account has used (details.in_flight) jobs not
  * yet ended, account_jobs_in_flight_max (details.limit) or more. */
 void	 api_too_many_jobs(struct api_call *, long long used);
 /* For a request that shows a secret once (a key, a webhook's secret):

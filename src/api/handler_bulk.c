@@ -220,7 +220,7 @@ static void
 handler_bulk_job(struct api_call *c, enum jobs_type type, size_t max)
 {
 	struct handler_bulk_req b;
-	char sandbox[300], *cb = NULL;
+	char sandbox[300], retry[24], *cb = NULL;
 	struct jobs_created made;
 	json_t *answer = NULL;
 	enum jobs_err rc;
@@ -261,7 +261,11 @@ handler_bulk_job(struct api_call *c, enum jobs_type type, size_t max)
 		api_insufficient_credits(c, b.spec.cost, made.balance);
 	else if (rc == JOBS_TOO_MANY_JOBS)
 		api_too_many_jobs(c, made.used);
-	else if (rc == JOBS_FREE_ROWS_LIMIT)
+	else if (rc == JOBS_FREE_ROWS_LIMIT) {
+		/* the day ends at 00:00 UTC */
+		snprintf(retry, sizeof(retry), "%ld", 86400L -
+		    (long)(time(NULL) % 86400));
+		http_set_header(c->resp, "Retry-After", retry);
 		http_error(c->resp, 429, "sandbox_daily_limit", json_pack(
 		    "{s:I,s:I,s:I}", "limit", (json_int_t)b.spec.free_rows_per_day,
 		    "used", (json_int_t)made.used, "requested",
@@ -271,7 +275,7 @@ handler_bulk_job(struct api_call *c, enum jobs_type type, size_t max)
 		    "account's %lld a day (%lld used today, the day starts at "
 		    "00:00 UTC)", (long long)b.body.in.n - b.spec.cost,
 		    b.spec.free_rows_per_day, made.used);
-	else if (rc != JOBS_OK)
+	} else if (rc != JOBS_OK)
 		api_internal_error(c, "jobs_create");
 	else if (handler_bulk_commit(&b, status, (answer =
 	    handler_bulk_body(&b, made.id, made.balance))) == -1) {

@@ -724,11 +724,12 @@ handler_upload(struct api_call *c)
 	}
 	h.storage_max = (long long)conf_int(c->ctx->conf,
 	    CONF_ACCOUNT_UPLOAD_STORAGE_MB) << 20;
+	/* An early refusal only: when the count cannot be read (a failing
+	 * upload_chunks is answered 503 once the file is stored), the check
+	 * under the account's lock at creation decides. */
 	if (caps_upload_bytes(c->ctx->db, c->key.account_id, &h.stored) !=
-	    DB_OK) {
-		api_internal_error(c, "caps_upload_bytes");
-		return;
-	}
+	    DB_OK)
+		h.stored = 0;
 	for (i = 0; i < UPLOAD_FIELD__MAX; i++)
 		buf_init(&h.field[i], UPLOAD_FIELD_MAX);
 	if (ct != NULL && strncasecmp(ct, "multipart/form-data", 19) == 0) {

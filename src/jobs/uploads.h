@@ -45,7 +45,7 @@ enum uploads_err {
 	UPLOADS_NO_PREVIEW,	/* 409 preview_unavailable */
 	UPLOADS_INSUFFICIENT,	/* 402 */
 	UPLOADS_REFRESH_LIMIT,	/* 409 rate_limit_exceeded */
-	UPLOADS_TOO_MANY_JOBS,	/* 429 too_many_jobs */
+	UPLOADS_TOO_MANY_JOBS,	/* 409 too_many_jobs */
 	UPLOADS_STORAGE_FULL,	/* 409 upload_storage_exceeded */
 	UPLOADS_DB,
 	UPLOADS_ERR__MAX

@@ -73,7 +73,7 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_ACCOUNT_JOBS_IN_FLIGHT_MAX] = { "account_jobs_in_flight_max",
 	    CONF_TYPE_INT, "50", 1, 1000000, 0,
 	    "jobs (bulk, batch, upload) one account may have not yet "
-	    "completed, failed or cancelled (beyond: 429 too_many_jobs)" },
+	    "completed, failed or cancelled (beyond: 409 too_many_jobs)" },
 	[CONF_ACCOUNT_UPLOAD_STORAGE_MB] = { "account_upload_storage_mb",
 	    CONF_TYPE_INT, "500", 1, 1000000, 0,
 	    "MiB of uploaded files not yet ingested one account may have "

@@ -2,7 +2,7 @@
 # test_account_caps.sh: what one account may hold in the shared database
 # (issue 25, item 2), through lighttpd, svc-api and MariaDB, with every cap
 # set low: jobs not yet ended (account_jobs_in_flight_max: bulk, batch and
-# upload 429 too_many_jobs), rows costing no credit per UTC day
+# upload 409 too_many_jobs), rows costing no credit per UTC day
 # (account_sandbox_rows_per_day: 429 sandbox_daily_limit, yesterday's not
 # counted), raw upload bytes stored and not yet ingested
 # (account_upload_storage_mb: 409 upload_storage_exceeded, a source_url
@@ -39,12 +39,12 @@ t_jobs_in_flight() {
     expect_status 202 || return 1
     # three in flight (pending, pending, ingesting): the fourth of any kind is refused
     http POST /v1/verify/bulk '{"emails":["a4@c.example","a5@c.example"]}'
-    expect_status 429 && expect_json .error.code too_many_jobs &&
+    expect_status 409 && expect_json .error.code too_many_jobs &&
         expect_json .error.details.limit 3 && expect_json .error.details.in_flight 3 || return 1
     http POST /v1/verify/batch '{"emails":["a4@c.example"]}'
-    expect_status 429 && expect_json .error.code too_many_jobs || return 1
+    expect_status 409 && expect_json .error.code too_many_jobs || return 1
     http POST /v1/verify/bulk/upload "" -F "file=@$F/one.csv"
-    expect_status 429 && expect_json .error.code too_many_jobs || return 1
+    expect_status 409 && expect_json .error.code too_many_jobs || return 1
     expect_eq "jobs" 3 "$(jobs_of "$acc")" && expect_eq "rows" 2 "$(rows_of "$acc")" &&
         expect_eq "balance (two rows charged)" 98 "$(balance "$acc")" &&
         expect_eq "stored pieces" 1 "$(it_sql "SELECT COUNT(*) FROM upload_chunks")" || return 1
@@ -54,9 +54,9 @@ t_jobs_in_flight() {
     http POST /v1/verify/bulk '{"emails":["a4@c.example","a5@c.example"]}'
     expect_status 202 && expect_json .credits_charged 2 || return 1
     http POST /v1/verify/bulk '{"emails":["a6@c.example"]}'
-    expect_status 429 && expect_json .error.code too_many_jobs
+    expect_status 409 && expect_json .error.code too_many_jobs
 }
-t_case "at account_jobs_in_flight_max jobs not ended, bulk, batch and upload are 429 too_many_jobs, nothing written" t_jobs_in_flight
+t_case "at account_jobs_in_flight_max jobs not ended, bulk, batch and upload are 409 too_many_jobs, nothing written" t_jobs_in_flight
 
 t_sandbox_rows_per_day() {
     local acc sb live
@@ -70,6 +70,9 @@ t_sandbox_rows_per_day() {
     expect_status 429 && expect_json .error.code sandbox_daily_limit &&
         expect_json .error.details.limit 10 && expect_json .error.details.used 6 &&
         expect_json .error.details.requested 5 || return 1
+    # Retry-After: the seconds until 00:00 UTC
+    [[ $HTTP_HEADERS =~ [Rr]etry-[Aa]fter:\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] &&
+        [ "${BASH_REMATCH[1]}" -le 86400 ] || it_fail "Retry-After missing or out of range: $HTTP_HEADERS" || return 1
     expect_eq "jobs" 1 "$(jobs_of "$acc")" && expect_eq "rows" 6 "$(rows_of "$acc")" || return 1
     # up to the cap is fine (the jobs ended: jobs in flight are not what is counted here)
     it_sql "UPDATE jobs SET status = 'completed' WHERE account_id = '$acc'"
