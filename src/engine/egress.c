@@ -2,6 +2,7 @@
  * its routes. What a route does to a connection is smtp_io.c's and the
  * SOCKS5 exchange is socks5.c's. */
 #include "engine/egress.h"
+#include "util/hex.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -55,18 +56,6 @@ egress_addr(const char *p, size_t len, int brackets, unsigned port,
 	return -1;
 }
 
-static int
-egress_hex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A user name or password, percent-decoded (so that ':' and '@' can be
  * written %3A and %40) into out: 1..EGRESS_CRED_MAX octets, no NUL. */
 static int
@@ -84,8 +73,8 @@ egress_cred(const char *p, size_t len, char *out)
 		}
 		if (i + 2 >= len)
 			return -1;
-		if ((h = egress_hex((unsigned char)p[i + 1])) < 0 ||
-		    (l = egress_hex((unsigned char)p[i + 2])) < 0 ||
+		if ((h = hex_value((unsigned char)p[i + 1])) < 0 ||
+		    (l = hex_value((unsigned char)p[i + 2])) < 0 ||
 		    (h == 0 && l == 0))
 			return -1;
 		out[o++] = (char)(h * 16 + l);

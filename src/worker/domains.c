@@ -372,6 +372,19 @@ domains_rcpt_limit(const struct process *p, const struct process_domain *d)
 	return limit;
 }
 
+size_t
+domains_session_limit(const struct process_domain *d)
+{
+	size_t limit = 0;
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t] && d->host[t]->session_limit > 0 &&
+		    (limit == 0 || (size_t)d->host[t]->session_limit < limit))
+			limit = (size_t)d->host[t]->session_limit;
+	return limit;
+}
+
 int
 domains_too_many(const struct smtp_rcpt_result *rr)
 {

@@ -196,6 +196,9 @@ int	 domains_may_follow(const struct process *,
 	    const struct process_domain *, int64_t now);
 void	 domains_follow(struct process_host **held,
 	    const struct process_domain *);
+/* The fewest RCPTs one of the domain's hosts takes a session (learned from
+ * 452 4.5.3), 0 when none said. */
+size_t	 domains_session_limit(const struct process_domain *);
 size_t	 domains_rcpt_limit(const struct process *,
 	    const struct process_domain *);
 /* The back-off or recipient limit its hosts learn from how a session

@@ -43,12 +43,24 @@ sessions_take(struct process *p, struct process_tx *tx,
     struct process_domain *d, size_t limit, int64_t now)
 {
 	struct process_addr *pa;
+	size_t sl = domains_session_limit(d);
+	int probe_alone = 0;
 
 	memset(tx, 0, sizeof(*tx));
 	if (limit > SMTP_RCPT_MAX - 1)
 		limit = SMTP_RCPT_MAX - 1;	/* room for the probe */
 	if (limit > d->queued)
 		limit = d->queued;
+	/* A host that takes few RCPTs a session (452 4.5.3, Outlook.com one):
+	 * the catch-all probe, last of the transaction while it is still to
+	 * be sent, counts in them; where only the probe fits, the
+	 * transaction carries the probe alone and the addresses follow once
+	 * its answer is known. */
+	if (limit > 0 && sl > 0 && d->b.probe == VERIFY_PROBE_UNKNOWN &&
+	    limit + 1 > sl) {
+		limit = sl - 1;
+		probe_alone = limit == 0;
+	}
 	/* a paced pair's budget (nothing asked of a pair not paced) */
 	if (limit > 0 && d->host[PROCESS_BY_NAME] != NULL &&
 	    (limit = pacer_allow(p, d->host[PROCESS_BY_NAME]->pair, limit,
@@ -63,16 +75,17 @@ sessions_take(struct process *p, struct process_tx *tx,
 		}
 		tx->addrs[tx->n++] = pa;
 	}
-	if (tx->n == 0) {
+	if (tx->n == 0 && !probe_alone) {
 		free(tx->addrs);
 		tx->addrs = NULL;
 		if (d->parked != NULL && d->b.probe != VERIFY_PROBE_RUNNING)
 			sessions_unpark(p, d);
 		return 0;
 	}
+	/* (a transaction is held while tx->d is set, addresses or not) */
 	tx->d = d;
 	d->active++;
-	return tx->n;
+	return tx->n + (size_t)probe_alone;
 }
 
 /* A transaction that cannot even be tried (no memory): its addresses are
@@ -424,7 +437,7 @@ sessions_ready(struct process *p, struct process_session *ss, int64_t now)
 		prev = tx.d;
 		sessions_tx_end(p, ss, &tx, now);
 	}
-	if (ss->tx.n > 0) {
+	if (ss->tx.d != NULL) {
 		sessions_give(p, ss, now);
 		return;
 	}
@@ -449,7 +462,7 @@ sessions_done(struct process *p, struct process_session *ss, int64_t now)
 {
 	struct process_tx tx;
 
-	if (ss->tx.n > 0) {
+	if (ss->tx.d != NULL) {
 		tx = ss->tx;
 		tx.s = ss->s;
 		tx.unsent = !ss->loaded;
@@ -553,7 +566,7 @@ sessions_drop_all(struct process *p)
 
 	for (i = 0; i < p->nsessions; i++) {
 		ss = &p->sessions[i];
-		if (ss->tx.n > 0)
+		if (ss->tx.d != NULL)
 			ss->tx.d->active--;
 		ss->tx.s = NULL;
 		sessions_drop(&ss->tx);

@@ -71,9 +71,10 @@ rate_field() { fake_ctl "$1" rate | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 {
     for i in $(seq -w 1 40); do echo "user$i@rl.pace.test valid accepted_email null"; done
     for i in $(seq -w 1 10); do echo "unknown$i@rl.pace.test invalid rejected_email mailbox_not_found"; done
-    # mx-bl: the probe and 4 addresses fit in its 5 RCPTs, the rest is blocked
-    for i in $(seq -w 1 4); do echo "user$i@bl.pace.test valid accepted_email null"; done
-    for i in $(seq -w 5 30); do echo "user$i@bl.pace.test unknown unknown smtp_blocked"; done
+    # mx-bl: 5 addresses fit in its 5 RCPTs (the catch-all probe goes
+    # after them), the rest is blocked
+    for i in $(seq -w 1 5); do echo "user$i@bl.pace.test valid accepted_email null"; done
+    for i in $(seq -w 6 30); do echo "user$i@bl.pace.test unknown unknown smtp_blocked"; done
     printf '%s\n' "user1@o1.pace.test valid accepted_email null" "user2@o1.pace.test valid accepted_email null" \
         "unknown1@o1.pace.test invalid rejected_email mailbox_not_found"
 } > "$IT_DIR/expected.txt"
