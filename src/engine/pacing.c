@@ -167,12 +167,12 @@ int
 pacing_is_slow_down(int code, const char *enhanced, const char *text,
     enum smtp_verdict v)
 {
+	(void)enhanced;
 	if (code / 100 != 4)
 		return 0;
 	if (text != NULL && strstr(text, "[TSS04]") != NULL)
 		return 1;
-	return enhanced != NULL && strncmp(enhanced, "4.7.", 4) == 0 &&
-	    v != SMTP_VERDICT_GREYLISTED;
+	return v == SMTP_VERDICT_RATE_LIMITED;
 }
 
 int

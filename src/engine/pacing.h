@@ -17,7 +17,7 @@
  *  - The RCPTs are counted in rate_counts with ratelimit_lease (the rate
  *    permits of sql/010): a window of pacing_window_ms never holds more
  *    than rate * window / 1 minute of them, on all worker hosts together.
- *  - "Slow down" (pacing_is_slow_down: 421, 4.7.x temporary) starts a
+ *  - "Slow down" (pacing_is_slow_down: a rate_limited reply) starts a
  *    penalty: no RCPT and no connection from that route to the pair until
  *    it ends (the pair's penalty, and at least a window: what was sent
  *    before it was not counted in the budget). Several in a row (pacing_block_strikes, each within a
@@ -99,11 +99,11 @@ int	 pacing_slow_down(struct pacing_pair *, const struct pacing_conf *,
 void	 pacing_block(struct pacing_pair *, const struct pacing_conf *,
 	    const char *reason, int64_t now);
 
-/* The one test of a "slow down" reply, until smtp_classify gives it a
- * verdict of its own (issue 24 item 2): a 4xx (421 included) with an
- * x.7.x enhanced code that is not greylisting (421 4.7.28, 421 4.7.0,
- * 451 4.7.650), or Outlook's "[TSS04]"; a 421 without x.7.x (4.3.2
- * "shutting down", "too many connections") is the back-off's, not this. */
+/* The one test of a "slow down" reply: a 4xx (421 included) that the
+ * reading rules (smtp_reply_rules.txt) call rate_limited (421 4.7.28,
+ * 451 4.7.650...), or Yahoo's "[TSS04]". Any other 4xx, x.7.x or not
+ * (greylisting, Postfix's "421 4.7.0 Error: too many errors", 4.3.2
+ * "shutting down"), is the back-off's, not this. */
 int	 pacing_is_slow_down(int code, const char *enhanced, const char *text,
 	    enum smtp_verdict);
 /* A reply that blocks our client (5.7.x naming us, a DNSBL, a policy). */

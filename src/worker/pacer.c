@@ -13,6 +13,8 @@
  * in its profile when it differs from what was known. */
 #include "engine/mxprofile.h"
 #include "engine/pacing.h"
+#include "engine/smtp_classify.h"
+#include "engine/verify.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "worker/sched.h"
@@ -221,7 +223,8 @@ pacer_note(struct process *p, const struct mxprofile *n)
 
 /* The reply of the session that says "slow down" or blocks us, or NULL. */
 static const char *
-pacer_signal(const struct smtp_session *s, const struct smtp_session_info *si,
+pacer_signal(const struct smtp_rules *rules, const struct smtp_session *s,
+    const struct smtp_session_info *si,
     size_t total, int *block, char *why, size_t whysz)
 {
 	const struct smtp_rcpt_result *rr;
@@ -242,7 +245,8 @@ pacer_signal(const struct smtp_session *s, const struct smtp_session_info *si,
 		}
 	}
 	if (pacing_is_slow_down(si->code, si->enhanced, si->text,
-	    SMTP_VERDICT_TEMPORARY) && (si->outcome == SMTP_OUTCOME_TEMPFAIL ||
+	    smtp_classify_rcpt(rules, NULL, si->code, si->enhanced,
+	    si->text)) && (si->outcome == SMTP_OUTCOME_TEMPFAIL ||
 	    si->outcome == SMTP_OUTCOME_REFUSED_AT_BANNER ||
 	    si->outcome == SMTP_OUTCOME_DISCONNECTED)) {
 		snprintf(why, whysz, "%d %s %s", si->code, si->enhanced,
@@ -324,8 +328,8 @@ pacer_learn(struct process *p, struct process_domain *d,
 	}
 	if (pp != NULL) {
 		pacing_tally_add(&pp->s, (long)answered, now);
-		if (!failed && pacer_signal(s, si, total, &block, why,
-		    sizeof(why)) != NULL) {
+		if (!failed && pacer_signal(verify_engine_smtp(p->engine)->rules,
+		    s, si, total, &block, why, sizeof(why)) != NULL) {
 			if (block)
 				pacing_block(&pp->s, &p->pconf, why, now);
 			else if (pacing_slow_down(&pp->s, &p->pconf, why, now))

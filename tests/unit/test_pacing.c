@@ -215,10 +215,12 @@ static void
 test_replies(void **state)
 {
 	(void)state;
+	/* (the verdicts the shipped reading rules give these replies) */
 	assert_true(pacing_is_slow_down(421, "4.7.28", "rate limited",
-	    SMTP_VERDICT_TEMPORARY));
+	    SMTP_VERDICT_RATE_LIMITED));
 	assert_true(pacing_is_slow_down(451, "4.7.650", "The mail server "
-	    "[x] has been temporarily rate limited", SMTP_VERDICT_BLOCKED));
+	    "[x] has been temporarily rate limited",
+	    SMTP_VERDICT_RATE_LIMITED));
 	assert_true(pacing_is_slow_down(421, "", "Server busy. (S77714) "
 	    "[TSS04]", SMTP_VERDICT_TEMPORARY));
 	/* greylisting, a shutdown, a mailbox's own rate: not ours */
@@ -226,6 +228,9 @@ test_replies(void **state)
 	    "again later", SMTP_VERDICT_GREYLISTED));
 	assert_false(pacing_is_slow_down(421, "4.3.2", "shutting down",
 	    SMTP_VERDICT_TEMPORARY));
+	/* Postfix's smtpd_hard_error_limit after many unknown users */
+	assert_false(pacing_is_slow_down(421, "4.7.0", "mta.example Error: "
+	    "too many errors", SMTP_VERDICT_TEMPORARY));
 	assert_false(pacing_is_slow_down(450, "4.2.1", "receiving mail at a "
 	    "rate", SMTP_VERDICT_TEMPORARY));
 	assert_false(pacing_is_slow_down(550, "5.7.1", "blocked",
