@@ -359,17 +359,13 @@ domains_no_reuse(struct process_host *const *held,
 size_t
 domains_rcpt_limit(const struct process *p, const struct process_domain *d)
 {
-	size_t limit = (size_t)p->rcpts;
+	size_t limit = (size_t)p->rcpts, sl = domains_session_limit(d);
 	int t;
 
-	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
 		if (d->host[t] && (size_t)d->host[t]->rcpt_limit < limit)
 			limit = (size_t)d->host[t]->rcpt_limit;
-		if (d->host[t] && d->host[t]->session_limit > 0 &&
-		    (size_t)d->host[t]->session_limit < limit)
-			limit = (size_t)d->host[t]->session_limit;
-	}
-	return limit;
+	return sl > 0 && sl < limit ? sl : limit;
 }
 
 size_t
