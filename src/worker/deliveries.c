@@ -379,14 +379,20 @@ deliveries_once(const struct conf *c, struct db *db,
 	 * nothing */
 	d->poll_ms = INT64_MAX / 4;
 	while (!*stop) {
-		if (deliveries_turn(d, DELIVERIES_WAIT_MS) == -1) {
+		/* the turn does not wait: a run with nothing (more) to
+		 * deliver ends at once, instead of after a last poll of
+		 * DELIVERIES_WAIT_MS on no transfer at all */
+		if (deliveries_turn(d, 0) == -1) {
 			rc = -1;
 			break;
 		}
 		if (d->nxfers == 0 && d->last_found == 0)
 			break;
-		if (d->nxfers == 0)
+		if (d->nxfers == 0) {
 			d->next_claim = 0;
+			continue;
+		}
+		curl_multi_poll(d->multi, NULL, 0, DELIVERIES_WAIT_MS, NULL);
 	}
 	deliveries_drop_all(d, rc == 0);
 	deliveries_free(d);
