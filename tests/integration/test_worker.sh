@@ -456,16 +456,29 @@ t_cancel() {
 }
 t_case "a cancelled job stops: nothing is counted after the cancellation and no chunk stays leased" t_cancel
 
-t_sigterm() {
-    local id=job_term i pid
-    for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
-    id=${JOBS[$id]}
-    for i in $(seq 1 100); do
-        [ "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state = 'leased'")" -gt 0 ] && break
+# held: every flight to the job's server waits unanswered until the test
+# lets it go, so the job is mid-way at the SIGTERM (or the restart) however
+# fast or loaded the machine is. sessions_open: how many the server has.
+sessions_open() { fake_ctl 127.0.0.31 concurrency | sed 's/.*now=\([0-9]*\).*/\1/'; }
+wait_held_session() {
+    local i
+    for i in $(seq 1 600); do
+        [ "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$1' AND state = 'leased'")" -gt 0 ] &&
+            [ "$(sessions_open)" -ge 1 ] && return 0
         sleep 0.1
     done
+    it_fail "no chunk of $1 leased with a session open after 60 s"
+}
+
+t_sigterm() {
+    local id=job_term i pid
+    fake_set 127.0.0.31 hold=1
+    for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
+    wait_held_session "$id" || { fake_set 127.0.0.31 hold=0; return 1; }
     pid=$(worker_pid) || return 1
     stack_proc_stop "$IT_DIR/log" worker
+    fake_set 127.0.0.31 hold=0
     stack_alive "$pid" && it_fail "svc-worker still runs after SIGTERM"
     expect_eq "chunks leased after SIGTERM" 0 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id' AND state = 'leased'")"
     grep -q "event=chunk_released job=$id" "$IT_DIR/log/svc.log" || it_fail "no chunk_released in the log"
@@ -501,16 +514,15 @@ t_case "a host that defers MAIL (451) gets sessions after a back-off of 1, 2, 4 
 # leases expire; every address still gets exactly one result.
 t_db_restart() {
     local id=job_dbrestart i
-    fake_set 127.0.0.31 flight_delay_ms=300
+    fake_set 127.0.0.31 flight_delay_ms=300 hold=1
     for i in $(seq -w 1 600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
     id=${JOBS[$id]}
     start_worker || return 1
-    for i in $(seq 1 100); do
-        [ "$(job_field $id processed_emails)" -gt 0 ] && break
-        sleep 0.2
-    done
+    wait_held_session "$id" || { fake_set 127.0.0.31 hold=0; return 1; }
     [ "$(job_field $id status)" = processing ] || it_fail "the job is not being processed" || return 1
+    # the answers come while the database is away
     stack_mariadb_stop "$IT_DIR/mariadb"
+    fake_set 127.0.0.31 hold=0
     sleep 2
     stack_mariadb_start "$IT_DIR/mariadb" || it_fail "MariaDB did not start again" || return 1
     for i in $(seq 1 600); do
