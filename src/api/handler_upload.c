@@ -727,7 +727,7 @@ handler_upload(struct api_call *c)
 	/* An early refusal only: when the count cannot be read (a failing
 	 * upload_chunks is answered 503 once the file is stored), the check
 	 * under the account's lock at creation decides. */
-	if (caps_upload_bytes(c->ctx->db, c->key.account_id, &h.stored) !=
+	if (caps_upload_bytes(c->ctx->db, c->key.account_id, NULL, &h.stored) !=
 	    DB_OK)
 		h.stored = 0;
 	for (i = 0; i < UPLOAD_FIELD__MAX; i++)

@@ -27,16 +27,18 @@ caps_jobs_in_flight(struct db *db, const char *account, long long *n)
 }
 
 enum db_err
-caps_upload_bytes(struct db *db, const char *account, long long *n)
+caps_upload_bytes(struct db *db, const char *account, const char *except_job,
+    long long *n)
 {
 	int found;
 
 	*n = 0;
 	return db_query_int(db, "SELECT COALESCE(SUM(j.file_size), 0) FROM "
-	    "jobs j WHERE j.account_id = ? AND j.type = ? AND EXISTS (SELECT "
-	    "1 FROM upload_chunks c WHERE c.job_id = j.id)",
+	    "jobs j WHERE j.account_id = ? AND j.type = ? AND j.id <> ? AND "
+	    "EXISTS (SELECT 1 FROM upload_chunks c WHERE c.job_id = j.id)",
 	    DB_ARGS(DBP_STR(account),
-	    DBP_STR(jobs_type_names[JOBS_TYPE_UPLOAD])), n, &found);
+	    DBP_STR(jobs_type_names[JOBS_TYPE_UPLOAD]),
+	    DBP_STR(except_job != NULL ? except_job : "")), n, &found);
 }
 
 enum db_err

@@ -17,9 +17,11 @@ enum db_err caps_lock(struct db *, const char *account);
 enum db_err caps_jobs_in_flight(struct db *, const char *account,
 	    long long *n);
 /* Bytes of raw upload files the account has stored in upload_chunks (the
- * file_size of its jobs whose pieces are still there). */
+ * file_size of its jobs whose pieces are still there; while a source_url
+ * downloads, the length its server announced), but for the job except_job
+ * (NULL: every job). */
 enum db_err caps_upload_bytes(struct db *, const char *account,
-	    long long *n);
+	    const char *except_job, long long *n);
 /* Rows of the account's jobs made since 00:00 UTC today that cost no
  * credit (sandbox addresses, entries that are not addresses). */
 enum db_err caps_free_rows_today(struct db *, const char *account,

@@ -37,7 +37,7 @@ const char *const ingest_fail_codes[INGEST_FAIL__MAX] = {
 	"", "no_emails", "too_many_emails", "email_column_not_found",
 	"invalid_column_mapping", "invalid_file", "file_unavailable",
 	"source_unreachable", "file_too_large", "insufficient_credits",
-	"source_too_slow"
+	"source_too_slow", "upload_storage_exceeded"
 };
 
 #define INGEST_PROGRESS_MS 1000

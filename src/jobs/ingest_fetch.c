@@ -7,8 +7,14 @@
  * run out. A server that trickles (under source_url_min_rate bytes a
  * second over source_url_min_rate_seconds, libcurl's low-speed limit)
  * fails the job with source_too_slow: it cannot hold the worker's one
- * ingestion thread for the whole source_url_timeout_seconds. */
+ * ingestion thread for the whole source_url_timeout_seconds. The account's
+ * stored upload files are held to account_upload_storage_mb while the file
+ * comes (the API could not know its size when it accepted the job): the
+ * room is read when the download starts and again with each progress
+ * call, and a file that would pass it fails the job with
+ * upload_storage_exceeded, nothing kept. */
 #include "jobs/ingest_fetch.h"
+#include "jobs/caps.h"
 #include "jobs/ingest_read.h"
 #include "jobs/upload_store.h"
 #include "util/log.h"
@@ -30,6 +36,8 @@ struct ingest_fetch_ctx {
 	ingest_progress_fn	 progress;
 	void			*arg;
 	int64_t			 last_progress;
+	long long		 storage_max;	/* the account's, in bytes */
+	long long		 room;		/* what this file may take */
 	unsigned char		 head[4];	/* the file's first bytes */
 	size_t			 nhead;
 	int			 db_failed;
@@ -86,6 +94,22 @@ ingest_fetch_announced(struct ingest_fetch_ctx *c)
 		c->db_failed = 1;
 }
 
+/* The room the account's other stored files leave this one: 0, or -1 when
+ * the database failed. */
+static int
+ingest_fetch_room(struct ingest_fetch_ctx *c)
+{
+	long long others;
+
+	if (caps_upload_bytes(c->db, c->job->account_id, c->job->id,
+	    &others) != DB_OK) {
+		c->db_failed = 1;
+		return -1;
+	}
+	c->room = c->storage_max - others;
+	return 0;
+}
+
 /* fetch_sink_fn: a piece of the file into the store. */
 static int
 ingest_fetch_piece(void *arg, const void *data, size_t len)
@@ -100,6 +124,13 @@ ingest_fetch_piece(void *arg, const void *data, size_t len)
 		    sizeof(c->head) - c->nhead : len;
 		memcpy(c->head + c->nhead, data, n);
 		c->nhead += n;
+	}
+	if (c->w.size + (long long)len > c->room) {
+		ingest_fetch_failed(c, INGEST_FAIL_STORAGE_EXCEEDED, "the "
+		    "account's stored upload files and this one would pass "
+		    "%lld MiB (account_upload_storage_mb): wait for them to be "
+		    "ingested or cancel some", c->storage_max >> 20);
+		return -1;
 	}
 	if (c->db_failed || upload_store_write(&c->w, data, len) != DB_OK) {
 		c->db_failed = 1;
@@ -124,6 +155,8 @@ ingest_fetch_xfer(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 	if (now - c->last_progress < INGEST_FETCH_PROGRESS_MS)
 		return 0;
 	c->last_progress = now;
+	if (ingest_fetch_room(c) == -1)
+		return 1;
 	if (c->progress != NULL && c->progress(c->arg, 0, c->w.size) == -1) {
 		c->stopped = 1;
 		return 1;
@@ -211,8 +244,8 @@ ingest_fetch_hop(struct ingest_fetch_ctx *c, const char *url, int hop,
 	}
 	rc = curl_easy_perform(c->f.easy);
 	fe = fetch_result(&c->f, rc, &status);
-	if (c->db_failed || c->stopped)
-		return -1;
+	if (c->db_failed || c->stopped || c->fail != INGEST_FAIL_NONE)
+		return -1;	/* the sink's own failure is the job's */
 	switch (fe) {
 	case FETCH_OK:
 		break;
@@ -328,9 +361,9 @@ out:
 }
 
 enum ingest_err
-ingest_fetch(struct db *db, const struct fetch_opts *o, struct ingest_job *j,
-    const char *owner, ingest_progress_fn progress, void *arg,
-    enum ingest_fail *fail, char message[INGEST_MESSAGE_MAX])
+ingest_fetch(struct db *db, const struct fetch_opts *o, long long storage_max,
+    struct ingest_job *j, const char *owner, ingest_progress_fn progress,
+    void *arg, enum ingest_fail *fail, char message[INGEST_MESSAGE_MAX])
 {
 	struct ingest_fetch_ctx c;
 	enum ingest_err rc;
@@ -344,10 +377,12 @@ ingest_fetch(struct db *db, const struct fetch_opts *o, struct ingest_job *j,
 	c.arg = arg;
 	c.message = message;
 	c.last_progress = timeutil_mono_ms();
+	c.storage_max = storage_max;
 	*fail = INGEST_FAIL_NONE;
 	message[0] = '\0';
 	/* what an earlier attempt stored before its worker died */
-	if (upload_store_delete(db, j->id) != DB_OK)
+	if (upload_store_delete(db, j->id) != DB_OK ||
+	    ingest_fetch_room(&c) == -1)
 		return INGEST_DB;
 	if (fetch_init(&c.f, o) == -1)
 		return INGEST_NOMEM;

@@ -30,11 +30,15 @@ void	 ingest_fetch_opts(struct fetch_opts *, const struct conf *);
  * bytes downloaded (rows 0), which renews the lease. INGEST_OK with *fail
  * INGEST_FAIL_NONE: the file is stored, j->format and j->file_size are
  * set, in the job's row too; INGEST_OK with *fail source_unreachable,
- * source_too_slow (under source_url_min_rate), file_too_large or no_emails (an empty file) and a message: nothing is
- * stored. INGEST_STOPPED: progress returned -1, or the job stopped being
- * this owner's; nothing is stored. INGEST_DB, INGEST_NOMEM. */
+ * source_too_slow (under source_url_min_rate), file_too_large,
+ * upload_storage_exceeded (the account's other stored upload files and
+ * this one over storage_max bytes) or no_emails (an empty file) and a
+ * message: nothing is stored. INGEST_STOPPED: progress returned -1, or the
+ * job stopped being this owner's; nothing is stored. INGEST_DB,
+ * INGEST_NOMEM. */
 enum ingest_err ingest_fetch(struct db *, const struct fetch_opts *,
-	    struct ingest_job *, const char *owner, ingest_progress_fn,
+	    long long storage_max, struct ingest_job *, const char *owner,
+	    ingest_progress_fn,
 	    void *arg, enum ingest_fail *fail,
 	    char message[INGEST_MESSAGE_MAX]);
 #endif

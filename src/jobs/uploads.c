@@ -21,7 +21,7 @@ uploads_caps_check(struct db *db, const struct uploads_new *u,
 		return UPLOADS_DB;
 	if (*used >= u->jobs_in_flight_max)
 		return UPLOADS_TOO_MANY_JOBS;
-	if (caps_upload_bytes(db, u->account_id, used) != DB_OK)
+	if (caps_upload_bytes(db, u->account_id, NULL, used) != DB_OK)
 		return UPLOADS_DB;
 	if (*used + u->size > u->storage_max ||
 	    (u->source_url != NULL && *used >= u->storage_max))

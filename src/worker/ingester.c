@@ -81,7 +81,9 @@ ingester_fetch(const struct conf *c, struct db *db, struct ingest_job *j,
 
 	log_info("event=source_fetch_started job=%s", j->id);
 	ingest_fetch_opts(&o, c);
-	rc = ingest_fetch(db, &o, j, owner, ingester_progress, pr, &fail, msg);
+	rc = ingest_fetch(db, &o, (long long)conf_int(c,
+	    CONF_ACCOUNT_UPLOAD_STORAGE_MB) << 20, j, owner, ingester_progress,
+	    pr, &fail, msg);
 	if (rc == INGEST_STOPPED) {
 		ingester_stopped(db, j, owner, pr->stop);
 		return 0;

@@ -337,6 +337,21 @@ t_too_slow() {
 }
 t_case "a source_url that trickles under source_url_min_rate for source_url_min_rate_seconds fails with source_too_slow" t_too_slow
 
+# The API accepts a source_url before its size is known: the worker holds
+# the download to what account_upload_storage_mb leaves the account.
+t_storage_cap() {
+    local small
+    small=$(conf storage "account_upload_storage_mb = 1")
+    seq 1 150000 | sed "s/.*/s&@$SB/" > "$F/over-cap.csv"
+    fetch "$S/files/over-cap.csv" && settle "$small" || return 1
+    failed_with upload_storage_exceeded "would pass 1 MiB .account_upload_storage_mb" || return 1
+    # a file that fits the same cap goes through
+    fetch "$S/files/contacts.csv" && settle "$small" || return 1
+    http GET "/v1/jobs/$JOB"
+    expect_jq '.status != "failed"' && expect_json .total_emails 3
+}
+t_case "a source_url file that would pass account_upload_storage_mb fails with upload_storage_exceeded, nothing kept or charged" t_storage_cap
+
 t_progress_and_lease() {
     local i st phase bytes seen=0 grew=0 first_exp renewed=0 last=0
     seq 1 40000 | sed "s/.*/row&,p&@$SB/" > "$F/slow.csv"
