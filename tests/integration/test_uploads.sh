@@ -566,15 +566,15 @@ t_retention_and_orphans() {
     expect_eq "orphan pieces left" "job_orphan_new" "$(it_sql "SELECT job_id FROM upload_chunks WHERE job_id LIKE 'job_orphan%'")" || return 1
     expect_eq "stored file of a recent job (gone with its rows)" 0 "$(chunks_of "$done_job")" || return 1
     # job_retention_days (90) after it ended, or after it was left waiting
-    # for confirmation: the job, its rows and its stored file go
+    # for confirmation: its rows and its stored file go, the job stays
     it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$done_job';
         UPDATE jobs SET created_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$wait_job'"
     it_worker_once || return 1
-    expect_eq "rows of the purged jobs" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id IN ('$done_job', '$wait_job')),
+    expect_eq "rows of the erased jobs" "2 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id IN ('$done_job', '$wait_job') AND data_erased_at IS NOT NULL),
         (SELECT COUNT(*) FROM job_emails WHERE job_id IN ('$done_job', '$wait_job')),
         (SELECT COUNT(*) FROM upload_chunks WHERE job_id IN ('$done_job', '$wait_job'))" | tr '\t' ' ')" || return 1
     it_sql "DELETE FROM upload_chunks WHERE job_id = 'job_orphan_new'"
 }
-t_case "housekeeping purges upload jobs (rows and stored file) after job_retention_days, and pieces whose upload never finished" t_retention_and_orphans
+t_case "housekeeping erases upload jobs' data (rows and stored file) after job_retention_days, and pieces whose upload never finished" t_retention_and_orphans
 
 t_done
