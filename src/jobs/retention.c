@@ -175,10 +175,11 @@ retention_expire(struct db *db, long default_days, long offset_seconds,
 	struct db_res *res = NULL;
 	struct {
 		char	 id[IDS_MAX], account[IDS_MAX];
-		int	 waiting;
+		int	 ended;
 	} *jobs;
 	size_t n = 0, i;
 	long long erased = 0, refunded;
+	enum jobs_err rc;
 
 	if (limit <= 0)
 		return 0;
@@ -187,13 +188,16 @@ retention_expire(struct db *db, long default_days, long offset_seconds,
 	/* Batch jobs at their expires_at (30 days from creation, the spec);
 	 * every job retention_days after it ended (an upload left waiting
 	 * for confirmation: after it was made). */
-	if (db_query(db, "SELECT id, account_id, status = ? FROM jobs WHERE "
+	if (db_query(db, "SELECT id, account_id, status IN (?, ?, ?) FROM "
+	    "jobs WHERE "
 	    "data_erased_at IS NULL AND ((type = ? AND expires_at IS NOT NULL "
 	    "AND expires_at < UTC_TIMESTAMP(3) + INTERVAL ? SECOND) OR "
 	    "(status IN (?, ?, ?, ?) AND COALESCE(completed_at, created_at) + "
 	    "INTERVAL COALESCE(retention_days, ?) DAY < UTC_TIMESTAMP(3) + "
 	    "INTERVAL ? SECOND)) LIMIT ?",
-	    DB_ARGS(DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
+	    DB_ARGS(DBP_STR(jobs_status_names[JOBS_COMPLETED]),
+	    DBP_STR(jobs_status_names[JOBS_FAILED]),
+	    DBP_STR(jobs_status_names[JOBS_CANCELLED]),
 	    DBP_STR(jobs_type_names[JOBS_TYPE_BATCH]), DBP_INT(offset_seconds),
 	    DBP_STR(jobs_status_names[JOBS_COMPLETED]),
 	    DBP_STR(jobs_status_names[JOBS_FAILED]),
@@ -207,14 +211,19 @@ retention_expire(struct db *db, long default_days, long offset_seconds,
 	while (n < (size_t)limit && db_res_next(res) == 1) {
 		strparse_copy(jobs[n].id, IDS_MAX, db_res_str(res, 0));
 		strparse_copy(jobs[n].account, IDS_MAX, db_res_str(res, 1));
-		jobs[n++].waiting = db_res_int(res, 2) != 0;
+		jobs[n++].ended = db_res_int(res, 2) != 0;
 	}
 	db_res_free(res);
 	for (i = 0; i < n; i++) {
-		/* never confirmed: cancelled (nothing was charged), so that
-		 * it cannot be confirmed once its file is gone */
-		if (jobs[i].waiting && jobs_cancel(db, jobs[i].account,
-		    jobs[i].id, &refunded) == JOBS_DB)
+		/* An upload never confirmed (nothing was charged), so that it
+		 * cannot be confirmed once its file is gone, or a batch past
+		 * its 30 days still running (refunded as any cancel): ended
+		 * first. */
+		rc = JOBS_OK;
+		if (!jobs[i].ended)
+			rc = jobs_cancel(db, jobs[i].account, jobs[i].id,
+			    &refunded);
+		if (rc != JOBS_OK && rc != JOBS_NOT_CANCELLABLE)
 			break;
 		if (retention_erase_job(db, jobs[i].id, &who, NULL) == -1)
 			break;

@@ -79,8 +79,9 @@ int	 retention_erase_job(struct db *, const char *job_id,
  * ended: batch jobs past their expires_at, and jobs that ended (or wait
  * for confirmation) more than their retention_days ago (default_days for
  * a job made before retention_days was stored), as if the clock were
- * offset_seconds ahead (test_clock_offset_seconds). Returns how many
- * jobs, or -1. */
+ * offset_seconds ahead (test_clock_offset_seconds). A job not ended
+ * (an upload never confirmed, a batch still running at its expires_at) is
+ * cancelled first, with the usual refund. Returns how many jobs, or -1. */
 long long retention_expire(struct db *, long default_days,
 	    long offset_seconds, long limit);
 

@@ -472,16 +472,19 @@ t_batch_purged_after_expiry() {
     it_sql "UPDATE jobs SET created_at = created_at - INTERVAL 31 DAY, expires_at = expires_at - INTERVAL 31 DAY WHERE id = '$old'"
     for _ in $(seq 1 10); do
         it_worker_once || return 1
-        [ "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$old'")" = 0 ] && break
+        [ "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$old' AND data_erased_at IS NOT NULL")" = 1 ] && break
     done
-    expect_eq "rows of the expired batch" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$old'),
+    expect_eq "rows of the expired batch" "1 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$old' AND data_erased_at IS NOT NULL),
         (SELECT COUNT(*) FROM job_emails WHERE job_id = '$old'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$old')" | tr '\t' ' ')" || return 1
+    # the job keeps its counts; its results are gone
     http GET "/v1/verify/batch/$old"
-    expect_status 404 && expect_json .error.code not_found || return 1
+    expect_status 200 && expect_json .total_emails 2 && expect_jq '.data_erased_at | type == "string"' || return 1
+    http GET "/v1/jobs/$old/results"
+    expect_status 410 && expect_json .error.code job_data_erased || return 1
     http GET "/v1/verify/batch/$young"
     expect_status 200 && expect_json .status completed
 }
-t_case "housekeeping purges a batch job past its expires_at (30 days), rows and all; a younger one stays" t_batch_purged_after_expiry
+t_case "housekeeping erases a batch job's data past its expires_at (30 days), the job keeps its counts; a younger one stays" t_batch_purged_after_expiry
 
 t_cancel_while_ingesting() {
     local before
