@@ -609,7 +609,7 @@ handler_jobs_batch_get(struct api_call *c)
 	    "created_at", j.created_at,
 	    "completed_at", handler_jobs_opt(j.completed_at));
 	handler_jobs_retention(o, &j);
-	if (j.status == JOBS_COMPLETED)
+	if (j.status == JOBS_COMPLETED && !j.data_erased_at[0])
 		json_object_set_new(o, "download_url",
 		    handler_jobs_download_url(c, &j));
 	if (j.error_code[0])
