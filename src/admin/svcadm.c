@@ -1,5 +1,5 @@
 /* svcadm.c: the operator's tool: schema migrations, accounts, tiers and
- * subscriptions, organizations, credits, API keys, the effective
+ * subscriptions, retention and erasure (and their receipts), organizations, credits, API keys, the effective
  * configuration, the service's health (status.c) and a verifier host's
  * checks (doctor.c). Output is plain: ids and keys alone on stdout so
  * scripts can capture them; errors on stderr with a non-zero exit. */
@@ -16,15 +16,18 @@
 #include "core/db.h"
 #include "core/keys.h"
 #include "core/ledger.h"
+#include "jobs/retention.h"
 #include "jobs/suppressions.h"
 #include "util/conf.h"
 #include "util/startup.h"
 #include "util/strparse.h"
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/share/svc"
@@ -41,6 +44,10 @@ svcadm_usage(void)
 	    "  account create --email E --tier free|trial|pro|admin [--credits N]\n"
 	    "  account tier ACCOUNT TIER\n"
 	    "  account subscription ACCOUNT active|inactive [--type NAME]\n"
+	    "  account retention ACCOUNT DAYS|default\n"
+	    "  account erase ACCOUNT   (every job's data, suppressions, stored\n"
+	    "                           answers; the ledger and job counts stay)\n"
+	    "  audit [--account ID] [--limit N]   (erase receipts)\n"
 	    "  org create --name NAME [--rate-limit N] [--credits N]\n"
 	    "  org add ORG ACCOUNT\n"
 	    "  credits grant ACCOUNT|ORG N [--note TEXT]\n"
@@ -232,6 +239,75 @@ svcadm_cmd_db(int argc, char **argv)
 	return 0;
 }
 
+/* Who runs svcadm, for the erase receipts: the Unix user (the one sudo
+ * ran it for, if any). */
+static const char *
+svcadm_operator(void)
+{
+	const char *s = getenv("SUDO_USER");
+	struct passwd *pw;
+
+	if (s != NULL && *s)
+		return s;
+	pw = getpwuid(getuid());
+	return pw != NULL ? pw->pw_name : "operator";
+}
+
+/* account erase: prints what was erased, one "kind count" a line. */
+static void
+svcadm_erase(struct db *db, const char *account)
+{
+	struct retention_counts n;
+	long long jobs, refunded;
+	int k, rc;
+
+	rc = retention_erase_account(db, account, svcadm_operator(), &n,
+	    &jobs, &refunded);
+	if (rc == 1)
+		svcadm_die("no account %s", account);
+	if (rc != 0)
+		svcadm_die("erase %s: %s", account, db_error(db));
+	printf("account %s\njobs %lld\ncredits_refunded %lld\n", account, jobs,
+	    refunded);
+	for (k = 0; k < RETENTION_KIND__MAX; k++)
+		printf("%s %lld\n", retention_kind_names[k], n.n[k]);
+}
+
+static int
+svcadm_audit_row(void *arg, const struct retention_audit_row *r)
+{
+	int k;
+
+	(void)arg;
+	printf("%s account=%s job=%s actor=%s actor_id=%s reason=%s",
+	    r->created_at, r->account_id, r->job_id ? r->job_id : "-",
+	    r->actor, r->actor_id ? r->actor_id : "-", r->reason);
+	for (k = 0; k < RETENTION_KIND__MAX; k++)
+		printf(" %s=%lld", retention_kind_names[k], r->counts.n[k]);
+	putchar('\n');
+	return 0;
+}
+
+/* audit [--account ID] [--limit N]: the erase receipts, newest first. */
+static int
+svcadm_cmd_audit(int argc, char **argv)
+{
+	struct opt o[] = { { "account", 1, NULL, 0 }, { "limit", 1, NULL, 0 } };
+	char *pos[1];
+	struct db *db;
+	int np;
+
+	np = svcadm_parse_opts(argc, argv, o, 2, pos, 0);
+	(void)np;
+	db = svcadm_open_db(1);
+	if (retention_audit_list(db, o[0].val, 0, o[1].val ?
+	    svcadm_number(o[1].val, "--limit", 1, 1000000) : 100, NULL,
+	    svcadm_audit_row, NULL) != 0)
+		svcadm_die("audit: %s", db_error(db));
+	db_close(db);
+	return 0;
+}
+
 static int
 svcadm_cmd_account(int argc, char **argv)
 {
@@ -272,7 +348,16 @@ svcadm_cmd_account(int argc, char **argv)
 		    ACCOUNTS_OK)
 			svcadm_die("no account %s", pos[0]);
 		svcadm_settle();
-	} else
+	} else if (strcmp(argv[0], "retention") == 0 && np == 2) {
+		long max = conf_int(&conf, CONF_RETENTION_DAYS_MAX);
+		long days = strcmp(pos[1], "default") == 0 ? 0 :
+		    svcadm_number(pos[1], "DAYS", 1, max);
+
+		if (accounts_set_retention(db, pos[0], days) != ACCOUNTS_OK)
+			svcadm_die("no account %s", pos[0]);
+	} else if (strcmp(argv[0], "erase") == 0 && np == 1)
+		svcadm_erase(db, pos[0]);
+	else
 		svcadm_usage();
 	buf_free(&why);
 	db_close(db);
@@ -684,6 +769,8 @@ main(int argc, char **argv)
 		return svcadm_cmd_db(argc, argv + i + 1);
 	if (strcmp(argv[i], "account") == 0)
 		return svcadm_cmd_account(argc, argv + i + 1);
+	if (strcmp(argv[i], "audit") == 0)
+		return svcadm_cmd_audit(argc, argv + i + 1);
 	if (strcmp(argv[i], "org") == 0)
 		return svcadm_cmd_org(argc, argv + i + 1);
 	if (strcmp(argv[i], "credits") == 0)

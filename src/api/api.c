@@ -258,3 +258,20 @@ api_idempotency_begin(struct api_call *c, const char *key,
 	buf_free(&stored);
 	return -1;
 }
+
+int
+api_retention_ask(struct api_call *c, int given, int wrong, long days,
+    struct retention_ask *out)
+{
+	out->max_days = conf_int(c->ctx->conf, CONF_RETENTION_DAYS_MAX);
+	out->default_days = conf_int(c->ctx->conf, CONF_JOB_RETENTION_DAYS);
+	out->days = 0;
+	if (wrong || (given && (days < 1 || days > out->max_days))) {
+		api_bad_field(c, "retention_days", "a whole number of days from "
+		    "1 to %ld (retention_days_max)", out->max_days);
+		return -1;
+	}
+	if (given)
+		out->days = days;
+	return 0;
+}

@@ -11,6 +11,7 @@
 #include "core/permits.h"
 #include "core/ratelimit.h"
 #include "engine/verify.h"
+#include "jobs/retention.h"
 #include "jobs/upload_store.h"
 #include "util/conf.h"
 #include "util/ipnet.h"
@@ -95,6 +96,13 @@ void	 api_bad_field(struct api_call *, const char *field, const char *fmt,
 	    ...) __attribute__((format(printf, 3, 4)));
 /* An integer query parameter within [min, max], def when absent; 400
  * invalid_email naming it answered (-1) when it is something else. */
+/* The retention a new job asks for: given (the request had
+ * retention_days, days), else the account's or job_retention_days, bounded
+ * by retention_days_max. A given value that is not a whole number of days
+ * from 1 to retention_days_max (wrong: not even a whole number) answers 400
+ * invalid_email naming retention_days and returns -1. */
+int	 api_retention_ask(struct api_call *, int given, int wrong, long days,
+	    struct retention_ask *);
 int	 api_query_long(struct api_call *, const char *name, long min,
 	    long max, long def, long *out);
 
@@ -123,6 +131,8 @@ void	 handler_jobs_progress(struct api_call *);
 void	 handler_jobs_results(struct api_call *);
 void	 handler_jobs_download(struct api_call *);
 void	 handler_jobs_cancel(struct api_call *);
+void	 handler_jobs_erase(struct api_call *);
+void	 handler_audit_list(struct api_call *);
 void	 handler_domain_check(struct api_call *);
 void	 handler_upload(struct api_call *);
 void	 handler_preview(struct api_call *);

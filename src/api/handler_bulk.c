@@ -112,6 +112,10 @@ handler_bulk_parse(struct handler_bulk_req *b, size_t max)
 	}
 	if (j->name_state == JOBS_BODY_SET)
 		b->name = j->name;
+	if (api_retention_ask(c, j->retention_state == JOBS_BODY_SET,
+	    j->retention_state == JOBS_BODY_WRONG, j->retention_days,
+	    &b->spec.retention) == -1)
+		return -1;
 	if (b->spec.type == JOBS_TYPE_BATCH) {
 		const char *why = "a public https:// URL";
 

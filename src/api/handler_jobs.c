@@ -1,6 +1,8 @@
 /* handler_jobs.c: the job endpoints: GET /v1/jobs, GET /v1/jobs/{id},
  * /progress, /results, /download (CSV, streamed), DELETE /v1/jobs/{id}
- * (cancel), and GET /v1/verify/batch/{id}. Another account's job is 404. */
+ * (cancel), DELETE /v1/jobs/{id}/data (erase now: retention.h), and
+ * GET /v1/verify/batch/{id}. Another account's job is 404; the results of
+ * a job whose data was erased are 410 job_data_erased. */
 #include "api/api.h"
 #include "jobs/jobs.h"
 #include "util/strparse.h"
@@ -22,7 +24,7 @@ handler_jobs_download_url(struct api_call *c, const struct jobs_row *j)
 {
 	char url[1024];
 
-	if (j->status != JOBS_COMPLETED)
+	if (j->status != JOBS_COMPLETED || j->data_erased_at[0])
 		return json_null();
 	snprintf(url, sizeof(url), "%s/v1/jobs/%s/download",
 	    conf_str(c->ctx->conf, CONF_BASE_URL), j->id);
@@ -38,16 +40,40 @@ handler_jobs_json_or_null(const char *text)
 	return v ? v : json_null();
 }
 
+/* The retention fields of a job object. */
+static void
+handler_jobs_retention(json_t *o, const struct jobs_row *j)
+{
+	json_object_set_new(o, "retention_days", j->retention_days > 0 ?
+	    json_integer(j->retention_days) : json_null());
+	json_object_set_new(o, "data_expires_at",
+	    handler_jobs_opt(j->data_expires_at));
+	json_object_set_new(o, "data_erased_at",
+	    handler_jobs_opt(j->data_erased_at));
+}
+
+/* 410 for a job whose data was erased: 0, or -1 (answered). */
+static int
+handler_jobs_erased(struct api_call *c, const struct jobs_row *j)
+{
+	if (!j->data_erased_at[0])
+		return 0;
+	http_error(c->resp, 410, "job_data_erased", json_pack("{s:s}",
+	    "data_erased_at", j->data_erased_at), "the data of job %s was "
+	    "erased at %s; only its counts remain", j->id, j->data_erased_at);
+	return -1;
+}
+
 static json_t *
 handler_jobs_record(struct api_call *c, const struct jobs_row *j)
 {
-	json_t *counts = json_object();
+	json_t *counts = json_object(), *o;
 	int i;
 
 	for (i = 0; i < 6; i++)
 		json_object_set_new(counts, jobs_count_names[i],
 		    json_integer(j->counts[i]));
-	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,"
+	o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,"
 	    "s:o,s:o,s:o,s:o}",
 	    "job_id", j->id, "type", jobs_type_names[j->type], "name", j->name,
 	    "status", jobs_status_names[j->status],
@@ -63,6 +89,9 @@ handler_jobs_record(struct api_call *c, const struct jobs_row *j)
 	    j->error_code, "message", j->error_message) : json_null(),
 	    "preview", j->preview ? handler_jobs_json_or_null(j->preview) :
 	    json_null(), "download_url", handler_jobs_download_url(c, j));
+	if (o != NULL)
+		handler_jobs_retention(o, j);
+	return o;
 }
 
 /* Loads the caller's job named in the path; 404 or 500 answered. */
@@ -235,6 +264,8 @@ handler_jobs_results(struct api_call *c)
 	    &limit) == -1 || handler_jobs_load(c, &j) == -1)
 		goto out;
 	jobs_row_free(&j);
+	if (handler_jobs_erased(c, &j) == -1)
+		goto out;
 	if (db_query_int(c->ctx->db, "SELECT COUNT(*) FROM job_emails WHERE "
 	    "job_id = ? AND state = 'done' AND (? IS NULL OR classification = "
 	    "?)", DB_ARGS(DBP_STR(j.id), DBP_STR(cls.len ? buf_str(&cls) :
@@ -440,6 +471,10 @@ handler_jobs_download(struct api_call *c)
 	    handler_jobs_query_enum(c, "include_original", bools, &orig) ==
 	    -1 || handler_jobs_load(c, &j) == -1)
 		goto out;
+	if (handler_jobs_erased(c, &j) == -1) {
+		jobs_row_free(&j);
+		goto out;
+	}
 	original = strcmp(buf_str(&orig), "true") == 0;
 	if (original && j.type != JOBS_TYPE_UPLOAD) {
 		api_bad_field(c, "include_original", "only an upload job has "
@@ -508,6 +543,48 @@ handler_jobs_cancel(struct api_call *c)
 }
 
 void
+handler_jobs_erase(struct api_call *c)
+{
+	struct retention_who who = { RETENTION_BY_API_KEY, c->key.key_id,
+	    RETENTION_REQUESTED };
+	struct retention_counts n;
+	struct jobs_row j;
+	long long refunded = 0;
+	enum jobs_err rc;
+	json_t *erased;
+	int k;
+
+	if (handler_jobs_load(c, &j) == -1)
+		return;
+	jobs_row_free(&j);
+	/* A job not ended is cancelled first, with the usual refund (a
+	 * job that ended meanwhile is not cancellable: erased as it is). */
+	rc = jobs_cancel(c->ctx->db, c->key.account_id, j.id, &refunded);
+	if (rc != JOBS_OK && rc != JOBS_NOT_CANCELLABLE) {
+		api_internal_error(c, "jobs_cancel");
+		return;
+	}
+	memset(&n, 0, sizeof(n));
+	if (retention_erase_job(c->ctx->db, j.id, &who, &n) == -1 ||
+	    jobs_get(c->ctx->db, c->key.account_id, j.id, &j) != JOBS_OK) {
+		api_internal_error(c, "retention_erase_job");
+		return;
+	}
+	erased = json_object();
+	for (k = 0; k < RETENTION_KIND__MAX; k++)
+		if (k != RETENTION_SUPPRESSIONS &&
+		    k != RETENTION_STORED_ANSWERS)
+			json_object_set_new(erased, retention_kind_names[k],
+			    json_integer(n.n[k]));
+	http_json(c->resp, 200, json_pack("{s:s,s:s,s:I,s:o,s:o}",
+	    "job_id", j.id, "status", jobs_status_names[j.status],
+	    "credits_refunded", (json_int_t)refunded,
+	    "data_erased_at", handler_jobs_opt(j.data_erased_at),
+	    "erased", erased));
+	jobs_row_free(&j);
+}
+
+void
 handler_jobs_batch_get(struct api_call *c)
 {
 	struct jobs_row j;
@@ -531,7 +608,8 @@ handler_jobs_batch_get(struct api_call *c)
 	    "risky_count", (json_int_t)j.counts[2],
 	    "created_at", j.created_at,
 	    "completed_at", handler_jobs_opt(j.completed_at));
-	if (j.status == JOBS_COMPLETED)
+	handler_jobs_retention(o, &j);
+	if (j.status == JOBS_COMPLETED && !j.data_erased_at[0])
 		json_object_set_new(o, "download_url",
 		    handler_jobs_download_url(c, &j));
 	if (j.error_code[0])

@@ -12,6 +12,7 @@
 #include "core/ledger.h"
 #include "jobs/caps.h"
 #include "jobs/ingest_read.h"
+#include "jobs/jobs_body.h"
 #include "jobs/upload_store.h"
 #include "jobs/uploads.h"
 #include "util/log.h"
@@ -36,10 +37,12 @@ enum upload_field {
 	UPLOAD_MAPPING,
 	UPLOAD_PREVIEW,
 	UPLOAD_CALLBACK,
+	UPLOAD_RETENTION,
 	UPLOAD_FIELD__MAX
 };
 static const char *const upload_field_names[UPLOAD_FIELD__MAX] = {
-	"name", "email_column", "column_mapping", "preview", "callback_url"
+	"name", "email_column", "column_mapping", "preview", "callback_url",
+	"retention_days"
 };
 
 struct handler_upload {
@@ -184,7 +187,7 @@ handler_upload_part_begin(void *arg, const struct multipart_part *p)
 	handler_upload_unknown(h->unknown, sizeof(h->unknown), p->name);
 	handler_upload_refuse(h, 400, "invalid_email", h->unknown,
 	    "unknown field; the form takes file, name, email_column, "
-	    "column_mapping, preview and callback_url");
+	    "column_mapping, preview, callback_url and retention_days");
 	return -1;
 }
 
@@ -331,6 +334,8 @@ handler_upload_fields(struct handler_upload *h, const char *source_url,
 	    buf_str(&h->field[UPLOAD_CALLBACK]) : NULL;
 	enum urlguard_reason r;
 	json_t *email;
+	long days = 0;
+	int wrong;
 
 	if (name != NULL && (strparse_utf8_chars(name) < 0 ||
 	    strparse_utf8_chars(name) > UPLOADS_NAME_MAX)) {
@@ -338,6 +343,12 @@ handler_upload_fields(struct handler_upload *h, const char *source_url,
 		    UPLOADS_NAME_MAX);
 		return -1;
 	}
+	wrong = h->has[UPLOAD_RETENTION] && strparse_long(buf_str(
+	    &h->field[UPLOAD_RETENTION]), 1, JOBS_BODY_RETENTION_MAX,
+	    &days) == -1;
+	if (api_retention_ask(c, h->has[UPLOAD_RETENTION], wrong, days,
+	    &h->u.retention) == -1)
+		return -1;
 	h->u.rule = INGEST_RULE_AUTO;
 	if (h->email_column != NULL) {
 		if (json_is_integer(h->email_column) &&
@@ -621,7 +632,7 @@ handler_upload_json_key(const char *key)
 }
 
 /* The JSON form: { source_url, name?, email_column?, column_mapping?,
- * preview?, callback_url? }. */
+ * preview?, callback_url?, retention_days? }. */
 static void
 handler_upload_json(struct handler_upload *h)
 {
@@ -642,7 +653,7 @@ handler_upload_json(struct handler_upload *h)
 			    0 ? "a file is sent as multipart/form-data; as JSON "
 			    "send a source_url" : "unknown field; the body takes "
 			    "source_url, name, email_column, column_mapping, "
-			    "preview and callback_url");
+			    "preview, callback_url and retention_days");
 			goto out;
 		}
 	v = json_object_get(body, "source_url");
@@ -662,6 +673,15 @@ handler_upload_json(struct handler_upload *h)
 		if (f == NULL || json_is_null(f) || i == UPLOAD_EMAIL_COLUMN ||
 		    i == UPLOAD_MAPPING || i == UPLOAD_PREVIEW)
 			continue;
+		if (i == UPLOAD_RETENTION) {
+			/* a number in JSON, its text in a form; anything
+			 * else is kept as "" and refused */
+			h->has[i] = 1;
+			if (json_is_integer(f))
+				buf_printf(&h->field[i], "%lld",
+				    (long long)json_integer_value(f));
+			continue;
+		}
 		if (!json_is_string(f)) {
 			api_bad_field(c, upload_field_names[i],
 			    "must be a string");

@@ -96,6 +96,17 @@ accounts_set_subscription(struct db *db, const char *id, int active,
 }
 
 enum accounts_err
+accounts_set_retention(struct db *db, const char *id, long days)
+{
+	enum accounts_err rc;
+
+	if ((rc = accounts_must_exist(db, id)) != ACCOUNTS_OK)
+		return rc;
+	return accounts_update(db, "UPDATE accounts SET retention_days = "
+	    "NULLIF(?, 0) WHERE id = ?", DB_ARGS(DBP_INT(days), DBP_STR(id)));
+}
+
+enum accounts_err
 accounts_set_tier(struct db *db, const char *id, enum auth_tier tier)
 {
 	enum accounts_err rc;

@@ -23,6 +23,10 @@ enum accounts_err accounts_set_subscription(struct db *, const char *id,
 	    int active, const char *type);
 enum accounts_err accounts_set_tier(struct db *, const char *id,
 	    enum auth_tier);
+/* The account's retention in days for its new jobs (0: none, the
+ * operator's job_retention_days applies). */
+enum accounts_err accounts_set_retention(struct db *, const char *id,
+	    long days);
 enum accounts_err accounts_org_create(struct db *, const char *name,
 	    long api_rate_limit, char id[IDS_MAX], struct buf *why);
 enum accounts_err accounts_join_org(struct db *, const char *account,

@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JOBEND_PURGE_BATCH 10000
-
 /* Inserts the event once per job and kind (a duplicate is not an error). */
 static enum db_err
 jobend_event(struct db *db, const char *account, const char *job_id,
@@ -331,74 +329,4 @@ jobend_fail(struct db *db, const char *job_id, const char *code,
 		log_error("event=jobqueue_db_error error=\"%s\"", db_error(db));
 		return JOBQUEUE_DB;
 	}
-}
-
-/* ---------------------------------------------------------------- purge */
-
-static int
-jobend_delete_all(struct db *db, const char *sql, const char *job_id)
-{
-	unsigned long long changed;
-
-	do {
-		changed = 0;
-		if (db_exec(db, sql, DB_ARGS(DBP_STR(job_id),
-		    DBP_INT(JOBEND_PURGE_BATCH)), &changed) != DB_OK)
-			return -1;
-	} while (changed == JOBEND_PURGE_BATCH);
-	return 0;
-}
-
-long long
-jobend_purge(struct db *db, long retention_days, long limit)
-{
-	struct db_res *res = NULL;
-	char (*ids)[JOBQUEUE_ID_MAX + 1] = NULL;
-	size_t n = 0, i;
-	long long purged = 0;
-
-	if (limit <= 0)
-		return 0;
-	if ((ids = calloc((size_t)limit, sizeof(*ids))) == NULL)
-		return -1;
-	/* Batch jobs at their expires_at (30 days from creation, the spec);
-	 * bulk and upload jobs retention_days after they ended. */
-	if (db_query(db, "(SELECT id FROM jobs WHERE type = ? AND "
-	    "expires_at IS NOT NULL AND expires_at < UTC_TIMESTAMP(3) "
-	    "LIMIT ?) UNION ALL (SELECT id FROM jobs WHERE type <> ? "
-	    "AND status IN (?, ?, ?, ?) AND COALESCE(completed_at, "
-	    "created_at) < UTC_TIMESTAMP(3) - INTERVAL ? DAY LIMIT ?)",
-	    DB_ARGS(DBP_STR(jobs_type_names[JOBS_TYPE_BATCH]), DBP_INT(limit),
-	    DBP_STR(jobs_type_names[JOBS_TYPE_BATCH]),
-	    DBP_STR(jobs_status_names[JOBS_COMPLETED]),
-	    DBP_STR(jobs_status_names[JOBS_FAILED]),
-	    DBP_STR(jobs_status_names[JOBS_CANCELLED]),
-	    DBP_STR(jobs_status_names[JOBS_AWAITING_CONFIRMATION]),
-	    DBP_INT(retention_days), DBP_INT(limit)), &res) != DB_OK) {
-		free(ids);
-		return -1;
-	}
-	while (n < (size_t)limit && db_res_next(res) == 1)
-		strparse_copy(ids[n++], sizeof(ids[0]), db_res_str(res, 0));
-	db_res_free(res);
-	/* Addresses, chunks and the stored file, then the job: an
-	 * interrupted purge leaves the job row, so the next pass finishes
-	 * it. */
-	for (i = 0; i < n; i++) {
-		if (jobend_delete_all(db, "DELETE FROM job_emails WHERE "
-		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
-		    jobend_delete_all(db, "DELETE FROM job_chunks WHERE "
-		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
-		    jobend_delete_all(db, "DELETE FROM upload_chunks WHERE "
-		    "job_id = ? LIMIT ?", ids[i]) == -1 ||
-		    db_exec(db, "DELETE FROM jobs WHERE id = ?",
-		    DB_ARGS(DBP_STR(ids[i])), NULL) != DB_OK) {
-			free(ids);
-			return -1;
-		}
-		log_info("event=job_purged job=%s", ids[i]);
-		purged++;
-	}
-	free(ids);
-	return purged;
 }

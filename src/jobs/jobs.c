@@ -258,16 +258,19 @@ jobs_create(struct db *db, const struct jobs_new *spec,
 	rc = jobs_from_db(db_exec(db, "INSERT INTO jobs (id, account_id, "
 	    "pool_id, type, name, status, sandbox, total_emails, "
 	    "duplicates_removed, credits_charged, credits_needed, webhook_url, "
-	    "webhook_secret, callback_data, created_at, expires_at) VALUES (?, "
+	    "webhook_secret, callback_data, created_at, expires_at, "
+	    "retention_days) VALUES (?, "
 	    "?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), "
-	    "IF(? = 'batch', UTC_TIMESTAMP(3) + INTERVAL 30 DAY, NULL))",
+	    "IF(? = 'batch', UTC_TIMESTAMP(3) + INTERVAL 30 DAY, NULL), "
+	    RETENTION_ASK_SQL ")",
 	    DB_ARGS(DBP_STR(out->id), DBP_STR(spec->account_id),
 	    DBP_STR(spec->pool_id), DBP_STR(jobs_type_names[spec->type]),
 	    DBP_STR(spec->name ? spec->name : ""), DBP_INT(spec->sandbox),
 	    DBP_INT((long long)in->n), DBP_INT((long long)in->duplicates),
 	    DBP_INT(spec->cost), DBP_INT(spec->cost), DBP_STR(spec->webhook_url),
 	    DBP_STR(spec->webhook_secret), DBP_STR(spec->callback_data),
-	    DBP_STR(jobs_type_names[spec->type])), NULL));
+	    DBP_STR(jobs_type_names[spec->type]),
+	    RETENTION_ASK_ARGS(&spec->retention, spec->account_id)), NULL));
 	if (rc == JOBS_OK)
 		rc = jobs_write_rows(db, out->id, spec->account_id,
 		    spec->free_domain, in, NULL);
@@ -292,7 +295,12 @@ fail:
 	"TIMESTAMPDIFF(MICROSECOND, started_at, " \
 	"COALESCE(completed_at, UTC_TIMESTAMP(3))) / 1e6, preview, " \
 	"ingest_rows, ingest_bytes, file_size, original_header, " \
-	"source_url IS NOT NULL AND file_format IS NULL"
+	"source_url IS NOT NULL AND file_format IS NULL, retention_days, " \
+	"DATE_FORMAT(IF(data_erased_at IS NULL, LEAST(COALESCE(expires_at, " \
+	"completed_at + INTERVAL retention_days DAY), COALESCE(completed_at " \
+	"+ INTERVAL retention_days DAY, expires_at)), NULL), " \
+	"'%Y-%m-%dT%H:%i:%sZ'), " \
+	"DATE_FORMAT(data_erased_at, '%Y-%m-%dT%H:%i:%sZ')"
 
 static int
 jobs_lookup(const char *const *names, int n, const char *s)
@@ -342,6 +350,11 @@ jobs_fill(const struct db_res *r, struct jobs_row *j)
 	j->original_header = db_res_str(r, 29) ? strdup(db_res_str(r, 29)) :
 	    NULL;
 	j->downloading = db_res_int(r, 30) != 0;
+	j->retention_days = db_res_int(r, 31);
+	strparse_copy(j->data_expires_at, sizeof(j->data_expires_at),
+	    db_res_str(r, 32));
+	strparse_copy(j->data_erased_at, sizeof(j->data_erased_at),
+	    db_res_str(r, 33));
 }
 
 void

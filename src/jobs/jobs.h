@@ -5,6 +5,7 @@
 #ifndef SVC_JOBS_H
 #define SVC_JOBS_H
 #include "core/db.h"
+#include "jobs/retention.h"
 #include "util/ids.h"
 #include <jansson.h>
 
@@ -105,6 +106,7 @@ struct jobs_new {
 	const char	*webhook_url;	/* NULL: none */
 	const char	*webhook_secret;
 	const char	*callback_data;	/* JSON text or NULL */
+	struct retention_ask retention;
 	/* The account's caps (caps.h), checked under the account's lock
 	 * before anything is written: jobs not yet ended, and rows costing
 	 * nothing (in->n - cost) in the jobs made since 00:00 UTC. */
@@ -159,6 +161,11 @@ struct jobs_row {
 	char		*original_header;	/* an upload's columns (JSON) */
 	long long	 ingest_rows, ingest_bytes, file_size;	/* uploads */
 	int		 downloading;	/* a source_url not downloaded yet */
+	long long	 retention_days;	/* 0: before it was stored */
+	/* ISO 8601, "" when not known yet (the job has not ended) or when
+	 * its data was erased already */
+	char		 data_expires_at[32];
+	char		 data_erased_at[32];	/* "" while not erased */
 };
 extern const char *const jobs_count_names[6];
 

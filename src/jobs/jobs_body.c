@@ -12,6 +12,7 @@
 #include "jobs/jobs_body.h"
 #include "util/buf.h"
 #include "util/khash.h"
+#include "util/strparse.h"
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@ enum jobs_body_member {
 	JOBS_BODY_URL,
 	JOBS_BODY_CALLBACK,
 	JOBS_BODY_EMAILS,
+	JOBS_BODY_RETENTION,
 	JOBS_BODY_MEMBER__MAX
 };
 
@@ -94,7 +96,7 @@ struct jobs_body_parse {
 };
 
 static const char *const jobs_body_names[JOBS_BODY_MEMBER__MAX] = {
-	"", "name", "webhook_url", "callback_data", "emails"
+	"", "name", "webhook_url", "callback_data", "emails", "retention_days"
 };
 
 /* ---------------------------------------------------------------- text */
@@ -472,6 +474,21 @@ jobs_body_member_value(struct jobs_body_parse *p, enum jobs_body_kind k,
 			f = JOBS_BODY_SET;	/* unless dropped later */
 		}
 		b->cb_state = f;
+		break;
+	case JOBS_BODY_RETENTION:
+		/* a whole number of days, at least 1 (the caller checks the
+		 * operator's maximum) */
+		if (k == JOBS_BODY_NUMBER && n < 16 && !memchr(s, '.', n) &&
+		    !memchr(s, 'e', n) && !memchr(s, 'E', n)) {
+			char t[16];
+
+			memcpy(t, s, n);
+			t[n] = '\0';
+			if (strparse_long(t, 1, JOBS_BODY_RETENTION_MAX,
+			    &b->retention_days) == 0)
+				f = JOBS_BODY_SET;
+		}
+		b->retention_state = f;
 		break;
 	case JOBS_BODY_EMAILS:
 		/* emails: null is not an array either */

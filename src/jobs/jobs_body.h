@@ -1,7 +1,7 @@
 /* jobs_body.h: the JSON body of POST /v1/verify/bulk and /batch, read as a
  * stream (yajl) and never held as a tree: the strings of "emails" go
- * straight into a jobs_input, "name", "webhook_url" and "callback_data"
- * are kept small (callback_data as a jansson object within the limits
+ * straight into a jobs_input, "name", "retention_days", "webhook_url" and
+ * "callback_data" are kept small (callback_data as a jansson object within the limits
  * below), everything else is only checked. Valid JSON here is what
  * jansson's json_loadb accepts with JSON_REJECT_DUPLICATES (depth 2048, no
  * \u0000, well-formed UTF-8 and surrogate pairs, numbers that fit), which
@@ -28,6 +28,9 @@
 #define JOBS_BODY_CB_BYTES	65536
 #define JOBS_BODY_CB_DEPTH	32
 #define JOBS_BODY_CB_VALUES	4096
+/* retention_days: read from 1 to this (then bounded by the operator's
+ * retention_days_max); other values are JOBS_BODY_WRONG. */
+#define JOBS_BODY_RETENTION_MAX	36500
 
 enum jobs_body_err {
 	JOBS_BODY_OK,
@@ -53,6 +56,8 @@ struct jobs_body {
 	enum jobs_body_field url_state;		/* batch only, any length */
 	enum jobs_body_field cb_state;		/* batch only */
 	enum jobs_body_field emails_state;	/* SET: an array */
+	enum jobs_body_field retention_state;	/* a whole number of days */
+	long		 retention_days;	/* retention_state SET */
 	char		 name[JOBS_NAME_MAX + 1];
 	char		 webhook_url[JOBS_BODY_URL_KEEP + 1];
 	json_t		*callback_data;		/* cb_state SET */

@@ -44,14 +44,16 @@ uploads_create(struct db *db, const struct uploads_new *u, long long *used)
 	if (db_exec(db, "INSERT INTO jobs (id, account_id, pool_id, type, "
 	    "name, status, file_name, file_format, file_size, source_url, "
 	    "column_rule, email_column, want_preview, callback_url, "
-	    "callback_secret, created_at) VALUES (?, ?, ?, 'upload', ?, "
-	    "'ingesting', ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
+	    "callback_secret, created_at, retention_days) VALUES (?, ?, ?, "
+	    "'upload', ?, 'ingesting', ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "UTC_TIMESTAMP(3), " RETENTION_ASK_SQL ")",
 	    DB_ARGS(DBP_STR(u->id), DBP_STR(u->account_id),
 	    DBP_STR(u->pool_id), DBP_STR(u->name ? u->name : ""),
 	    DBP_STR(u->file_name), DBP_STR(u->format), DBP_INT(u->size),
 	    DBP_STR(u->source_url), DBP_STR(ingest_rule_names[u->rule]),
 	    DBP_STR(u->email_column), DBP_INT(u->preview),
-	    DBP_STR(u->callback_url), DBP_STR(u->callback_secret)), NULL) !=
+	    DBP_STR(u->callback_url), DBP_STR(u->callback_secret),
+	    RETENTION_ASK_ARGS(&u->retention, u->account_id)), NULL) !=
 	    DB_OK) {
 		db_rollback(db);
 		return UPLOADS_DB;

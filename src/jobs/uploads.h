@@ -30,6 +30,7 @@ struct uploads_new {
 	int		 preview;
 	const char	*callback_url;	/* NULL: none */
 	const char	*callback_secret;
+	struct retention_ask retention;
 	/* The account's caps (caps.h), checked under its lock before the
 	 * row is written: jobs not yet ended, and bytes of stored files
 	 * not yet ingested with this one's size (a source_url, whose size

@@ -106,8 +106,17 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "60", 1, 86400, 0,
 	    "seconds between housekeeping passes" },
 	[CONF_JOB_RETENTION_DAYS] = { "job_retention_days", CONF_TYPE_INT,
-	    "90", 1, 3650, 0, "days a finished bulk or upload job and its "
-	    "results are kept (batch jobs: 30, the spec's)" },
+	    "90", 1, 3650, 0, "days a job's data (results, original rows, "
+	    "stored file, callback data) is kept after the job ended, unless "
+	    "the job or its account asks otherwise (batch jobs: 30 at most, "
+	    "the spec's); then it is erased and the job keeps its counts" },
+	[CONF_RETENTION_DAYS_MAX] = { "retention_days_max", CONF_TYPE_INT,
+	    "365", 1, 3650, 0, "the most days a job's retention_days or an "
+	    "account's retention may ask for" },
+	[CONF_TEST_CLOCK_OFFSET_SECONDS] = { "test_clock_offset_seconds",
+	    CONF_TYPE_INT, "0", 0, 3650L * 86400, 0, "for tests only: "
+	    "housekeeping erases data as if the clock were this many seconds "
+	    "ahead (keep 0 in production)" },
 	[CONF_DNS_RESOLVER] = { "dns_resolver", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "resolver address[:port] (empty: /etc/resolv.conf)" },
 	[CONF_DNS_TIMEOUT_MS] = { "dns_timeout_ms", CONF_TYPE_INT, "3000",

@@ -1,9 +1,10 @@
 /* housekeeping.c: the worker's periodic clean-up: idempotency keys older
  * than the 24-hour replay window, rate-limit counters and permit leases
  * that have left the 60-second window and the buckets of idle clients,
- * expired rows of the verification caches, batch jobs past their
- * retention (jobs.expires_at) and finished bulk and upload jobs older than
- * job_retention_days (addresses, chunks, the stored file, then the job),
+ * expired rows of the verification caches, the data of jobs past their
+ * retention (retention.h: batch jobs at jobs.expires_at, every job its
+ * retention_days after it ended; the job row stays with its counts, and
+ * a receipt is written),
  * the pieces of uploaded files whose job never came (a responder that died
  * in the middle of an upload), event deliveries that ended (and outbox
  * events handed to deliveries) more than job_retention_days ago, and the
@@ -13,7 +14,7 @@
 #include "worker/heartbeat.h"
 #include "core/idempotency.h"
 #include "jobs/events.h"
-#include "jobs/jobend.h"
+#include "jobs/retention.h"
 #include "jobs/upload_store.h"
 #include "core/ratelimit.h"
 #include "engine/vcache.h"
@@ -38,7 +39,8 @@ housekeeping_run(const struct conf *c, struct db *db)
 	hits = ratelimit_purge(db);
 	buckets = ratelimit_purge_buckets(db);
 	cached = vcache_expire(db);
-	jobs = jobend_purge(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
+	jobs = retention_expire(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
+	    conf_int(c, CONF_TEST_CLOCK_OFFSET_SECONDS),
 	    HOUSEKEEPING_JOBS_MAX);
 	orphans = upload_store_purge_orphans(db, HOUSEKEEPING_ORPHAN_SECONDS);
 	events = events_purge(db, conf_int(c, CONF_JOB_RETENTION_DAYS),
@@ -52,7 +54,7 @@ housekeeping_run(const struct conf *c, struct db *db)
 	}
 	log_info("event=housekeeping idempotency_expired=%lld "
 	    "rate_hits_purged=%lld rate_buckets_purged=%lld cache_expired=%lld "
-	    "jobs_purged=%lld upload_pieces_purged=%lld events_purged=%lld "
+	    "jobs_erased=%lld upload_pieces_purged=%lld events_purged=%lld "
 	    "workers_purged=%lld egress_health_purged=%lld", idem, hits,
 	    buckets, cached, jobs, orphans, events, workers, egress);
 	return 0;

@@ -6,8 +6,8 @@
 
 /* Expires idempotency keys past 24 h, rate-limit counters past the window
  * and buckets without any, verification cache rows past their expiry,
- * batch jobs past their 30 days, finished bulk and upload jobs past
- * job_retention_days, and event deliveries ended as long ago. Returns 0,
+ * the data of jobs past their retention (retention_expire), and event
+ * deliveries ended job_retention_days ago. Returns 0,
  * or -1 when the database failed (logged). */
 int	 housekeeping_run(const struct conf *, struct db *);
 #endif

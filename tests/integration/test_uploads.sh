@@ -471,16 +471,19 @@ t_batch_purged_after_expiry() {
     it_sql "UPDATE jobs SET created_at = created_at - INTERVAL 31 DAY, expires_at = expires_at - INTERVAL 31 DAY WHERE id = '$old'"
     for _ in $(seq 1 10); do
         it_worker_once || return 1
-        [ "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$old'")" = 0 ] && break
+        [ "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$old' AND data_erased_at IS NOT NULL")" = 1 ] && break
     done
-    expect_eq "rows of the expired batch" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$old'),
+    expect_eq "rows of the expired batch" "1 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$old' AND data_erased_at IS NOT NULL),
         (SELECT COUNT(*) FROM job_emails WHERE job_id = '$old'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$old')" | tr '\t' ' ')" || return 1
+    # the job keeps its counts; its results are gone
     http GET "/v1/verify/batch/$old"
-    expect_status 404 && expect_json .error.code not_found || return 1
+    expect_status 200 && expect_json .total_emails 2 && expect_jq '.data_erased_at | type == "string"' || return 1
+    http GET "/v1/jobs/$old/results"
+    expect_status 410 && expect_json .error.code job_data_erased || return 1
     http GET "/v1/verify/batch/$young"
     expect_status 200 && expect_json .status completed
 }
-t_case "housekeeping purges a batch job past its expires_at (30 days), rows and all; a younger one stays" t_batch_purged_after_expiry
+t_case "housekeeping erases a batch job's data past its expires_at (30 days), the job keeps its counts; a younger one stays" t_batch_purged_after_expiry
 
 t_cancel_while_ingesting() {
     local before
@@ -573,15 +576,15 @@ t_retention_and_orphans() {
     expect_eq "orphan pieces left" "job_orphan_new" "$(it_sql "SELECT job_id FROM upload_chunks WHERE job_id LIKE 'job_orphan%'")" || return 1
     expect_eq "stored file of a recent job (gone with its rows)" 0 "$(chunks_of "$done_job")" || return 1
     # job_retention_days (90) after it ended, or after it was left waiting
-    # for confirmation: the job, its rows and its stored file go
+    # for confirmation: its rows and its stored file go, the job stays
     it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$done_job';
         UPDATE jobs SET created_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$wait_job'"
     it_worker_once || return 1
-    expect_eq "rows of the purged jobs" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id IN ('$done_job', '$wait_job')),
+    expect_eq "rows of the erased jobs" "2 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id IN ('$done_job', '$wait_job') AND data_erased_at IS NOT NULL),
         (SELECT COUNT(*) FROM job_emails WHERE job_id IN ('$done_job', '$wait_job')),
         (SELECT COUNT(*) FROM upload_chunks WHERE job_id IN ('$done_job', '$wait_job'))" | tr '\t' ' ')" || return 1
     it_sql "DELETE FROM upload_chunks WHERE job_id = 'job_orphan_new'"
 }
-t_case "housekeeping purges upload jobs (rows and stored file) after job_retention_days, and pieces whose upload never finished" t_retention_and_orphans
+t_case "housekeeping erases upload jobs' data (rows and stored file) after job_retention_days, and pieces whose upload never finished" t_retention_and_orphans
 
 t_done

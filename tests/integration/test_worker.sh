@@ -585,21 +585,21 @@ t_purge() {
     it_sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = '$id'"
     it_sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = '$grey'"
     once || it_fail "svc-worker --once failed"
-    expect_eq "expired batch job rows" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$id'),
+    expect_eq "expired batch job rows" "1 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$id' AND data_erased_at IS NOT NULL),
         (SELECT COUNT(*) FROM job_emails WHERE job_id = '$id'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$id')" | tr '\t' ' ')"
-    expect_eq "a bulk job with an expires_at is kept" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$grey'")" || return 1
+    expect_eq "a bulk job with an expires_at is kept" 1 "$(it_sql "SELECT COUNT(*) > 0 FROM job_emails WHERE job_id = '$grey'")" || return 1
     # bulk and upload jobs: job_retention_days (90) after they ended
     it_sql "UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 91 DAY WHERE id = '$grey';
         UPDATE jobs SET completed_at = UTC_TIMESTAMP(3) - INTERVAL 89 DAY WHERE id = '$sandbox';
         UPDATE jobs SET status = 'pending', created_at = UTC_TIMESTAMP(3) - INTERVAL 200 DAY WHERE id = '$broken'"
     once || it_fail "svc-worker --once failed"
-    expect_eq "bulk job 91 days after it completed" "0 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$grey'),
+    expect_eq "bulk job 91 days after it completed" "1 0 0" "$(it_sql "SELECT (SELECT COUNT(*) FROM jobs WHERE id = '$grey' AND data_erased_at IS NOT NULL),
         (SELECT COUNT(*) FROM job_emails WHERE job_id = '$grey'), (SELECT COUNT(*) FROM job_chunks WHERE job_id = '$grey')" | tr '\t' ' ')" || return 1
-    expect_eq "bulk job 89 days after it completed" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$sandbox'")" || return 1
-    expect_eq "an old job that has not ended" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$broken'")" || return 1
+    expect_eq "bulk job 89 days after it completed" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$sandbox' AND data_erased_at IS NULL")" || return 1
+    expect_eq "an old job that has not ended" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE id = '$broken' AND data_erased_at IS NULL")" || return 1
     it_sql "UPDATE jobs SET status = 'failed' WHERE id = '$broken'"
 }
-t_case "housekeeping deletes batch jobs past expires_at and bulk jobs job_retention_days after they ended (addresses, chunks, job)" t_purge
+t_case "housekeeping erases the data of batch jobs past expires_at and bulk jobs job_retention_days after they ended (addresses, chunks; the job row stays)" t_purge
 
 t_housekeeping_expiry() {
     local t

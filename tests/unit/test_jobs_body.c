@@ -320,6 +320,50 @@ test_jobs_body_limits_callback_data(void **state)
 	}
 }
 
+/* retention_days: a whole number of days from 1 to
+ * JOBS_BODY_RETENTION_MAX, in bulk and batch bodies; anything else is
+ * WRONG (the handler answers 400), and the emails are still read. */
+static void
+test_jobs_body_reads_retention_days(void **state)
+{
+	static const struct {
+		const char	*value;
+		enum jobs_body_field want;
+		long		 days;
+	} cases[] = {
+		{ "1", S, 1 }, { "30", S, 30 }, { "36500", S, 36500 },
+		{ "36501", W, 0 }, { "0", W, 0 }, { "-1", W, 0 },
+		{ "1.5", W, 0 }, { "1e1", W, 0 }, { "\"7\"", W, 0 },
+		{ "true", W, 0 }, { "[]", W, 0 }, { "null", A, 0 },
+		{ "9999999999999", W, 0 },
+	};
+	struct jobs_body b;
+	struct buf s;
+	size_t i;
+	int batch;
+
+	(void)state;
+	for (batch = 0; batch < 2; batch++)
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			buf_init(&s, BUF_NOMAX);
+			buf_printf(&s, "{\"emails\":[\"a@b.co\"],"
+			    "\"retention_days\":%s}", cases[i].value);
+			assert_int_equal(parse_text(buf_str(&s), batch, &b),
+			    JOBS_BODY_OK);
+			assert_int_equal(b.retention_state, cases[i].want);
+			if (cases[i].want == S)
+				assert_int_equal(b.retention_days,
+				    cases[i].days);
+			assert_int_equal(b.in.n, 1);
+			jobs_body_free(&b);
+			buf_free(&s);
+		}
+	/* twice is a duplicate key, as for the other members */
+	assert_int_equal(parse_text("{\"retention_days\":1,\"emails\":[],"
+	    "\"retention_days\":2}", 0, &b), JOBS_BODY_INVALID_JSON);
+	jobs_body_free(&b);
+}
+
 /* memory_max: past it while the input is built or kept, the input is
  * dropped and too_big set; an answer decided before stays. */
 static void
@@ -393,6 +437,7 @@ main(void)
 		cmocka_unit_test(
 		    test_jobs_body_builds_callback_data_as_jansson),
 		cmocka_unit_test(test_jobs_body_limits_callback_data),
+		cmocka_unit_test(test_jobs_body_reads_retention_days),
 		cmocka_unit_test(test_jobs_body_memory_max_drops_the_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
