@@ -347,6 +347,19 @@ smtp_session_open_mx(const struct smtp_opts *o, const struct dns_mx_result *mx)
 	return smtp_session_add_mx(s, mx);
 }
 
+struct smtp_session *
+smtp_session_open_mx_route(const struct smtp_opts *o,
+    const struct dns_mx_result *mx, size_t route)
+{
+	struct smtp_session *s;
+
+	if (mx == NULL || (s = smtp_session_alloc(o)) == NULL)
+		return NULL;
+	if (o->egress != NULL && o->egress->n > 0)
+		s->route = route % o->egress->n;
+	return smtp_session_add_mx(s, mx);
+}
+
 void
 smtp_session_free(struct smtp_session *s)
 {

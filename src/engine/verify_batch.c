@@ -333,9 +333,10 @@ verify_batch_session(struct verify_engine *e, struct verify_batch *b,
 }
 
 struct smtp_session *
-verify_batch_open(struct verify_engine *e, const struct verify_batch *b)
+verify_batch_open(struct verify_engine *e, const struct verify_batch *b,
+    size_t route)
 {
-	return smtp_session_open_mx(verify_engine_smtp(e), &b->mx);
+	return smtp_session_open_mx_route(verify_engine_smtp(e), &b->mx, route);
 }
 
 int

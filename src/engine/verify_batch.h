@@ -109,9 +109,10 @@ struct smtp_session *verify_batch_session(struct verify_engine *,
 	    int64_t deadline_ms, int *probe);
 /* A session for transactions of any domain whose MX is the same host,
  * given one by one (smtp_session_open_mx): opened to this batch's MX
- * hosts, READY after its handshake. NULL when it cannot be made. */
+ * hosts by egress route route, READY after its handshake. NULL when it
+ * cannot be made. */
 struct smtp_session *verify_batch_open(struct verify_engine *,
-	    const struct verify_batch *);
+	    const struct verify_batch *, size_t route);
 /* The batch's next transaction on a READY session s (smtp_session_next):
  * n items (1..SMTP_RCPT_MAX - 1), with the catch-all probe as in
  * verify_batch_session (*probe); last: QUIT after it. 0, or -1 when it

@@ -35,12 +35,13 @@
 
 static void sessions_unpark(struct process *, struct process_domain *);
 
-/* Takes up to limit addresses of the domain's queue into tx; how many.
- * When none is left (their jobs ended), transactions parked for a probe
- * that no session carries any more are concluded. */
+/* Takes up to limit addresses of the domain's queue into tx, for a
+ * session on egress route route; how many. When none is left (their jobs
+ * ended), transactions parked for a probe that no session carries any
+ * more are concluded. */
 static size_t
 sessions_take(struct process *p, struct process_tx *tx,
-    struct process_domain *d, size_t limit, int64_t now)
+    struct process_domain *d, size_t limit, size_t route, int64_t now)
 {
 	struct process_addr *pa;
 	size_t sl = domains_session_limit(d);
@@ -61,9 +62,9 @@ sessions_take(struct process *p, struct process_tx *tx,
 		limit = sl - 1;
 		probe_alone = limit == 0;
 	}
-	/* a paced pair's budget (nothing asked of a pair not paced) */
+	/* the route's paced pair's budget (nothing asked of one not paced) */
 	if (limit > 0 && d->host[PROCESS_BY_NAME] != NULL &&
-	    (limit = pacer_allow(p, d->host[PROCESS_BY_NAME]->pair, limit,
+	    (limit = pacer_allow(p, d->host[PROCESS_BY_NAME], route, limit,
 	    now)) == 0)
 		return 0;
 	if ((tx->addrs = calloc(limit + 1, sizeof(*tx->addrs))) == NULL)
@@ -107,24 +108,38 @@ sessions_unreachable(struct process *p, struct process_tx *tx)
 }
 
 /* Starts one session for the domain's queue; 1 if one started. Its first
- * transaction is taken now and given when the session is READY. */
+ * transaction is taken now and given when the session is READY. Its
+ * egress route: from the round robin's, the first whose pair for the
+ * domain's host may send and grants RCPTs (pacer.c). */
 static int
 sessions_start(struct process *p, struct process_domain *d, int64_t now)
 {
 	struct process_session *ss = &p->sessions[p->nsessions];
+	size_t i, n = pacer_routes(p), start = pacer_route_start(p), r = 0;
+	size_t limit = domains_rcpt_limit(p, d);
 
 	memset(ss, 0, sizeof(*ss));
-	if (sessions_take(p, &ss->tx, d, domains_rcpt_limit(p, d), now) == 0)
+	for (i = 0; i < n; i++) {
+		r = (start + i) % n;
+		if (!pacer_may_send(d->host[PROCESS_BY_NAME], r, now))
+			continue;
+		if (sessions_take(p, &ss->tx, d, limit, r, now) > 0)
+			break;
+		if (d->queued == 0)
+			return 0;
+	}
+	if (i == n)
 		return 0;
-	if ((ss->s = verify_batch_open(p->engine, &d->b)) == NULL) {
+	if ((ss->s = verify_batch_open(p->engine, &d->b, r)) == NULL) {
 		sessions_unreachable(p, &ss->tx);
 		return 0;
 	}
+	ss->route = r;
 	domains_hold(ss->host, d);
 	p->nsessions++;
-	log_debug("event=smtp_session_start domain=%s host=%s rcpts=%zu",
-	    d->b.domain, d->host[PROCESS_BY_NAME] ?
-	    d->host[PROCESS_BY_NAME]->name : "-", ss->tx.n);
+	log_debug("event=smtp_session_start domain=%s host=%s route=%zu "
+	    "rcpts=%zu", d->b.domain, d->host[PROCESS_BY_NAME] ?
+	    d->host[PROCESS_BY_NAME]->name : "-", r, ss->tx.n);
 	return 1;
 }
 
@@ -133,7 +148,7 @@ sessions_start(struct process *p, struct process_domain *d, int64_t now)
 static void
 sessions_give_up(struct process *p, struct process_domain *d)
 {
-	const char *why = pacer_reason(d->host[PROCESS_BY_NAME]->pair);
+	const char *why = pacer_reason(d->host[PROCESS_BY_NAME]);
 	struct smtp_session_info si;
 	struct process_addr *pa;
 	char text[PACING_REASON_MAX];
@@ -185,7 +200,7 @@ sessions_schedule(struct process *p, int64_t now)
 					continue;
 				if (d->host[PROCESS_BY_NAME] != NULL &&
 				    pacer_past_patience(p,
-				    d->host[PROCESS_BY_NAME]->pair, now)) {
+				    d->host[PROCESS_BY_NAME], now)) {
 					sessions_give_up(p, d);
 					continue;
 				}
@@ -449,7 +464,8 @@ sessions_ready(struct process *p, struct process_session *ss, int64_t now)
 	domains_follow(ss->host, d);
 	if (room > domains_rcpt_limit(p, d))
 		room = domains_rcpt_limit(p, d);
-	if (sessions_take(p, &ss->tx, d, room, now) == 0) {
+	if (sessions_take(p, &ss->tx, d, room,
+	    smtp_session_info(ss->s)->route_index, now) == 0) {
 		smtp_session_quit(ss->s, now);
 		return;
 	}

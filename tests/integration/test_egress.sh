@@ -135,6 +135,49 @@ t_api_bind() {
 }
 t_case "POST /v1/verify leaves by the same bind: routes" t_api_bind
 
+# conf_set KEY VALUE / conf_unset KEY: a setting of svc.conf for the
+# worker runs of one case
+conf_set() { sed -i "/^$1 = /d" "$SVC_CONF"; echo "$1 = $2" >> "$SVC_CONF"; }
+conf_unset() { sed -i "/^$1 = /d" "$SVC_CONF"; }
+
+t_pacing_per_route() {
+    local p
+    # mx-open says "421 4.7.28 ... rate limited" to the 4th RCPT from
+    # 127.0.0.2 (and to anything from it in the next 600 s: a strike),
+    # never to 127.0.0.3. One session at a time to the host and one
+    # domain a session, so that sessions alternate routes and the first
+    # one by 127.0.0.2 gets the 421 (4 RCPTs: 3 addresses and the probe)
+    fake_ctl 127.0.0.41 reset > /dev/null
+    fake_set 127.0.0.41 rate_limit=3 rate_from=127.0.0.2 rate_window_ms=600000 rate_penalty_ms=600000
+    conf_set worker_domain_concurrency 1
+    conf_set worker_transactions_per_session 1
+    conf_set pacing_penalty_ms 600000
+    { for i in 1 2 3 4 5 6; do for k in 1 2 3; do echo "user7$i$k@d$i.egress.test"; done; done
+      echo unknown7@d1.egress.test; } | job paced
+    conf_unset worker_domain_concurrency
+    conf_unset worker_transactions_per_session
+    [ -n "$JOB_RESULTS" ] || return 1
+    expect_eq "results" "1 invalid,18 valid" "$JOB_RESULTS" || return 1
+    # one "slow down", and nobody came back by that route after it
+    expect_eq "421s" 1 "$(fake_ctl 127.0.0.41 rate | tr ' ' '\n' | sed -n 's/^refused=//p')" || return 1
+    expect_eq "strikes" 0 "$(fake_ctl 127.0.0.41 rate | tr ' ' '\n' | sed -n 's/^strikes=//p')" || return 1
+    p=$(peers 127.0.0.41)
+    [[ $p =~ 127\.0\.0\.3=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 6 ] || { it_fail "peers: $p"; return 1; }
+    # the pair of the route that was told to slow down is in its penalty;
+    # the other route's is not (no row: it was never told)
+    expect_eq "pairs" "mx-open.egress.test bind:127.0.0.2 1 1" \
+        "$(it_sql "SELECT pair, egress, penalty_until > UTC_TIMESTAMP(3), strikes FROM pacing_pairs
+                   WHERE pair = 'mx-open.egress.test' ORDER BY egress" | tr '\t\n' '  ' | sed 's/ $//')" || return 1
+    svcadm mx show mx-open.egress.test > "$IT_DIR/mx.out" 2>&1
+    grep -q '^pacing mx-open.egress.test from bind:127.0.0.2: .*strikes 1, penalty_until 2.*reason 421 4.7.28 ' "$IT_DIR/mx.out" ||
+        { it_fail "svcadm mx show: $(tr '\n' '|' < "$IT_DIR/mx.out")"; return 1; }
+    svcadm status > "$IT_DIR/status.out" 2>&1
+    grep -q '^penalty: mx-open.egress.test from bind:127.0.0.2, [0-9]* s left: 421 4.7.28 ' "$IT_DIR/status.out" ||
+        { it_fail "svcadm status: $(tr '\n' '|' < "$IT_DIR/status.out")"; return 1; }
+    ! grep -q 'from bind:127.0.0.3' "$IT_DIR/status.out" || it_fail "the other route is listed: $(tr '\n' '|' < "$IT_DIR/status.out")"
+}
+t_case "pacing per route: a host that says slow down to one source address puts that route's pair in its penalty, the other route delivers every answer" t_pacing_per_route
+
 t_proxy_only_refuses_others() {
     local p
     row user23@p1.egress.test unknown unknown smtp_blocked || return 1
