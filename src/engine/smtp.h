@@ -164,11 +164,15 @@ struct smtp_session *smtp_session_new_mx(const struct smtp_opts *,
  * smtp_session_next. NULL on bad options or no memory. */
 struct smtp_session *smtp_session_open_mx(const struct smtp_opts *,
 	    const struct dns_mx_result *);
+#define SMTP_ROUTE_PICK	((size_t)-1)	/* the round robin's route */
 /* The same, starting on egress route route (an index into opts->egress)
  * instead of the round robin's: a caller that paces per route chose it.
  * A route that fails still hands over to the next. */
 struct smtp_session *smtp_session_open_mx_route(const struct smtp_opts *,
 	    const struct dns_mx_result *, size_t route);
+struct smtp_session *smtp_session_new_mx_route(const struct smtp_opts *,
+	    const struct dns_mx_result *, const char *const *rcpts, size_t n,
+	    size_t route);
 void	 smtp_session_free(struct smtp_session *);
 
 /* 1 when the session is READY: connected and greeted, no transaction under

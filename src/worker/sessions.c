@@ -149,24 +149,17 @@ static void
 sessions_give_up(struct process *p, struct process_domain *d)
 {
 	const char *why = pacer_reason(d->host[PROCESS_BY_NAME]);
-	struct smtp_session_info si;
 	struct process_addr *pa;
-	char text[PACING_REASON_MAX];
 	size_t n = 0;
 
-	memset(&si, 0, sizeof(si));
-	si.outcome = SMTP_OUTCOME_BLOCKED;
-	si.host = d->host[PROCESS_BY_NAME]->name;
-	snprintf(text, sizeof(text), "paused by pacing: %s", why);
-	si.text = text;
-	si.error = "paused by pacing";
+	snprintf(d->b.paced_why, sizeof(d->b.paced_why), "%s", why);
 	while ((pa = domains_dequeue(d)) != NULL) {
 		if (pa->chunk->gone) {
 			chunks_abandon(pa);
 			continue;
 		}
-		if (verify_batch_item_conclude_info(p->engine, p->db, &d->b,
-		    &pa->it, &si) != VERIFY_OK) {
+		if (verify_batch_item_conclude_paused(p->engine, p->db, &d->b,
+		    &pa->it) != VERIFY_OK) {
 			chunks_abandon(pa);
 			continue;
 		}
@@ -175,7 +168,8 @@ sessions_give_up(struct process *p, struct process_domain *d)
 		n++;
 	}
 	log_info("event=pacing_gave_up domain=%s host=%s addresses=%zu "
-	    "reason=\"%s\"", d->b.domain, si.host, n, why);
+	    "reason=\"%s\"", d->b.domain, d->host[PROCESS_BY_NAME]->name, n,
+	    why);
 }
 
 /* Starts sessions while there are free slots and addresses that may go;
