@@ -246,6 +246,7 @@ smtp_session_alloc(const struct smtp_opts *o, size_t route)
 	s->info.error = "";
 	s->info.host = "";
 	s->info.route = "direct";
+	s->info.proxy_why = "";
 	s->route_why = "";
 	/* the caller's route, or the round robin's (advanced only then) */
 	s->route = route != SMTP_ROUTE_PICK ? route % (o->egress != NULL &&

@@ -137,6 +137,10 @@ struct smtp_session_info {
 						 * ("direct", "bind:...", "socks5://...") */
 	size_t		 route_index;		/* its index in opts->egress (0) */
 	size_t		 route_failures;	/* routes that failed (bind, proxy) */
+	/* The SOCKS5 routes whose proxy failed (refused, closed, a bad
+	 * exchange), by index bit, and the last one's reason. */
+	uint32_t	 proxy_failed;
+	const char	*proxy_why;
 	char		 addr[DNS_ADDR_TEXT];	/* its address, "" if none */
 	/* The reply that ended the session (or the last one), code 0 if none. */
 	int		 code;

@@ -17,6 +17,7 @@
  * block changes the pair (stored at once), and what the host showed of
  * itself (RCPTs per session, STARTTLS, catch-all, greylisting) is noted
  * in its profile when it differs from what was known. */
+#include "engine/egress_down.h"
 #include "engine/mxprofile.h"
 #include "engine/pacing.h"
 #include "engine/smtp_classify.h"
@@ -182,6 +183,21 @@ pacer_merge(void *arg, const struct pacing_pair *row)
 	pp->s.penalty_ms = keep.penalty_ms;
 	memcpy(pp->s.tally, keep.tally, sizeof(keep.tally));
 	memcpy(pp->s.tally_sec, keep.tally_sec, sizeof(keep.tally_sec));
+}
+
+/* The routes marked down by any worker (egress_down.h; only with several
+ * routes), read every PACER_SYNC_MS: before sessions are started. */
+void
+pacer_routes_sync(struct process *p, int64_t now)
+{
+	if (pacer_routes(p) <= 1 || (p->egress_synced != 0 &&
+	    now - p->egress_synced < PACER_SYNC_MS))
+		return;
+	p->egress_synced = now;
+	if (egress_down_read(p->db, verify_engine_smtp(p->engine)->egress,
+	    now) != DB_OK)
+		log_error("event=egress_down_read error=\"%s\"",
+		    db_error(p->db));
 }
 
 /* Every PACER_SYNC_MS while pairs are in use: the shared state; unused

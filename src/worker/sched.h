@@ -163,6 +163,7 @@ struct process {
 	struct pacer_pair	*pairs;
 	int64_t			 pacer_synced;
 	size_t			 route_next;	/* round robin of new sessions */
+	int64_t			 egress_synced;	/* egress_down read */
 };
 
 /* chunks.c */
@@ -230,6 +231,7 @@ void	 pacer_host_pairs(struct process *, struct process_host *,
 	    const char *provider);
 void	 pacer_host_unref(struct process_host *);
 void	 pacer_sync(struct process *, int64_t now);
+void	 pacer_routes_sync(struct process *, int64_t now);
 /* The routes there are (smtp_egress), and the one a new session of the
  * round robin would start with. */
 size_t	 pacer_routes(const struct process *);

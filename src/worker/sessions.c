@@ -19,6 +19,7 @@
  * session's outcome); what a later transaction left unanswered when it
  * failed goes back too, and its hosts get one transaction per session
  * from then on. */
+#include "engine/egress_down.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/wake.h"
@@ -109,8 +110,9 @@ sessions_unreachable(struct process *p, struct process_tx *tx)
 
 /* Starts one session for the domain's queue; 1 if one started. Its first
  * transaction is taken now and given when the session is READY. Its
- * egress route: from the round robin's, the first whose pair for the
- * domain's host may send and grants RCPTs (pacer.c). */
+ * egress route: from the round robin's, the first that is not down
+ * (egress_down.h, while another is up) and whose pair for the domain's
+ * host may send and grants RCPTs (pacer.c). */
 static int
 sessions_start(struct process *p, struct process_domain *d, int64_t now)
 {
@@ -121,7 +123,8 @@ sessions_start(struct process *p, struct process_domain *d, int64_t now)
 	memset(ss, 0, sizeof(*ss));
 	for (i = 0; i < n; i++) {
 		r = (start + i) % n;
-		if (!pacer_may_send(d->host[PROCESS_BY_NAME], r, now))
+		if (egress_avoid(verify_engine_smtp(p->engine)->egress, r,
+		    now) || !pacer_may_send(d->host[PROCESS_BY_NAME], r, now))
 			continue;
 		if (sessions_take(p, &ss->tx, d, limit, r, now) > 0)
 			break;
@@ -182,6 +185,7 @@ sessions_schedule(struct process *p, int64_t now)
 	unsigned i, b;
 	int started;
 
+	pacer_routes_sync(p, now);
 	p->rr = (p->rr + 1) % SCHED_HASH;
 	do {
 		started = 0;
@@ -302,8 +306,12 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 	    total, answered, smtp_outcome_names[si->outcome], si->code,
 	    si->tls);
 	/* a connection's first transaction tells how connecting went */
-	if (ss->ntx <= 1)
+	if (ss->ntx <= 1) {
 		connstats_note(si);
+		/* proxies that failed are down; one that worked is up */
+		egress_down_note(p->db, verify_engine_smtp(p->engine)->egress,
+		    si, now);
+	}
 	if (tx->failed)
 		domains_no_reuse(ss->host, si);
 	else

@@ -269,6 +269,44 @@ t_next_route() {
 }
 t_case "a dead proxy with another route: the next route is used and the verdicts are right" t_next_route
 
+# worker_lines PATTERN: svc-worker's log lines that match
+worker_lines() { grep "svc-worker\[[0-9]*\] .*$1" "$IT_DIR/log/svc.log" | wc -l; }
+
+t_dead_proxy_memory() {
+    local n
+    # the routes of the case before: the dead proxy (a stopped danted),
+    # then bind:127.0.0.4; one domain a session, so that sessions go
+    # round the routes
+    conf_set worker_transactions_per_session 1
+    it_sql "DELETE FROM egress_down"
+    { for i in 1 2 3 4 5 6; do echo "user9$i@d$i.egress.test"; done; } | job down1
+    [ "$JOB_RESULTS" = "6 valid" ] || { conf_unset worker_transactions_per_session; it_fail "results: $JOB_RESULTS"; return 1; }
+    # marked down, shared through MariaDB, with its back-off
+    expect_eq "mark" "socks5://127.0.0.1:$DEAD_PORT 1 1" "$(it_sql "SELECT route, failures >= 1,
+        down_until > UTC_TIMESTAMP(3) + INTERVAL 20 SECOND FROM egress_down" | tr '\t' ' ')" || return 1
+    [ "$(worker_lines "event=egress_down route=socks5://127.0.0.1:$DEAD_PORT why=\"cannot connect to the proxy\"")" -ge 1 ] ||
+        { it_fail "no egress_down line"; return 1; }
+    # a later worker run reads the mark: no session tries the dead proxy
+    n=$(worker_lines "event=egress_route_failed .*route=socks5://127.0.0.1:$DEAD_PORT ")
+    { for i in 1 2 3 4 5 6; do echo "user10$i@d$i.egress.test"; done; } | job down2
+    conf_unset worker_transactions_per_session
+    expect_eq "results" "6 valid" "$JOB_RESULTS" || return 1
+    expect_eq "sessions that tried the dead proxy" "$n" \
+        "$(worker_lines "event=egress_route_failed .*route=socks5://127.0.0.1:$DEAD_PORT ")" || return 1
+    # the health check: a mark whose back-off passed lets the next session
+    # try the route; through a working proxy the mark is cleared
+    egress "$SOCKS bind:127.0.0.4"
+    it_sql "INSERT INTO egress_down (route, down_until, failures, reason, updated_at) VALUES
+            ('socks5://$PROXY_USER@127.0.0.1:$PROXY_PORT', UTC_TIMESTAMP(3) - INTERVAL 1 SECOND, 2, 'test', UTC_TIMESTAMP(3))"
+    conf_set worker_transactions_per_session 1
+    { for i in 1 2 3 4 5 6; do echo "user11$i@d$i.egress.test"; done; } | job up
+    conf_unset worker_transactions_per_session
+    expect_eq "results" "6 valid" "$JOB_RESULTS" || return 1
+    expect_eq "marks left" 0 "$(it_sql "SELECT COUNT(*) FROM egress_down WHERE route LIKE 'socks5://$PROXY_USER@%'")" || return 1
+    [ "$(worker_lines "event=egress_up route=socks5://$PROXY_USER@127.0.0.1:$PROXY_PORT")" -ge 1 ] || it_fail "no egress_up line"
+}
+t_case "dead-proxy memory: a proxy that fails is marked down with a back-off, later worker runs do not try it, a health check through it clears the mark" t_dead_proxy_memory
+
 t_wrong_password() {
     egress "socks5://$PROXY_USER:wrong$PROXY_PASS@127.0.0.1:$PROXY_PORT"
     row user71@p1.egress.test unknown unknown smtp_unreachable || return 1
