@@ -3,6 +3,7 @@
  * SOCKS5 exchange is socks5.c's. */
 #include "engine/egress.h"
 #include "util/hex.h"
+#include "util/timeutil.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -288,10 +289,38 @@ egress_check(const struct conf *c, struct buf *err)
 	return e != NULL ? 0 : -1;
 }
 
+int
+egress_avoid(const struct egress *e, size_t r, int64_t now)
+{
+	size_t i;
+
+	if (e == NULL || e->n <= 1 || __atomic_load_n(&e->down_until[r % e->n],
+	    __ATOMIC_RELAXED) <= now)
+		return 0;
+	for (i = 0; i < e->n; i++)
+		if (__atomic_load_n(&e->down_until[i], __ATOMIC_RELAXED) <= now)
+			return 1;
+	return 0;	/* every route is down: none is better */
+}
+
+void
+egress_set_down(struct egress *e, size_t r, int64_t until)
+{
+	if (e != NULL && r < e->n)
+		__atomic_store_n(&e->down_until[r], until, __ATOMIC_RELAXED);
+}
+
 size_t
 egress_pick(struct egress *e)
 {
+	int64_t now;
+	size_t i, r;
+
 	if (e == NULL || e->n <= 1)
 		return 0;
-	return __atomic_fetch_add(&e->next, 1, __ATOMIC_RELAXED) % e->n;
+	r = __atomic_fetch_add(&e->next, 1, __ATOMIC_RELAXED) % e->n;
+	now = timeutil_mono_ms();
+	for (i = 0; i < e->n && egress_avoid(e, (r + i) % e->n, now); i++)
+		;
+	return (r + i) % e->n;
 }

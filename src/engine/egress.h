@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/conf.h"
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #define EGRESS_ROUTES_MAX	32
@@ -40,6 +41,10 @@ struct egress {
 	size_t		 n;			/* 1..EGRESS_ROUTES_MAX */
 	struct egress_route r[EGRESS_ROUTES_MAX];
 	unsigned	 next;			/* round robin */
+	/* A route marked down (a proxy that failed: egress_down.h) until
+	 * this monotonic clock time (ms); 0: up. Set by the program that
+	 * owns the egress, read by its sessions. */
+	int64_t		 down_until[EGRESS_ROUTES_MAX];
 };
 
 /* Parses the setting's text into *e (empty or blank: one direct route).
@@ -54,6 +59,11 @@ struct egress *egress_from_conf(const struct conf *, struct buf *err);
  * message in err (programs check it at start, before they serve). */
 int	 egress_check(const struct conf *, struct buf *err);
 /* The route the next session starts with: one after another (round
- * robin, shared by the threads of a process). */
+ * robin, shared by the threads of a process), skipping routes marked down
+ * while another is up. */
 size_t	 egress_pick(struct egress *);
+/* Route r is marked down at now, and another route is not. */
+int	 egress_avoid(const struct egress *, size_t r, int64_t now);
+/* Marks route r down until (monotonic ms; 0: up). */
+void	 egress_set_down(struct egress *, size_t r, int64_t until);
 #endif

@@ -224,8 +224,19 @@ pacing_db_store(struct db *db, const struct pacing_pair *pp, int only_new,
 	    DBP_STR(pp->reason[0] ? pp->reason : NULL)), NULL);
 }
 
+void
+pacing_conf_read(struct pacing_conf *pc, const struct conf *c)
+{
+	pc->window_ms = conf_int(c, CONF_PACING_WINDOW_MS);
+	pc->penalty_ms = conf_int(c, CONF_PACING_PENALTY_MS);
+	pc->pause_ms = conf_int(c, CONF_PACING_PAUSE_MS);
+	pc->patience_ms = conf_int(c, CONF_PACING_PATIENCE_MS);
+	pc->max_rate = conf_int(c, CONF_PACING_MAX_RATE);
+	pc->block_strikes = (int)conf_int(c, CONF_PACING_BLOCK_STRIKES);
+}
+
 enum db_err
-pacing_db_read(struct db *db, int64_t now,
+pacing_db_read(struct db *db, const char *key, int64_t now,
     void (*fn)(void *, const struct pacing_pair *), void *arg)
 {
 	struct pacing_pair pp;
@@ -240,7 +251,9 @@ pacing_db_read(struct db *db, int64_t now,
 	    "UTC_TIMESTAMP(3), penalty_until), 0)) DIV 1000, "
 	    "GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, "
 	    "UTC_TIMESTAMP(3), paused_until), 0)) DIV 1000, "
-	    "strikes, reason FROM pacing_pairs", DB_NOARGS, &r);
+	    "strikes, reason FROM pacing_pairs WHERE ? IS NULL OR pair = ?",
+	    DB_ARGS(key != NULL ? DBP_STR(key) : DBP_NULL,
+	    key != NULL ? DBP_STR(key) : DBP_NULL), &r);
 	if (e != DB_OK)
 		return e;
 	while (db_res_next(r) == 1) {

@@ -37,7 +37,7 @@
 #define PACING_KEY_MAX		256
 #define PACING_EGRESS_MAX	128
 #define PACING_REASON_MAX	200
-#define PACING_EGRESS_DIRECT	"direct"	/* until item 5's routes */
+#define PACING_EGRESS_DIRECT	"direct"	/* the egress without routes */
 #define PACING_TALLY		64	/* seconds of RCPT counts kept */
 
 /* The settings pacing reads (conf.h: pacing_*). */
@@ -115,9 +115,12 @@ int	 pacing_is_block(int code, const char *enhanced, enum smtp_verdict);
  * only when it has no row yet (a default's pair first used). */
 enum db_err pacing_db_store(struct db *, const struct pacing_pair *,
 	    int only_new, int64_t now);
-/* Reads every stored pair; fn is called with each (its times turned into
- * the local clock at now). */
-enum db_err pacing_db_read(struct db *, int64_t now,
+/* The settings pacing_* of a configuration. */
+void	 pacing_conf_read(struct pacing_conf *, const struct conf *);
+/* Reads every stored pair (key NULL), or the pairs of key (one per egress
+ * route); fn is called with each (its times turned into the local clock
+ * at now). */
+enum db_err pacing_db_read(struct db *, const char *key, int64_t now,
 	    void (*fn)(void *, const struct pacing_pair *), void *arg);
 /* Takes up to want RCPTs of the pair's budget (limit RCPTs in any
  * window_ms, every worker host counted): *granted gets how many (0: the

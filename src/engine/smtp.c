@@ -228,7 +228,7 @@ fail:
 
 /* A session without recipients; the caller sets them. */
 static struct smtp_session *
-smtp_session_alloc(const struct smtp_opts *o)
+smtp_session_alloc(const struct smtp_opts *o, size_t route)
 {
 	struct smtp_session *s;
 
@@ -246,8 +246,11 @@ smtp_session_alloc(const struct smtp_opts *o)
 	s->info.error = "";
 	s->info.host = "";
 	s->info.route = "direct";
+	s->info.proxy_why = "";
 	s->route_why = "";
-	s->route = egress_pick(o->egress);
+	/* the caller's route, or the round robin's (advanced only then) */
+	s->route = route != SMTP_ROUTE_PICK ? route % (o->egress != NULL &&
+	    o->egress->n > 0 ? o->egress->n : 1) : egress_pick(o->egress);
 	s->info.outcome = SMTP_OUTCOME_ERROR;
 	smtp_reply_parser_init(&s->parser);
 	buf_init(&s->out, SMTP_OUT_MAX);
@@ -266,11 +269,11 @@ smtp_session_alloc(const struct smtp_opts *o)
 /* A session for one transaction, QUIT after it. */
 static struct smtp_session *
 smtp_session_alloc_one(const struct smtp_opts *o, const char *const *rcpts,
-    size_t n)
+    size_t n, size_t route)
 {
 	struct smtp_session *s;
 
-	if ((s = smtp_session_alloc(o)) == NULL)
+	if ((s = smtp_session_alloc(o, route)) == NULL)
 		return NULL;
 	if (smtp_session_set_rcpts(s, rcpts, n) == -1) {
 		smtp_session_free(s);
@@ -302,7 +305,8 @@ smtp_session_new(const struct smtp_opts *o, const char *mx_host,
 {
 	struct smtp_session *s;
 
-	if (a == NULL || (s = smtp_session_alloc_one(o, rcpts, n)) == NULL)
+	if (a == NULL || (s = smtp_session_alloc_one(o, rcpts, n,
+	    SMTP_ROUTE_PICK)) == NULL)
 		return NULL;
 	if (smtp_session_add_host(s, mx_host, a) == -1) {
 		smtp_session_free(s);
@@ -332,7 +336,21 @@ smtp_session_new_mx(const struct smtp_opts *o, const struct dns_mx_result *mx,
 {
 	struct smtp_session *s;
 
-	if (mx == NULL || (s = smtp_session_alloc_one(o, rcpts, n)) == NULL)
+	if (mx == NULL || (s = smtp_session_alloc_one(o, rcpts, n,
+	    SMTP_ROUTE_PICK)) == NULL)
+		return NULL;
+	return smtp_session_add_mx(s, mx);
+}
+
+struct smtp_session *
+smtp_session_new_mx_route(const struct smtp_opts *o,
+    const struct dns_mx_result *mx, const char *const *rcpts, size_t n,
+    size_t route)
+{
+	struct smtp_session *s;
+
+	if (mx == NULL || (s = smtp_session_alloc_one(o, rcpts, n, route)) ==
+	    NULL)
 		return NULL;
 	return smtp_session_add_mx(s, mx);
 }
@@ -342,7 +360,18 @@ smtp_session_open_mx(const struct smtp_opts *o, const struct dns_mx_result *mx)
 {
 	struct smtp_session *s;
 
-	if (mx == NULL || (s = smtp_session_alloc(o)) == NULL)
+	if (mx == NULL || (s = smtp_session_alloc(o, SMTP_ROUTE_PICK)) == NULL)
+		return NULL;
+	return smtp_session_add_mx(s, mx);
+}
+
+struct smtp_session *
+smtp_session_open_mx_route(const struct smtp_opts *o,
+    const struct dns_mx_result *mx, size_t route)
+{
+	struct smtp_session *s;
+
+	if (mx == NULL || (s = smtp_session_alloc(o, route)) == NULL)
 		return NULL;
 	return smtp_session_add_mx(s, mx);
 }

@@ -135,7 +135,12 @@ struct smtp_session_info {
 	const char	*host;			/* MX host connected to (or last tried) */
 	const char	*route;			/* egress route of the last connection
 						 * ("direct", "bind:...", "socks5://...") */
+	size_t		 route_index;		/* its index in opts->egress (0) */
 	size_t		 route_failures;	/* routes that failed (bind, proxy) */
+	/* The SOCKS5 routes whose proxy failed (refused, closed, a bad
+	 * exchange), by index bit, and the last one's reason. */
+	uint32_t	 proxy_failed;
+	const char	*proxy_why;
 	char		 addr[DNS_ADDR_TEXT];	/* its address, "" if none */
 	/* The reply that ended the session (or the last one), code 0 if none. */
 	int		 code;
@@ -163,6 +168,15 @@ struct smtp_session *smtp_session_new_mx(const struct smtp_opts *,
  * smtp_session_next. NULL on bad options or no memory. */
 struct smtp_session *smtp_session_open_mx(const struct smtp_opts *,
 	    const struct dns_mx_result *);
+#define SMTP_ROUTE_PICK	((size_t)-1)	/* the round robin's route */
+/* The same, starting on egress route route (an index into opts->egress)
+ * instead of the round robin's: a caller that paces per route chose it.
+ * A route that fails still hands over to the next. */
+struct smtp_session *smtp_session_open_mx_route(const struct smtp_opts *,
+	    const struct dns_mx_result *, size_t route);
+struct smtp_session *smtp_session_new_mx_route(const struct smtp_opts *,
+	    const struct dns_mx_result *, const char *const *rcpts, size_t n,
+	    size_t route);
 void	 smtp_session_free(struct smtp_session *);
 
 /* 1 when the session is READY: connected and greeted, no transaction under

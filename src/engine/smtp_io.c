@@ -169,6 +169,8 @@ smtp_io_connect(struct smtp_session *s, const struct dns_addr *addr)
 	if (rt != NULL && rt->kind == EGRESS_DIRECT)
 		rt = NULL;
 	s->info.route = rt != NULL ? rt->name : "direct";
+	s->info.route_index = s->opts->egress != NULL && s->opts->egress->n ?
+	    s->route % s->opts->egress->n : 0;
 	family = rt != NULL && rt->kind == EGRESS_SOCKS5 ? rt->family :
 	    ss.ss_family;
 	if (rt != NULL && rt->kind == EGRESS_BIND && rt->family !=

@@ -362,10 +362,20 @@ smtp_session_route_failed(struct smtp_session *s, const char *why,
 		    "host=%s addr=%s why=\"%s\"", s->id, s->info.route,
 		    smtp_session_host(s), s->info.addr, why);
 		s->info.route_failures++;
+		if (e != NULL && s->route % n < 32 &&
+		    e->r[s->route % n].kind == EGRESS_SOCKS5) {
+			s->info.proxy_failed |= UINT32_C(1) << (s->route % n);
+			s->info.proxy_why = why;
+		}
 	}
 	s->route_quiet = 0;
 	smtp_io_close(s);
 	s->route = (s->route + 1) % n;
+	/* routes marked down are passed over while another one is up */
+	while (s->route_tries + 1 < n && egress_avoid(e, s->route, now)) {
+		s->route = (s->route + 1) % n;
+		s->route_tries++;
+	}
 	if (++s->route_tries < n && (s->deadline == 0 || now < s->deadline)) {
 		/* the same address by the next route */
 		s->next_target--;

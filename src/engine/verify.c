@@ -6,6 +6,7 @@
  * then mailbox verdict > spam trap > known complainer > catch-all > role.
  * DNS and SMTP trouble become "unknown" verdicts, never "undeliverable". */
 #include "engine/verify.h"
+#include "engine/pacing_route.h"
 #include "engine/verify_batch.h"
 #include "engine/addr.h"
 #include "engine/complainers.h"
@@ -35,6 +36,8 @@ struct verify_engine {
 	struct smtp_tls		*tls;
 	struct smtp_opts	 smtp;
 	struct egress		*egress;
+	struct pacing_conf	 pconf;		/* pacing_* */
+	struct pacing_defaults	 pdefaults;	/* pacing_defaults.txt */
 	char			 sandbox[300];
 };
 
@@ -87,6 +90,14 @@ verify_engine_new(const struct conf *c, struct buf *err)
 		log_warn("event=smtp_rules_warning dir=%s rules=%zu "
 		    "text=\"%.300s\"", conf_str(c, CONF_LISTS_DIR),
 		    e->rules->n, buf_str(&warn));
+	buf_reset(&warn);
+	/* sessions opened here (single verification, domain check, preview
+	 * sample) are paced under the worker's pairs (pacing_route.h) */
+	pacing_conf_read(&e->pconf, c);
+	if (pacing_defaults_load(&e->pdefaults, conf_str(c, CONF_LISTS_DIR),
+	    &warn) == -1)
+		log_error("event=pacing_defaults error=\"%.300s\"",
+		    buf_str(&warn));
 	buf_free(&warn);
 	smtp_opts_from_conf(&e->smtp, c);
 	e->smtp.tls = e->tls;
@@ -108,7 +119,20 @@ verify_engine_free(struct verify_engine *e)
 	smtp_rules_free(e->rules);
 	smtp_io_tls_free(e->tls);
 	free(e->egress);
+	pacing_defaults_free(&e->pdefaults);
 	free(e);
+}
+
+int
+verify_engine_route(struct verify_engine *e, struct db *db,
+    const char *mx_host, long want, size_t *route, char *why, size_t whysz)
+{
+	char provider[PROVIDERS_NAME_MAX];
+
+	verify_engine_host_provider(e, mx_host, provider);
+	return pacing_route_pick(db, &e->pconf, &e->pdefaults, provider,
+	    mx_host, e->egress, egress_pick(e->egress), want,
+	    timeutil_mono_ms(), route, why, whysz);
 }
 
 const char *
@@ -599,8 +623,8 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
 		if (left < VERIFY_SMTP_MIN_MS)
 			break;
 		smtp_session_free(s);
-		if ((s = verify_batch_session(e, b, &it, 1, left, &probe)) ==
-		    NULL)
+		if ((s = verify_batch_session(e, db, b, &it, 1, left,
+		    &probe)) == NULL)
 			break;
 		smtp_session_run(s);
 		if (probe)
@@ -664,11 +688,17 @@ verify_address(struct verify_engine *e, struct db *db, const char *email,
 			goto out;
 		}
 		s = verify_single_smtp(e, db, &b, &it, deadline, &rcpt);
-		rc = verify_batch_item_conclude(e, db, &b, &it, s, rcpt);
+		if (s == NULL && b.paced_out)
+			rc = verify_batch_item_conclude_paused(e, db, &b, &it);
+		else
+			rc = verify_batch_item_conclude(e, db, &b, &it, s,
+			    rcpt);
 		smtp_session_free(s);
 	}
 	if (rc == VERIFY_OK) {
-		verify_store(db, &it.r);
+		/* not asked (pacing): nothing learned worth caching */
+		if (!b.paced_out)
+			verify_store(db, &it.r);
 		*r = it.r;
 	}
 out:
@@ -843,7 +873,7 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 		}
 		left = deadline - timeutil_mono_ms();
 		if (left < VERIFY_SMTP_MIN_MS || (s = verify_batch_session(e,
-		    &b, NULL, 0, left, &probe)) == NULL)
+		    db, &b, NULL, 0, left, &probe)) == NULL)
 			goto out;
 		smtp_session_run(s);
 		verify_batch_probe_done(db, &b, s);

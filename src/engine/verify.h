@@ -93,6 +93,11 @@ void	 verify_engine_free(struct verify_engine *);
  * SMTP and cache trouble become "unknown" verdicts; only a failing
  * database (complainer list) is an error. db may be NULL (no caches, no
  * complainer list). */
+/* The egress route of a session to mx_host opened outside svc-worker's
+ * loop, under the pacing pairs (pacing_route_pick: 1, 0 none now, -1). */
+int	 verify_engine_route(struct verify_engine *, struct db *,
+	    const char *mx_host, long want, size_t *route, char *why,
+	    size_t whysz);
 enum verify_err verify_address(struct verify_engine *, struct db *,
 	    const char *email, struct verify_gate *, struct verify_result *);
 /* The domain-check endpoint: MX, provider, catch-all probe, disposable,

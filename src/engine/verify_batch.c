@@ -119,6 +119,24 @@ verify_batch_item_conclude_info(struct verify_engine *e, struct db *db,
 	    verify_batch_accept_all(b));
 }
 
+enum verify_err
+verify_batch_item_conclude_paused(struct verify_engine *e, struct db *db,
+    struct verify_batch *b, struct verify_item *it)
+{
+	struct smtp_session_info si;
+	char text[PACING_REASON_MAX + 20];
+
+	memset(&si, 0, sizeof(si));
+	si.outcome = SMTP_OUTCOME_BLOCKED;
+	si.host = b->mx.nhosts > 0 ? b->mx.hosts[0].name : "";
+	si.route = "";
+	snprintf(text, sizeof(text), "paused by pacing: %s", b->paced_why[0] ?
+	    b->paced_why : "every route paused");
+	si.text = text;
+	si.error = "paused by pacing";
+	return verify_batch_item_conclude_info(e, db, b, it, &si);
+}
+
 /* ---------------------------------------------------------------- MX */
 
 static json_t *
@@ -304,18 +322,29 @@ verify_batch_rcpts(struct verify_batch *b, struct verify_item *const *v,
 }
 
 struct smtp_session *
-verify_batch_session(struct verify_engine *e, struct verify_batch *b,
-    struct verify_item *const *v, size_t n, int64_t deadline_ms, int *probe)
+verify_batch_session(struct verify_engine *e, struct db *db,
+    struct verify_batch *b, struct verify_item *const *v, size_t n,
+    int64_t deadline_ms, int *probe)
 {
 	char probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
 	const struct smtp_opts *opts = verify_engine_smtp(e);
 	struct smtp_session *s;
 	const char **rcpts;
-	size_t k;
+	size_t k, route = 0;
 
+	b->paced_out = 0;
 	if ((rcpts = verify_batch_rcpts(b, v, n, probe_addr,
 	    sizeof(probe_addr), &k, probe)) == NULL)
 		return NULL;
+	/* the route: under the worker's pacing pairs for the first MX host */
+	if (k > 0 && b->mx.status == DNS_OK && b->mx.nhosts > 0 &&
+	    verify_engine_route(e, db, b->mx.hosts[0].name, (long)k, &route,
+	    b->paced_why, sizeof(b->paced_why)) == 0) {
+		b->paced_out = 1;
+		*probe = 0;
+		free(rcpts);
+		return NULL;
+	}
 	if (deadline_ms > 0) {
 		/* One session at a time has a deadline of its own (verify.c);
 		 * the worker's sessions share the engine's options. */
@@ -323,7 +352,8 @@ verify_batch_session(struct verify_engine *e, struct verify_batch *b,
 		b->opts.deadline_ms = (int)deadline_ms;
 		opts = &b->opts;
 	}
-	s = k > 0 ? smtp_session_new_mx(opts, &b->mx, rcpts, k) : NULL;
+	s = k > 0 ? smtp_session_new_mx_route(opts, &b->mx, rcpts, k, route) :
+	    NULL;
 	free(rcpts);
 	if (s == NULL)
 		*probe = 0;
@@ -333,9 +363,10 @@ verify_batch_session(struct verify_engine *e, struct verify_batch *b,
 }
 
 struct smtp_session *
-verify_batch_open(struct verify_engine *e, const struct verify_batch *b)
+verify_batch_open(struct verify_engine *e, const struct verify_batch *b,
+    size_t route)
 {
-	return smtp_session_open_mx(verify_engine_smtp(e), &b->mx);
+	return smtp_session_open_mx_route(verify_engine_smtp(e), &b->mx, route);
 }
 
 int

@@ -13,6 +13,7 @@
 #ifndef SVC_VERIFY_BATCH_H
 #define SVC_VERIFY_BATCH_H
 #include "engine/verify.h"
+#include "engine/pacing.h"
 #include "engine/smtp_rules.h"
 
 /* One address on its way. */
@@ -49,6 +50,10 @@ struct verify_batch {
 	/* The options of a session with its own deadline: a session keeps a
 	 * pointer to them, so they live as long as the batch. */
 	struct smtp_opts	 opts;
+	/* verify_batch_session made no session because every route's pacing
+	 * pair for the MX host is paused or out of budget (why: the reply) */
+	int			 paced_out;
+	char			 paced_why[PACING_REASON_MAX];
 };
 
 /* Syntax and sandbox, no database: DONE with the result in it->r, or NEXT
@@ -84,6 +89,10 @@ enum verify_err verify_batch_item_conclude(struct verify_engine *, struct db *,
 enum verify_err verify_batch_item_conclude_info(struct verify_engine *,
 	    struct db *, struct verify_batch *, struct verify_item *,
 	    const struct smtp_session_info *si);
+/* An item whose MX host may not be asked now (every route's pacing pair
+ * paused, why in b->paced_why): unknown / smtp_blocked, as a block is. */
+enum verify_err verify_batch_item_conclude_paused(struct verify_engine *,
+	    struct db *, struct verify_batch *, struct verify_item *);
 
 void	 verify_batch_init(struct verify_batch *, const char *ascii_domain);
 void	 verify_batch_free(struct verify_batch *);
@@ -103,15 +112,18 @@ void	 verify_batch_provider(struct verify_engine *, struct verify_batch *,
  * while the domain's answer is not known and no probe is out (*probe set,
  * and the probe is the last RCPT, n); deadline_ms: the session's deadline from now
  * (0: verify_time_budget_ms). n may be 0 with the probe (a domain check).
- * NULL when it cannot be made (no memory). */
+ * Its egress route is paced (db not NULL: verify_engine_route, the RCPTs
+ * taken from the pair's budget). NULL when it cannot be made (no memory),
+ * or, paced_out set, when no route may reach the MX host now. */
 struct smtp_session *verify_batch_session(struct verify_engine *,
-	    struct verify_batch *, struct verify_item *const *, size_t n,
-	    int64_t deadline_ms, int *probe);
+	    struct db *, struct verify_batch *, struct verify_item *const *,
+	    size_t n, int64_t deadline_ms, int *probe);
 /* A session for transactions of any domain whose MX is the same host,
  * given one by one (smtp_session_open_mx): opened to this batch's MX
- * hosts, READY after its handshake. NULL when it cannot be made. */
+ * hosts by egress route route, READY after its handshake. NULL when it
+ * cannot be made. */
 struct smtp_session *verify_batch_open(struct verify_engine *,
-	    const struct verify_batch *);
+	    const struct verify_batch *, size_t route);
 /* The batch's next transaction on a READY session s (smtp_session_next):
  * n items (1..SMTP_RCPT_MAX - 1), with the catch-all probe as in
  * verify_batch_session (*probe); last: QUIT after it. 0, or -1 when it

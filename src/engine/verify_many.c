@@ -106,14 +106,22 @@ verify_many_start(struct verify_many_run *m, struct verify_many_domain *d,
 	d->first = d->next;
 	d->count = k;
 	d->next += k;
-	d->s = verify_batch_session(m->e, &d->b, v, k, m->o->deadline - now,
-	    &d->probe);
+	d->s = verify_batch_session(m->e, m->db, &d->b, v, k,
+	    m->o->deadline - now, &d->probe);
 	if (d->s != NULL) {
 		m->running++;
 		return;
 	}
-	for (i = 0; i < k; i++)		/* no session: unreachable */
-		verify_many_conclude(m, d, d->idx[d->first + i], NULL, 0);
+	for (i = 0; i < k; i++)		/* no session: unreachable, or paced */
+		if (d->b.paced_out) {
+			if (verify_batch_item_conclude_paused(m->e, m->db,
+			    &d->b, &m->items[d->idx[d->first + i]]) !=
+			    VERIFY_OK)
+				verify_many_conclude(m, d,
+				    d->idx[d->first + i], NULL, 0);
+		} else
+			verify_many_conclude(m, d, d->idx[d->first + i], NULL,
+			    0);
 }
 
 static void

@@ -79,7 +79,7 @@ domains_host(struct process *p, const char *name)
 
 		verify_engine_host_provider(process_engine(p), name, provider);
 		pacer_host_new(p, h);
-		h->pair = pacer_pair(p, h->name, provider);
+		pacer_host_pairs(p, h, provider);
 	}
 	h->next = p->hosts;
 	p->hosts = h;
@@ -117,7 +117,7 @@ domains_sweep(struct process *p, int64_t now)
 			continue;
 		}
 		*hp = h->next;
-		pacer_unref(h->pair);
+		pacer_host_unref(h);
 		free(h);
 	}
 }
@@ -249,8 +249,8 @@ domains_hosts(struct process *p, struct process_domain *d)
 	}
 }
 
-/* Not while a host it goes to has its share of sessions running, or is
- * in back-off. */
+/* Not while a host it goes to has its share of sessions running, is in
+ * back-off, or is paused (pacing) on every egress route. */
 int
 domains_may_start(const struct process *p, const struct process_domain *d,
     int64_t now)
@@ -260,7 +260,7 @@ domains_may_start(const struct process *p, const struct process_domain *d,
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
 		if (d->host[t] && (d->host[t]->active >= p->domain_concurrency ||
 		    now < d->host[t]->backoff_until ||
-		    !pacer_may_send(d->host[t]->pair, now)))
+		    !pacer_any_may_send(d->host[t], now)))
 			return 0;
 	return 1;
 }
@@ -317,7 +317,7 @@ domains_may_follow(const struct process *p, struct process_host *const *held,
 		if ((h = d->host[t]) == NULL)
 			continue;
 		if (h->no_reuse || now < h->backoff_until ||
-		    !pacer_may_send(h->pair, now) || (h != held[t] &&
+		    !pacer_may_send(h, si->route_index, now) || (h != held[t] &&
 		    h->active >= p->domain_concurrency))
 			return 0;
 	}

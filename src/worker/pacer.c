@@ -1,9 +1,15 @@
 /* pacer.c: svc-worker's side of reputation-aware pacing and of the mail
  * host profiles (sched.h; the design is in engine/pacing.h and
  * engine/mxprofile.h). Each MX host (by name) of the domains held has a
- * pair: (the shipped default's pattern, or the host's name; the provider
- * of item 1 when it comes) x the egress route ("direct" until item 5's
- * routes). A pair that is not paced costs nothing: no statement, no wait.
+ * pair per egress route of smtp_egress: (the shipped default's pattern,
+ * the provider mx_providers.txt names, or the host's name) x the route's
+ * name ("direct", "bind:192.0.2.1", "socks5://user@192.0.2.9:1080"). A
+ * session starts on a route whose pair may send (the round robin's first
+ * that may), takes its RCPTs from that route's budget, and what the host
+ * answers (a "slow down", a block) is learned on the route the session
+ * actually left by: a pair paused on one route leaves the others in use,
+ * and the addresses wait only when every route's pair is paused.
+ * A pair that is not paced costs nothing: no statement, no wait.
  * A paced one takes its RCPTs from the budget in MariaDB before each
  * transaction; every second the pairs are read again, so that what one
  * worker host learned (a penalty, a pause, a learned rate) holds for all.
@@ -11,6 +17,7 @@
  * block changes the pair (stored at once), and what the host showed of
  * itself (RCPTs per session, STARTTLS, catch-all, greylisting) is noted
  * in its profile when it differs from what was known. */
+#include "engine/egress_down.h"
 #include "engine/mxprofile.h"
 #include "engine/pacing.h"
 #include "engine/smtp_classify.h"
@@ -21,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 
 #define PACER_SYNC_MS		1000	/* pairs read again */
 #define PACER_RETRY_MS		200	/* a full window asked again */
@@ -40,12 +48,11 @@ pacer_init(struct process *p)
 	const char *m;
 	size_t lines = 0;
 
-	p->pconf.window_ms = conf_int(c, CONF_PACING_WINDOW_MS);
-	p->pconf.penalty_ms = conf_int(c, CONF_PACING_PENALTY_MS);
-	p->pconf.pause_ms = conf_int(c, CONF_PACING_PAUSE_MS);
-	p->pconf.patience_ms = conf_int(c, CONF_PACING_PATIENCE_MS);
-	p->pconf.max_rate = conf_int(c, CONF_PACING_MAX_RATE);
-	p->pconf.block_strikes = (int)conf_int(c, CONF_PACING_BLOCK_STRIKES);
+	pacing_conf_read(&p->pconf, c);
+	/* each worker starts its round of routes at one of its own */
+	if (getrandom(&p->route_next, sizeof(p->route_next), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(p->route_next))
+		p->route_next = 0;
 	buf_init(&msg, 64 * 1024);
 	if (pacing_defaults_load(&p->pdefaults, conf_str(c, CONF_LISTS_DIR),
 	    &msg) == -1)
@@ -83,22 +90,18 @@ pacer_find(struct process *p, const char *key, const char *egress)
 	return NULL;
 }
 
-/* The pair of an MX host (provider: the id mx_providers.txt gives it, or
- * NULL or "" when none). */
-struct pacer_pair *
-pacer_pair(struct process *p, const char *mx_host, const char *provider)
+/* The pair (key, route egress), made when this host has none. */
+static struct pacer_pair *
+pacer_pair(struct process *p, const char *key, const char *egress,
+    const struct pacing_default *d)
 {
-	const struct pacing_default *d;
 	struct pacer_pair *pp;
-	const char *key;
 
-	d = pacing_defaults_match(&p->pdefaults, provider, mx_host);
-	key = d ? d->pattern : provider && provider[0] ? provider : mx_host;
-	if ((pp = pacer_find(p, key, PACING_EGRESS_DIRECT)) == NULL) {
+	if ((pp = pacer_find(p, key, egress)) == NULL) {
 		if ((pp = calloc(1, sizeof(*pp))) == NULL)
 			return NULL;
-		pacing_pair_init(&pp->s, &p->pconf, key, PACING_EGRESS_DIRECT,
-		    d, timeutil_mono_ms());
+		pacing_pair_init(&pp->s, &p->pconf, key, egress, d,
+		    timeutil_mono_ms());
 		pp->next = p->pairs;
 		p->pairs = pp;
 	}
@@ -106,11 +109,62 @@ pacer_pair(struct process *p, const char *mx_host, const char *provider)
 	return pp;
 }
 
-void
-pacer_unref(struct pacer_pair *pp)
+static const struct egress *
+pacer_egress(const struct process *p)
 {
-	if (pp != NULL)
-		pp->refs--;
+	return verify_engine_smtp(p->engine)->egress;
+}
+
+size_t
+pacer_routes(const struct process *p)
+{
+	const struct egress *e = pacer_egress(p);
+
+	return e != NULL && e->n > 0 ? e->n : 1;
+}
+
+/* The worker's own round robin (egress_pick's is advanced by every
+ * session the engine opens, this one's choice included). */
+size_t
+pacer_route_start(struct process *p)
+{
+	return p->route_next++ % pacer_routes(p);
+}
+
+/* The pairs of an MX host: its key (the shipped default's pattern, the
+ * provider, or the host's name) with each egress route's name. */
+void
+pacer_host_pairs(struct process *p, struct process_host *h,
+    const char *provider)
+{
+	const struct pacing_default *d;
+	const struct egress *e = pacer_egress(p);
+	const char *key;
+	size_t r, n = pacer_routes(p);
+
+	d = pacing_defaults_match(&p->pdefaults, provider, h->name);
+	key = d ? d->pattern : provider && provider[0] ? provider : h->name;
+	for (r = 0; r < n && r < EGRESS_ROUTES_MAX; r++)
+		if ((h->pair[h->npairs] = pacer_pair(p, key, e != NULL &&
+		    e->n > 0 ? e->r[r].name : PACING_EGRESS_DIRECT, d)) != NULL)
+			h->npairs++;
+		else
+			break;
+	if (h->npairs < n) {
+		/* no memory: the host is sent nothing rather than unpaced */
+		log_error("event=pacing_pairs host=%s error=\"out of memory\"",
+		    h->name);
+	}
+}
+
+void
+pacer_host_unref(struct process_host *h)
+{
+	size_t r;
+
+	for (r = 0; r < h->npairs; r++)
+		h->pair[r]->refs--;
+	h->npairs = 0;
 }
 
 /* A row read from MariaDB: the shared state replaces this host's (the
@@ -129,6 +183,21 @@ pacer_merge(void *arg, const struct pacing_pair *row)
 	pp->s.penalty_ms = keep.penalty_ms;
 	memcpy(pp->s.tally, keep.tally, sizeof(keep.tally));
 	memcpy(pp->s.tally_sec, keep.tally_sec, sizeof(keep.tally_sec));
+}
+
+/* The routes marked down by any worker (egress_down.h; only with several
+ * routes), read every PACER_SYNC_MS: before sessions are started. */
+void
+pacer_routes_sync(struct process *p, int64_t now)
+{
+	if (pacer_routes(p) <= 1 || (p->egress_synced != 0 &&
+	    now - p->egress_synced < PACER_SYNC_MS))
+		return;
+	p->egress_synced = now;
+	if (egress_down_read(p->db, verify_engine_smtp(p->engine)->egress,
+	    now) != DB_OK)
+		log_error("event=egress_down_read error=\"%s\"",
+		    db_error(p->db));
 }
 
 /* Every PACER_SYNC_MS while pairs are in use: the shared state; unused
@@ -152,37 +221,84 @@ pacer_sync(struct process *p, int64_t now)
 	if (!any || now - p->pacer_synced < PACER_SYNC_MS)
 		return;
 	p->pacer_synced = now;
-	if (pacing_db_read(p->db, now, pacer_merge, p) != DB_OK)
+	if (pacing_db_read(p->db, NULL, now, pacer_merge, p) != DB_OK)
 		log_error("event=pacing_read error=\"%s\"", db_error(p->db));
 }
 
-int
-pacer_may_send(const struct pacer_pair *pp, int64_t now)
+/* The host's pair for route; NULL when the host has none (a host by
+ * address) or, when pairs are missing, a sign that nothing may go. */
+static struct pacer_pair *
+pacer_route_pair(const struct process_host *h, size_t route, int *missing)
 {
-	return pp == NULL || pacing_may_send(&pp->s, now);
+	*missing = 0;
+	if (h == NULL || h->npairs == 0) {
+		*missing = h != NULL && h->name[0] != '[';
+		return NULL;
+	}
+	return h->pair[route % h->npairs];
 }
 
 int
-pacer_past_patience(const struct process *p, const struct pacer_pair *pp,
+pacer_may_send(const struct process_host *h, size_t route, int64_t now)
+{
+	struct pacer_pair *pp;
+	int missing;
+
+	pp = pacer_route_pair(h, route, &missing);
+	return !missing && (pp == NULL || pacing_may_send(&pp->s, now));
+}
+
+int
+pacer_any_may_send(const struct process_host *h, int64_t now)
+{
+	size_t r;
+
+	if (h == NULL || h->npairs == 0)
+		return pacer_may_send(h, 0, now);
+	for (r = 0; r < h->npairs; r++)
+		if (pacing_may_send(&h->pair[r]->s, now))
+			return 1;
+	return 0;
+}
+
+int
+pacer_past_patience(const struct process *p, const struct process_host *h,
     int64_t now)
 {
-	return pp != NULL && pacing_past_patience(&pp->s, &p->pconf, now);
+	size_t r;
+
+	if (h == NULL || h->npairs == 0)
+		return 0;
+	for (r = 0; r < h->npairs; r++)
+		if (!pacing_past_patience(&h->pair[r]->s, &p->pconf, now))
+			return 0;
+	return 1;
 }
 
 const char *
-pacer_reason(const struct pacer_pair *pp)
+pacer_reason(const struct process_host *h)
 {
-	return pp != NULL && pp->s.reason[0] ? pp->s.reason :
-	    "paused by pacing";
+	size_t r;
+
+	for (r = 0; h != NULL && r < h->npairs; r++)
+		if (h->pair[r]->s.reason[0])
+			return h->pair[r]->s.reason;
+	return "paused by pacing";
 }
 
-/* How many of want RCPTs may go to the pair now: want when it is not
- * paced; else what its budget in MariaDB grants (0: wait). */
+/* How many of want RCPTs may go to the host by route now: want when its
+ * pair is not paced; else what its budget in MariaDB grants (0: wait). */
 size_t
-pacer_allow(struct process *p, struct pacer_pair *pp, size_t want, int64_t now)
+pacer_allow(struct process *p, struct process_host *h, size_t route,
+    size_t want, int64_t now)
 {
+	struct pacer_pair *pp;
 	long limit, granted = 0;
+	int missing;
 
+	pp = pacer_route_pair(h, route, &missing);
+	if (missing)
+		return 0;
 	if (pp == NULL || want == 0)
 		return want;
 	if (!pacing_may_send(&pp->s, now))
@@ -283,7 +399,8 @@ pacer_learn(struct process *p, struct process_domain *d,
 {
 	const struct smtp_session_info *si = smtp_session_info(s);
 	struct process_host *h = d->host[PROCESS_BY_NAME];
-	struct pacer_pair *pp = h ? h->pair : NULL;
+	struct pacer_pair *pp = h != NULL && h->npairs > 0 ?
+	    h->pair[si->route_index % h->npairs] : NULL;	/* the route used */
 	const struct smtp_rcpt_result *rr;
 	struct mxprofile n;
 	char why[PACING_REASON_MAX];

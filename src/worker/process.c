@@ -92,7 +92,7 @@ process_free(struct process *p)
 	/* Hosts still in back-off outlive every sweep: free them here. */
 	while ((h = p->hosts) != NULL) {
 		p->hosts = h->next;
-		pacer_unref(h->pair);
+		pacer_host_unref(h);
 		free(h);
 	}
 	pacer_free(p);

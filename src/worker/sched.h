@@ -55,7 +55,10 @@ struct process_host {
 	int			 session_limit;	/* RCPTs a session takes (452
 						 * 4.5.3, the profile), 0: any */
 	struct mxprofile	 prof;		/* by name: what is known */
-	struct pacer_pair	*pair;		/* by name: its pacing pair */
+	/* by name: its pacing pair per egress route (npairs: the routes of
+	 * smtp_egress; 0 for a host by address) */
+	struct pacer_pair	*pair[EGRESS_ROUTES_MAX];
+	size_t			 npairs;
 	int			 no_reuse;	/* a later transaction of a
 						 * session failed: one each */
 	struct process_host	*next;
@@ -111,6 +114,7 @@ struct process_session {
 	int			 loaded;	/* tx was given to s */
 	struct process_host	*host[PROCESS_THROTTLE__MAX];	/* counted in */
 	int			 ntx;		/* transactions given */
+	size_t			 route;		/* egress route it started on */
 	size_t			 rcpts;		/* RCPTs given in all */
 };
 
@@ -158,6 +162,8 @@ struct process {
 	struct pacing_defaults	 pdefaults;
 	struct pacer_pair	*pairs;
 	int64_t			 pacer_synced;
+	size_t			 route_next;	/* round robin of new sessions */
+	int64_t			 egress_synced;	/* egress_down read */
 };
 
 /* chunks.c */
@@ -219,16 +225,30 @@ int	 domains_too_many(const struct smtp_rcpt_result *);
 /* pacer.c */
 void	 pacer_init(struct process *);
 void	 pacer_free(struct process *);
-struct pacer_pair *pacer_pair(struct process *, const char *mx_host,
+/* The host's pairs, one per egress route (provider: the id
+ * mx_providers.txt gives it, or "" when none); and their end. */
+void	 pacer_host_pairs(struct process *, struct process_host *,
 	    const char *provider);
-void	 pacer_unref(struct pacer_pair *);
+void	 pacer_host_unref(struct process_host *);
 void	 pacer_sync(struct process *, int64_t now);
-int	 pacer_may_send(const struct pacer_pair *, int64_t now);
-int	 pacer_past_patience(const struct process *, const struct pacer_pair *,
+void	 pacer_routes_sync(struct process *, int64_t now);
+/* The routes there are (smtp_egress), and the one a new session of the
+ * round robin would start with. */
+size_t	 pacer_routes(const struct process *);
+size_t	 pacer_route_start(struct process *);
+/* May the host (NULL, or one without pairs: yes) get RCPTs by route now
+ * (neither in a penalty nor paused there)? By any route? */
+int	 pacer_may_send(const struct process_host *, size_t route,
 	    int64_t now);
-const char *pacer_reason(const struct pacer_pair *);
-size_t	 pacer_allow(struct process *, struct pacer_pair *, size_t want,
+int	 pacer_any_may_send(const struct process_host *, int64_t now);
+/* Every route's pair of the host is paused past the addresses' patience. */
+int	 pacer_past_patience(const struct process *, const struct process_host *,
 	    int64_t now);
+/* Why the host's pairs are paused (the first paused route's reply). */
+const char *pacer_reason(const struct process_host *);
+/* How many of want RCPTs may go to the host by route now. */
+size_t	 pacer_allow(struct process *, struct process_host *, size_t route,
+	    size_t want, int64_t now);
 void	 pacer_learn(struct process *, struct process_domain *,
 	    const struct smtp_session *, size_t total, size_t answered,
 	    size_t before, int failed, int64_t now);

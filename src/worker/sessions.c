@@ -19,6 +19,7 @@
  * session's outcome); what a later transaction left unanswered when it
  * failed goes back too, and its hosts get one transaction per session
  * from then on. */
+#include "engine/egress_down.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/wake.h"
@@ -35,12 +36,13 @@
 
 static void sessions_unpark(struct process *, struct process_domain *);
 
-/* Takes up to limit addresses of the domain's queue into tx; how many.
- * When none is left (their jobs ended), transactions parked for a probe
- * that no session carries any more are concluded. */
+/* Takes up to limit addresses of the domain's queue into tx, for a
+ * session on egress route route; how many. When none is left (their jobs
+ * ended), transactions parked for a probe that no session carries any
+ * more are concluded. */
 static size_t
 sessions_take(struct process *p, struct process_tx *tx,
-    struct process_domain *d, size_t limit, int64_t now)
+    struct process_domain *d, size_t limit, size_t route, int64_t now)
 {
 	struct process_addr *pa;
 	size_t sl = domains_session_limit(d);
@@ -61,9 +63,9 @@ sessions_take(struct process *p, struct process_tx *tx,
 		limit = sl - 1;
 		probe_alone = limit == 0;
 	}
-	/* a paced pair's budget (nothing asked of a pair not paced) */
+	/* the route's paced pair's budget (nothing asked of one not paced) */
 	if (limit > 0 && d->host[PROCESS_BY_NAME] != NULL &&
-	    (limit = pacer_allow(p, d->host[PROCESS_BY_NAME]->pair, limit,
+	    (limit = pacer_allow(p, d->host[PROCESS_BY_NAME], route, limit,
 	    now)) == 0)
 		return 0;
 	if ((tx->addrs = calloc(limit + 1, sizeof(*tx->addrs))) == NULL)
@@ -107,24 +109,40 @@ sessions_unreachable(struct process *p, struct process_tx *tx)
 }
 
 /* Starts one session for the domain's queue; 1 if one started. Its first
- * transaction is taken now and given when the session is READY. */
+ * transaction is taken now and given when the session is READY. Its
+ * egress route: from the round robin's, the first that is not down
+ * (egress_down.h, while another is up) and whose pair for the domain's
+ * host may send and grants RCPTs (pacer.c). */
 static int
 sessions_start(struct process *p, struct process_domain *d, int64_t now)
 {
 	struct process_session *ss = &p->sessions[p->nsessions];
+	size_t i, n = pacer_routes(p), start = pacer_route_start(p), r = 0;
+	size_t limit = domains_rcpt_limit(p, d);
 
 	memset(ss, 0, sizeof(*ss));
-	if (sessions_take(p, &ss->tx, d, domains_rcpt_limit(p, d), now) == 0)
+	for (i = 0; i < n; i++) {
+		r = (start + i) % n;
+		if (egress_avoid(verify_engine_smtp(p->engine)->egress, r,
+		    now) || !pacer_may_send(d->host[PROCESS_BY_NAME], r, now))
+			continue;
+		if (sessions_take(p, &ss->tx, d, limit, r, now) > 0)
+			break;
+		if (d->queued == 0)
+			return 0;
+	}
+	if (i == n)
 		return 0;
-	if ((ss->s = verify_batch_open(p->engine, &d->b)) == NULL) {
+	if ((ss->s = verify_batch_open(p->engine, &d->b, r)) == NULL) {
 		sessions_unreachable(p, &ss->tx);
 		return 0;
 	}
+	ss->route = r;
 	domains_hold(ss->host, d);
 	p->nsessions++;
-	log_debug("event=smtp_session_start domain=%s host=%s rcpts=%zu",
-	    d->b.domain, d->host[PROCESS_BY_NAME] ?
-	    d->host[PROCESS_BY_NAME]->name : "-", ss->tx.n);
+	log_debug("event=smtp_session_start domain=%s host=%s route=%zu "
+	    "rcpts=%zu", d->b.domain, d->host[PROCESS_BY_NAME] ?
+	    d->host[PROCESS_BY_NAME]->name : "-", r, ss->tx.n);
 	return 1;
 }
 
@@ -133,25 +151,18 @@ sessions_start(struct process *p, struct process_domain *d, int64_t now)
 static void
 sessions_give_up(struct process *p, struct process_domain *d)
 {
-	const char *why = pacer_reason(d->host[PROCESS_BY_NAME]->pair);
-	struct smtp_session_info si;
+	const char *why = pacer_reason(d->host[PROCESS_BY_NAME]);
 	struct process_addr *pa;
-	char text[PACING_REASON_MAX];
 	size_t n = 0;
 
-	memset(&si, 0, sizeof(si));
-	si.outcome = SMTP_OUTCOME_BLOCKED;
-	si.host = d->host[PROCESS_BY_NAME]->name;
-	snprintf(text, sizeof(text), "paused by pacing: %s", why);
-	si.text = text;
-	si.error = "paused by pacing";
+	snprintf(d->b.paced_why, sizeof(d->b.paced_why), "%s", why);
 	while ((pa = domains_dequeue(d)) != NULL) {
 		if (pa->chunk->gone) {
 			chunks_abandon(pa);
 			continue;
 		}
-		if (verify_batch_item_conclude_info(p->engine, p->db, &d->b,
-		    &pa->it, &si) != VERIFY_OK) {
+		if (verify_batch_item_conclude_paused(p->engine, p->db, &d->b,
+		    &pa->it) != VERIFY_OK) {
 			chunks_abandon(pa);
 			continue;
 		}
@@ -160,7 +171,8 @@ sessions_give_up(struct process *p, struct process_domain *d)
 		n++;
 	}
 	log_info("event=pacing_gave_up domain=%s host=%s addresses=%zu "
-	    "reason=\"%s\"", d->b.domain, si.host, n, why);
+	    "reason=\"%s\"", d->b.domain, d->host[PROCESS_BY_NAME]->name, n,
+	    why);
 }
 
 /* Starts sessions while there are free slots and addresses that may go;
@@ -173,6 +185,7 @@ sessions_schedule(struct process *p, int64_t now)
 	unsigned i, b;
 	int started;
 
+	pacer_routes_sync(p, now);
 	p->rr = (p->rr + 1) % SCHED_HASH;
 	do {
 		started = 0;
@@ -185,7 +198,7 @@ sessions_schedule(struct process *p, int64_t now)
 					continue;
 				if (d->host[PROCESS_BY_NAME] != NULL &&
 				    pacer_past_patience(p,
-				    d->host[PROCESS_BY_NAME]->pair, now)) {
+				    d->host[PROCESS_BY_NAME], now)) {
 					sessions_give_up(p, d);
 					continue;
 				}
@@ -293,8 +306,12 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 	    total, answered, smtp_outcome_names[si->outcome], si->code,
 	    si->tls);
 	/* a connection's first transaction tells how connecting went */
-	if (ss->ntx <= 1)
+	if (ss->ntx <= 1) {
 		connstats_note(si);
+		/* proxies that failed are down; one that worked is up */
+		egress_down_note(p->db, verify_engine_smtp(p->engine)->egress,
+		    si, now);
+	}
 	if (tx->failed)
 		domains_no_reuse(ss->host, si);
 	else
@@ -449,7 +466,8 @@ sessions_ready(struct process *p, struct process_session *ss, int64_t now)
 	domains_follow(ss->host, d);
 	if (room > domains_rcpt_limit(p, d))
 		room = domains_rcpt_limit(p, d);
-	if (sessions_take(p, &ss->tx, d, room, now) == 0) {
+	if (sessions_take(p, &ss->tx, d, room,
+	    smtp_session_info(ss->s)->route_index, now) == 0) {
 		smtp_session_quit(ss->s, now);
 		return;
 	}

@@ -135,6 +135,87 @@ t_api_bind() {
 }
 t_case "POST /v1/verify leaves by the same bind: routes" t_api_bind
 
+# conf_set KEY VALUE / conf_unset KEY: a setting of svc.conf for the
+# worker runs of one case
+conf_set() { sed -i "/^$1 = /d" "$SVC_CONF"; echo "$1 = $2" >> "$SVC_CONF"; }
+conf_unset() { sed -i "/^$1 = /d" "$SVC_CONF"; }
+
+t_pacing_per_route() {
+    local p
+    # mx-open says "421 4.7.28 ... rate limited" to the 4th RCPT from
+    # 127.0.0.2 (and to anything from it in the next 600 s: a strike),
+    # never to 127.0.0.3. One session at a time to the host and one
+    # domain a session, so that sessions alternate routes and the first or
+    # second one by 127.0.0.2 gets the 421 (3 RCPTs a domain, 4 for d1, and
+    # the probe where the domain's answer is not cached): of the 7
+    # sessions (6 domains, d1's again) at least 5 leave by 127.0.0.3
+    fake_ctl 127.0.0.41 reset > /dev/null
+    fake_set 127.0.0.41 rate_limit=3 rate_from=127.0.0.2 rate_window_ms=600000 rate_penalty_ms=600000
+    conf_set worker_domain_concurrency 1
+    conf_set worker_transactions_per_session 1
+    conf_set pacing_penalty_ms 600000
+    { for i in 1 2 3 4 5 6; do for k in 1 2 3; do echo "user7$i$k@d$i.egress.test"; done; done
+      echo unknown7@d1.egress.test; } | job paced
+    conf_unset worker_domain_concurrency
+    conf_unset worker_transactions_per_session
+    [ -n "$JOB_RESULTS" ] || return 1
+    expect_eq "results" "1 invalid,18 valid" "$JOB_RESULTS" || return 1
+    # one "slow down", and nobody came back by that route after it
+    expect_eq "421s" 1 "$(fake_ctl 127.0.0.41 rate | tr ' ' '\n' | sed -n 's/^refused=//p')" || return 1
+    expect_eq "strikes" 0 "$(fake_ctl 127.0.0.41 rate | tr ' ' '\n' | sed -n 's/^strikes=//p')" || return 1
+    p=$(peers 127.0.0.41)
+    [[ $p =~ 127\.0\.0\.3=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 5 ] || { it_fail "peers: $p"; return 1; }
+    # the pair of the route that was told to slow down is in its penalty;
+    # the other route's is not (no row: it was never told)
+    expect_eq "pairs" "mx-open.egress.test bind:127.0.0.2 1 1" \
+        "$(it_sql "SELECT pair, egress, penalty_until > UTC_TIMESTAMP(3), strikes FROM pacing_pairs
+                   WHERE pair = 'mx-open.egress.test' ORDER BY egress" | tr '\t\n' '  ' | sed 's/ $//')" || return 1
+    svcadm mx show mx-open.egress.test > "$IT_DIR/mx.out" 2>&1
+    grep -q '^pacing mx-open.egress.test from bind:127.0.0.2: .*strikes 1, penalty_until 2.*reason 421 4.7.28 ' "$IT_DIR/mx.out" ||
+        { it_fail "svcadm mx show: $(tr '\n' '|' < "$IT_DIR/mx.out")"; return 1; }
+    svcadm status > "$IT_DIR/status.out" 2>&1
+    grep -q '^penalty: mx-open.egress.test from bind:127.0.0.2, [0-9]* s left: 421 4.7.28 ' "$IT_DIR/status.out" ||
+        { it_fail "svcadm status: $(tr '\n' '|' < "$IT_DIR/status.out")"; return 1; }
+    ! grep -q 'from bind:127.0.0.3' "$IT_DIR/status.out" || it_fail "the other route is listed: $(tr '\n' '|' < "$IT_DIR/status.out")"
+}
+t_case "pacing per route: a host that says slow down to one source address puts that route's pair in its penalty, the other route delivers every answer" t_pacing_per_route
+
+t_api_paced() {
+    local n p
+    # the pair of 127.0.0.2 is still in its penalty: POST /v1/verify (two
+    # responders, each going round the routes from its own start) asks by
+    # 127.0.0.3 only; a connection from 127.0.0.2 would be a strike
+    for i in 2 3 4 5; do
+        row "user8$i@d$i.egress.test" deliverable accepted_email null || return 1
+    done
+    expect_eq "strikes" 0 "$(fake_ctl 127.0.0.41 rate | tr ' ' '\n' | sed -n 's/^strikes=//p')" || return 1
+    # a paced pair on 127.0.0.3 (a row, as a shipped default or an earlier
+    # slow-down makes): a single verification's RCPTs are counted in its
+    # budget (rate_counts, the worker's permits)
+    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, strikes, updated_at)
+            VALUES ('mx-open.egress.test', 'bind:127.0.0.3', 600, 600, UTC_TIMESTAMP(3), 0, UTC_TIMESTAMP(3))"
+    n=$(it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket LIKE 'pace:%'")
+    row user87@d5.egress.test deliverable accepted_email null || return 1
+    [ "$(it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket LIKE 'pace:%'")" -gt "$n" ] ||
+        { it_fail "the single verification took no permit of the paced pair"; return 1; }
+    # now pause 127.0.0.3's pair as a worker that was blocked there would:
+    # no route may be used, the host is not contacted
+    it_sql "UPDATE pacing_pairs SET paused_until = UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, strikes = 1,
+            reason = '554 5.7.1 Client host [127.0.0.3] blocked using zen.spamhaus.org'
+            WHERE pair = 'mx-open.egress.test' AND egress = 'bind:127.0.0.3'"
+    n=$(fake_ctl 127.0.0.41 stats | tr ' ' '\n' | sed -n 's/^sessions=//p')
+    row user86@d6.egress.test unknown unknown smtp_blocked || return 1
+    expect_eq "sessions" "$n" "$(fake_ctl 127.0.0.41 stats | tr ' ' '\n' | sed -n 's/^sessions=//p')" || return 1
+    grep -Eq 'event=pacing_not_contacted pair=mx-open.egress.test host=mx-open.egress.test why="(421 4.7.28|554 5.7.1) ' "$IT_DIR/log/svc.log" ||
+        { it_fail "no pacing_not_contacted line"; return 1; }
+    # the paused answer is not cached: once a route is free again (the
+    # pause of 127.0.0.3's pair lifted; 127.0.0.2's penalty runs on), it is
+    # asked by that route
+    it_sql "DELETE FROM pacing_pairs WHERE pair = 'mx-open.egress.test' AND egress = 'bind:127.0.0.3'"
+    row user86@d6.egress.test deliverable accepted_email null
+}
+t_case "POST /v1/verify honours pacing: a route whose pair is in a penalty is not used; with every route paused the host is not contacted (unknown smtp_blocked, not cached)" t_api_paced
+
 t_proxy_only_refuses_others() {
     local p
     row user23@p1.egress.test unknown unknown smtp_blocked || return 1
@@ -187,6 +268,44 @@ t_next_route() {
     [[ $p =~ ^127\.0\.0\.4=[0-9]+$ ]] || it_fail "peers: $p"
 }
 t_case "a dead proxy with another route: the next route is used and the verdicts are right" t_next_route
+
+# worker_lines PATTERN: svc-worker's log lines that match
+worker_lines() { grep "svc-worker\[[0-9]*\] .*$1" "$IT_DIR/log/svc.log" | wc -l; }
+
+t_dead_proxy_memory() {
+    local n
+    # the routes of the case before: the dead proxy (a stopped danted),
+    # then bind:127.0.0.4; one domain a session, so that sessions go
+    # round the routes
+    conf_set worker_transactions_per_session 1
+    it_sql "DELETE FROM egress_down"
+    { for i in 1 2 3 4 5 6; do echo "user9$i@d$i.egress.test"; done; } | job down1
+    [ "$JOB_RESULTS" = "6 valid" ] || { conf_unset worker_transactions_per_session; it_fail "results: $JOB_RESULTS"; return 1; }
+    # marked down, shared through MariaDB, with its back-off
+    expect_eq "mark" "socks5://127.0.0.1:$DEAD_PORT 1 1" "$(it_sql "SELECT route, failures >= 1,
+        down_until > UTC_TIMESTAMP(3) + INTERVAL 20 SECOND FROM egress_down" | tr '\t' ' ')" || return 1
+    [ "$(worker_lines "event=egress_down route=socks5://127.0.0.1:$DEAD_PORT why=\"cannot connect to the proxy\"")" -ge 1 ] ||
+        { it_fail "no egress_down line"; return 1; }
+    # a later worker run reads the mark: no session tries the dead proxy
+    n=$(worker_lines "event=egress_route_failed .*route=socks5://127.0.0.1:$DEAD_PORT ")
+    { for i in 1 2 3 4 5 6; do echo "user10$i@d$i.egress.test"; done; } | job down2
+    conf_unset worker_transactions_per_session
+    expect_eq "results" "6 valid" "$JOB_RESULTS" || return 1
+    expect_eq "sessions that tried the dead proxy" "$n" \
+        "$(worker_lines "event=egress_route_failed .*route=socks5://127.0.0.1:$DEAD_PORT ")" || return 1
+    # the health check: a mark whose back-off passed lets the next session
+    # try the route; through a working proxy the mark is cleared
+    egress "$SOCKS bind:127.0.0.4"
+    it_sql "INSERT INTO egress_down (route, down_until, failures, reason, updated_at) VALUES
+            ('socks5://$PROXY_USER@127.0.0.1:$PROXY_PORT', UTC_TIMESTAMP(3) - INTERVAL 1 SECOND, 2, 'test', UTC_TIMESTAMP(3))"
+    conf_set worker_transactions_per_session 1
+    { for i in 1 2 3 4 5 6; do echo "user11$i@d$i.egress.test"; done; } | job up
+    conf_unset worker_transactions_per_session
+    expect_eq "results" "6 valid" "$JOB_RESULTS" || return 1
+    expect_eq "marks left" 0 "$(it_sql "SELECT COUNT(*) FROM egress_down WHERE route LIKE 'socks5://$PROXY_USER@%'")" || return 1
+    [ "$(worker_lines "event=egress_up route=socks5://$PROXY_USER@127.0.0.1:$PROXY_PORT")" -ge 1 ] || it_fail "no egress_up line"
+}
+t_case "dead-proxy memory: a proxy that fails is marked down with a back-off, later worker runs do not try it, a health check through it clears the mark" t_dead_proxy_memory
 
 t_wrong_password() {
     egress "socks5://$PROXY_USER:wrong$PROXY_PASS@127.0.0.1:$PROXY_PORT"

@@ -52,6 +52,9 @@ Rate limit per client source address (a provider's, for tests of pacing):
                                    connection is closed, and the address is in
                                    a penalty for rate_penalty_ms
   rate_window_ms=N                 (default 1000)
+  rate_from=ADDR,...               the limit holds only for these source
+                                   addresses (empty: for every one); the
+                                   others are neither limited nor counted
   rate_penalty_ms=N                (default 1000)
   block_after=N                    a client that comes back (connects, or
                                    sends MAIL or RCPT) during its penalty
@@ -120,7 +123,7 @@ DEFAULTS = {
     "mail_limit": "0", "rset": "ok", "catchall_domains": "",
     "hold": "0", "rcpt_max": "0", "rate_limit": "0",
     "rate_window_ms": "1000", "rate_penalty_ms": "1000", "block_after": "0",
-    "allow_from": "",
+    "allow_from": "", "rate_from": "",
 }
 
 # Real texts of the providers and gateways (issue 24), by keyword:
@@ -172,6 +175,9 @@ def rate_gate(addr, what):
     is closed). An RCPT within the limit is counted."""
     with lock:
         if int(conf["rate_limit"] or 0) <= 0:
+            return None
+        only = [a for a in (conf["rate_from"] or "").split(",") if a]
+        if only and addr not in only:
             return None
         c = client_state(addr)
         now = time.monotonic()

@@ -84,7 +84,7 @@ test_probe_is_the_last_rcpt(void **state)
 	    &a), VERIFY_STEP_NEXT);
 	assert_int_equal(verify_batch_item_begin(engine, "joe@example.test",
 	    &c), VERIFY_STEP_NEXT);
-	s = verify_batch_session(engine, &b, v, 2, 1000, &probe);
+	s = verify_batch_session(engine, NULL, &b, v, 2, 1000, &probe);
 	assert_non_null(s);
 	assert_int_equal(probe, 1);
 	assert_int_equal(b.probe, VERIFY_PROBE_RUNNING);
@@ -97,7 +97,7 @@ test_probe_is_the_last_rcpt(void **state)
 	    "jane@example.test");
 	smtp_session_free(s);
 	/* while the probe is out, no other session carries one */
-	s = verify_batch_session(engine, &b, v, 1, 1000, &probe);
+	s = verify_batch_session(engine, NULL, &b, v, 1, 1000, &probe);
 	assert_non_null(s);
 	assert_int_equal(probe, 0);
 	assert_int_equal(smtp_session_nrcpt(s), 1);
