@@ -120,6 +120,7 @@ db_socket = $STACK_DB_SOCKET
 db_name = svc
 db_user = svc
 db_password_file = $IT_DIR/mariadb/db-password
+cache_hash_key_file = $IT_DIR/cache_hash_key
 base_url = $BASE_URL
 log_level = ${IT_LOG_LEVEL:-debug}
 log_file = $IT_DIR/log/svc.log
@@ -177,6 +178,13 @@ it_job_wait() {
 # it_sql SQL: run SQL as root on the test database, tab-separated, no headers.
 it_sql() {
     stack_mariadb_sql "$IT_DIR/mariadb" -N -B svc -e "$1"
+}
+
+# it_cache_keys ADDRESS...: the verdict cache's keys (keyed hashes) of the
+# addresses as an SQL list ('h1','h2'), for "WHERE address_hash IN (...)";
+# "-" reads addresses from stdin.
+it_cache_keys() {
+    svcadm cache hash "$@" | sed "s/.*/'&'/" | paste -sd, -
 }
 
 # it_account TIER CREDITS: create an account, print its id.
