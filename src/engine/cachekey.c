@@ -44,7 +44,7 @@ cachekey_load(struct cachekey *c)
 	c->mtime = st.st_mtim;
 	if (rc == 0) {
 		if (!c->have)
-			log_info("event=cache_key_loaded file=%s", c->path);
+			log_debug("event=cache_key_loaded file=%s", c->path);
 		c->key = k;
 		c->have = 1;
 	} else {
