@@ -125,8 +125,10 @@ cachekey_write_file(const char *path, struct buf *err)
 		buf_printf(err, "%s: %s", tmp, strerror(errno));
 		return -1;
 	}
-	if (have_old && (fchown(fd, old.st_uid, old.st_gid) == -1 ||
-	    fchmod(fd, old.st_mode & 07777) == -1) && errno != EPERM) {
+	/* (fchmod: the umask does not decide the mode) */
+	if ((have_old ? (fchown(fd, old.st_uid, old.st_gid) == -1 ||
+	    fchmod(fd, old.st_mode & 07777) == -1) : fchmod(fd, 0640) == -1) &&
+	    errno != EPERM) {
 		buf_printf(err, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
