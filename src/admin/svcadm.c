@@ -3,6 +3,7 @@
  * configuration, the service's health (status.c) and a verifier host's
  * checks (doctor.c). Output is plain: ids and keys alone on stdout so
  * scripts can capture them; errors on stderr with a non-zero exit. */
+#include "admin/cacheadm.h"
 #include "admin/lists_update.h"
 #include "admin/doctor.h"
 #include "admin/migrate.h"
@@ -41,6 +42,9 @@ svcadm_usage(void)
 	fputs("usage: svcadm [-c svc.conf] COMMAND ...\n"
 	    "  db migrate [--sql-dir DIR]\n"
 	    "  db version\n"
+	    "  cache rotate-key  (a new key in cache_hash_key_file; the cache is "
+	    "emptied)\n"
+	    "  cache hash ADDRESS...|-  (the verdict cache's keys of addresses)\n"
 	    "  account create --email E --tier free|trial|pro|admin [--credits N]\n"
 	    "  account tier ACCOUNT TIER\n"
 	    "  account subscription ACCOUNT active|inactive [--type NAME]\n"
@@ -227,6 +231,17 @@ svcadm_cmd_db(int argc, char **argv)
 		buf_init(&err, 1024);
 		if (migrate_apply(db, o[0].val, &err) == -1)
 			svcadm_die("migrate: %s", buf_str(&err));
+		buf_reset(&err);
+		switch (cacheadm_ensure_key(&conf, &err)) {
+		case 1:
+			printf("verdict cache key written to %s\n",
+			    conf_str(&conf, CONF_CACHE_HASH_KEY_FILE));
+			break;
+		case -1:
+			fprintf(stderr, "svcadm: warning: the verdict cache is "
+			    "off until it has a key: %s\n", buf_str(&err));
+			break;
+		}
 		buf_free(&err);
 	} else if (strcmp(argv[0], "version") == 0) {
 		db = svcadm_open_db(0);
@@ -305,6 +320,31 @@ svcadm_cmd_audit(int argc, char **argv)
 	    svcadm_audit_row, NULL) != 0)
 		svcadm_die("audit: %s", db_error(db));
 	db_close(db);
+	return 0;
+}
+
+static int
+svcadm_cmd_cache(int argc, char **argv)
+{
+	unsigned long long n;
+	struct buf err;
+	struct db *db;
+
+	buf_init(&err, 1024);
+	if (argc == 1 && strcmp(argv[0], "rotate-key") == 0) {
+		db = svcadm_open_db(1);
+		if (cacheadm_rotate(db, &conf, &n, &err) == -1)
+			svcadm_die("cache rotate-key: %s", buf_str(&err));
+		printf("new key in %s; %llu cached verdicts deleted\n",
+		    conf_str(&conf, CONF_CACHE_HASH_KEY_FILE), n);
+		db_close(db);
+	} else if (argc >= 2 && strcmp(argv[0], "hash") == 0) {
+		if (cacheadm_hash(&conf, argv + 1, (size_t)argc - 1, stdout,
+		    &err) == -1)
+			svcadm_die("cache hash: %s", buf_str(&err));
+	} else
+		svcadm_usage();
+	buf_free(&err);
 	return 0;
 }
 
@@ -783,6 +823,8 @@ main(int argc, char **argv)
 		return svcadm_cmd_complainers(argc, argv + i + 1);
 	if (strcmp(argv[i], "suppressions") == 0)
 		return svcadm_cmd_suppressions(argc, argv + i + 1);
+	if (strcmp(argv[i], "cache") == 0)
+		return svcadm_cmd_cache(argc, argv + i + 1);
 	if (strcmp(argv[i], "mx") == 0)
 		return svcadm_cmd_mx(argc, argv + i + 1);
 	if (strcmp(argv[i], "doctor") == 0)

@@ -32,6 +32,46 @@ cmd_preview_list(const char *label, json_t *o, const char *const *names)
 	buf_free(&line);
 }
 
+/* The 95% ranges of the shares, as figures and on a 0-100% scale:
+ * "  bounce range      5.2%   3.1% to  8.4%  [..==|==........]" ('=' the
+ * range, '|' the estimate). */
+static void
+cmd_preview_ranges(json_t *p)
+{
+	static const struct {
+		const char	*label, *share, *range;
+	} r[] = {
+		{ "bounce range", "estimated_bounce_rate",
+		    "estimated_bounce_rate_interval" },
+		{ "catch-all range", "catch_all_share",
+		    "catch_all_share_interval" },
+		{ "unknown range", "unknown_share", "unknown_share_interval" },
+	};
+	double est, lo, hi;
+	json_t *a;
+	size_t i;
+	int k, at;
+
+	printf("\n95%% ranges (0-100%%: '=' range, '|' estimate)\n");
+	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		a = out_get(p, r[i].range);
+		if (!json_is_array(a))
+			continue;
+		est = json_number_value(out_get(p, r[i].share));
+		lo = json_number_value(json_array_get(a, 0));
+		hi = json_number_value(json_array_get(a, 1));
+		printf("  %-16s %5.1f%%  %5.1f%% to %5.1f%%  [", r[i].label,
+		    100 * est, 100 * lo, 100 * hi);
+		at = (int)(est * CMD_PREVIEW_BAR);
+		if (at >= CMD_PREVIEW_BAR)
+			at = CMD_PREVIEW_BAR - 1;
+		for (k = 0; k < CMD_PREVIEW_BAR; k++)
+			putchar(k == at ? '|' : (k + 1 > lo * CMD_PREVIEW_BAR &&
+			    k < hi * CMD_PREVIEW_BAR) ? '=' : '.');
+		printf("]\n");
+	}
+}
+
 static void
 cmd_preview_report(const char *job_id, json_t *p)
 {
@@ -82,6 +122,7 @@ cmd_preview_report(const char *job_id, json_t *p)
 	    100.0 * json_number_value(out_get(p, "undeliverable_share")),
 	    100.0 * json_number_value(out_get(p, "risky_share")),
 	    100.0 * json_number_value(out_get(p, "unknown_share")));
+	cmd_preview_ranges(p);
 	out_kv("credits needed", "%lld", out_int(p, "credits_needed"));
 	out_kv("after refunds", "%lld (estimated)",
 	    out_int(p, "estimated_credits_after_refunds"));

@@ -1,6 +1,8 @@
 /* vcache.c: caches of the verification engine, kept in MariaDB so every
  * responder and worker shares them. Values are JSON text; a row past its
- * expires_at is a miss and is removed by housekeeping. */
+ * expires_at is a miss and is removed by housekeeping. The verdict cache
+ * is keyed by the keyed hash of the address (cachekey.h), never the
+ * address. */
 #include "engine/vcache.h"
 #include "core/dbsql.h"
 #include <stdlib.h>
@@ -10,24 +12,24 @@
 #define VCACHE_GROUP_MAX 128
 
 static const char *const vcache_get_many_sql[VCACHE_TABLE__MAX] = {
-	"SELECT address, result FROM verdict_cache WHERE expires_at > "
-	    "UTC_TIMESTAMP(3) AND address IN (",
+	"SELECT address_hash, result FROM verdict_cache WHERE expires_at > "
+	    "UTC_TIMESTAMP(3) AND address_hash IN (",
 	"SELECT domain, result FROM dns_cache WHERE expires_at > "
 	    "UTC_TIMESTAMP(3) AND domain IN (",
 };
 static const char *const vcache_put_many_sql[VCACHE_TABLE__MAX] = {
-	"REPLACE INTO verdict_cache (address, result, expires_at) VALUES ",
+	"REPLACE INTO verdict_cache (address_hash, result, expires_at) VALUES ",
 	"REPLACE INTO dns_cache (domain, result, expires_at) VALUES ",
 };
 
 static const char *const vcache_get_sql[VCACHE_TABLE__MAX] = {
-	"SELECT result FROM verdict_cache WHERE address = ? AND "
+	"SELECT result FROM verdict_cache WHERE address_hash = ? AND "
 	    "expires_at > UTC_TIMESTAMP(3)",
 	"SELECT result FROM dns_cache WHERE domain = ? AND "
 	    "expires_at > UTC_TIMESTAMP(3)",
 };
 static const char *const vcache_put_sql[VCACHE_TABLE__MAX] = {
-	"REPLACE INTO verdict_cache (address, result, expires_at) VALUES "
+	"REPLACE INTO verdict_cache (address_hash, result, expires_at) VALUES "
 	    "(?, ?, UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
 	"REPLACE INTO dns_cache (domain, result, expires_at) VALUES "
 	    "(?, ?, UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",

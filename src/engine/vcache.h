@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 enum vcache_table {
-	VCACHE_VERDICT,		/* key: normalised address */
+	VCACHE_VERDICT,		/* key: keyed hash of the normalised address */
 	VCACHE_DNS,		/* key: A-label domain */
 	VCACHE_TABLE__MAX
 };

@@ -9,6 +9,8 @@
 #include "engine/pacing_route.h"
 #include "engine/verify_batch.h"
 #include "engine/addr.h"
+#include "engine/cachekey.h"
+#include "engine/verify_cache.h"
 #include "engine/complainers.h"
 #include "engine/providers.h"
 #include "engine/smtp.h"
@@ -18,6 +20,8 @@
 #include "util/timeutil.h"
 #include "util/strparse.h"
 #include <ctype.h>
+#include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +43,7 @@ struct verify_engine {
 	struct pacing_conf	 pconf;		/* pacing_* */
 	struct pacing_defaults	 pdefaults;	/* pacing_defaults.txt */
 	char			 sandbox[300];
+	struct cachekey		 ck;		/* the verdict cache's key */
 };
 
 struct verify_engine *
@@ -52,6 +57,7 @@ verify_engine_new(const struct conf *c, struct buf *err)
 		return NULL;
 	}
 	e->conf = c;
+	cachekey_init(&e->ck, c);
 	buf_init(&warn, 64 * 1024);
 	if ((e->dns = dns_resolver_new(c, err)) == NULL ||
 	    lists_load(conf_str(c, CONF_LISTS_DIR), &e->lists, &warn) !=
@@ -458,6 +464,7 @@ verify_from_cache(struct verify_result *r, const struct addr *a,
 		return -1;
 	*r = c;
 	verify_set_names(r, a);
+	verify_cache_restore(r, a, &c);
 	r->cached = 1;
 	return 0;
 }
@@ -477,6 +484,7 @@ verify_begin(struct verify_engine *e, const char *email,
 		verify_sandbox(r, a);
 		return VERIFY_STEP_DONE;
 	}
+	(void)cachekey_hash(&e->ck, a->normalised, r->cache_key);
 	r->free_provider = lists_is_free(e->lists, a->ascii_domain);
 	r->disposable = lists_is_disposable(e->lists, a->ascii_domain);
 	r->role = lists_is_role(e->lists, a->local);
@@ -540,30 +548,6 @@ verify_conclude(struct verify_engine *e, struct db *db,
 	}
 	verify_finish(r, k, 0, a->local);
 	return VERIFY_OK;
-}
-
-int
-verify_cache_entry(const struct verify_result *r, struct vcache_entry *out)
-{
-	json_t *j;
-
-	memset(out, 0, sizeof(*out));
-	if (r->sandbox || r->cached || r->normalised[0] == '\0')
-		return -1;
-	if ((j = verify_result_json(r)) == NULL)
-		return -1;
-	json_object_set_new(j, "kind",
-	    json_string(verdict_kind_names[r->v.kind]));
-	json_object_set_new(j, "trap", json_integer(r->trap));
-	out->value = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	out->key = strdup(r->normalised);
-	out->seconds = verdict_cache_seconds(&r->v);
-	if (out->value == NULL || out->key == NULL) {
-		vcache_entries_clear(out, 1);
-		return -1;
-	}
-	return 0;
 }
 
 void
@@ -782,7 +766,8 @@ verify_result_from_json(json_t *j, struct verify_result *r)
 	s = json_string_value(json_object_get(j, "sub_status"));
 	r->v = verdict_of(k, s && strcmp(s, "possible_typo") == 0);
 	r->score = (int)json_integer_value(json_object_get(j, "score"));
-	if ((s = json_string_value(json_object_get(j, "did_you_mean"))))
+	/* (the suggestion's domain: verify_from_cache adds the local part) */
+	if ((s = json_string_value(json_object_get(j, "did_you_mean_domain"))))
 		strparse_copy(r->did_you_mean, sizeof(r->did_you_mean), s);
 	n = (int)json_integer_value(json_object_get(j, "trap"));
 	r->trap = n > 0 && n < VERDICT_TRAP__MAX ? (enum verdict_trap)n :

@@ -12,6 +12,7 @@
 #include "engine/smtp.h"
 #include "engine/vcache.h"
 #include "engine/verdict.h"
+#include "util/addrhash.h"
 #include "util/conf.h"
 #include <jansson.h>
 #include <time.h>
@@ -49,6 +50,9 @@ struct verify_result {
 	int		 smtp_tls;
 	time_t		 verified_at;
 	int		 cached;
+	/* The verdict cache's key for this address (cachekey.h), "" when
+	 * the cache is off or the address is not one. */
+	char		 cache_key[ADDRHASH_HEX_LEN + 1];
 	int		 sandbox;		/* a sandbox-domain address */
 	/* Facts a caller may know already (the worker looks them up for
 	 * many addresses at once): 1 or 0, or -1 (verify_begin's value)

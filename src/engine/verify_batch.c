@@ -40,13 +40,17 @@ verify_batch_lookup(struct db *db, struct verify_item *const *v, size_t n)
 	found = calloc(n + 1, 1);
 	if (keys == NULL || hits == NULL || found == NULL)
 		goto out;
-	for (i = 0; i < n; i++)
-		keys[i] = v[i]->a.normalised;
-	if (vcache_get_many(db, VCACHE_VERDICT, keys, n, hits) == DB_OK)
-		for (i = 0; i < n; i++)
-			if (hits[i] != NULL)
+	/* The verdict cache by the addresses' keyed hashes (none when the
+	 * cache is off). */
+	for (i = k = 0; i < n; i++)
+		if (v[i]->r.cache_key[0] != '\0')
+			keys[k++] = v[i]->r.cache_key;
+	if (k > 0 && vcache_get_many(db, VCACHE_VERDICT, keys, k, hits) ==
+	    DB_OK)
+		for (i = k = 0; i < n; i++)
+			if (v[i]->r.cache_key[0] != '\0' && hits[k++] != NULL)
 				(void)verify_from_cache(&v[i]->r, &v[i]->a,
-				    hits[i]);
+				    hits[k - 1]);
 	for (i = k = 0; i < n; i++)
 		if (!v[i]->r.cached)
 			keys[k++] = v[i]->a.normalised;

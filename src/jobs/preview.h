@@ -12,7 +12,6 @@
 
 #define PREVIEW_SAMPLE_MAX 200		/* min(200, 2% of SMTP-bound rows) */
 #define PREVIEW_SAMPLE_PERCENT 2
-#define PREVIEW_HIGH_SAMPLE 100		/* confidence high from here */
 /* The sample's counts are published in steps of this many rows: a class
  * that fewer rows of the sample fell in shows 0 (k-anonymity, k = 5). */
 #define PREVIEW_SAMPLE_CELL 5
@@ -27,6 +26,23 @@ enum preview_class {
 	PREVIEW_UNKNOWN,
 	PREVIEW_CLASS__MAX
 };
+
+/* One stratum of the SMTP sample: the SMTP-bound rows whose mail is run
+ * by one provider or mail host (or, when there are more of them than the
+ * sample has rows, the smallest ones together). */
+struct preview_stratum {
+	long long	 rows;			/* SMTP-bound rows */
+	long long	 sample;		/* of them in the sample */
+	long long	 counts[PREVIEW_CLASS__MAX];	/* the sample's classes */
+};
+
+/* z of a two-sided 95% interval. */
+#define PREVIEW_Z95 1.959963984540054
+/* confidence from the widest of the three intervals (shares of the whole
+ * list): high up to this width, medium up to the next, else low; low
+ * too when rows need SMTP and none was sampled. */
+#define PREVIEW_CONFIDENCE_HIGH_WIDTH 0.15
+#define PREVIEW_CONFIDENCE_MEDIUM_WIDTH 0.35
 
 struct preview_tally {
 	long long	 total;		/* unique addresses */
@@ -45,7 +61,30 @@ struct preview_tally {
 	/* the SMTP sample: its size and the classes it found */
 	long long	 sample_size;
 	long long	 sample[PREVIEW_CLASS__MAX];
+	/* the strata the sample was drawn from (none: one stratum, the
+	 * sample above); preview_weigh fills sample[] from them */
+	const struct preview_stratum *strata;
+	size_t		 nstrata;
 };
+
+/* How many of k sample rows each of n strata of rows[i] rows gets:
+ * proportional to its rows (largest deficit first), at least one each
+ * when k >= n, never more than its rows. */
+void	 preview_allocate(const long long *rows, size_t n, long long k,
+	    long long *alloc);
+/* The sample's class counts weighted back from the strata (each
+ * stratum's shares times its rows' weight, as counts of sample_size that
+ * add up); nothing without strata. */
+void	 preview_weigh(struct preview_tally *);
+/* Wilson's score interval of a proportion p observed in n trials at z:
+ * [*lo, *hi] within [0, 1] (n <= 0: [0, 1]). */
+void	 preview_wilson(double p, double n, double z, double *lo, double *hi);
+/* The 95% interval of the share of the whole list that falls in the
+ * classes of mask (1 << class), drawn from the (coarsened) sample, with
+ * the strata's design effect and room for what the coarsening took, and
+ * the rows resolved without SMTP. */
+void	 preview_interval(const struct preview_tally *, unsigned mask,
+	    double *lo, double *hi);
 
 /* The sample's size for this many SMTP-bound rows: 2% of them rounded
  * up, at most 200; 0 for fewer than min_rows (preview_smtp_min_rows: a

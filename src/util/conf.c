@@ -31,6 +31,13 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "database password" },
 	[CONF_DB_PASSWORD_FILE] = { "db_password_file", CONF_TYPE_STRING, "",
 	    0, 0, 0, "file holding the database password (0600)" },
+	[CONF_CACHE_HASH_KEY] = { "cache_hash_key", CONF_TYPE_STRING, "", 0, 0,
+	    1, "key of the verdict cache's address hashes (64 hex digits; "
+	    "used when cache_hash_key_file is empty)" },
+	[CONF_CACHE_HASH_KEY_FILE] = { "cache_hash_key_file", CONF_TYPE_STRING,
+	    SYSCONFDIR "/svc/cache_hash_key", 0, 0, 0, "file holding the "
+	    "verdict cache's key (svcadm db migrate creates it, svcadm cache "
+	    "rotate-key replaces it; empty: cache_hash_key)" },
 	[CONF_BASE_URL] = { "base_url", CONF_TYPE_STRING,
 	    "http://127.0.0.1:8080", 0, 0, 0,
 	    "public base URL, used for absolute links" },

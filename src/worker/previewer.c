@@ -5,13 +5,17 @@
  * threads and checked as their answers come back. Each address goes
  * through the engine's batch face as a job's would (syntax and sandbox,
  * the lists, the MX answer); the ones that still need SMTP form the pool
- * the random sample is drawn from. */
+ * the random sample is drawn from, stratified by who runs their mail (the
+ * provider or mail host verify names), so that one big provider cannot
+ * hide a bad one (jobs/preview.h weighs the strata back). */
 #include "worker/previewer.h"
 #include "engine/verify_batch.h"
 #include "engine/verify_many.h"
 #include "jobs/preview.h"
 #include "jobs/suppressions.h"
+#include "util/grow.h"
 #include "util/log.h"
+#include "util/strset.h"
 #include "util/timeutil.h"
 #include "worker/resolver.h"
 #include <poll.h>
@@ -40,7 +44,14 @@ struct previewer {
 	struct previewer_group		*g;
 	size_t				 ng;
 	size_t				*pool;		/* need SMTP */
+	uint32_t			*pool_stratum;	/* pool[i]'s */
 	size_t				 npool;
+	/* the strata: who runs the mail of the pool's rows */
+	struct strset			*strata;
+	char				**sname;
+	long long			*srows;
+	size_t				 ns, capns;
+	struct preview_stratum		*st;		/* as sampled */
 	struct preview_tally		 t;
 	struct verify_item		 it;		/* scratch */
 };
@@ -53,6 +64,49 @@ previewer_cmp(const void *x, const void *y, void *arg)
 	int c = strcmp(d[*a], d[*b]);
 
 	return c ? c : (*a > *b) - (*a < *b);
+}
+
+static int
+previewer_same(void *arg, uint32_t id, const char *s, size_t n)
+{
+	char **names = arg;
+
+	return strlen(names[id]) == n && memcmp(names[id], s, n) == 0;
+}
+
+/* The stratum of a provider or mail host: its id, or the last one (all
+ * the rest together) when memory runs out. */
+static uint32_t
+previewer_stratum(struct previewer *p, const char *who)
+{
+	size_t n = strlen(who);
+	uint32_t h = strset_hash(who, n), id;
+	char *copy;
+
+	if (p->strata == NULL)
+		p->strata = strset_new(64);
+	if (p->strata != NULL && strset_find(p->strata, h, who, n,
+	    previewer_same, p->sname, &id)) {
+		p->srows[id]++;
+		return id;
+	}
+	if (p->strata == NULL || (p->ns == p->capns && (grow(&p->sname, p->ns,
+	    &p->capns, sizeof(*p->sname), 64) == -1 || (p->srows = realloc(
+	    p->srows, p->capns * sizeof(*p->srows))) == NULL)) ||
+	    (copy = strdup(who)) == NULL)
+		goto full;
+	if (strset_insert(p->strata, h, (uint32_t)p->ns) == -1) {
+		free(copy);
+		goto full;
+	}
+	p->sname[p->ns] = copy;
+	p->srows[p->ns] = 1;
+	return (uint32_t)p->ns++;
+full:
+	if (p->ns == 0)
+		return UINT32_MAX;
+	p->srows[p->ns - 1]++;
+	return (uint32_t)(p->ns - 1);
 }
 
 /* One address with its domain's batch (NULL for the entries that are not
@@ -92,6 +146,8 @@ previewer_check(struct previewer *p, struct verify_batch *b, size_t i)
 		t->resolved[it->r.v.classification]++;
 	} else {
 		t->needs_smtp++;
+		p->pool_stratum[p->npool] = previewer_stratum(p,
+		    it->r.provider[0] ? it->r.provider : it->a.ascii_domain);
 		p->pool[p->npool++] = i;
 	}
 }
@@ -116,7 +172,9 @@ previewer_groups(struct previewer *p)
 
 	if ((p->order = calloc(l->n ? l->n : 1, sizeof(*p->order))) == NULL ||
 	    (p->g = calloc(l->n ? l->n : 1, sizeof(*p->g))) == NULL ||
-	    (p->pool = calloc(l->n ? l->n : 1, sizeof(*p->pool))) == NULL)
+	    (p->pool = calloc(l->n ? l->n : 1, sizeof(*p->pool))) == NULL ||
+	    (p->pool_stratum = calloc(l->n ? l->n : 1,
+	    sizeof(*p->pool_stratum))) == NULL)
 		return -1;
 	for (i = 0; i < l->n; i++)
 		p->order[i] = i;
@@ -239,50 +297,126 @@ previewer_free_checks(struct previewer *p, int64_t deadline)
 	return 0;
 }
 
-/* Draws the sample from the pool (a partial Fisher-Yates shuffle) and
- * verifies it. */
+static int
+previewer_by_rows(const void *x, const void *y, void *arg)
+{
+	const long long *rows = arg;
+	const uint32_t *a = x, *b = y;
+
+	if (rows[*a] != rows[*b])
+		return rows[*a] < rows[*b] ? 1 : -1;
+	return (*a > *b) - (*a < *b);
+}
+
+/* The kept stratum of pool row i. */
+static size_t
+previewer_of(const struct previewer *p, const uint32_t *map, size_t m,
+    size_t i)
+{
+	return p->pool_stratum[i] < p->ns ? map[p->pool_stratum[i]] : m - 1;
+}
+
+static size_t
+previewer_random(size_t n)
+{
+	uint64_t rnd;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		rnd = (uint64_t)random();
+	return (size_t)(rnd % n);
+}
+
+/* Draws the sample from the pool, stratum by stratum (a partial
+ * Fisher-Yates shuffle of each stratum's rows, as many as
+ * preview_allocate gives it; with more strata than the sample has rows,
+ * the k - 1 largest and the rest together), verifies it and tallies each
+ * stratum's classes. */
 static int
 previewer_sample(struct previewer *p, int64_t deadline)
 {
 	struct verify_many_opts o;
-	struct verify_result *res;
-	const char **emails;
+	struct verify_result *res = NULL;
+	const char **emails = NULL;
+	uint32_t *order = NULL, *map = NULL, *of = NULL;
+	size_t *start = NULL, *bys = NULL, *fill = NULL;
+	long long *rows = NULL, *alloc = NULL;
 	size_t k = (size_t)preview_sample_size((long long)p->npool,
-	    conf_int(p->conf, CONF_PREVIEW_SMTP_MIN_ROWS)), i, j, t;
-	uint64_t rnd;
+	    conf_int(p->conf, CONF_PREVIEW_SMTP_MIN_ROWS)), i, j, t, h, m, n;
+	int rc = -1;
 
-	if (k == 0)
+	if (k == 0 || p->ns == 0)
 		return 0;
-	if ((emails = calloc(k, sizeof(*emails))) == NULL ||
-	    (res = calloc(k, sizeof(*res))) == NULL) {
-		free(emails);
-		return -1;
+	/* the strata kept: all, or the k - 1 largest and one for the rest */
+	if ((order = calloc(p->ns, sizeof(*order))) == NULL ||
+	    (map = calloc(p->ns, sizeof(*map))) == NULL)
+		goto out;
+	for (h = 0; h < p->ns; h++)
+		order[h] = (uint32_t)h;
+	m = p->ns;
+	if (m > k) {
+		qsort_r(order, p->ns, sizeof(*order), previewer_by_rows,
+		    p->srows);
+		m = k;
 	}
-	for (i = 0; i < k; i++) {
-		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-			rnd = (uint64_t)random();
-		j = i + (size_t)(rnd % (p->npool - i));
-		t = p->pool[i];
-		p->pool[i] = p->pool[j];
-		p->pool[j] = t;
-		emails[i] = p->l->emails[p->pool[i]];
+	for (h = 0; h < p->ns; h++)
+		map[order[h]] = (uint32_t)(h < m ? h : m - 1);
+	if ((rows = calloc(m, sizeof(*rows))) == NULL ||
+	    (alloc = calloc(m, sizeof(*alloc))) == NULL ||
+	    (start = calloc(m + 1, sizeof(*start))) == NULL ||
+	    (fill = calloc(m, sizeof(*fill))) == NULL ||
+	    (bys = calloc(p->npool, sizeof(*bys))) == NULL ||
+	    (of = calloc(k, sizeof(*of))) == NULL ||
+	    (p->st = calloc(m, sizeof(*p->st))) == NULL ||
+	    (emails = calloc(k, sizeof(*emails))) == NULL ||
+	    (res = calloc(k, sizeof(*res))) == NULL)
+		goto out;
+	for (i = 0; i < p->npool; i++)
+		rows[previewer_of(p, map, m, i)]++;
+	for (h = 0; h < m; h++)
+		start[h + 1] = start[h] + (size_t)rows[h];
+	for (i = 0; i < p->npool; i++) {
+		h = previewer_of(p, map, m, i);
+		bys[start[h] + fill[h]++] = p->pool[i];
+	}
+	preview_allocate(rows, m, (long long)k, alloc);
+	for (h = n = 0; h < m; h++) {
+		p->st[h].rows = rows[h];
+		for (i = 0; i < (size_t)alloc[h]; i++, n++) {
+			j = i + previewer_random((size_t)rows[h] - i);
+			t = bys[start[h] + i];
+			bys[start[h] + i] = bys[start[h] + j];
+			bys[start[h] + j] = t;
+			emails[n] = p->l->emails[bys[start[h] + i]];
+			of[n] = (uint32_t)h;
+		}
 	}
 	o.sessions = (int)conf_int(p->conf, CONF_WORKER_CONCURRENCY);
 	o.per_host = (int)conf_int(p->conf, CONF_WORKER_DOMAIN_CONCURRENCY);
 	o.rcpts = (int)conf_int(p->conf, CONF_WORKER_RCPTS_PER_SESSION);
 	o.deadline = deadline;
-	if (verify_many(p->e, p->db, emails, k, &o, res) != VERIFY_OK) {
-		free(emails);
-		free(res);
-		return -1;
+	if (verify_many(p->e, p->db, emails, n, &o, res) != VERIFY_OK)
+		goto out;
+	for (i = 0; i < n; i++) {
+		p->st[of[i]].sample++;
+		p->st[of[i]].counts[res[i].v.classification]++;
 	}
-	p->t.sample_size = (long long)k;
-	for (i = 0; i < k; i++)
-		p->t.sample[res[i].v.classification]++;
+	p->t.strata = p->st;
+	p->t.nstrata = m;
+	preview_weigh(&p->t);
 	preview_coarsen(&p->t);
+	rc = 0;
+out:
+	free(order);
+	free(map);
+	free(rows);
+	free(alloc);
+	free(start);
+	free(fill);
+	free(bys);
+	free(of);
 	free(emails);
 	free(res);
-	return 0;
+	return rc;
 }
 
 char *
@@ -317,13 +451,20 @@ previewer_run(const struct conf *c, struct verify_engine *e, struct db *db,
 		json_decref(o);
 	}
 	log_info("event=preview_computed account=%s addresses=%zu domains=%zu "
-	    "needs_smtp=%lld sample=%lld ms=%lld", account, l->n, p.ng,
-	    p.t.needs_smtp, p.t.sample_size,
+	    "needs_smtp=%lld sample=%lld strata=%zu ms=%lld", account, l->n,
+	    p.ng, p.t.needs_smtp, p.t.sample_size, p.t.nstrata,
 	    (long long)(timeutil_mono_ms() - start));
 out:
 	suppressions_free(p.sup);
 	free(p.order);
 	free(p.g);
 	free(p.pool);
+	free(p.pool_stratum);
+	for (i = 0; i < p.ns; i++)
+		free(p.sname[i]);
+	free(p.sname);
+	free(p.srows);
+	free(p.st);
+	strset_free(p.strata);
 	return text;
 }

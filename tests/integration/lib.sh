@@ -121,6 +121,7 @@ db_socket = $STACK_DB_SOCKET
 db_name = svc
 db_user = svc
 db_password_file = $IT_DIR/mariadb/db-password
+cache_hash_key_file = $IT_DIR/cache_hash_key
 base_url = $BASE_URL
 log_level = ${IT_LOG_LEVEL:-debug}
 log_file = $IT_DIR/log/svc.log
@@ -179,6 +180,13 @@ it_job_wait() {
 # it_sql SQL: run SQL as root on the test database, tab-separated, no headers.
 it_sql() {
     stack_mariadb_sql "$IT_DIR/mariadb" -N -B svc -e "$1"
+}
+
+# it_cache_keys ADDRESS...: the verdict cache's keys (keyed hashes) of the
+# addresses as an SQL list ('h1','h2'), for "WHERE address_hash IN (...)";
+# "-" reads addresses from stdin.
+it_cache_keys() {
+    svcadm cache hash "$@" | sed "s/.*/'&'/" | paste -sd, -
 }
 
 # it_account TIER CREDITS: create an account, print its id.
@@ -410,8 +418,26 @@ it_sanitizer_reports() {
     done
 }
 
+# it_address_lines: the lines of svc's own logs (svc.log and every log
+# under a log/ folder, the web servers' error logs where svc-api's stderr
+# goes) that hold a whole e-mail address of the kind the tests use
+# (local@domain.tld), as "file:line: text". The MTAs', fake servers' and
+# webhook receivers' logs and the svc CLI's output are not svc's logs and
+# hold addresses by their nature. A log names an address's domain, never
+# the address (README, "Privacy and retention").
+it_address_lines() {
+    local f
+    find "$IT_DIR" -type f \( -path '*/log/*' -o -name 'svc.log*' -o -name 'worker*.log' \
+            -o -path '*/lighttpd/*.log' -o -path '*/nginx/error.log' -o -path '*/apache*/error*.log' \) \
+            ! -name 'svc-cli-*' -print 2>/dev/null |
+    while IFS= read -r f; do
+        grep -n -E -o '.{0,60}[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+([.][A-Za-z0-9-]+)+.{0,20}' "$f" |
+            head -n 5 | sed "s|^|${f#"$IT_DIR"/}:|" || true
+    done
+}
+
 # t_done: stop the servers (reports written at exit count too), check the
-# logs for sanitizer reports, print "N passed, M failed", show the servers'
+# logs for sanitizer reports and whole addresses, print "N passed, M failed", show the servers'
 # logs when something failed, and return non-zero on any failure.
 t_done() {
     local san
@@ -426,6 +452,16 @@ t_done() {
             IT_FAILED=$((IT_FAILED + 1))
             echo "not ok $IT_N - no sanitizer reports in the logs"
             printf '%s\n' "$san" | sed 's/^/#   /'
+        fi
+        san=$(it_address_lines)
+        IT_N=$((IT_N + 1))
+        if [ -z "$san" ]; then
+            IT_PASSED=$((IT_PASSED + 1))
+            echo "ok $IT_N - no whole address in any log line"
+        else
+            IT_FAILED=$((IT_FAILED + 1))
+            echo "not ok $IT_N - no whole address in any log line"
+            printf '%s\n' "$san" | head -n 40 | sed 's/^/#   /'
         fi
     fi
     it_openapi_check

@@ -83,11 +83,21 @@ t_preview_while_ingesting_then_computed() {
         expect_json .preview.estimated_counts.disposable 1 &&
         expect_json '[.preview.estimated_counts[]] | add' $TOTAL || return 1
     expect_json .preview.estimated_by_status.undeliverable 7 && expect_json .preview.estimated_credits_after_refunds $((CREDITS - 100)) &&
-        expect_json .preview.confidence medium || return 1
+        expect_json .preview.confidence low || return 1
+    # 95% ranges: present, within [0, 1], low <= estimate <= high; the
+    # bounce rate's holds the 7 rows known undeliverable and, from a sample
+    # of 2 (both refused), a wide range of the 100 probed; confidence low
+    # (0.35 or wider)
+    expect_jq '[[.preview.estimated_bounce_rate, .preview.estimated_bounce_rate_interval],
+        [.preview.catch_all_share, .preview.catch_all_share_interval],
+        [.preview.unknown_share, .preview.unknown_share_interval]]
+        | all(.[1] | type == "array" and length == 2) and
+          all(.[1][0] >= 0 and .[1][0] <= .[0] and .[0] <= .[1][1] and .[1][1] <= 1)' || return 1
+    expect_jq '.preview.estimated_bounce_rate_interval | .[1] - .[0] > 0.35 and .[0] >= 0' || return 1
     expect_jq '.preview.estimated_bounce_rate > 0.05 and .preview.undeliverable_share == 7 / 107' || return 1
     expect_jq '.preview.computed_at | test("^[0-9-]+T[0-9:]+Z$")' || return 1
     # the sample was verified for real: two verdicts of the MTA's 550
-    expect_eq "verdicts of the sample" 2 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address LIKE 'nobody%@mx.svc.test' AND result LIKE '%rejected_email%'")" || return 1
+    expect_eq "verdicts of the sample" 2 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(seq -f 'nobody%g@mx.svc.test' 1 "$TOTAL" | it_cache_keys -)) AND result LIKE '%rejected_email%'")" || return 1
     # never charged
     expect_eq "balance" "$before" "$(balance "$ACC")" && expect_eq "ledger rows" "$rows" "$(ledger_rows "$ACC")" || return 1
     http GET "/v1/jobs/$JOB"

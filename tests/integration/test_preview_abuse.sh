@@ -58,7 +58,7 @@ t_short_list_no_sample() {
     expect_json .preview.smtp_sample.size 0 && expect_json '[.preview.smtp_sample.counts[]] | add' 0 || return 1
     expect_json .preview.estimated_counts.unknown 1 && expect_json .preview.estimated_counts.invalid 2 &&
         expect_json .preview.estimated_counts.valid 0 && expect_json .preview.confidence low || return 1
-    expect_eq "verdicts of the address" 0 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address = 'nobody7@mx.svc.test'")"
+    expect_eq "verdicts of the address" 0 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash = $(it_cache_keys nobody7@mx.svc.test)")"
 }
 t_case "a list with fewer SMTP-bound rows than preview_smtp_min_rows gets no SMTP sample: its preview tells no address's verdict" t_short_list_no_sample
 
@@ -75,7 +75,7 @@ t_sample_coarsened() {
     expect_json .preview.smtp_sample.counts.invalid 5 && expect_json .preview.smtp_sample.counts.unknown 1 || return 1
     expect_json .preview.estimated_counts.invalid 250 && expect_json .preview.estimated_counts.unknown 50 || return 1
     # (the sample was probed: six refusals in the verdict cache)
-    expect_eq "verdicts of the sample" 6 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address LIKE 'nobody%@mx.svc.test' AND result LIKE '%rejected_email%'")"
+    expect_eq "verdicts of the sample" 6 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(seq -f 'nobody%g@mx.svc.test' 1 300 | it_cache_keys -)) AND result LIKE '%rejected_email%'")"
 }
 t_case "a sample's counts are published in steps of 5 rows, the rest unknown, and the estimate drawn from them" t_sample_coarsened
 
@@ -112,7 +112,7 @@ t_greylisted_unknown_not_shared() {
     preview_of "$job"
     expect_status 200 && expect_json .preview.smtp_sample.size 1 || return 1
     expect_eq "the preview's unknown in the shared cache" 0 \
-        "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address = 'grey1@greyforever.svc.test'")" || return 1
+        "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash = $(it_cache_keys grey1@greyforever.svc.test)")" || return 1
     # a verification of the address asks the server again (past its
     # greylisting now) instead of being served the preview's unknown
     http POST /v1/verify '{"email":"grey1@greyforever.svc.test"}'

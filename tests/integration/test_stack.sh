@@ -140,7 +140,9 @@ t_apache_api() {
     mkdir -p "$dir/log"
     install -m 0755 "$API" "$dir/svc-api"
     install -m 0600 -o www-data "$IT_DIR/mariadb/db-password" "$dir/db-password"
+    install -m 0600 -o www-data "$IT_DIR/cache_hash_key" "$dir/cache_hash_key"
     sed -e "s|^db_password_file = .*|db_password_file = $dir/db-password|" \
+        -e "s|^cache_hash_key_file = .*|cache_hash_key_file = $dir/cache_hash_key|" \
         -e "s|^log_file = .*|log_file = $dir/log/svc.log|" \
         -e "s|^base_url = .*|base_url = http://127.0.0.1:$port|" "$SVC_CONF" > "$dir/svc.conf"
     chown -R www-data "$dir/log" "$dir/svc.conf"

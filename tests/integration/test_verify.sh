@@ -151,6 +151,37 @@ t_cached_and_charged() {
 }
 t_case "a cached result is served again and charged like a fresh one" t_cached_and_charged
 
+# The verdict cache is shared by every account: rows are keyed by the keyed
+# hash of the address, and no row holds an address (not in the key, not in
+# the result JSON: the SMTP text's address is a mark, the suggestion keeps
+# its domain); a hit gives them back from the request.
+t_cache_holds_no_address() {
+    verify nobody@mx.svc.test; expect_json .cached true || return 1
+    expect_jq '.smtp.message | test("<nobody@mx.svc.test>")' || return 1
+    verify x@mailbx.svc.test
+    expect_json .cached true && expect_json .did_you_mean x@mailbox.svc.test || return 1
+    expect_eq "rows keyed by the hash" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(it_cache_keys nobody@mx.svc.test))")" || return 1
+    expect_eq "rows in the cache (more than 5)" 1 "$(it_sql "SELECT COUNT(*) > 5 FROM verdict_cache")" || return 1
+    expect_eq "rows holding an address" 0 \
+        "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE CONCAT(address_hash, result) REGEXP '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+[.]' OR result LIKE '%nobody%' OR result LIKE '%alice%'")"
+}
+t_case "the verdict cache holds no address text (SQL over the table), and its hits still answer with the address" t_cache_holds_no_address
+
+t_cache_rotate_key() {
+    local old
+    old=$(it_cache_keys alice@mx.svc.test)
+    svcadm cache rotate-key > "$IT_DIR/rotate.out" || return 1
+    grep -q "cached verdicts deleted" "$IT_DIR/rotate.out" || return 1
+    expect_eq "rows after rotate-key" 0 "$(it_sql "SELECT COUNT(*) FROM verdict_cache")" || return 1
+    [ "$old" != "$(it_cache_keys alice@mx.svc.test)" ] || it_fail "the key did not change"
+    verify alice@mx.svc.test; expect_json .cached false || return 1
+    expect_eq "the new entry under the new key" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash = $(it_cache_keys alice@mx.svc.test)")" || return 1
+    verify alice@mx.svc.test; expect_json .cached true
+}
+t_case "svcadm cache rotate-key: a new key, the cache emptied, the next verify a miss stored under the new key" t_cache_rotate_key
+
 t_sandbox() {
     local sb acc0
     sb=$(it_key "$ACC" 'verify:single' --sandbox)

@@ -76,6 +76,113 @@ json_int(json_t *o, const char *a, const char *b)
 	return json_integer_value(v);
 }
 
+/* The interval named k of p is [lo, hi] (to 1e-4), and holds its
+ * estimate. */
+static void
+assert_interval(json_t *p, const char *k, double lo, double hi)
+{
+	json_t *a = json_object_get(p, k);
+
+	assert_true(json_is_array(a) && json_array_size(a) == 2);
+	assert_float_equal(json_real_value(json_array_get(a, 0)), lo, 1e-4);
+	assert_float_equal(json_real_value(json_array_get(a, 1)), hi, 1e-4);
+}
+
+/* Wilson's score interval against values computed by hand (z = 1.96):
+ * 5/10 [0.2366, 0.7634], 0/10 [0, 0.2775], 10/100 [0.0552, 0.1744],
+ * 5/5 [0.5655, 1], 10/50 [0.1124, 0.3304]; no trials: [0, 1]. */
+static void
+test_preview_wilson_known_values(void **state)
+{
+	static const struct {
+		double p, n, lo, hi;
+	} v[] = {
+		{ 0.5, 10, 0.236593, 0.763407 },
+		{ 0, 10, 0, 0.277533 },
+		{ 0.1, 100, 0.055229, 0.174366 },
+		{ 1, 5, 0.565518, 1 },
+		{ 0.2, 50, 0.112438, 0.330371 },
+		{ 0.3, 0, 0, 1 },
+	};
+	double lo, hi;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		preview_wilson(v[i].p, v[i].n, PREVIEW_Z95, &lo, &hi);
+		assert_float_equal(lo, v[i].lo, 1e-6);
+		assert_float_equal(hi, v[i].hi, 1e-6);
+	}
+}
+
+/* Allocation: proportional, at least one a stratum, never more than its
+ * rows, adding up to the sample. */
+static void
+test_preview_allocate(void **state)
+{
+	long long rows[4] = { 9000, 900, 90, 10 }, alloc[4];
+	long long small[2] = { 3, 1000 }, a2[2];
+
+	(void)state;
+	preview_allocate(rows, 4, 200, alloc);
+	/* ideal 180, 18, 1.8, 0.2: one each first, then the deficits */
+	assert_int_equal(alloc[0], 180);
+	assert_int_equal(alloc[1], 18);
+	assert_int_equal(alloc[2], 1);
+	assert_int_equal(alloc[3], 1);
+	/* fewer rows than strata (the previewer merges the smallest first):
+	 * proportional only */
+	preview_allocate(rows, 4, 3, alloc);
+	assert_int_equal(alloc[0] + alloc[1] + alloc[2] + alloc[3], 3);
+	assert_int_equal(alloc[0], 3);
+	preview_allocate(small, 2, 1003, a2);
+	assert_int_equal(a2[0], 3);
+	assert_int_equal(a2[1], 1000);
+	preview_allocate(small, 2, 10, a2);
+	assert_int_equal(a2[0], 1);
+	assert_int_equal(a2[1], 9);
+}
+
+/* A big good provider and a small bad one: the strata's shares weighted
+ * back by their rows, as counts of the sample that add up, and the
+ * interval of the stratified design holds the true share. */
+static void
+test_preview_weigh_strata(void **state)
+{
+	struct preview_stratum st[2];
+	struct preview_tally t;
+	double lo, hi;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	memset(st, 0, sizeof(st));
+	/* 9000 rows, 180 sampled, all valid; 1000 rows, 20 sampled, half
+	 * invalid: 5% invalid in all */
+	st[0].rows = 9000;
+	st[0].sample = 180;
+	st[0].counts[PREVIEW_VALID] = 180;
+	st[1].rows = 1000;
+	st[1].sample = 20;
+	st[1].counts[PREVIEW_VALID] = 10;
+	st[1].counts[PREVIEW_INVALID] = 10;
+	t.total = t.needs_smtp = 10000;
+	t.strata = st;
+	t.nstrata = 2;
+	preview_weigh(&t);
+	assert_int_equal(t.sample_size, 200);
+	assert_int_equal(t.sample[PREVIEW_INVALID], 10);
+	assert_int_equal(t.sample[PREVIEW_VALID], 190);
+	preview_interval(&t, 1u << PREVIEW_INVALID, &lo, &hi);
+	assert_true(lo < 0.05 && 0.05 < hi && lo > 0 && hi < 0.15);
+	/* a stratum sampled whole is exact */
+	st[1].sample = st[1].rows = 20;
+	t.total = t.needs_smtp = 9020;
+	st[0].rows = 9000;
+	preview_weigh(&t);
+	preview_interval(&t, 1u << PREVIEW_INVALID, &lo, &hi);
+	assert_true(lo <= 10.0 / 9020 && 10.0 / 9020 <= hi);
+}
+
 static void
 test_preview_json_fields_and_confidence(void **state)
 {
@@ -125,8 +232,18 @@ test_preview_json_fields_and_confidence(void **state)
 	    "estimated_bounce_rate")), 25.0 / 400, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(p,
 	    "unknown_share")), 188.0 / 400, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(p,
+	    "catch_all_share")), 94.0 / 400, 1e-9);
+	/* unknown: 4 of 8 (n_eff 8 / (1 - 8/375)) on 375 rows of 400; the
+	 * 4 coarsened classes outside may have given unknown up to 16 rows:
+	 * Wilson's from 0/8 (low end 0) to 4/8 (high end 0.7827) */
+	assert_interval(p, "unknown_share_interval", 0, 375 * 0.782710 / 400);
+	/* bounce: the 25 resolved rows, and 0 of 8 in the sample, up to 4
+	 * of 8 before coarsening: Wilson's 0 to 0.7827 */
+	assert_interval(p, "estimated_bounce_rate_interval", 25.0 / 400,
+	    (25 + 375 * 0.782710) / 400);
 	assert_string_equal(json_string_value(json_object_get(p,
-	    "confidence")), "medium");
+	    "confidence")), "low");
 	json_decref(p);
 	t.sample_size = 100;
 	p = preview_json(&t, 0);
@@ -186,6 +303,9 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_preview_sample_size),
+		cmocka_unit_test(test_preview_wilson_known_values),
+		cmocka_unit_test(test_preview_allocate),
+		cmocka_unit_test(test_preview_weigh_strata),
 		cmocka_unit_test(test_preview_estimate_adds_up),
 		cmocka_unit_test(test_preview_coarsen),
 		cmocka_unit_test(test_preview_json_fields_and_confidence),
