@@ -130,6 +130,8 @@ void	 handler_preview_confirm(struct api_call *);
 void	 handler_suppressions_add(struct api_call *);
 void	 handler_suppressions_list(struct api_call *);
 void	 handler_suppressions_delete(struct api_call *);
+void	 handler_feedback_post(struct api_call *);
+void	 handler_reports_accuracy(struct api_call *);
 void	 handler_webhooks_create(struct api_call *);
 void	 handler_webhooks_list(struct api_call *);
 void	 handler_webhooks_get(struct api_call *);

@@ -111,6 +111,10 @@ static const struct route routes[] = {
 	    0, handler_suppressions_list },
 	{ HTTP_DELETE, "/v1/suppressions/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0,
 	    1, 0, handler_suppressions_delete },
+	{ HTTP_POST, "/v1/feedback", REQ, AUTH_SCOPE_FEEDBACK_WRITE,
+	    8 * MiB, 1, 0, handler_feedback_post },
+	{ HTTP_GET, "/v1/reports/accuracy", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
+	    0, handler_reports_accuracy },
 };
 
 int
