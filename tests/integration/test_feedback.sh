@@ -170,7 +170,13 @@ t_report() {
     svcadm report accuracy --json > "$IT_DIR/report.json" || return 1
     expect_eq "svcadm total" "$total" "$(jq -cS .total "$IT_DIR/report.json")" || return 1
     svcadm report accuracy > "$IT_DIR/report.txt" || return 1
-    grep -Eq '^invalid +2 +0 +2 +0 +0 +0$' "$IT_DIR/report.txt" || it_fail "svcadm text report: $(cat "$IT_DIR/report.txt")"
+    grep -Eq '^invalid +2 +0 +2 +0 +0 +0$' "$IT_DIR/report.txt" || it_fail "svcadm text report: $(cat "$IT_DIR/report.txt")" || return 1
+    # the customer's view in the CLI
+    HOME=$IT_DIR ROCKETVERIFIER_API_KEY=$API_KEY SVC_BASE_URL=$BASE_URL "$top_builddir/src/cli/svc" report accuracy \
+        > "$IT_DIR/cli-report.txt" 2>&1 || it_fail "svc report accuracy: $(cat "$IT_DIR/cli-report.txt")" || return 1
+    grep -Eq '^valid +4 +2 +0 +2 +0 +0$' "$IT_DIR/cli-report.txt" &&
+        grep -q 'addresses verified twice 5, same classification every time 5' "$IT_DIR/cli-report.txt" ||
+        it_fail "svc report accuracy: $(cat "$IT_DIR/cli-report.txt")"
 }
 t_case "the accuracy report's numbers are exact (API and svcadm)" t_report
 
