@@ -8,10 +8,18 @@
  *
  * GET /v1/reports/accuracy?since=&until= (scope jobs:read): the calling
  * account's report over the results verified in [since, until) (ISO 8601
- * UTC; default: the last 30 days up to now). */
+ * UTC; default: the last 30 days up to now).
+ *
+ * POST /v1/feedback/{sender}?account=ID (no API key: the sender's own
+ * authentication, set per account with svcadm feedback set): mailgun
+ * (HMAC-SHA256 signature in the payload) and postmark (HTTP basic auth).
+ * A bad or missing signature or credentials: 401, nothing written; an
+ * event that is no outcome (opened, clicked...): 200 {"ignored": true};
+ * a replay (the sender's event id again) is counted as one. */
 #include "api/api.h"
 #include "jobs/feedback.h"
 #include "jobs/feedback_report.h"
+#include "jobs/feedback_senders.h"
 #include "util/timeutil.h"
 #include "util/log.h"
 #include <stdlib.h>
@@ -161,4 +169,84 @@ handler_reports_accuracy(struct api_call *c)
 	}
 	http_json(c->resp, 200, feedback_report_json(&rep));
 	feedback_report_free(&rep);
+}
+
+static void
+handler_feedback_unauthorized(struct api_call *c, const char *sender)
+{
+	if (strcmp(sender, "postmark") == 0)
+		http_set_header(c->resp, "WWW-Authenticate",
+		    "Basic realm=\"svc feedback\"");
+	http_error(c->resp, 401, "unauthorized", NULL,
+	    "the %s signature or credentials do not match this account's",
+	    sender);
+}
+
+void
+handler_feedback_sender(struct api_call *c)
+{
+	const char *sender = c->params[0];
+	struct feedback_mailgun_sig sig;
+	struct feedback_settings set;
+	struct feedback_event ev;
+	struct addrhash_key key;
+	enum feedback_sender_err rc;
+	enum feedback_source src;
+	struct buf account;
+	char why[200];
+
+	if (strcmp(sender, "mailgun") == 0)
+		src = FEEDBACK_SOURCE_MAILGUN;
+	else if (strcmp(sender, "postmark") == 0)
+		src = FEEDBACK_SOURCE_POSTMARK;
+	else {
+		http_error(c->resp, 404, "not_found", NULL, "no feedback "
+		    "receiver for this sender (mailgun, postmark)");
+		return;
+	}
+	if (handler_feedback_key(c, &key) == -1)
+		return;
+	buf_init(&account, 64);
+	if (http_query_get(c->req->query, "account", &account) == -1 ||
+	    account.len == 0 || account.len >= IDS_MAX) {
+		api_bad_field(c, "account", "the account id the webhook "
+		    "reports for (?account=acc_...)");
+		goto out;
+	}
+	if (feedback_settings_get(c->ctx->db, buf_str(&account), &set) !=
+	    DB_OK) {
+		api_internal_error(c, "feedback_settings");
+		goto out;
+	}
+	if (src == FEEDBACK_SOURCE_POSTMARK && !feedback_postmark_verify(
+	    http_param(c->req, "HTTP_AUTHORIZATION"),
+	    set.postmark_auth_hash)) {
+		handler_feedback_unauthorized(c, sender);
+		goto out;
+	}
+	if (api_json_read(c) == -1)
+		goto out;
+	if (src == FEEDBACK_SOURCE_MAILGUN) {
+		rc = feedback_mailgun_parse(buf_str(&c->req->body),
+		    c->req->body.len, &key, &sig, &ev, why, sizeof(why));
+		if (!feedback_mailgun_verify(set.mailgun_signing_key, &sig)) {
+			handler_feedback_unauthorized(c, sender);
+			goto out;
+		}
+	} else
+		rc = feedback_postmark_parse(buf_str(&c->req->body),
+		    c->req->body.len, &key, &ev, why, sizeof(why));
+	memcpy(c->account_for_log, buf_str(&account), account.len + 1);
+	if (rc == FEEDBACK_SENDER_INVALID) {
+		http_error(c->resp, 400, "invalid_json", NULL,
+		    "not a %s event: %s", sender, why);
+		goto out;
+	}
+	if (rc == FEEDBACK_SENDER_IGNORED) {
+		http_json(c->resp, 200, json_pack("{s:b}", "ignored", 1));
+		goto out;
+	}
+	handler_feedback_store(c, buf_str(&account), src, &ev, 1);
+out:
+	buf_free(&account);
 }

@@ -291,6 +291,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_FEEDBACK_RETENTION_DAYS] = { "feedback_retention_days",
 	    CONF_TYPE_INT, "400", 1, 3650, 0, "days delivery outcomes are "
 	    "kept (by the date they occurred)" },
+	[CONF_FEEDBACK_WEBHOOK_RATE_LIMIT] = {
+	    "feedback_webhook_rate_limit", CONF_TYPE_INT, "600", 1, 1000000, 0,
+	    "requests a minute the senders' webhooks (/v1/feedback/{sender}) "
+	    "may make for one account (counted per ?account=)" },
 };
 
 const char *

@@ -180,4 +180,55 @@ t_report() {
 }
 t_case "the accuracy report's numbers are exact (API and svcadm)" t_report
 
+# ---- the senders' webhooks (sample payloads in tests/integration/feedback/)
+SAMPLES=$top_srcdir/tests/integration/feedback
+MG_KEY=key-3ax6xnjp29jd6fds4gc373sgvjxteol0
+mailgun() {	# mailgun SAMPLE [KEY]: the sample signed with KEY (default MG_KEY), POSTed
+    local f=$IT_DIR/mg.json ts token sig
+    ts=$(jq -r .signature.timestamp "$SAMPLES/$1"); token=$(jq -r .signature.token "$SAMPLES/$1")
+    sig=$(printf '%s%s' "$ts" "$token" | openssl dgst -sha256 -hmac "${2:-$MG_KEY}" | awk '{ print $NF }')
+    jq --arg s "$sig" '.signature.signature = $s' "$SAMPLES/$1" > "$f"
+    API_KEY= http POST "/v1/feedback/mailgun?account=$ACC" "@$f"
+}
+t_mailgun() {
+    it_require openssl
+    local before
+    svcadm feedback set "$ACC" --mailgun-signing-key "$MG_KEY" --postmark-auth pmuser:pm-secret-1 || return 1
+    before=$(outcomes)
+    mailgun mailgun_failed.json wrong-key
+    expect_status 401 && expect_json .error.code unauthorized && expect_eq "outcomes after a bad signature" "$before" "$(outcomes)" || return 1
+    mailgun mailgun_failed.json
+    expect_status 200 && expect_json .accepted 1 && expect_json .suppressed 1 || return 1
+    expect_eq "suppressed by mailgun" 1 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$ACC' AND entry = 'gone@good.feedback.test'")" || return 1
+    expect_eq "stored as mailgun's" "mailgun hard_bounce 550 5.1.1 DACSsAdVSeGpLid7TN03WA" \
+        "$(it_sql "SELECT CONCAT_WS(' ', source, outcome, smtp_code, enhanced_code, event_id) FROM feedback_outcomes WHERE source = 'mailgun'")" || return 1
+    mailgun mailgun_failed.json
+    expect_status 200 && expect_json .accepted 0 && expect_json .replayed 1 || return 1
+    mailgun mailgun_opened.json
+    expect_status 200 && expect_json .ignored true && expect_eq "outcomes" "$((before + 1))" "$(outcomes)"
+}
+t_case "mailgun: a signed 'failed' event is stored and suppresses; a bad signature is 401, a replay ignored, an open ignored" t_mailgun
+
+t_postmark() {
+    local before
+    before=$(outcomes)
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_bounce.json"
+    expect_status 401 && expect_header www-authenticate 'Basic realm="svc feedback"' || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_bounce.json" -u pmuser:wrong
+    expect_status 401 && expect_eq "outcomes after bad credentials" "$before" "$(outcomes)" || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_bounce.json" -u pmuser:pm-secret-1
+    expect_status 200 && expect_json .accepted 1 && expect_json .suppressed 1 || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_bounce.json" -u pmuser:pm-secret-1
+    expect_status 200 && expect_json .replayed 1 && expect_jq '.replayed_event_ids == ["Bounce:4323372036854775807"]' || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_complaint.json" -u pmuser:pm-secret-1
+    expect_status 200 && expect_json .accepted 1 && expect_json .complainers_added 1 || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_delivery.json" -u pmuser:pm-secret-1
+    expect_status 200 && expect_json .accepted 1 || return 1
+    expect_eq "postmark outcomes" "delivered hard_bounce complaint" \
+        "$(it_sql "SELECT GROUP_CONCAT(outcome ORDER BY outcome SEPARATOR ' ') FROM feedback_outcomes WHERE source = 'postmark'")" || return 1
+    API_KEY= http POST "/v1/feedback/sendmail?account=$ACC" '{}'
+    expect_status 404
+}
+t_case "postmark: basic auth checked (401 without or wrong), bounce suppresses, complaint listed, delivery stored, replay ignored" t_postmark
+
 t_done
