@@ -4,6 +4,7 @@
  * checks (doctor.c). Output is plain: ids and keys alone on stdout so
  * scripts can capture them; errors on stderr with a non-zero exit. */
 #include "admin/cacheadm.h"
+#include "admin/feedbackadm.h"
 #include "admin/lists_update.h"
 #include "admin/doctor.h"
 #include "admin/migrate.h"
@@ -66,6 +67,9 @@ svcadm_usage(void)
 	    "  complainers import FILE|- [--source NAME]\n"
 	    "  suppressions import --account ID FILE|-\n"
 	    "  suppressions list --account ID\n"
+	    "  feedback set ACCOUNT [--suppress-hard-bounces on|off]\n"
+	    "               [--mailgun-signing-key KEY] [--postmark-auth USER:PASS]\n"
+	    "  report accuracy [--account ID] [--since ISO] [--until ISO] [--json]\n"
 	    "  mx show HOST    (what the workers learned of a mail host)\n"
 	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
 	    "  lists check     (load lists_dir and print the counts)\n"
@@ -222,6 +226,7 @@ svcadm_cmd_db(int argc, char **argv)
 	struct buf err;
 	struct db *db;
 	long long v;
+	int wrote;
 
 	if (argc < 1)
 		svcadm_usage();
@@ -242,6 +247,12 @@ svcadm_cmd_db(int argc, char **argv)
 			    "off until it has a key: %s\n", buf_str(&err));
 			break;
 		}
+		buf_reset(&err);
+		if (feedbackadm_key_init(&conf, &wrote, &err) == -1)
+			svcadm_die("%s", buf_str(&err));
+		if (wrote)
+			printf("wrote a new feedback_hash_key into %s\n",
+			    conf_str(&conf, CONF_FEEDBACK_HASH_KEY_FILE));
 		buf_free(&err);
 	} else if (strcmp(argv[0], "version") == 0) {
 		db = svcadm_open_db(0);
@@ -514,7 +525,8 @@ svcadm_cmd_key(int argc, char **argv)
 		if (auth_scope_parse_list(o[1].val, &s.scopes) == -1)
 			svcadm_die("--scopes %s: comma-separated scopes out of "
 			    "verify:single, verify:bulk, jobs:read, jobs:write, "
-			    "webhooks:manage, credits:read, *", o[1].val);
+			    "webhooks:manage, credits:read, feedback:write, *",
+			    o[1].val);
 		s.name = o[2].val;
 		s.sandbox = o[3].seen > 0;
 		s.rate_limit = o[4].val ? svcadm_number(o[4].val,
@@ -625,6 +637,53 @@ svcadm_cmd_suppressions(int argc, char **argv)
 			fclose(in);
 	} else
 		svcadm_usage();
+	db_close(db);
+	return 0;
+}
+
+static int
+svcadm_cmd_feedback(int argc, char **argv)
+{
+	struct opt o[] = { { "suppress-hard-bounces", 1, NULL, 0 },
+	    { "mailgun-signing-key", 1, NULL, 0 },
+	    { "postmark-auth", 1, NULL, 0 } };
+	char *pos[1];
+	struct buf err;
+	struct db *db;
+	int np, suppress = -1;
+
+	db = svcadm_subcommand(argc, argv, o, 3, pos, 1, 1, &np);
+	if (strcmp(argv[0], "set") != 0)
+		svcadm_usage();
+	if (o[0].val != NULL && strparse_bool(o[0].val, &suppress) == -1)
+		svcadm_die("--suppress-hard-bounces: on or off");
+	buf_init(&err, 1024);
+	if (feedbackadm_set(db, pos[0], suppress, o[1].val, o[2].val, &err) ==
+	    -1)
+		svcadm_die("%s", buf_str(&err));
+	buf_free(&err);
+	db_close(db);
+	return 0;
+}
+
+static int
+svcadm_cmd_report(int argc, char **argv)
+{
+	struct opt o[] = { { "account", 1, NULL, 0 }, { "since", 1, NULL, 0 },
+	    { "until", 1, NULL, 0 }, { "json", 0, NULL, 0 } };
+	char *pos[1];
+	struct buf err;
+	struct db *db;
+	int np;
+
+	db = svcadm_subcommand(argc, argv, o, 4, pos, 0, 0, &np);
+	if (strcmp(argv[0], "accuracy") != 0)
+		svcadm_usage();
+	buf_init(&err, 1024);
+	if (feedbackadm_report(db, &conf, o[0].val, o[1].val, o[2].val,
+	    o[3].seen > 0, stdout, &err) == -1)
+		svcadm_die("%s", buf_str(&err));
+	buf_free(&err);
 	db_close(db);
 	return 0;
 }
@@ -825,6 +884,10 @@ main(int argc, char **argv)
 		return svcadm_cmd_suppressions(argc, argv + i + 1);
 	if (strcmp(argv[i], "cache") == 0)
 		return svcadm_cmd_cache(argc, argv + i + 1);
+	if (strcmp(argv[i], "feedback") == 0)
+		return svcadm_cmd_feedback(argc, argv + i + 1);
+	if (strcmp(argv[i], "report") == 0)
+		return svcadm_cmd_report(argc, argv + i + 1);
 	if (strcmp(argv[i], "mx") == 0)
 		return svcadm_cmd_mx(argc, argv + i + 1);
 	if (strcmp(argv[i], "doctor") == 0)

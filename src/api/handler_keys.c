@@ -74,7 +74,7 @@ handler_keys_parse_body(struct api_call *c, json_t *body, struct keys_spec *s,
 	    auth_scope_parse_list(buf_str(scopes), &s->scopes) == -1)
 		return handler_keys_bad_field(c, "scopes", "an array of "
 		    "scopes out of verify:single, verify:bulk, jobs:read, "
-		    "jobs:write, webhooks:manage, credits:read, *");
+		    "jobs:write, webhooks:manage, credits:read, feedback:write, *");
 	v = json_object_get(body, "ip_allowlist");
 	if (v && !json_is_null(v)) {
 		if (handler_keys_join_strings(v, allow) == -1)

@@ -25,6 +25,11 @@ enum route_auth {
 	ROUTE_AUTH_OPTIONAL,	/* GET /rate-limit, /v1/openapi.json:
 				 * anonymous allowed (and then counted in the
 				 * address's bucket, router_gate) */
+	ROUTE_AUTH_NONE,	/* the senders' webhooks: the handler checks
+				 * the sender's signature; Authorization is
+				 * not an API key there (Postmark's basic
+				 * auth), the request counts in the
+				 * address's bucket */
 	ROUTE_AUTH__MAX
 };
 
@@ -115,6 +120,12 @@ static const struct route routes[] = {
 	    0, handler_suppressions_list },
 	{ HTTP_DELETE, "/v1/suppressions/{}", REQ, AUTH_SCOPE_VERIFY_BULK, 0,
 	    1, 0, handler_suppressions_delete },
+	{ HTTP_POST, "/v1/feedback", REQ, AUTH_SCOPE_FEEDBACK_WRITE,
+	    8 * MiB, 1, 0, handler_feedback_post },
+	{ HTTP_POST, "/v1/feedback/{}", ROUTE_AUTH_NONE, -1, API_JSON_MAX, 1,
+	    0, handler_feedback_sender },
+	{ HTTP_GET, "/v1/reports/accuracy", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
+	    0, handler_reports_accuracy },
 };
 
 int
@@ -433,6 +444,28 @@ router_count(struct api_call *c, const char *bucket, long limit,
 	return ratelimit_check(c->ctx->db, bucket, limit, 1, now, &c->rl);
 }
 
+/* A sender's webhook counts in the bucket of the account it names
+ * (?account=), under feedback_webhook_rate_limit: a sender posts from a
+ * few addresses for many customers, far past the anonymous limit. 0, or
+ * -1 when there is no usable account parameter (the address's bucket). */
+static int
+router_sender_bucket(struct api_call *c, char *bucket, size_t n)
+{
+	struct buf account;
+	int rc = -1;
+
+	buf_init(&account, 64);
+	if (http_query_get(c->req->query, "account", &account) == 0 &&
+	    account.len > 0 && account.len < IDS_MAX &&
+	    strspn(buf_str(&account), "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == account.len) {
+		snprintf(bucket, n, "feedback:%s", buf_str(&account));
+		rc = 0;
+	}
+	buf_free(&account);
+	return rc;
+}
+
 /* Authentication, allowlist and rate limit; returns 0 to go on, -1 when
  * the response has been decided. The key comes from router_key; a request
  * that is not counted (GET /rate-limit) reports its account's window from
@@ -455,6 +488,8 @@ router_gate(struct api_call *c, const struct route *rt)
 
 	if ((db = api_db(c)) == NULL)
 		return -1;
+	if (rt != NULL && rt->auth == ROUTE_AUTH_NONE)
+		authz = NULL;
 	if (authz != NULL && *authz != '\0' &&
 	    (ar = auth_presented_hash(authz, hash)) == AUTH_OK) {
 		ar = router_key(c, hash, now, !count, &win);
@@ -479,6 +514,10 @@ router_gate(struct api_call *c, const struct route *rt)
 		router_account_bucket(bucket, sizeof(bucket),
 		    c->key.account_id);
 		limit = auth_key_rate_limit(&c->key);
+	} else if (rt != NULL && rt->auth == ROUTE_AUTH_NONE &&
+	    router_sender_bucket(c, bucket, sizeof(bucket)) == 0) {
+		limit = conf_int(c->ctx->conf,
+		    CONF_FEEDBACK_WEBHOOK_RATE_LIMIT);
 	} else {
 		ratelimit_ip_bucket(c->req->client_ip, bucket, sizeof(bucket));
 		limit = auth_tier_limits[AUTH_TIER_ANONYMOUS];

@@ -18,6 +18,7 @@ int	 cmd_jobs_list(struct cli *, int, char **);
 int	 cmd_jobs_progress(struct cli *, int, char **);
 int	 cmd_jobs_cancel(struct cli *, int, char **);
 int	 cmd_credits(struct cli *, int, char **);
+int	 cmd_report(struct cli *, int, char **);
 int	 cmd_config_set_key(struct cli *, int, char **);
 int	 cmd_config_set_base_url(struct cli *, int, char **);
 int	 cmd_config_show(struct cli *, int, char **);

@@ -87,6 +87,13 @@ static const struct help_entry {
 	  "refunded.\n" },
 	{ "credits", "credits",
 	  "Shows the credit balance and usage (GET /v1/credits).\n" },
+	{ "report accuracy", "report accuracy [--since ISO] [--until ISO]",
+	  "How right the verdicts were (GET /v1/reports/accuracy): results\n"
+	  "verified in the window (default the last 30 days) counted under the\n"
+	  "delivery outcome reported for their address afterwards, per\n"
+	  "classification and per provider; the share of unknown; how many\n"
+	  "addresses verified twice kept their classification.\n"
+	  "  --since, --until       ISO 8601 UTC times (2026-11-01T00:00:00Z)\n" },
 	{ "config set-key", "config set-key [<key>|-]",
 	  "Saves the API key in the config file (0600). Without an argument,\n"
 	  "or with -, the key is read from standard input.\n" },

@@ -27,6 +27,7 @@ static const struct main_cmd {
 	{ "jobs", "progress", "jobs progress", cmd_jobs_progress },
 	{ "jobs", "cancel", "jobs cancel", cmd_jobs_cancel },
 	{ "credits", NULL, "credits", cmd_credits },
+	{ "report", "accuracy", "report accuracy", cmd_report },
 	{ "config", "set-key", "config set-key", cmd_config_set_key },
 	{ "config", "set-base-url", "config set-base-url",
 	    cmd_config_set_base_url },

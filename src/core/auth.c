@@ -10,7 +10,7 @@
 
 const char *const auth_scope_names[AUTH_SCOPE__MAX] = {
 	"verify:single", "verify:bulk", "jobs:read", "jobs:write",
-	"webhooks:manage", "credits:read", "*"
+	"webhooks:manage", "credits:read", "feedback:write", "*"
 };
 const char *const auth_tier_names[AUTH_TIER__MAX] = {
 	"anonymous", "free", "trial", "pro", "admin"

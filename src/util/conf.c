@@ -296,6 +296,21 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_DOCTOR_SKIP] = { "doctor_skip", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "svcadm doctor: checks not to run (ptr, fcrdns, port25, dnsbl, "
 	    "port25_seen)" },
+	[CONF_FEEDBACK_HASH_KEY] = { "feedback_hash_key", CONF_TYPE_STRING,
+	    "", 0, 0, 1, "key of the stored hashes of addresses in delivery "
+	    "outcomes (64 hex digits; svcadm db migrate writes one into "
+	    "feedback_hash_key_file when missing; never rotate it: stored "
+	    "outcomes would no longer match)" },
+	[CONF_FEEDBACK_HASH_KEY_FILE] = { "feedback_hash_key_file",
+	    CONF_TYPE_STRING, "", 0, 0, 0, "file holding feedback_hash_key "
+	    "(0600; svcadm db migrate creates it when missing)" },
+	[CONF_FEEDBACK_RETENTION_DAYS] = { "feedback_retention_days",
+	    CONF_TYPE_INT, "400", 1, 3650, 0, "days delivery outcomes are "
+	    "kept (by the date they occurred)" },
+	[CONF_FEEDBACK_WEBHOOK_RATE_LIMIT] = {
+	    "feedback_webhook_rate_limit", CONF_TYPE_INT, "600", 1, 1000000, 0,
+	    "requests a minute the senders' webhooks (/v1/feedback/{sender}) "
+	    "may make for one account (counted per ?account=)" },
 };
 
 const char *
@@ -416,6 +431,30 @@ conf_read_secret_file(struct conf *c, struct buf *err)
 	return conf_assign(c, CONF_DB_PASSWORD, strparse_trim(line), err);
 }
 
+/* feedback_hash_key_file: read when it exists; a missing file leaves the
+ * key unset (svcadm db migrate writes it; feedback is refused until). */
+static int
+conf_read_feedback_key_file(struct conf *c, struct buf *err)
+{
+	const char *path = c->str[CONF_FEEDBACK_HASH_KEY_FILE];
+	char line[256];
+	FILE *f;
+
+	if (path == NULL || *path == '\0')
+		return 0;
+	if ((f = fopen(path, "r")) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		buf_printf(err, "feedback_hash_key_file %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	return conf_assign(c, CONF_FEEDBACK_HASH_KEY, strparse_trim(line), err);
+}
+
 int
 conf_load_stream(struct conf *c, FILE *f, const char *name, struct buf *err)
 {
@@ -469,7 +508,9 @@ conf_load_stream(struct conf *c, FILE *f, const char *name, struct buf *err)
 		buf_printf(err, "%s: read error", name);
 		return -1;
 	}
-	return conf_read_secret_file(c, err);
+	if (conf_read_secret_file(c, err) == -1)
+		return -1;
+	return conf_read_feedback_key_file(c, err);
 }
 
 int

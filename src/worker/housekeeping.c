@@ -8,12 +8,14 @@
  * the pieces of uploaded files whose job never came (a responder that died
  * in the middle of an upload), event deliveries that ended (and outbox
  * events handed to deliveries) more than job_retention_days ago, and the
- * heartbeat rows of workers not seen for a day. Each pass logs what it
- * removed. */
+ * heartbeat rows of workers not seen for a day, and delivery outcomes
+ * older than feedback_retention_days. Each pass logs what it removed. */
 #include "worker/housekeeping.h"
 #include "worker/heartbeat.h"
 #include "core/idempotency.h"
 #include "jobs/events.h"
+#include "jobs/feedback.h"
+#include "jobs/jobend.h"
 #include "jobs/retention.h"
 #include "jobs/upload_store.h"
 #include "core/ratelimit.h"
@@ -27,12 +29,14 @@
 #define HOUSEKEEPING_ORPHAN_SECONDS 3600
 /* Ended deliveries (and delivered outbox events) deleted per pass at most. */
 #define HOUSEKEEPING_EVENTS_MAX 1000
+/* Old delivery outcomes deleted per pass at most. */
+#define HOUSEKEEPING_OUTCOMES_MAX 10000
 
 int
 housekeeping_run(const struct conf *c, struct db *db)
 {
 	long long idem, hits, buckets, cached, jobs, orphans, events, workers;
-	long long egress;
+	long long egress, outcomes;
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
@@ -47,15 +51,19 @@ housekeeping_run(const struct conf *c, struct db *db)
 	    HOUSEKEEPING_EVENTS_MAX);
 	workers = heartbeat_purge(db);
 	egress = connstats_purge(db);
+	outcomes = feedback_expire(db, conf_int(c, CONF_FEEDBACK_RETENTION_DAYS),
+	    HOUSEKEEPING_OUTCOMES_MAX);
 	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0 ||
-	    orphans < 0 || events < 0 || workers < 0 || egress < 0) {
+	    orphans < 0 || events < 0 || workers < 0 || egress < 0 ||
+	    outcomes < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}
 	log_info("event=housekeeping idempotency_expired=%lld "
 	    "rate_hits_purged=%lld rate_buckets_purged=%lld cache_expired=%lld "
 	    "jobs_erased=%lld upload_pieces_purged=%lld events_purged=%lld "
-	    "workers_purged=%lld egress_health_purged=%lld", idem, hits,
-	    buckets, cached, jobs, orphans, events, workers, egress);
+	    "workers_purged=%lld egress_health_purged=%lld "
+	    "outcomes_purged=%lld", idem, hits, buckets, cached, jobs,
+	    orphans, events, workers, egress, outcomes);
 	return 0;
 }

@@ -1,0 +1,25 @@
+/* feedbackadm.h: svcadm's side of delivery feedback: the hash key file,
+ * an account's feedback settings, and the accuracy report over every
+ * account (or one). Each returns 0, or -1 with why in err. */
+#ifndef SVC_FEEDBACKADM_H
+#define SVC_FEEDBACKADM_H
+#include "core/db.h"
+#include "util/buf.h"
+#include "util/conf.h"
+#include <stdio.h>
+
+/* "svcadm db migrate": writes a new random key into feedback_hash_key_file
+ * when that setting names a file that does not exist and feedback_hash_key
+ * is not set (0600, never overwritten); *wrote 1 when it did. */
+int	 feedbackadm_key_init(const struct conf *, int *wrote, struct buf *err);
+/* "svcadm feedback set ACCOUNT": suppress -1 (unchanged), 0 or 1;
+ * mailgun_key and postmark_auth ("user:password") NULL: unchanged. */
+int	 feedbackadm_set(struct db *, const char *account, int suppress,
+	    const char *mailgun_key, const char *postmark_auth,
+	    struct buf *err);
+/* "svcadm report accuracy": account NULL for all; as text, or as the
+ * API's JSON. */
+int	 feedbackadm_report(struct db *, const struct conf *,
+	    const char *account, const char *since, const char *until,
+	    int json, FILE *out, struct buf *err);
+#endif

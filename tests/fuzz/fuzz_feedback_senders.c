@@ -1,0 +1,60 @@
+/* fuzz_feedback_senders.c: libFuzzer target for the senders' webhook
+ * payloads (feedback_senders.c): the same bytes as a Mailgun and as a
+ * Postmark payload, and a Postmark Authorization header. Properties: an
+ * accepted event has a hash, a known outcome, a valid event id and codes;
+ * a refused one says why; no crash or sanitizer report on any input. */
+#include "jobs/feedback_senders.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_feedback_senders: " \
+	"%s failed (line %d)\n", #c, __LINE__); abort(); } } while (0)
+
+static void
+fuzz_check(enum feedback_sender_err rc, const struct feedback_event *ev,
+    const char *why)
+{
+	if (rc == FEEDBACK_SENDER_INVALID) {
+		CHECK(why[0] != '\0');
+		return;
+	}
+	if (rc != FEEDBACK_SENDER_OK)
+		return;
+	CHECK(strlen(ev->addr_hash) == ADDRHASH_HEX_LEN);
+	CHECK(ev->outcome < FEEDBACK_OUTCOME__MAX);
+	CHECK(ev->event_id[0] != '\0');
+	CHECK(ev->smtp_code == 0 || (ev->smtp_code >= 200 &&
+	    ev->smtp_code <= 599));
+	CHECK(ev->enhanced[0] == '\0' || feedback_enhanced_ok(ev->enhanced) ==
+	    0);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct feedback_mailgun_sig sig;
+	struct feedback_event ev;
+	struct addrhash_key key;
+	char why[200], *text;
+
+	memset(&key, 9, sizeof(key));
+	why[0] = '\0';
+	fuzz_check(feedback_mailgun_parse((const char *)data, size, &key, &sig,
+	    &ev, why, sizeof(why)), &ev, why);
+	(void)feedback_mailgun_verify("key-fuzz", &sig);
+	why[0] = '\0';
+	fuzz_check(feedback_postmark_parse((const char *)data, size, &key, &ev,
+	    why, sizeof(why)), &ev, why);
+	if ((text = malloc(size + 1)) == NULL)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	(void)feedback_postmark_verify(text, "0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef");
+	free(text);
+	return 0;
+}

@@ -1,0 +1,234 @@
+#!/bin/bash
+# test_feedback.sh: delivery feedback and the accuracy report. A small list
+# is verified twice by svc-worker against fake SMTP servers (one stack);
+# then outcomes come in through POST /v1/feedback: a 5.1.1 hard bounce puts
+# the address on the account's suppression list (a bare 550 does not; an
+# account that turned it off gets none), a complaint on its complainer
+# list, a replayed event_id is ignored and reported, a bad event refuses
+# the whole call with nothing written, and no address is stored in clear.
+# GET /v1/reports/accuracy (and svcadm report accuracy) then give exact
+# counts per classification and provider, the unknown share and the
+# stability of verdicts verified twice.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
+it_require timeout
+
+mkdir -p "$IT_DIR/dns"
+printf '%s\n' '$ORIGIN feedback.test.' '$TTL 300' \
+    '@ IN SOA ns.feedback.test. hostmaster.feedback.test. 1 3600 600 86400 300' \
+    '@ IN NS ns.feedback.test.' 'ns IN A 127.0.0.1' 'mx1 IN A 127.0.0.31' 'mx2 IN A 127.0.0.30' \
+    'good IN A 192.0.2.1' 'good IN MX 10 mx1' 'ca IN A 192.0.2.1' 'ca IN MX 10 mx2' \
+    > "$IT_DIR/dns/feedback.test.zone"
+mail_env_dns "$IT_DIR/dns/feedback.test.zone"
+SMTP_PORT=$(stack_free_port)
+fake 127.0.0.30 catchall=1
+fake 127.0.0.31
+mail_env_lists
+mail_env_conf
+it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
+worker_poll_interval = 1
+account_suppressions_max = 5"
+it_stack_start
+[ -s "$IT_DIR/feedback-hash-key" ] || { echo "Bail out! svcadm db migrate wrote no feedback_hash_key_file"; exit 1; }
+
+ACC=$(it_account admin 1000)
+API_KEY=$(it_key "$ACC" '*')
+LIST='["user@good.feedback.test","ok@good.feedback.test","unknown@good.feedback.test","full@good.feedback.test","jane@ca.feedback.test"]'
+
+verify_list() {
+    local id
+    http POST /v1/verify/bulk "{\"emails\":$LIST}"
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    it_job_wait "$id" completed
+}
+t_verify() {
+    verify_list && verify_list || return 1
+    expect_eq "rows verified" 10 "$(it_sql "SELECT COUNT(*) FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE j.account_id = '$ACC' AND e.state = 'done'")"
+}
+t_case "a small list is verified twice by svc-worker" t_verify
+
+NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+outcomes() { it_sql "SELECT COUNT(*) FROM feedback_outcomes WHERE account_id = '${1:-$ACC}'"; }
+
+t_post() {
+    http POST /v1/feedback "$(jq -cn --arg t "$NOW" '{events: [
+        {email: "user@good.feedback.test", outcome: "delivered", occurred_at: $t, event_id: "e1"},
+        {email: "ok@good.feedback.test", outcome: "delivered", occurred_at: "2020-01-01T00:00:00Z", event_id: "e2"},
+        {email: "OK@good.feedback.test", outcome: "soft_bounce", occurred_at: $t, smtp_code: 452, enhanced_code: "4.2.2", event_id: "e3"},
+        {email: "unknown@good.feedback.test", outcome: "hard_bounce", occurred_at: $t, smtp_code: 550, enhanced_code: "5.1.1",
+         diagnostic: "550 5.1.1 <unknown@good.feedback.test>: user unknown", event_id: "e4"},
+        {email: "full@good.feedback.test", outcome: "complaint", occurred_at: $t},
+        {email: "jane@ca.feedback.test", outcome: "hard_bounce", occurred_at: $t, smtp_code: 550}]}')"
+    expect_status 200 && expect_json .accepted 6 && expect_json .replayed 0 && expect_json .suppressed 1 &&
+        expect_json .complainers_added 1 && expect_json .suppressions_skipped 0 || return 1
+    expect_eq "suppressed" "unknown@good.feedback.test" \
+        "$(it_sql "SELECT GROUP_CONCAT(entry) FROM suppressions WHERE account_id = '$ACC'")" || return 1
+    expect_eq "complainers" 1 "$(it_sql "SELECT COUNT(*) FROM account_complainers WHERE account_id = '$ACC'")" || return 1
+    expect_eq "outcomes" 6 "$(outcomes)" || return 1
+    # only hashes: no address, no diagnostic, in any stored column
+    expect_eq "clear addresses" 0 "$(it_sql "SELECT COUNT(*) FROM feedback_outcomes WHERE addr_hash NOT REGEXP '^[0-9a-f]{32}\$' OR CONCAT_WS(' ', enhanced_code, event_id) LIKE '%@%'")" || return 1
+    expect_eq "complainer hashes" 0 "$(it_sql "SELECT COUNT(*) FROM account_complainers WHERE addr_hash NOT REGEXP '^[0-9a-f]{32}\$'")"
+}
+t_case "outcomes in: a 5.1.1 hard bounce is suppressed (a bare 550 is not), a complaint listed, only hashes stored" t_post
+
+t_replay() {
+    http POST /v1/feedback "$(jq -cn --arg t "$NOW" '{events: [
+        {email: "user@good.feedback.test", outcome: "delivered", occurred_at: $t, event_id: "e1"},
+        {email: "unknown@good.feedback.test", outcome: "hard_bounce", occurred_at: $t, enhanced_code: "5.1.1", event_id: "e4"}]}')"
+    expect_status 200 && expect_json .accepted 0 && expect_json .replayed 2 &&
+        expect_jq '.replayed_event_ids == ["e1","e4"]' && expect_json .suppressed 0 || return 1
+    expect_eq "outcomes" 6 "$(outcomes)"
+}
+t_case "a replayed event_id is ignored and reported" t_replay
+
+bad() {	# bad FIELD EVENTS-JSON: 400 naming FIELD, nothing stored
+    http POST /v1/feedback "{\"events\":$2}"
+    expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field "$1" || return 1
+    expect_eq "outcomes and suppressions after a refused call" "6 1" \
+        "$(it_sql "SELECT CONCAT((SELECT COUNT(*) FROM feedback_outcomes WHERE account_id = '$ACC'), ' ', (SELECT COUNT(*) FROM suppressions WHERE account_id = '$ACC'))")"
+}
+t_bad() {
+    local ok='{"email":"new@good.feedback.test","outcome":"hard_bounce","occurred_at":"2026-11-01T00:00:00Z","enhanced_code":"5.1.1","event_id":"n1"}'
+    bad 'events[1].outcome' "[$ok,{\"email\":\"a@b.test\",\"outcome\":\"bounced\",\"occurred_at\":\"2026-11-01T00:00:00Z\"}]" &&
+    bad 'events[1].email' "[$ok,{\"email\":\"not an address\",\"outcome\":\"delivered\",\"occurred_at\":\"2026-11-01T00:00:00Z\"}]" &&
+    bad 'events[0].occurred_at' '[{"email":"a@b.test","outcome":"delivered","occurred_at":"yesterday"}]' &&
+    bad 'events[0].enhanced_code' '[{"email":"a@b.test","outcome":"hard_bounce","occurred_at":"2026-11-01T00:00:00Z","enhanced_code":"5.1"}]' &&
+    bad 'events[0].smtp_code' '[{"email":"a@b.test","outcome":"hard_bounce","occurred_at":"2026-11-01T00:00:00Z","smtp_code":99}]' &&
+    bad 'events[0].color' '[{"email":"a@b.test","outcome":"delivered","occurred_at":"2026-11-01T00:00:00Z","color":"red"}]' &&
+    bad events '[]' || return 1
+    jq -cn '{events: [range(0; 10001) | {email: "u\(.)@b.test", outcome: "delivered", occurred_at: "2026-11-01T00:00:00Z"}]}' > "$IT_DIR/many.json"
+    http POST /v1/feedback "@$IT_DIR/many.json"
+    expect_status 400 && expect_json .error.details.field events && expect_eq "outcomes" 6 "$(outcomes)"
+}
+t_case "a bad event (or more than 10,000) refuses the whole call: 400 naming it, nothing written" t_bad
+
+t_scope() {
+    API_KEY=$(it_key "$ACC" 'verify:bulk,jobs:read') http POST /v1/feedback '{"events":[]}'
+    expect_status 403 && expect_json .error.details.required_scope feedback:write || return 1
+    API_KEY=$(it_key "$ACC" 'feedback:write') http POST /v1/feedback "$(jq -cn --arg t "$NOW" '{events: [
+        {email: "x@good.feedback.test", outcome: "delivered", occurred_at: $t, event_id: "s1"}]}')"
+    expect_status 200 && expect_json .accepted 1 || return 1
+    it_sql "DELETE FROM feedback_outcomes WHERE event_id = 's1'"
+}
+t_case "POST /v1/feedback needs the scope feedback:write (or *)" t_scope
+
+t_setting_off() {
+    local acc key
+    acc=$(it_account pro 10); key=$(it_key "$acc" '*')
+    svcadm feedback set "$acc" --suppress-hard-bounces off || return 1
+    API_KEY=$key http POST /v1/feedback "$(jq -cn --arg t "$NOW" '{events: [
+        {email: "unknown@good.feedback.test", outcome: "hard_bounce", occurred_at: $t, enhanced_code: "5.1.1"}]}')"
+    expect_status 200 && expect_json .accepted 1 && expect_json .suppressed 0 || return 1
+    expect_eq "suppressions" 0 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$acc'")"
+}
+t_case "an account that turned suppression off gets none from a hard bounce" t_setting_off
+
+t_limit() {
+    local acc key
+    acc=$(it_account pro 10); key=$(it_key "$acc" '*')
+    for i in $(seq 1 5); do it_sql "INSERT INTO suppressions VALUES ('$acc', 'pre$i@x.test', UTC_TIMESTAMP(3))"; done
+    API_KEY=$key http POST /v1/feedback "$(jq -cn --arg t "$NOW" '{events: [
+        {email: "unknown@good.feedback.test", outcome: "hard_bounce", occurred_at: $t, enhanced_code: "5.1.1"}]}')"
+    expect_status 200 && expect_json .accepted 1 && expect_json .suppressed 0 && expect_json .suppressions_skipped 1 || return 1
+    expect_eq "suppressions" 5 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$acc'")"
+}
+t_case "a full suppression list (account_suppressions_max) skips the suppression, keeps the outcome" t_limit
+
+# the rows of ACC's jobs
+ROWS="job_emails e JOIN jobs j ON j.id = e.job_id WHERE j.account_id"
+
+t_report() {
+    local classes c_full prov n
+    # what the report must say, from the rows themselves
+    classes=$(it_sql "SELECT GROUP_CONCAT(DISTINCT CONCAT(e.email, '=', e.classification) ORDER BY e.email SEPARATOR ' ') FROM $ROWS = '$ACC'")
+    it_log "classifications: $classes"
+    expect_eq "classifications" "full@good.feedback.test=risky jane@ca.feedback.test=catch_all ok@good.feedback.test=valid unknown@good.feedback.test=invalid user@good.feedback.test=valid" "$classes" || return 1
+    c_full=risky
+    http GET /v1/reports/accuracy
+    expect_status 200 || return 1
+    local total; total=$(printf "%s" "$HTTP_BODY" | jq -cS .total)
+    expect_json .total.verified 10 && expect_json .total.delivered 2 && expect_json .total.soft_bounce 2 &&
+        expect_json .total.hard_bounce 4 && expect_json .total.complaint 2 && expect_json .total.no_outcome 0 &&
+        expect_json .by_classification.valid.verified 4 && expect_json .by_classification.valid.delivered 2 &&
+        expect_json .by_classification.valid.soft_bounce 2 && expect_json .by_classification.invalid.hard_bounce 2 &&
+        expect_json .by_classification.catch_all.hard_bounce 2 && expect_json ".by_classification.$c_full.complaint" 2 &&
+        expect_json .by_classification.unknown.verified 0 && expect_json .unknown_share 0 &&
+        expect_json .stability.addresses_verified_twice 5 || return 1
+    expect_json .stability.same_classification 5 || return 1
+    # per provider: the rows' own provider column
+    while read -r prov n; do
+        expect_json ".by_provider[\"$prov\"].verified" "$n" || return 1
+    done < <(it_sql "SELECT COALESCE(provider, 'none'), COUNT(*) FROM $ROWS = '$ACC' GROUP BY 1")
+    expect_jq '.by_provider | length > 0' || return 1
+    # a window before the verifications is empty; a bad bound is a 400
+    http GET "/v1/reports/accuracy?since=2020-01-01T00:00:00Z&until=2020-02-01T00:00:00Z"
+    expect_status 200 && expect_json .total.verified 0 || return 1
+    http GET "/v1/reports/accuracy?since=yesterday"
+    expect_status 400 && expect_json .error.details.field since || return 1
+    # the operator's view: every account (the others verified nothing)
+    svcadm report accuracy --json > "$IT_DIR/report.json" || return 1
+    expect_eq "svcadm total" "$total" "$(jq -cS .total "$IT_DIR/report.json")" || return 1
+    svcadm report accuracy > "$IT_DIR/report.txt" || return 1
+    grep -Eq '^invalid +2 +0 +2 +0 +0 +0$' "$IT_DIR/report.txt" || it_fail "svcadm text report: $(cat "$IT_DIR/report.txt")" || return 1
+    # the customer's view in the CLI
+    HOME=$IT_DIR ROCKETVERIFIER_API_KEY=$API_KEY SVC_BASE_URL=$BASE_URL "$top_builddir/src/cli/svc" report accuracy \
+        > "$IT_DIR/cli-report.txt" 2>&1 || it_fail "svc report accuracy: $(cat "$IT_DIR/cli-report.txt")" || return 1
+    grep -Eq '^valid +4 +2 +0 +2 +0 +0$' "$IT_DIR/cli-report.txt" &&
+        grep -q 'addresses verified twice 5, same classification every time 5' "$IT_DIR/cli-report.txt" ||
+        it_fail "svc report accuracy: $(cat "$IT_DIR/cli-report.txt")"
+}
+t_case "the accuracy report's numbers are exact (API and svcadm)" t_report
+
+# ---- the senders' webhooks (sample payloads in tests/integration/feedback/)
+SAMPLES=$top_srcdir/tests/integration/feedback
+MG_KEY=key-3ax6xnjp29jd6fds4gc373sgvjxteol0
+mailgun() {	# mailgun SAMPLE [KEY]: the sample signed with KEY (default MG_KEY), POSTed
+    local f=$IT_DIR/mg.json ts token sig
+    ts=$(jq -r .signature.timestamp "$SAMPLES/$1"); token=$(jq -r .signature.token "$SAMPLES/$1")
+    sig=$(printf '%s%s' "$ts" "$token" | openssl dgst -sha256 -hmac "${2:-$MG_KEY}" | awk '{ print $NF }')
+    jq --arg s "$sig" '.signature.signature = $s' "$SAMPLES/$1" > "$f"
+    API_KEY= http POST "/v1/feedback/mailgun?account=$ACC" "@$f"
+}
+t_mailgun() {
+    it_require openssl
+    local before
+    svcadm feedback set "$ACC" --mailgun-signing-key "$MG_KEY" --postmark-auth pmuser:pm-secret-1 || return 1
+    before=$(outcomes)
+    mailgun mailgun_failed.json wrong-key
+    expect_status 401 && expect_json .error.code unauthorized && expect_eq "outcomes after a bad signature" "$before" "$(outcomes)" || return 1
+    mailgun mailgun_failed.json
+    expect_status 200 && expect_json .accepted 1 && expect_json .suppressed 1 || return 1
+    expect_eq "suppressed by mailgun" 1 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$ACC' AND entry = 'gone@good.feedback.test'")" || return 1
+    expect_eq "stored as mailgun's" "mailgun hard_bounce 550 5.1.1 DACSsAdVSeGpLid7TN03WA" \
+        "$(it_sql "SELECT CONCAT_WS(' ', source, outcome, smtp_code, enhanced_code, event_id) FROM feedback_outcomes WHERE source = 'mailgun'")" || return 1
+    mailgun mailgun_failed.json
+    expect_status 200 && expect_json .accepted 0 && expect_json .replayed 1 || return 1
+    mailgun mailgun_opened.json
+    expect_status 200 && expect_json .ignored true && expect_eq "outcomes" "$((before + 1))" "$(outcomes)"
+}
+t_case "mailgun: a signed 'failed' event is stored and suppresses; a bad signature is 401, a replay ignored, an open ignored" t_mailgun
+
+t_postmark() {
+    local before
+    before=$(outcomes)
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_bounce.json"
+    expect_status 401 && expect_header www-authenticate 'Basic realm="svc feedback"' || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_bounce.json" -u pmuser:wrong
+    expect_status 401 && expect_eq "outcomes after bad credentials" "$before" "$(outcomes)" || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_bounce.json" -u pmuser:pm-secret-1
+    expect_status 200 && expect_json .accepted 1 && expect_json .suppressed 1 || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_bounce.json" -u pmuser:pm-secret-1
+    expect_status 200 && expect_json .replayed 1 && expect_jq '.replayed_event_ids == ["Bounce:4323372036854775807"]' || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_complaint.json" -u pmuser:pm-secret-1
+    expect_status 200 && expect_json .accepted 1 && expect_json .complainers_added 1 || return 1
+    API_KEY= http POST "/v1/feedback/postmark?account=$ACC" "@$SAMPLES/postmark_delivery.json" -u pmuser:pm-secret-1
+    expect_status 200 && expect_json .accepted 1 || return 1
+    expect_eq "postmark outcomes" "delivered hard_bounce complaint" \
+        "$(it_sql "SELECT GROUP_CONCAT(outcome ORDER BY outcome SEPARATOR ' ') FROM feedback_outcomes WHERE source = 'postmark'")" || return 1
+    API_KEY= http POST "/v1/feedback/sendmail?account=$ACC" '{}'
+    expect_status 404
+}
+t_case "postmark: basic auth checked (401 without or wrong), bounce suppresses, complaint listed, delivery stored, replay ignored" t_postmark
+
+t_done
