@@ -142,7 +142,7 @@ void	 handler_suppressions_list(struct api_call *);
 void	 handler_suppressions_delete(struct api_call *);
 void	 handler_feedback_post(struct api_call *);
 void	 handler_feedback_sender(struct api_call *);
-void	 handler_reports_accuracy(struct api_call *);
+void	 handler_feedback_report(struct api_call *);
 void	 handler_webhooks_create(struct api_call *);
 void	 handler_webhooks_list(struct api_call *);
 void	 handler_webhooks_get(struct api_call *);

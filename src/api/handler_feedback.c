@@ -146,7 +146,7 @@ handler_feedback_time(struct api_call *c, const char *name, time_t def,
 }
 
 void
-handler_reports_accuracy(struct api_call *c)
+handler_feedback_report(struct api_call *c)
 {
 	struct feedback_report rep;
 	struct addrhash_key key;
@@ -218,7 +218,7 @@ handler_feedback_sender(struct api_call *c)
 		api_internal_error(c, "feedback_settings");
 		goto out;
 	}
-	if (src == FEEDBACK_SOURCE_POSTMARK && !feedback_postmark_verify(
+	if (src == FEEDBACK_SOURCE_POSTMARK && !feedback_senders_postmark_verify(
 	    http_param(c->req, "HTTP_AUTHORIZATION"),
 	    set.postmark_auth_hash)) {
 		handler_feedback_unauthorized(c, sender);
@@ -227,14 +227,14 @@ handler_feedback_sender(struct api_call *c)
 	if (api_json_read(c) == -1)
 		goto out;
 	if (src == FEEDBACK_SOURCE_MAILGUN) {
-		rc = feedback_mailgun_parse(buf_str(&c->req->body),
+		rc = feedback_senders_mailgun_parse(buf_str(&c->req->body),
 		    c->req->body.len, &key, &sig, &ev, why, sizeof(why));
-		if (!feedback_mailgun_verify(set.mailgun_signing_key, &sig)) {
+		if (!feedback_senders_mailgun_verify(set.mailgun_signing_key, &sig)) {
 			handler_feedback_unauthorized(c, sender);
 			goto out;
 		}
 	} else
-		rc = feedback_postmark_parse(buf_str(&c->req->body),
+		rc = feedback_senders_postmark_parse(buf_str(&c->req->body),
 		    c->req->body.len, &key, &ev, why, sizeof(why));
 	memcpy(c->account_for_log, buf_str(&account), account.len + 1);
 	if (rc == FEEDBACK_SENDER_INVALID) {

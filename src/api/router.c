@@ -125,7 +125,7 @@ static const struct route routes[] = {
 	{ HTTP_POST, "/v1/feedback/{}", ROUTE_AUTH_NONE, -1, API_JSON_MAX, 1,
 	    0, handler_feedback_sender },
 	{ HTTP_GET, "/v1/reports/accuracy", REQ, AUTH_SCOPE_JOBS_READ, 0, 1,
-	    0, handler_reports_accuracy },
+	    0, handler_feedback_report },
 };
 
 int

@@ -62,7 +62,7 @@ feedback_senders_codes(struct feedback_event *ev, const json_t *code,
 }
 
 enum feedback_sender_err
-feedback_mailgun_parse(const char *body, size_t n,
+feedback_senders_mailgun_parse(const char *body, size_t n,
     const struct addrhash_key *key, struct feedback_mailgun_sig *sig,
     struct feedback_event *ev, char *why, size_t whysz)
 {
@@ -137,7 +137,7 @@ out:
 }
 
 int
-feedback_mailgun_verify(const char *signing_key,
+feedback_senders_mailgun_verify(const char *signing_key,
     const struct feedback_mailgun_sig *sig)
 {
 	unsigned char mac[32];
@@ -159,7 +159,7 @@ feedback_mailgun_verify(const char *signing_key,
 }
 
 enum feedback_sender_err
-feedback_postmark_parse(const char *body, size_t n,
+feedback_senders_postmark_parse(const char *body, size_t n,
     const struct addrhash_key *key, struct feedback_event *ev, char *why,
     size_t whysz)
 {
@@ -243,7 +243,8 @@ out:
 }
 
 int
-feedback_postmark_verify(const char *authorization, const char *auth_hash)
+feedback_senders_postmark_verify(const char *authorization,
+    const char *auth_hash)
 {
 	gnutls_datum_t in, out = { NULL, 0 };
 	unsigned char hash[32];

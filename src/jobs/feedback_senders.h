@@ -6,7 +6,7 @@
  * "signature"}, "event-data": {"event", "id", "timestamp", "recipient",
  * "severity", "delivery-status": {"code", "message", ...}}}; the signature
  * is HMAC-SHA256 of timestamp and token (concatenated) with the account's
- * HTTP webhook signing key, in hex. Events: delivered; failed (severity
+ * webhook signing key, in hex. Events: delivered; failed (severity
  * permanent: hard_bounce, temporary: soft_bounce); complained. Others
  * (opened, clicked, accepted, unsubscribed, ...) are ignored.
  *
@@ -38,19 +38,20 @@ struct feedback_mailgun_sig {
 
 /* Reads a Mailgun payload: the signature fields always (when present:
  * else INVALID), the event into ev. */
-enum feedback_sender_err feedback_mailgun_parse(const char *body, size_t n,
-	    const struct addrhash_key *, struct feedback_mailgun_sig *,
-	    struct feedback_event *ev, char *why, size_t whysz);
+enum feedback_sender_err feedback_senders_mailgun_parse(const char *body,
+	    size_t n, const struct addrhash_key *,
+	    struct feedback_mailgun_sig *, struct feedback_event *ev,
+	    char *why, size_t whysz);
 /* 1 when sig->signature is HMAC-SHA256(key, timestamp token) in hex
  * (compared in constant time), else 0. */
-int	 feedback_mailgun_verify(const char *signing_key,
+int	 feedback_senders_mailgun_verify(const char *signing_key,
 	    const struct feedback_mailgun_sig *);
 /* Reads a Postmark payload into ev. */
-enum feedback_sender_err feedback_postmark_parse(const char *body, size_t n,
-	    const struct addrhash_key *, struct feedback_event *ev, char *why,
-	    size_t whysz);
+enum feedback_sender_err feedback_senders_postmark_parse(const char *body,
+	    size_t n, const struct addrhash_key *, struct feedback_event *ev,
+	    char *why, size_t whysz);
 /* 1 when an Authorization header value "Basic base64(user:password)"
  * hashes (SHA-256, hex) to auth_hash, compared in constant time. */
-int	 feedback_postmark_verify(const char *authorization,
+int	 feedback_senders_postmark_verify(const char *authorization,
 	    const char *auth_hash);
 #endif

@@ -43,17 +43,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&key, 9, sizeof(key));
 	why[0] = '\0';
-	fuzz_check(feedback_mailgun_parse((const char *)data, size, &key, &sig,
+	fuzz_check(feedback_senders_mailgun_parse((const char *)data, size, &key, &sig,
 	    &ev, why, sizeof(why)), &ev, why);
-	(void)feedback_mailgun_verify("key-fuzz", &sig);
+	(void)feedback_senders_mailgun_verify("key-fuzz", &sig);
 	why[0] = '\0';
-	fuzz_check(feedback_postmark_parse((const char *)data, size, &key, &ev,
+	fuzz_check(feedback_senders_postmark_parse((const char *)data, size, &key, &ev,
 	    why, sizeof(why)), &ev, why);
 	if ((text = malloc(size + 1)) == NULL)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	(void)feedback_postmark_verify(text, "0123456789abcdef0123456789abcdef"
+	(void)feedback_senders_postmark_verify(text, "0123456789abcdef0123456789abcdef"
 	    "0123456789abcdef0123456789abcdef");
 	free(text);
 	return 0;
