@@ -1,43 +1,36 @@
 /* feedbackadm.c: svcadm's delivery-feedback commands (feedbackadm.h). */
 #include "admin/feedbackadm.h"
+#include "engine/cachekey.h"
 #include "jobs/feedback.h"
 #include "jobs/feedback_report.h"
 #include "util/hex.h"
 #include "util/timeutil.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <gnutls/crypto.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 int
 feedbackadm_key_init(const struct conf *c, int *wrote, struct buf *err)
 {
 	const char *path = conf_str(c, CONF_FEEDBACK_HASH_KEY_FILE);
 	const char *key = conf_str(c, CONF_FEEDBACK_HASH_KEY);
-	char hex[ADDRHASH_KEY_HEX_LEN + 2];
-	size_t len;
-	int fd;
+	struct stat st;
 
 	*wrote = 0;
 	if (path == NULL || *path == '\0' || (key != NULL && *key != '\0'))
 		return 0;
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) == -1) {
-		if (errno == EEXIST)
-			return 0;
+	/* never replaced: outcomes stored under it would be lost */
+	if (stat(path, &st) == 0)
+		return 0;
+	if (errno != ENOENT) {
 		buf_printf(err, "feedback_hash_key_file %s: %s", path,
 		    strerror(errno));
 		return -1;
 	}
-	addrhash_key_generate(hex);
-	len = strlen(hex);
-	hex[len++] = '\n';
-	if (write(fd, hex, len) != (ssize_t)len || close(fd) == -1) {
-		buf_printf(err, "feedback_hash_key_file %s: %s", path,
-		    strerror(errno));
-		unlink(path);
+	/* written as the verdict cache's key is (mode 0640, by a rename) */
+	if (cachekey_write_file(path, err) == -1)
 		return -1;
-	}
 	*wrote = 1;
 	return 0;
 }
