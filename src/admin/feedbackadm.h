@@ -10,7 +10,8 @@
 
 /* "svcadm db migrate": writes a new random key into feedback_hash_key_file
  * when that setting names a file that does not exist and feedback_hash_key
- * is not set (0600, never overwritten); *wrote 1 when it did. */
+ * is not set (0640, as the verdict cache's; never overwritten); *wrote 1
+ * when it did. */
 int	 feedbackadm_key_init(const struct conf *, int *wrote, struct buf *err);
 /* "svcadm feedback set ACCOUNT": suppress -1 (unchanged), 0 or 1;
  * mailgun_key and postmark_auth ("user:password") NULL: unchanged. */

@@ -5,6 +5,7 @@
  * scripts can capture them; errors on stderr with a non-zero exit. */
 #include "admin/cacheadm.h"
 #include "admin/feedbackadm.h"
+#include "admin/keyfiles.h"
 #include "admin/lists_update.h"
 #include "admin/doctor.h"
 #include "admin/migrate.h"
@@ -226,7 +227,6 @@ svcadm_cmd_db(int argc, char **argv)
 	struct buf err;
 	struct db *db;
 	long long v;
-	int wrote;
 
 	if (argc < 1)
 		svcadm_usage();
@@ -237,22 +237,8 @@ svcadm_cmd_db(int argc, char **argv)
 		if (migrate_apply(db, o[0].val, &err) == -1)
 			svcadm_die("migrate: %s", buf_str(&err));
 		buf_reset(&err);
-		switch (cacheadm_ensure_key(&conf, &err)) {
-		case 1:
-			printf("verdict cache key written to %s\n",
-			    conf_str(&conf, CONF_CACHE_HASH_KEY_FILE));
-			break;
-		case -1:
-			fprintf(stderr, "svcadm: warning: the verdict cache is "
-			    "off until it has a key: %s\n", buf_str(&err));
-			break;
-		}
-		buf_reset(&err);
-		if (feedbackadm_key_init(&conf, &wrote, &err) == -1)
+		if (keyfiles_ensure(&conf, &err) == -1)
 			svcadm_die("%s", buf_str(&err));
-		if (wrote)
-			printf("wrote a new feedback_hash_key into %s\n",
-			    conf_str(&conf, CONF_FEEDBACK_HASH_KEY_FILE));
 		buf_free(&err);
 	} else if (strcmp(argv[0], "version") == 0) {
 		db = svcadm_open_db(0);

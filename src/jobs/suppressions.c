@@ -13,10 +13,6 @@
 
 #define SUPPRESSIONS_INSERT_ROWS 256
 
-struct suppressions_set {
-	struct strset	*set;
-};
-
 enum suppressions_err
 suppressions_norm(const char *entry, char out[SUPPRESSIONS_ENTRY_MAX + 1])
 {
@@ -293,89 +289,4 @@ out:
 	free(keys);
 	free(key);
 	return rc;
-}
-
-enum suppressions_err
-suppressions_load(struct db *db, const char *account,
-    struct suppressions_set **out)
-{
-	struct suppressions_set *s;
-	struct db_res *r;
-	long long n = 0;
-	int found, row;
-
-	*out = NULL;
-	if (db_query_int(db, "SELECT COUNT(*) FROM suppressions WHERE "
-	    "account_id = ?", DB_ARGS(DBP_STR(account)), &n, &found) != DB_OK)
-		return SUPPRESSIONS_DB;
-	if ((s = calloc(1, sizeof(*s))) == NULL ||
-	    (s->set = strset_new((size_t)n)) == NULL) {
-		free(s);
-		return SUPPRESSIONS_NOMEM;
-	}
-	if (n > 0 && db_query(db, "SELECT entry FROM suppressions WHERE "
-	    "account_id = ?", DB_ARGS(DBP_STR(account)), &r) == DB_OK) {
-		while ((row = db_res_next(r)) == 1)
-			if (strset_add(s->set, db_res_str(r, 0),
-			    db_res_len(r, 0)) == -1) {
-				row = -2;
-				break;
-			}
-		db_res_free(r);
-		if (row < 0) {
-			suppressions_free(s);
-			return row == -2 ? SUPPRESSIONS_NOMEM : SUPPRESSIONS_DB;
-		}
-	} else if (n > 0) {
-		suppressions_free(s);
-		return SUPPRESSIONS_DB;
-	}
-	*out = s;
-	return SUPPRESSIONS_OK;
-}
-
-static int
-suppressions_member(struct suppressions_set *s, const char *e)
-{
-	return strset_has(s->set, e, strlen(e));
-}
-
-int
-suppressions_has(struct suppressions_set *s, const struct addr *a)
-{
-	char dom[ADDR_ASCII_DOMAIN_MAX + 2];
-
-	if (s == NULL || strset_count(s->set) == 0)
-		return 0;
-	if (suppressions_member(s, a->normalised))
-		return 1;
-	dom[0] = '@';
-	strparse_copy(dom + 1, sizeof(dom) - 1, a->ascii_domain);
-	return suppressions_member(s, dom);
-}
-
-int
-suppressions_has_text(struct suppressions_set *s, const char *email)
-{
-	struct addr a;
-
-	if (s == NULL || strset_count(s->set) == 0 ||
-	    addr_parse(email, &a) != ADDR_OK)
-		return 0;
-	return suppressions_has(s, &a);
-}
-
-size_t
-suppressions_count(const struct suppressions_set *s)
-{
-	return s ? strset_count(s->set) : 0;
-}
-
-void
-suppressions_free(struct suppressions_set *s)
-{
-	if (s == NULL)
-		return;
-	strset_free(s->set);
-	free(s);
 }

@@ -63,16 +63,4 @@ enum suppressions_err suppressions_any(struct db *, const char *account,
 #define SUPPRESSIONS_LOOKUP_MAX 1000
 enum suppressions_err suppressions_lookup(struct db *, const char *account,
 	    char *const *emails, size_t n, unsigned char *hit);
-
-/* The whole list of an account held in memory, for checking many
- * addresses (the preview, result pages). */
-struct suppressions_set;
-enum suppressions_err suppressions_load(struct db *, const char *account,
-	    struct suppressions_set **);
-/* Is this parsed address, or its domain, on the list? */
-int	 suppressions_has(struct suppressions_set *, const struct addr *);
-/* The same for an address as stored (parsed here; not an address: 0). */
-int	 suppressions_has_text(struct suppressions_set *, const char *);
-size_t	 suppressions_count(const struct suppressions_set *);
-void	 suppressions_free(struct suppressions_set *);
 #endif

@@ -39,7 +39,7 @@ struct previewer {
 	struct verify_engine		*e;
 	struct db			*db;
 	const struct previewer_list	*l;
-	struct suppressions_set		*sup;
+	unsigned char			*suppressed;	/* per address */
 	size_t				*order;		/* by domain */
 	struct previewer_group		*g;
 	size_t				 ng;
@@ -128,7 +128,7 @@ previewer_check(struct previewer *p, struct verify_batch *b, size_t i)
 		t->resolved[it->r.v.classification]++;
 		return;
 	}
-	suppressed = suppressions_has(p->sup, &it->a);
+	suppressed = p->suppressed[i];
 	t->suppressed += suppressed;
 	t->role_based += it->r.role != 0;
 	t->free_provider += it->r.free_provider != 0;
@@ -419,6 +419,26 @@ out:
 	return rc;
 }
 
+/* Which of the list's addresses the account has suppressed (the address
+ * or its domain), looked up by the table's key SUPPRESSIONS_LOOKUP_MAX at a
+ * time: an account may hold a million entries, never loaded whole. */
+static int
+previewer_suppressed(struct previewer *p, const char *account)
+{
+	size_t i, n;
+
+	if ((p->suppressed = calloc(p->l->n ? p->l->n : 1, 1)) == NULL)
+		return -1;
+	for (i = 0; i < p->l->n; i += n) {
+		n = p->l->n - i < SUPPRESSIONS_LOOKUP_MAX ? p->l->n - i :
+		    SUPPRESSIONS_LOOKUP_MAX;
+		if (suppressions_lookup(p->db, account, p->l->emails + i, n,
+		    p->suppressed + i) != SUPPRESSIONS_OK)
+			return -1;
+	}
+	return 0;
+}
+
 char *
 previewer_run(const struct conf *c, struct verify_engine *e, struct db *db,
     const char *account, const struct previewer_list *l)
@@ -441,7 +461,7 @@ previewer_run(const struct conf *c, struct verify_engine *e, struct db *db,
 		p.t.credits += l->domains[i][0] != '\0';
 	p.t.duplicates = l->duplicates;
 	deadline = start + 1000 * conf_int(c, CONF_PREVIEW_BUDGET_SECONDS);
-	if (suppressions_load(db, account, &p.sup) != SUPPRESSIONS_OK ||
+	if (previewer_suppressed(&p, account) == -1 ||
 	    previewer_groups(&p) == -1 ||
 	    previewer_free_checks(&p, deadline) == -1 ||
 	    previewer_sample(&p, deadline) == -1)
@@ -455,7 +475,7 @@ previewer_run(const struct conf *c, struct verify_engine *e, struct db *db,
 	    p.ng, p.t.needs_smtp, p.t.sample_size, p.t.nstrata,
 	    (long long)(timeutil_mono_ms() - start));
 out:
-	suppressions_free(p.sup);
+	free(p.suppressed);
 	free(p.order);
 	free(p.g);
 	free(p.pool);
