@@ -431,7 +431,10 @@ it_address_lines() {
             -o -path '*/lighttpd/*.log' -o -path '*/nginx/error.log' -o -path '*/apache*/error*.log' \) \
             ! -name 'svc-cli-*' -print 2>/dev/null |
     while IFS= read -r f; do
-        grep -n -E -o '.{0,60}[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+([.][A-Za-z0-9-]+)+.{0,20}' "$f" |
+        # a URL's user name (socks5://user@proxy: an egress route's name)
+        # is no address
+        sed -E 's#([a-z0-9+]+://)[^@/ "]*@#\1#g' "$f" |
+            grep -n -E -o '.{0,60}[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+([.][A-Za-z0-9-]+)+.{0,20}' |
             head -n 5 | sed "s|^|${f#"$IT_DIR"/}:|" || true
     done
 }
