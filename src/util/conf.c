@@ -412,47 +412,31 @@ conf_set(struct conf *c, const char *name, const char *value, struct buf *err)
 	return conf_assign(c, k, value, err);
 }
 
+/* The setting value_key from the first line of the file the setting
+ * file_key names (db_password_file, feedback_hash_key_file), when it names
+ * one. A missing file is an error unless missing_ok (feedback_hash_key_file:
+ * svcadm db migrate writes it, and feedback is refused until then). */
 static int
-conf_read_secret_file(struct conf *c, struct buf *err)
+conf_read_secret_file(struct conf *c, enum conf_key file_key,
+    enum conf_key value_key, int missing_ok, struct buf *err)
 {
-	const char *path = c->str[CONF_DB_PASSWORD_FILE];
+	const char *path = c->str[file_key];
 	char line[512];
 	FILE *f;
 
 	if (path == NULL || *path == '\0')
 		return 0;
 	if ((f = fopen(path, "r")) == NULL) {
-		buf_printf(err, "db_password_file %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fgets(line, sizeof(line), f) == NULL)
-		line[0] = '\0';
-	fclose(f);
-	return conf_assign(c, CONF_DB_PASSWORD, strparse_trim(line), err);
-}
-
-/* feedback_hash_key_file: read when it exists; a missing file leaves the
- * key unset (svcadm db migrate writes it; feedback is refused until). */
-static int
-conf_read_feedback_key_file(struct conf *c, struct buf *err)
-{
-	const char *path = c->str[CONF_FEEDBACK_HASH_KEY_FILE];
-	char line[256];
-	FILE *f;
-
-	if (path == NULL || *path == '\0')
-		return 0;
-	if ((f = fopen(path, "r")) == NULL) {
-		if (errno == ENOENT)
+		if (missing_ok && errno == ENOENT)
 			return 0;
-		buf_printf(err, "feedback_hash_key_file %s: %s", path,
+		buf_printf(err, "%s %s: %s", conf_settings[file_key].name, path,
 		    strerror(errno));
 		return -1;
 	}
 	if (fgets(line, sizeof(line), f) == NULL)
 		line[0] = '\0';
 	fclose(f);
-	return conf_assign(c, CONF_FEEDBACK_HASH_KEY, strparse_trim(line), err);
+	return conf_assign(c, value_key, strparse_trim(line), err);
 }
 
 int
@@ -508,9 +492,11 @@ conf_load_stream(struct conf *c, FILE *f, const char *name, struct buf *err)
 		buf_printf(err, "%s: read error", name);
 		return -1;
 	}
-	if (conf_read_secret_file(c, err) == -1)
+	if (conf_read_secret_file(c, CONF_DB_PASSWORD_FILE, CONF_DB_PASSWORD, 0,
+	    err) == -1)
 		return -1;
-	return conf_read_feedback_key_file(c, err);
+	return conf_read_secret_file(c, CONF_FEEDBACK_HASH_KEY_FILE,
+	    CONF_FEEDBACK_HASH_KEY, 1, err);
 }
 
 int
