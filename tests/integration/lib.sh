@@ -94,6 +94,71 @@ IT_CONF_EXTRA=
 it_conf_add() { IT_CONF_EXTRA="$IT_CONF_EXTRA$*
 "; }
 
+# The datadir every script's MariaDB starts from: made once per build tree
+# by it_db_template (mariadb-install-db, the database and user, svcadm db
+# migrate, a clean shutdown) and copied by it_db_from_template, instead of
+# a mariadb-install-db and every migration in each script (about 5 s of a
+# busy machine each). It is keyed by what could change it (the migrations,
+# svcadm, contrib/stack.sh, the server's version), so an edit makes a new
+# one; made under a lock, as make -jN check starts several scripts at once.
+# IT_DB_FRESH=1 (test_stack.sh) makes the datadir from nothing instead.
+IT_DB_TEMPLATES=$top_builddir/tests/integration/db-template
+
+# it_db_template: print the template's folder (made first if need be)
+it_db_template() {
+    local key dir tmp rc=0 lock
+    key=$({ cat "$top_srcdir"/sql/*.sql "$top_srcdir/contrib/stack.sh"
+            stat -c '%s %Y' "$top_builddir/src/admin/svcadm"
+            "$(stack_mariadb_bin)" --version; } | cksum | tr ' ' -)
+    dir=$IT_DB_TEMPLATES/$key
+    mkdir -p "$IT_DB_TEMPLATES"
+    exec {lock}> "$IT_DB_TEMPLATES/lock"
+    flock "$lock"
+    if [ ! -d "$dir" ]; then
+        # this runs in $(...): stop the server made here if killed midway
+        trap stack_stop_all EXIT
+        tmp=$IT_DB_TEMPLATES/making.$$
+        rm -rf "$IT_DB_TEMPLATES"/making.* && mkdir -p "$tmp" &&
+            (umask 077; cat > "$tmp/svc.conf" <<EOF
+db_host = localhost
+db_socket = $tmp/mariadb/mariadb.sock
+db_name = svc
+db_user = svc
+db_password_file = $tmp/mariadb/db-password
+cache_hash_key_file = $tmp/cache_hash_key
+log_file = $tmp/svc.log
+EOF
+) && stack_mariadb_init "$tmp/mariadb" >&2 && stack_mariadb_start "$tmp/mariadb" >&2 &&
+            stack_mariadb_create_db "$tmp/mariadb" >&2 &&
+            "$top_builddir/src/admin/svcadm" -c "$tmp/svc.conf" db migrate \
+                --sql-dir "$top_srcdir/sql" > "$tmp/migrate.log" 2>&1 || rc=1
+        stack_mariadb_stop "$tmp/mariadb" >&2
+        if [ $rc = 0 ]; then
+            find "$IT_DB_TEMPLATES" -mindepth 1 -maxdepth 1 -type d ! -name "making.*" -exec rm -rf {} +
+            mkdir -p "$dir" && mv "$tmp/mariadb/data" "$tmp/mariadb/db-password" "$dir/" || rc=1
+        else
+            cat "$tmp/migrate.log" >&2
+        fi
+        rm -rf "$tmp"
+        trap - EXIT
+    fi
+    exec {lock}>&-
+    [ $rc = 0 ] && echo "$dir"
+}
+
+# it_db_from_template DIR: DIR/my.cnf on a free port, with the template's
+# datadir (a sparse copy: 8 MB of its 100) and password
+it_db_from_template() {
+    local tpl dir=$1 port
+    tpl=$(it_db_template) || { echo "Bail out! making the MariaDB template datadir failed"; exit 1; }
+    mkdir -p "$dir/tmp"
+    port=$(stack_free_port)
+    echo "$port" > "$dir/port"
+    stack_mariadb_write_cnf "$dir" "$port"
+    cp -a --sparse=always "$tpl/data" "$dir/data"
+    cp -p "$tpl/db-password" "$dir/db-password"
+}
+
 # it_stack_start: MariaDB in IT_DIR/mariadb with database and user svc,
 # IT_DIR/svc.conf, "svcadm db migrate" with the source tree's sql/, lighttpd on
 # a free port spawning the built src/api/svc-api (it_api_start). Exports
@@ -105,7 +170,11 @@ it_stack_start() {
         [ -x "$(it_api)" ] || it_skip "$(it_api) is not built"
     fi
     [ -x "$top_builddir/src/admin/svcadm" ] || it_skip "src/admin/svcadm is not built"
-    stack_mariadb_init "$IT_DIR/mariadb"
+    if [ "${IT_DB_FRESH:-0}" = 1 ]; then
+        stack_mariadb_init "$IT_DIR/mariadb"
+    else
+        it_db_from_template "$IT_DIR/mariadb"
+    fi
     stack_mariadb_start "$IT_DIR/mariadb"
     stack_mariadb_create_db "$IT_DIR/mariadb"
     IT_STACK=yes

@@ -7,6 +7,9 @@
 # as well as svc-api: not held to src/api/openapi.yaml (the other scripts
 # hold every svc-api answer to it).
 SVC_TEST_OPENAPI=0
+# the datadir made from nothing here, not copied from the suite's template
+# (lib.sh): this is the test of stack_mariadb_init and the first migrate
+IT_DB_FRESH=1
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_require lighttpd apache2 mariadbd python3 jq
