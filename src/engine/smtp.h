@@ -104,9 +104,10 @@ void	 smtp_opts_from_conf(struct smtp_opts *, const struct conf *);
 
 /* TLS credentials. The server certificate is never required to verify:
  * MX certificates are often self-signed or for another name, and a probe
- * sends nothing secret. With a ca_file (or "" for the system store) the
- * session only records whether the certificate verified. NULL on error,
- * with a message in err. */
+ * sends nothing secret. With a ca_file (or "" for the system store; read at
+ * the first STARTTLS, an unreadable file is an error here) the session only
+ * records whether the certificate verified. NULL on error, with a message
+ * in err. */
 struct smtp_tls *smtp_io_tls_new(const char *ca_file, struct buf *err);
 void	 smtp_io_tls_free(struct smtp_tls *);
 

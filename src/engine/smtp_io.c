@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -25,9 +26,16 @@ const char *const smtp_io_names[SMTP_IO__MAX] = {
 	[SMTP_IO_ROUTE] = "route_failed",
 };
 
+/* The CA list is read at the first STARTTLS, not when the credentials are
+ * made: parsing the system store's certificates is most of the start-up
+ * time of a program that may never open a TLS session (svc-worker --once
+ * with nothing to do, a responder answering GET /v1/credits). The lock is
+ * for engines shared by threads; "loaded" is read under it. */
 struct smtp_tls {
 	gnutls_certificate_credentials_t cred;
-	int		 have_ca;
+	char		*ca_file;	/* NULL: no check; "": system store */
+	pthread_mutex_t	 lock;
+	int		 loaded, have_ca;
 };
 
 /* ---- TLS credentials ---- */
@@ -47,21 +55,46 @@ smtp_io_tls_new(const char *ca_file, struct buf *err)
 		free(t);
 		return NULL;
 	}
+	pthread_mutex_init(&t->lock, NULL);
 	if (ca_file == NULL)
 		return t;
-	if (*ca_file == '\0')
-		r = gnutls_certificate_set_x509_system_trust(t->cred);
-	else
-		r = gnutls_certificate_set_x509_trust_file(t->cred, ca_file,
-		    GNUTLS_X509_FMT_PEM);
-	if (r < 0) {
-		buf_printf(err, "ca_file %s: %s", *ca_file ? ca_file :
-		    "(system)", gnutls_strerror(r));
+	/* a file that cannot be read is a configuration error at start */
+	if (*ca_file != '\0' && access(ca_file, R_OK) == -1) {
+		buf_printf(err, "ca_file %s: %s", ca_file, strerror(errno));
 		smtp_io_tls_free(t);
 		return NULL;
 	}
-	t->have_ca = r > 0;
+	if ((t->ca_file = strdup(ca_file)) == NULL) {
+		buf_puts(err, "out of memory");
+		smtp_io_tls_free(t);
+		return NULL;
+	}
 	return t;
+}
+
+/* Reads the CA list once, at the first session that needs it. A list that
+ * does not load leaves certificates unchecked (tls_verified stays 0): the
+ * check is for information only. */
+static void
+smtp_io_tls_load_ca(struct smtp_tls *t)
+{
+	int r;
+
+	pthread_mutex_lock(&t->lock);
+	if (!t->loaded && t->ca_file != NULL) {
+		t->loaded = 1;
+		if (*t->ca_file == '\0')
+			r = gnutls_certificate_set_x509_system_trust(t->cred);
+		else
+			r = gnutls_certificate_set_x509_trust_file(t->cred,
+			    t->ca_file, GNUTLS_X509_FMT_PEM);
+		if (r < 0)
+			log_warn("event=smtp_tls_ca_failed ca_file=\"%s\" "
+			    "error=\"%s\"", *t->ca_file ? t->ca_file :
+			    "(system)", gnutls_strerror(r));
+		t->have_ca = r > 0;
+	}
+	pthread_mutex_unlock(&t->lock);
 }
 
 void
@@ -70,6 +103,8 @@ smtp_io_tls_free(struct smtp_tls *t)
 	if (t == NULL)
 		return;
 	gnutls_certificate_free_credentials(t->cred);
+	pthread_mutex_destroy(&t->lock);
+	free(t->ca_file);
 	free(t);
 }
 
@@ -386,6 +421,7 @@ smtp_io_tls_start(struct smtp_session *s, const char *host)
 		}
 		t = s->own_tls;
 	}
+	smtp_io_tls_load_ca(t);
 	r = gnutls_init(&s->tls, GNUTLS_CLIENT | GNUTLS_NONBLOCK |
 	    GNUTLS_NO_SIGNAL);
 	if (r < 0) {
