@@ -2,6 +2,7 @@
  * its routes. What a route does to a connection is smtp_io.c's and the
  * SOCKS5 exchange is socks5.c's. */
 #include "engine/egress.h"
+#include "engine/egress_pins.h"
 #include "util/hex.h"
 #include "util/timeutil.h"
 #include <arpa/inet.h>
@@ -284,13 +285,30 @@ int
 egress_check(const struct conf *c, struct buf *err)
 {
 	struct egress *e = egress_from_conf(c, err);
+	struct egress_pins pins;
+	int rc;
 
+	if (e == NULL)
+		return -1;
+	buf_puts(err, "smtp_provider_routes_file: ");
+	rc = egress_pins_load(conf_str(c, CONF_SMTP_PROVIDER_ROUTES_FILE), e,
+	    &pins, err);
+	if (rc == 0)
+		buf_reset(err);
+	egress_pins_free(&pins);
 	free(e);
-	return e != NULL ? 0 : -1;
+	return rc;
 }
 
 int
-egress_avoid(const struct egress *e, size_t r, int64_t now)
+egress_in(uint32_t routes, size_t r)
+{
+	return routes == 0 || (r < 32 && (routes & (UINT32_C(1) << r)) != 0);
+}
+
+int
+egress_avoid_in(const struct egress *e, size_t r, int64_t now,
+    uint32_t routes)
 {
 	size_t i;
 
@@ -298,9 +316,16 @@ egress_avoid(const struct egress *e, size_t r, int64_t now)
 	    __ATOMIC_RELAXED) <= now)
 		return 0;
 	for (i = 0; i < e->n; i++)
-		if (__atomic_load_n(&e->down_until[i], __ATOMIC_RELAXED) <= now)
+		if (i != r % e->n && egress_in(routes, i) &&
+		    __atomic_load_n(&e->down_until[i], __ATOMIC_RELAXED) <= now)
 			return 1;
-	return 0;	/* every route is down: none is better */
+	return 0;	/* every route of the set is down: none is better */
+}
+
+int
+egress_avoid(const struct egress *e, size_t r, int64_t now)
+{
+	return egress_avoid_in(e, r, now, 0);
 }
 
 void
@@ -313,14 +338,27 @@ egress_set_down(struct egress *e, size_t r, int64_t until)
 size_t
 egress_pick(struct egress *e)
 {
+	return egress_pick_in(e, 0);
+}
+
+size_t
+egress_pick_in(struct egress *e, uint32_t routes)
+{
 	int64_t now;
-	size_t i, r;
+	size_t i, r, c, first = (size_t)-1;
 
 	if (e == NULL || e->n <= 1)
 		return 0;
 	r = __atomic_fetch_add(&e->next, 1, __ATOMIC_RELAXED) % e->n;
 	now = timeutil_mono_ms();
-	for (i = 0; i < e->n && egress_avoid(e, (r + i) % e->n, now); i++)
-		;
-	return (r + i) % e->n;
+	for (i = 0; i < e->n; i++) {
+		c = (r + i) % e->n;
+		if (!egress_in(routes, c))
+			continue;
+		if (first == (size_t)-1)
+			first = c;
+		if (!egress_avoid_in(e, c, now, routes))
+			return c;
+	}
+	return first != (size_t)-1 ? first : r;
 }

@@ -55,7 +55,8 @@ int	 egress_parse(const char *text, struct egress *e, struct buf *err);
  * round robin starting at a random route; NULL with "smtp_egress: ..." in
  * err when it is bad or no memory. */
 struct egress *egress_from_conf(const struct conf *, struct buf *err);
-/* Whether the configuration's smtp_egress parses: 0, or -1 with the
+/* Whether the configuration's smtp_egress parses, and its
+ * smtp_provider_routes_file (egress_pins.h) with it: 0, or -1 with the
  * message in err (programs check it at start, before they serve). */
 int	 egress_check(const struct conf *, struct buf *err);
 /* The route the next session starts with: one after another (round
@@ -64,6 +65,14 @@ int	 egress_check(const struct conf *, struct buf *err);
 size_t	 egress_pick(struct egress *);
 /* Route r is marked down at now, and another route is not. */
 int	 egress_avoid(const struct egress *, size_t r, int64_t now);
+/* A set of routes (a provider pinned to some: egress_pins.h): bit i for
+ * route i; 0 for all of them. Whether route r is in it. */
+int	 egress_in(uint32_t routes, size_t r);
+/* egress_pick among the routes of the set only. */
+size_t	 egress_pick_in(struct egress *, uint32_t routes);
+/* Route r is marked down at now, and another route of the set is not. */
+int	 egress_avoid_in(const struct egress *, size_t r, int64_t now,
+	    uint32_t routes);
 /* Marks route r down until (monotonic ms; 0: up). */
 void	 egress_set_down(struct egress *, size_t r, int64_t until);
 #endif

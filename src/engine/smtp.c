@@ -250,7 +250,10 @@ smtp_session_alloc(const struct smtp_opts *o, size_t route)
 	s->route_why = "";
 	/* the caller's route, or the round robin's (advanced only then) */
 	s->route = route != SMTP_ROUTE_PICK ? route % (o->egress != NULL &&
-	    o->egress->n > 0 ? o->egress->n : 1) : egress_pick(o->egress);
+	    o->egress->n > 0 ? o->egress->n : 1) : egress_pick_in(o->egress,
+	    o->routes);
+	if (!egress_in(o->routes, s->route))
+		s->route = egress_pick_in(o->egress, o->routes);
 	s->info.outcome = SMTP_OUTCOME_ERROR;
 	smtp_reply_parser_init(&s->parser);
 	buf_init(&s->out, SMTP_OUT_MAX);

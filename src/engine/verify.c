@@ -6,6 +6,7 @@
  * then mailbox verdict > spam trap > known complainer > catch-all > role.
  * DNS and SMTP trouble become "unknown" verdicts, never "undeliverable". */
 #include "engine/verify.h"
+#include "engine/egress_pins.h"
 #include "engine/pacing_route.h"
 #include "engine/verify_batch.h"
 #include "engine/addr.h"
@@ -40,11 +41,52 @@ struct verify_engine {
 	struct smtp_tls		*tls;
 	struct smtp_opts	 smtp;
 	struct egress		*egress;
+	struct egress_pins	 pins;		/* smtp_provider_routes_file */
+	struct smtp_opts	*pin_opts;	/* a session's, per pin */
 	struct pacing_conf	 pconf;		/* pacing_* */
 	struct pacing_defaults	 pdefaults;	/* pacing_defaults.txt */
 	char			 sandbox[300];
 	struct cachekey		 ck;		/* the verdict cache's key */
 };
+
+/* The pins of smtp_provider_routes_file, each with the options of its
+ * sessions: the engine's, with the pin's routes, HELO name and sender. */
+static int
+verify_engine_pins(struct verify_engine *e, const struct conf *c,
+    struct buf *err)
+{
+	const struct egress_pin *pin;
+	const char *from;
+	size_t i;
+
+	buf_puts(err, "smtp_provider_routes_file: ");
+	if (egress_pins_load(conf_str(c, CONF_SMTP_PROVIDER_ROUTES_FILE),
+	    e->egress, &e->pins, err) == -1)
+		return -1;
+	buf_reset(err);
+	if (e->pins.n == 0)
+		return 0;
+	if ((e->pin_opts = calloc(e->pins.n, sizeof(*e->pin_opts))) == NULL) {
+		buf_puts(err, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < e->pins.n; i++) {
+		pin = &e->pins.v[i];
+		e->pin_opts[i] = e->smtp;
+		e->pin_opts[i].routes = pin->routes;
+		if (pin->helo[0] != '\0')
+			e->pin_opts[i].helo_name = pin->helo;
+		if (pin->has_mail_from)
+			e->pin_opts[i].mail_from = pin->mail_from;
+		/* (the sender's domain only: no whole address in logs) */
+		from = strrchr(e->pin_opts[i].mail_from, '@');
+		log_info("event=egress_pin provider=%s routes=%#x helo=%s "
+		    "mail_from_domain=%s", pin->provider,
+		    (unsigned)pin->routes, e->pin_opts[i].helo_name,
+		    from != NULL ? from + 1 : "-");
+	}
+	return 0;
+}
 
 struct verify_engine *
 verify_engine_new(const struct conf *c, struct buf *err)
@@ -109,6 +151,10 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	e->smtp.tls = e->tls;
 	e->smtp.rules = e->rules;
 	e->smtp.egress = e->egress;
+	if (verify_engine_pins(e, c, err) == -1) {
+		verify_engine_free(e);
+		return NULL;
+	}
 	snprintf(e->sandbox, sizeof(e->sandbox), "sandbox.%s",
 	    conf_str(c, CONF_SERVICE_DOMAIN));
 	return e;
@@ -125,6 +171,8 @@ verify_engine_free(struct verify_engine *e)
 	smtp_rules_free(e->rules);
 	smtp_io_tls_free(e->tls);
 	free(e->egress);
+	free(e->pin_opts);
+	egress_pins_free(&e->pins);
 	pacing_defaults_free(&e->pdefaults);
 	free(e);
 }
@@ -134,11 +182,25 @@ verify_engine_route(struct verify_engine *e, struct db *db,
     const char *mx_host, long want, size_t *route, char *why, size_t whysz)
 {
 	char provider[PROVIDERS_NAME_MAX];
+	uint32_t routes = verify_engine_smtp_host(e, mx_host)->routes;
 
 	verify_engine_host_provider(e, mx_host, provider);
 	return pacing_route_pick(db, &e->pconf, &e->pdefaults, provider,
-	    mx_host, e->egress, egress_pick(e->egress), want,
-	    timeutil_mono_ms(), route, why, whysz);
+	    mx_host, e->egress, routes, egress_pick_in(e->egress, routes),
+	    want, timeutil_mono_ms(), route, why, whysz);
+}
+
+const struct smtp_opts *
+verify_engine_smtp_host(const struct verify_engine *e, const char *mx_host)
+{
+	char provider[PROVIDERS_NAME_MAX];
+	const struct egress_pin *pin;
+
+	if (e->pins.n == 0 || mx_host == NULL ||
+	    providers_of_mx(e->providers, mx_host, provider) == -1 ||
+	    (pin = egress_pins_find(&e->pins, provider)) == NULL)
+		return &e->smtp;
+	return &e->pin_opts[pin - e->pins.v];
 }
 
 const char *

@@ -6,7 +6,9 @@
 # address, and Debian's dante-server (danted) as the proxy with
 # username/password authentication against a system user that the test
 # creates and removes. Cases: a bad route stops svc-api and svc-worker at
-# start; bind: routes spread a bulk job's sessions over two source
+# start; a provider pinned to one route (smtp_provider_routes_file, a
+# third fake server at 127.0.0.43 serving 127.0.0.3 only) gets every probe
+# by it with its own HELO name and MAIL FROM; bind: routes spread a bulk job's sessions over two source
 # addresses; the proxy-only host refuses those; through the proxy alone the
 # verdicts are right (single verification and bulk job); a dead proxy gives
 # unknown, never invalid, and the next route is used when there is one; a
@@ -23,6 +25,9 @@ mkdir -p "$IT_DIR/zones"
         '@ 300 IN NS ns.svc.test.' 'mx-open 300 IN A 127.0.0.41' 'mx-proxyonly 300 IN A 127.0.0.42'
     for i in 1 2 3 4 5 6; do echo "d$i 300 IN MX 10 mx-open"; done
     for i in 1 2 3; do echo "p$i 300 IN MX 10 mx-proxyonly"; done
+    # q1-q3 on the pinned provider's host (serving 127.0.0.3 only)
+    echo 'mx-pinned 300 IN A 127.0.0.43'
+    for i in 1 2 3; do echo "q$i 300 IN MX 10 mx-pinned"; done
     # r1-r25: MX hosts where nothing listens (a closed port 25)
     for i in $(seq 1 25); do echo "r$i 300 IN MX 10 mx-r$i"; echo "mx-r$i 300 IN A 127.0.0.46"; done
 } > "$IT_DIR/zones/egress.test.zone"
@@ -31,6 +36,7 @@ SMTP_PORT=$(stack_free_port)
 PROXY_ADDR=127.0.0.45	# the proxy's outgoing (external) address
 fake 127.0.0.41
 fake 127.0.0.42 allow_from=$PROXY_ADDR
+fake 127.0.0.43 allow_from=127.0.0.3
 
 # the proxy's user: a system user of this test only, removed at exit
 PROXY_USER=svcegress$$
@@ -64,8 +70,16 @@ done
 
 SOCKS="socks5://$PROXY_USER:$PROXY_PASS@127.0.0.1:$PROXY_PORT"
 mail_env_lists
+# mx-pinned's provider: "pinned" (the operator's mx_providers.txt)
+echo 'mx-pinned.egress.test pinned' >> "$IT_DIR/lists/local/mx_providers.txt"
 mail_env_conf
 it_conf_add "smtp_egress = bind:127.0.0.2 bind:127.0.0.3"
+# provider "pinned" (mx-pinned, which serves 127.0.0.3 only) is pinned to
+# bind:127.0.0.3 with its own HELO name and MAIL FROM (the first cases;
+# the other hosts go on using both routes)
+printf '%s\n' '# pins of the test' \
+    'pinned bind:127.0.0.3 helo=pinned-out.svc.test mail_from=probe@pinned.svc.test' > "$IT_DIR/pins.txt"
+it_conf_add "smtp_provider_routes_file = $IT_DIR/pins.txt"
 it_stack_start
 
 ACC=$(it_account admin 10000)
@@ -113,6 +127,50 @@ t_bad_route_stops_the_programs() {
 }
 t_case "a bad route stops svc-worker and svc-api at start with a clear message, the password hidden" t_bad_route_stops_the_programs
 
+# conf_set KEY VALUE / conf_unset KEY: a setting of svc.conf for the
+# worker runs of one case
+conf_set() { sed -i "/^$1 = /d" "$SVC_CONF"; echo "$1 = $2" >> "$SVC_CONF"; }
+conf_unset() { sed -i "/^$1 = /d" "$SVC_CONF"; }
+
+t_pinned_provider() {
+    local out p s
+    fake_ctl 127.0.0.41 reset > /dev/null
+    # single verifications (two responders, each starting the round at a
+    # route of its own) and a bulk job of one domain a session, so that
+    # without the pin some sessions would leave by 127.0.0.2 and be refused
+    for i in 1 2; do
+        row "user9$i@q$i.egress.test" deliverable accepted_email null || return 1
+    done
+    conf_set worker_transactions_per_session 1
+    { for i in 1 2 3; do echo "user92$i@q$i.egress.test"; echo "user93$i@d$i.egress.test"; done
+      echo unknown@q1.egress.test; } | job pinned
+    conf_unset worker_transactions_per_session
+    expect_eq "results" "1 invalid,6 valid" "$JOB_RESULTS" || return 1
+    p=$(peers 127.0.0.43)
+    [[ $p =~ ^127\.0\.0\.3=[0-9]+$ ]] || { it_fail "peers of the pinned host: $p"; return 1; }
+    s=$(fake_ctl 127.0.0.43 senders)
+    [[ $s =~ ^127\.0\.0\.3,pinned-out\.svc\.test,\<probe@pinned\.svc\.test\>=([0-9]+)$ ]] &&
+        [ "${BASH_REMATCH[1]}" -ge 5 ] || { it_fail "senders of the pinned host: $s"; return 1; }
+    # the other provider's sessions: both routes, the usual HELO and sender
+    s=$(fake_ctl 127.0.0.41 senders)
+    case $s in *pinned*|-) it_fail "senders of the open host: $s"; return 1 ;; esac
+    # a pin on a route that is not in smtp_egress stops the programs
+    echo 'pinned bind:127.0.0.9' > "$IT_DIR/badpins.txt"
+    sed "s|^smtp_provider_routes_file = .*|smtp_provider_routes_file = $IT_DIR/badpins.txt|" "$SVC_CONF" > "$IT_DIR/badpins.conf"
+    out=$("$top_builddir/src/worker/svc-worker" -c "$IT_DIR/badpins.conf" --once 2>&1) && { it_fail "svc-worker started"; return 1; }
+    expect_eq "svc-worker" "svc-worker: smtp_provider_routes_file: $IT_DIR/badpins.txt: line 1: \"bind:127.0.0.9\": not one of smtp_egress's routes" "$out"
+}
+t_pinned() {
+    local rc=0
+    t_pinned_provider || rc=1
+    conf_unset worker_transactions_per_session
+    # the later cases change smtp_egress (svc-api, restarted then, reads
+    # it again; until then its pins concern mx-pinned only)
+    conf_unset smtp_provider_routes_file
+    return $rc
+}
+t_case "a provider pinned to one route (smtp_provider_routes_file): every probe of its host leaves by that route with the pin's HELO name and MAIL FROM, from the API and the worker; a pin on an unknown route stops the programs" t_pinned
+
 t_bind_spread() {
     local p
     fake_ctl 127.0.0.41 reset > /dev/null
@@ -135,10 +193,7 @@ t_api_bind() {
 }
 t_case "POST /v1/verify leaves by the same bind: routes" t_api_bind
 
-# conf_set KEY VALUE / conf_unset KEY: a setting of svc.conf for the
-# worker runs of one case
-conf_set() { sed -i "/^$1 = /d" "$SVC_CONF"; echo "$1 = $2" >> "$SVC_CONF"; }
-conf_unset() { sed -i "/^$1 = /d" "$SVC_CONF"; }
+
 
 t_pacing_per_route() {
     local p

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/egress.h"
+#include "util/timeutil.h"
 
 struct ecase {
 	const char	*in;
@@ -199,6 +200,47 @@ test_pick_goes_round(void **state)
 	free(e);
 }
 
+/* A provider pinned to some routes: the pick stays in the set, a route
+ * of the set marked down is passed over while another of the set is up
+ * (a route outside the set being up does not count). */
+static void
+test_pick_in_a_set(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err;
+	size_t seen[4] = { 0, 0, 0, 0 }, i;
+	uint32_t set = (UINT32_C(1) << 1) | (UINT32_C(1) << 3);
+
+	(void)state;
+	buf_init(&err, 1024);
+	assert_true(egress_in(0, 5));
+	assert_true(egress_in(set, 3));
+	assert_false(egress_in(set, 2));
+	assert_int_equal(egress_parse("bind:127.0.0.2 bind:127.0.0.3 direct "
+	    "bind:127.0.0.4", e, &err), 0);
+	for (i = 0; i < 40; i++)
+		seen[egress_pick_in(e, set)]++;
+	assert_int_equal(seen[0], 0);
+	assert_int_equal(seen[2], 0);
+	assert_int_equal(seen[1] + seen[3], 40);
+	assert_true(seen[1] >= 10 && seen[3] >= 10);
+	egress_set_down(e, 1, timeutil_mono_ms() + 60000);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(egress_pick_in(e, set), 3);
+	assert_true(egress_avoid_in(e, 1, timeutil_mono_ms(), set));
+	/* both routes of the set down: none is better, route 0 and 2 are
+	 * still not taken */
+	egress_set_down(e, 3, timeutil_mono_ms() + 60000);
+	assert_false(egress_avoid_in(e, 1, timeutil_mono_ms(), set));
+	for (i = 0; i < 10; i++) {
+		size_t r = egress_pick_in(e, set);
+
+		assert_true(r == 1 || r == 3);
+	}
+	buf_free(&err);
+	free(e);
+}
+
 static void
 test_from_conf(void **state)
 {
@@ -231,6 +273,7 @@ main(void)
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_pick_goes_round),
+		cmocka_unit_test(test_pick_in_a_set),
 		cmocka_unit_test(test_from_conf),
 	};
 
