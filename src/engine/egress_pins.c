@@ -1,9 +1,10 @@
 /* egress_pins.c: the parser of the per-provider override file
- * (egress_pins.h). What a pin does to a session is the engine's
- * (verify.c: the session options of a pinned provider) and svc-worker's
- * (sessions.c: the routes it starts sessions on). */
+ * (egress_pins.h), and the session options of each pin. Which sessions
+ * take them is the engine's (verify.c: by the provider of the MX host)
+ * and svc-worker's (sessions.c: the routes it starts sessions on). */
 #include "engine/egress_pins.h"
 #include "engine/addr.h"
+#include "util/log.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +292,35 @@ egress_pins_find(const struct egress_pins *ps, const char *provider)
 		if (strcasecmp(ps->v[i].provider, provider) == 0)
 			return &ps->v[i];
 	return NULL;
+}
+
+struct smtp_opts *
+egress_pins_opts(const struct egress_pins *ps, const struct smtp_opts *base)
+{
+	const struct egress_pin *pin;
+	struct smtp_opts *o;
+	const char *from;
+	size_t i;
+
+	if (ps == NULL || ps->n == 0 || (o = calloc(ps->n, sizeof(*o))) ==
+	    NULL)
+		return NULL;
+	for (i = 0; i < ps->n; i++) {
+		pin = &ps->v[i];
+		o[i] = *base;
+		o[i].routes = pin->routes;
+		if (pin->helo[0] != '\0')
+			o[i].helo_name = pin->helo;
+		if (pin->has_mail_from)
+			o[i].mail_from = pin->mail_from;
+		/* (the sender's domain only: no whole address in logs) */
+		from = strrchr(o[i].mail_from, '@');
+		log_info("event=egress_pin provider=%s routes=%#x helo=%s "
+		    "mail_from_domain=%s", pin->provider,
+		    (unsigned)pin->routes, o[i].helo_name,
+		    from != NULL ? from + 1 : "-");
+	}
+	return o;
 }
 
 void

@@ -18,6 +18,7 @@
 #ifndef SVC_EGRESS_PINS_H
 #define SVC_EGRESS_PINS_H
 #include "engine/egress.h"
+#include "engine/smtp.h"
 #include "util/buf.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -52,5 +53,11 @@ int	 egress_pins_load(const char *path, const struct egress *e,
 /* The pin of provider (any case), or NULL. */
 const struct egress_pin *egress_pins_find(const struct egress_pins *,
 	    const char *provider);
+/* The options of each pin's sessions (an array of ps->n, free()): base's,
+ * with the pin's routes (opts.routes), HELO name and sender, which point
+ * into ps (it must outlive them); each pin logged (event=egress_pin).
+ * NULL when out of memory or ps has none. */
+struct smtp_opts *egress_pins_opts(const struct egress_pins *ps,
+	    const struct smtp_opts *base);
 void	 egress_pins_free(struct egress_pins *);
 #endif

@@ -49,45 +49,6 @@ struct verify_engine {
 	struct cachekey		 ck;		/* the verdict cache's key */
 };
 
-/* The pins of smtp_provider_routes_file, each with the options of its
- * sessions: the engine's, with the pin's routes, HELO name and sender. */
-static int
-verify_engine_pins(struct verify_engine *e, const struct conf *c,
-    struct buf *err)
-{
-	const struct egress_pin *pin;
-	const char *from;
-	size_t i;
-
-	buf_puts(err, "smtp_provider_routes_file: ");
-	if (egress_pins_load(conf_str(c, CONF_SMTP_PROVIDER_ROUTES_FILE),
-	    e->egress, &e->pins, err) == -1)
-		return -1;
-	buf_reset(err);
-	if (e->pins.n == 0)
-		return 0;
-	if ((e->pin_opts = calloc(e->pins.n, sizeof(*e->pin_opts))) == NULL) {
-		buf_puts(err, "out of memory");
-		return -1;
-	}
-	for (i = 0; i < e->pins.n; i++) {
-		pin = &e->pins.v[i];
-		e->pin_opts[i] = e->smtp;
-		e->pin_opts[i].routes = pin->routes;
-		if (pin->helo[0] != '\0')
-			e->pin_opts[i].helo_name = pin->helo;
-		if (pin->has_mail_from)
-			e->pin_opts[i].mail_from = pin->mail_from;
-		/* (the sender's domain only: no whole address in logs) */
-		from = strrchr(e->pin_opts[i].mail_from, '@');
-		log_info("event=egress_pin provider=%s routes=%#x helo=%s "
-		    "mail_from_domain=%s", pin->provider,
-		    (unsigned)pin->routes, e->pin_opts[i].helo_name,
-		    from != NULL ? from + 1 : "-");
-	}
-	return 0;
-}
-
 struct verify_engine *
 verify_engine_new(const struct conf *c, struct buf *err)
 {
@@ -151,7 +112,11 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	e->smtp.tls = e->tls;
 	e->smtp.rules = e->rules;
 	e->smtp.egress = e->egress;
-	if (verify_engine_pins(e, c, err) == -1) {
+	/* smtp_provider_routes_file: the pins and their sessions' options */
+	if (egress_pins_load(conf_str(c, CONF_SMTP_PROVIDER_ROUTES_FILE),
+	    e->egress, &e->pins, err) == -1 || (e->pins.n > 0 &&
+	    (e->pin_opts = egress_pins_opts(&e->pins, &e->smtp)) == NULL)) {
+		buf_puts(err, e->pins.n > 0 ? "out of memory" : "");
 		verify_engine_free(e);
 		return NULL;
 	}
