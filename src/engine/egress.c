@@ -112,6 +112,22 @@ egress_socks5(const char *p, size_t len, struct egress_route *r)
 	size_t i, hlen;
 	unsigned long port = 0;
 
+	/* "#egress=ADDRESS" at the end: the proxy's outgoing address */
+	for (i = len; i >= 8; i--)
+		if (memcmp(p + i - 8, "#egress=", 8) == 0) {
+			struct egress_route tmp;
+
+			memset(&tmp, 0, sizeof(tmp));
+			if (egress_addr(p + i, len - i, 0, 0, &tmp) == -1)
+				return "#egress= needs an IPv4 or IPv6 address";
+			inet_ntop(tmp.family, tmp.family == AF_INET6 ?
+			    (const void *)&((const struct sockaddr_in6 *)
+			    &tmp.sa)->sin6_addr : (const void *)
+			    &((const struct sockaddr_in *)&tmp.sa)->sin_addr,
+			    r->egress_addr, sizeof(r->egress_addr));
+			len = i - 8;
+			break;
+		}
 	for (i = 0; i < len; i++)
 		if (p[i] == '@')
 			at = p + i;	/* the last one: a password may have '@' */
@@ -184,7 +200,8 @@ egress_route(const char *p, size_t len, struct egress_route *r)
 		r->kind = EGRESS_SOCKS5;
 		return egress_socks5(p + 9, len - 9, r);
 	}
-	return "not direct, bind:ADDRESS or socks5://[USER:PASS@]HOST:PORT";
+	return "not direct, bind:ADDRESS or "
+	    "socks5://[USER:PASS@]HOST:PORT[#egress=ADDRESS]";
 }
 
 /* A route as it was written, for an error message: printable, short, a

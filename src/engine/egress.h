@@ -1,8 +1,10 @@
 /* egress.h: the routes SMTP probes leave by (setting smtp_egress): a
  * space-separated list of "direct" (the default), "bind:ADDRESS" (an IPv4
  * or IPv6 source address bound before connect) and
- * "socks5://[USER:PASS@]HOST:PORT" (a SOCKS5 proxy, RFC 1928, with
- * username/password authentication, RFC 1929, when USER:PASS is given).
+ * "socks5://[USER:PASS@]HOST:PORT[#egress=ADDRESS]" (a SOCKS5 proxy, RFC
+ * 1928, with username/password authentication, RFC 1929, when USER:PASS
+ * is given; ADDRESS: the address the proxy connects from, as mail servers
+ * see it, for svcadm doctor's blocklist check, else unknown to us).
  * The parser, and the pick that spreads sessions over the routes. */
 #ifndef SVC_EGRESS_H
 #define SVC_EGRESS_H
@@ -15,6 +17,7 @@
 #define EGRESS_ROUTES_MAX	32
 #define EGRESS_CRED_MAX		255	/* RFC 1929: 1..255 octets each */
 #define EGRESS_NAME_MAX		(EGRESS_CRED_MAX + 80)
+#define EGRESS_ADDR_TEXT	46	/* INET6_ADDRSTRLEN */
 
 enum egress_kind {
 	EGRESS_DIRECT,
@@ -32,6 +35,9 @@ struct egress_route {
 	int		 family;		/* AF_INET, AF_INET6; 0: direct */
 	char		 user[EGRESS_CRED_MAX + 1];	/* socks5; "" none */
 	char		 pass[EGRESS_CRED_MAX + 1];
+	/* socks5 "#egress=ADDRESS": the proxy's outgoing address as text
+	 * (IPv6 without brackets); "": not known */
+	char		 egress_addr[EGRESS_ADDR_TEXT];
 	/* For logs: "direct", "bind:192.0.2.1", "socks5://user@[::1]:1080"
 	 * (never the password). */
 	char		 name[EGRESS_NAME_MAX + 1];

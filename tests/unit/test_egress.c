@@ -41,7 +41,15 @@ static const struct ecase cases[] = {
 	    "socks5://u:x@10.0.0.1:65535", NULL },
 	{ "direct socks5://a:b@192.0.2.9:1 bind:::1", 1, 3,
 	    "direct socks5://a@192.0.2.9:1 bind:[::1]", NULL },
+	{ "socks5://u:p@127.0.0.1:1080#egress=192.0.2.7", 1, 1,
+	    "socks5://u@127.0.0.1:1080", NULL },
+	{ "socks5://[::1]:1080#egress=[2001:db8::7]", 1, 1,
+	    "socks5://[::1]:1080", NULL },
 	/* bad ones */
+	{ "socks5://127.0.0.1:1080#egress=proxy.example", 0, 0, NULL,
+	    "#egress= needs an IPv4 or IPv6 address" },
+	{ "socks5://127.0.0.1:1080#egress=", 0, 0, NULL, "#egress= needs" },
+	{ "bind:127.0.0.1#egress=127.0.0.2", 0, 0, NULL, "bind: needs" },
 	{ "indirect", 0, 0, NULL, "bad route \"indirect\": not direct" },
 	{ "DIRECT", 0, 0, NULL, "not direct" },
 	{ "direct,bind:127.0.0.1", 0, 0, NULL, "not direct" },
@@ -241,6 +249,29 @@ test_pick_in_a_set(void **state)
 	free(e);
 }
 
+/* A proxy's outgoing address (#egress=), for svcadm doctor: kept as text,
+ * not in the route's name; none for the other routes. */
+static void
+test_proxy_egress_addr(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err;
+
+	(void)state;
+	buf_init(&err, 1024);
+	assert_int_equal(egress_parse("socks5://u:p%23x@127.0.0.1:1080#egress="
+	    "192.0.2.7 socks5://[::1]:1080#egress=2001:db8::7 "
+	    "socks5://127.0.0.1:1081 bind:127.0.0.2", e, &err), 0);
+	assert_string_equal(e->r[0].egress_addr, "192.0.2.7");
+	assert_string_equal(e->r[0].pass, "p#x");
+	assert_string_equal(e->r[1].egress_addr, "2001:db8::7");
+	assert_string_equal(e->r[1].name, "socks5://[::1]:1080");
+	assert_string_equal(e->r[2].egress_addr, "");
+	assert_string_equal(e->r[3].egress_addr, "");
+	buf_free(&err);
+	free(e);
+}
+
 static void
 test_from_conf(void **state)
 {
@@ -274,6 +305,7 @@ main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_pick_goes_round),
 		cmocka_unit_test(test_pick_in_a_set),
+		cmocka_unit_test(test_proxy_egress_addr),
 		cmocka_unit_test(test_from_conf),
 	};
 
