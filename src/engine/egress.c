@@ -103,12 +103,49 @@ egress_addr_text(const struct egress_route *r, char *b, size_t size)
 	}
 }
 
+/* A proxy's host name: 1..253 of letters, digits, '-' and '.', at least
+ * one letter (not an address), labels of 1..63 not starting or ending
+ * with '-'; lower-cased into out (254 octets), without a final dot. */
+static int
+egress_host(const char *p, size_t len, char *out)
+{
+	size_t i, label = 0;
+	int alpha = 0;
+	char c;
+
+	if (len > 0 && p[len - 1] == '.')
+		len--;
+	if (len == 0 || len > 253)
+		return -1;
+	for (i = 0; i < len; i++) {
+		c = p[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c == '.') {
+			if (label == 0 || p[i - 1] == '-')
+				return -1;
+			label = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    (c == '-' && label > 0)) {
+			alpha |= c >= 'a' && c <= 'z';
+			if (++label > 63)
+				return -1;
+		} else
+			return -1;
+		out[i] = c;
+	}
+	if (p[len - 1] == '-' || !alpha)
+		return -1;
+	out[len] = '\0';
+	return 0;
+}
+
 /* "socks5://[USER:PASS@]HOST:PORT" after the scheme. */
 static const char *
 egress_socks5(const char *p, size_t len, struct egress_route *r)
 {
 	const char *at = NULL, *colon, *hp;
-	char a[INET6_ADDRSTRLEN + 2];
+	char a[256];	/* an address in text, or a host name */
 	size_t i, hlen;
 	unsigned long port = 0;
 
@@ -156,10 +193,14 @@ egress_socks5(const char *p, size_t len, struct egress_route *r)
 	}
 	if (port == 0 || port > 65535)
 		return "bad port (1-65535)";
-	if (egress_addr(hp, i - 1, 1, (unsigned)port, r) == -1)
+	r->port = (unsigned)port;
+	if (egress_addr(hp, i - 1, 1, (unsigned)port, r) == 0)
+		egress_addr_text(r, a, sizeof(a));
+	else if (egress_host(hp, i - 1, r->host) == 0)
+		snprintf(a, sizeof(a), "%s", r->host);
+	else
 		return "the proxy's HOST must be an IP address (IPv6 in "
-		    "brackets)";
-	egress_addr_text(r, a, sizeof(a));
+		    "brackets) or a host name";
 	{
 		char name[sizeof(r->name)];
 		size_t k;

@@ -2,7 +2,7 @@
  * space-separated list of "direct" (the default), "bind:ADDRESS" (an IPv4
  * or IPv6 source address bound before connect) and
  * "socks5://[USER:PASS@]HOST:PORT[#egress=ADDRESS]" (a SOCKS5 proxy, RFC
- * 1928, with username/password authentication, RFC 1929, when USER:PASS
+ * 1928, by address or host name, with username/password authentication, RFC 1929, when USER:PASS
  * is given; ADDRESS: the address the proxy connects from, as mail servers
  * see it, for svcadm doctor's blocklist check, else unknown to us).
  * The parser, and the pick that spreads sessions over the routes. */
@@ -16,7 +16,7 @@
 
 #define EGRESS_ROUTES_MAX	32
 #define EGRESS_CRED_MAX		255	/* RFC 1929: 1..255 octets each */
-#define EGRESS_NAME_MAX		(EGRESS_CRED_MAX + 80)
+#define EGRESS_NAME_MAX		(EGRESS_CRED_MAX + 300)
 #define EGRESS_ADDR_TEXT	46	/* INET6_ADDRSTRLEN */
 
 enum egress_kind {
@@ -35,6 +35,13 @@ struct egress_route {
 	int		 family;		/* AF_INET, AF_INET6; 0: direct */
 	char		 user[EGRESS_CRED_MAX + 1];	/* socks5; "" none */
 	char		 pass[EGRESS_CRED_MAX + 1];
+	/* socks5 by host name: the name (its address, in sa, is looked up
+	 * when the route is used: egress_resolve.h; family 0 until then or
+	 * while it does not resolve), the port, and when to look it up
+	 * again (monotonic ms); "" for a proxy by address */
+	char		 host[254];
+	unsigned	 port;
+	int64_t		 resolve_at;
 	/* socks5 "#egress=ADDRESS": the proxy's outgoing address as text
 	 * (IPv6 without brackets); "": not known */
 	char		 egress_addr[EGRESS_ADDR_TEXT];
@@ -55,7 +62,8 @@ struct egress {
 
 /* Parses the setting's text into *e (empty or blank: one direct route).
  * 0, or -1 with the first bad route and why in err. Pure: no DNS, no
- * sockets (a proxy's HOST is an IP address literal, IPv6 in brackets). */
+ * sockets (a proxy's HOST is an IP address literal, IPv6 in brackets, or
+ * a host name, looked up later: egress_resolve.h). */
 int	 egress_parse(const char *text, struct egress *e, struct buf *err);
 /* The setting of a configuration, parsed into a new egress (free()), its
  * round robin starting at a random route; NULL with "smtp_egress: ..." in

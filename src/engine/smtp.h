@@ -90,6 +90,9 @@ struct smtp_opts {
 	const struct smtp_rules *rules;		/* reading rules of replies (NULL:
 						 * by class only) */
 	struct egress	*egress;		/* smtp_egress; NULL: direct */
+	struct dns_resolver *dns;		/* looks up proxies' host names as
+						 * sessions start (egress_resolve.h);
+						 * NULL: not looked up */
 	uint32_t	 routes;		/* the routes of egress sessions may
 						 * take (egress_in; 0: all): a
 						 * provider's pin */

@@ -112,6 +112,7 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	e->smtp.tls = e->tls;
 	e->smtp.rules = e->rules;
 	e->smtp.egress = e->egress;
+	e->smtp.dns = e->dns;	/* proxies' host names (egress_resolve.h) */
 	/* smtp_provider_routes_file: the pins and their sessions' options */
 	if (egress_pins_load(conf_str(c, CONF_SMTP_PROVIDER_ROUTES_FILE),
 	    e->egress, &e->pins, err) == -1 || (e->pins.n > 0 &&

@@ -27,6 +27,8 @@ mkdir -p "$IT_DIR/zones"
     for i in 1 2 3; do echo "p$i 300 IN MX 10 mx-proxyonly"; done
     # q1-q3 on the pinned provider's host (serving 127.0.0.3 only)
     echo 'mx-pinned 300 IN A 127.0.0.43'
+    # the proxy by name (noproxy.egress.test does not exist)
+    echo 'proxy 300 IN A 127.0.0.1'
     for i in 1 2 3; do echo "q$i 300 IN MX 10 mx-pinned"; done
     # r1-r25: MX hosts where nothing listens (a closed port 25)
     for i in $(seq 1 25); do echo "r$i 300 IN MX 10 mx-r$i"; echo "mx-r$i 300 IN A 127.0.0.46"; done
@@ -117,12 +119,12 @@ job() {
 
 t_bad_route_stops_the_programs() {
     local bad=$IT_DIR/bad.conf out
-    sed "s|^smtp_egress = .*|smtp_egress = bind:127.0.0.2 socks5://joe:$PROXY_PASS@proxy.example:1080|" \
+    sed "s|^smtp_egress = .*|smtp_egress = bind:127.0.0.2 socks5://joe:$PROXY_PASS@proxy_1.example:1080|" \
         "$SVC_CONF" > "$bad"
     out=$("$top_builddir/src/worker/svc-worker" -c "$bad" --once 2>&1) && { it_fail "svc-worker started"; return 1; }
-    expect_eq "svc-worker" "svc-worker: smtp_egress: bad route \"socks5://joe:***@proxy.example:1080\": the proxy's HOST must be an IP address (IPv6 in brackets)" "$out" || return 1
+    expect_eq "svc-worker" "svc-worker: smtp_egress: bad route \"socks5://joe:***@proxy_1.example:1080\": the proxy's HOST must be an IP address (IPv6 in brackets) or a host name" "$out" || return 1
     out=$("$(it_api)" -c "$bad" < /dev/null 2>&1) && { it_fail "svc-api started"; return 1; }
-    case $out in *"smtp_egress: bad route \"socks5://joe:***@proxy.example:1080\""*) ;; *) it_fail "svc-api: $out"; return 1 ;; esac
+    case $out in *"smtp_egress: bad route \"socks5://joe:***@proxy_1.example:1080\""*) ;; *) it_fail "svc-api: $out"; return 1 ;; esac
     case $out in *"$PROXY_PASS"*) it_fail "the password was printed"; return 1 ;; esac
 }
 t_case "a bad route stops svc-worker and svc-api at start with a clear message, the password hidden" t_bad_route_stops_the_programs
@@ -324,6 +326,7 @@ t_next_route() {
 }
 t_case "a dead proxy with another route: the next route is used and the verdicts are right" t_next_route
 
+
 # worker_lines PATTERN: svc-worker's log lines that match
 worker_lines() { grep "svc-worker\[[0-9]*\] .*$1" "$IT_DIR/log/svc.log" | wc -l; }
 
@@ -370,6 +373,42 @@ t_wrong_password() {
     ! grep -q "$PROXY_PASS" "$IT_DIR/log/svc.log" || it_fail "the password is in the log"
 }
 t_case "a wrong proxy password: unknown, a clear log line, the password never logged" t_wrong_password
+
+t_proxy_by_name() {
+    local p n
+    # the proxy named by a host name of the test zone (127.0.0.1): looked
+    # up through the engine's DNS when a session starts
+    egress "socks5://$PROXY_USER:$PROXY_PASS@proxy.egress.test:$PROXY_PORT"
+    fake_ctl 127.0.0.42 reset > /dev/null
+    fake_set 127.0.0.42 allow_from=$PROXY_ADDR
+    row user72@p2.egress.test deliverable accepted_email null || return 1
+    p=$(peers 127.0.0.42)
+    [[ $p =~ ^127\.0\.0\.45=[0-9]+$ ]] || { it_fail "peers of the proxy-only host: $p"; return 1; }
+    grep -q "event=egress_proxy_resolved route=socks5://$PROXY_USER@proxy.egress.test:$PROXY_PORT host=proxy.egress.test addr=127.0.0.1" \
+        "$IT_DIR/log/svc.log" || { it_fail "no egress_proxy_resolved line"; return 1; }
+    # a name that does not resolve: that route fails (logged), the next
+    # one is used (svc-worker reads svc.conf at each run)
+    sed -i "s|^smtp_egress = .*|smtp_egress = socks5://$PROXY_USER:$PROXY_PASS@noproxy.egress.test:$PROXY_PORT bind:127.0.0.4|" "$SVC_CONF"
+    fake_ctl 127.0.0.41 reset > /dev/null
+    conf_set worker_transactions_per_session 1
+    { for i in 1 2 3; do echo "user74$i@d$i.egress.test"; done; } | job noproxy
+    conf_unset worker_transactions_per_session
+    expect_eq "results" "3 valid" "$JOB_RESULTS" || return 1
+    p=$(peers 127.0.0.41)
+    [[ $p =~ ^127\.0\.0\.4=[0-9]+$ ]] || { it_fail "peers: $p"; return 1; }
+    [ "$(worker_lines "event=egress_route_failed .*route=socks5://$PROXY_USER@noproxy.egress.test:$PROXY_PORT .*why=\"the proxy's host name does not resolve\"")" -ge 1 ] ||
+        { it_fail "no egress_route_failed line for the name"; return 1; }
+    [ "$(worker_lines "event=egress_proxy_unresolved route=socks5://$PROXY_USER@noproxy.egress.test:$PROXY_PORT host=noproxy.egress.test status=nxdomain")" -ge 1 ] ||
+        { it_fail "no egress_proxy_unresolved line"; return 1; }
+    # alone: unknown / smtp_unreachable, never invalid
+    sed -i "s|^smtp_egress = .*|smtp_egress = socks5://$PROXY_USER:$PROXY_PASS@noproxy.egress.test:$PROXY_PORT|" "$SVC_CONF"
+    it_sql "DELETE FROM egress_down"
+    { echo user7591@d6.egress.test; echo unknown7591@d6.egress.test; } | job noproxy2
+    expect_eq "results" "2 unknown" "$JOB_RESULTS" || return 1
+    expect_eq "sub_status" "smtp_unreachable" "$(it_sql "SELECT GROUP_CONCAT(DISTINCT sub_status) FROM job_emails
+        WHERE email IN ('user7591@d6.egress.test', 'unknown7591@d6.egress.test')")"
+}
+t_case "a proxy by host name: looked up through the engine's DNS when used; a name that does not resolve fails its route (logged), the next route is used, alone it gives unknown smtp_unreachable" t_proxy_by_name
 
 t_port25_blocked() {
     local out rc n

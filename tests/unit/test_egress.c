@@ -45,6 +45,11 @@ static const struct ecase cases[] = {
 	    "socks5://u@127.0.0.1:1080", NULL },
 	{ "socks5://[::1]:1080#egress=[2001:db8::7]", 1, 1,
 	    "socks5://[::1]:1080", NULL },
+	/* a proxy by host name (looked up when used) */
+	{ "socks5://Proxy.Example.:1080", 1, 1, "socks5://proxy.example:1080",
+	    NULL },
+	{ "socks5://u:p@proxy-1.example:1080#egress=192.0.2.7", 1, 1,
+	    "socks5://u@proxy-1.example:1080", NULL },
 	/* bad ones */
 	{ "socks5://127.0.0.1:1080#egress=proxy.example", 0, 0, NULL,
 	    "#egress= needs an IPv4 or IPv6 address" },
@@ -63,7 +68,11 @@ static const struct ecase cases[] = {
 	{ "socks5://127.0.0.1:65536", 0, 0, NULL, "bad port" },
 	{ "socks5://127.0.0.1:99999999999999999999", 0, 0, NULL, "bad port" },
 	{ "socks5://127.0.0.1:10x", 0, 0, NULL, "bad port" },
-	{ "socks5://proxy.example:1080", 0, 0, NULL, "must be an IP address" },
+	{ "socks5://-proxy.example:1080", 0, 0, NULL, "must be an IP address "
+	    "(IPv6 in brackets) or a host name" },
+	{ "socks5://proxy_1.example:1080", 0, 0, NULL, "or a host name" },
+	{ "socks5://1.2.3:1080", 0, 0, NULL, "or a host name" },
+	{ "socks5://proxy..example:1080", 0, 0, NULL, "or a host name" },
 	{ "socks5://::1:1080", 0, 0, NULL, "must be an IP address" },
 	{ "socks5://user@127.0.0.1:1080", 0, 0, NULL, "needs a password" },
 	{ "socks5://:pw@127.0.0.1:1080", 0, 0, NULL, "bad user name" },
@@ -72,8 +81,8 @@ static const struct ecase cases[] = {
 	{ "socks5://u:p%00@127.0.0.1:1080", 0, 0, NULL, "bad password" },
 	{ "socks4://127.0.0.1:1080", 0, 0, NULL, "not direct" },
 	/* the password never appears in the message */
-	{ "socks5://joe:hunter2@proxy:1080", 0, 0, NULL,
-	    "\"socks5://joe:***@proxy:1080\"" },
+	{ "socks5://joe:hunter2@proxy_1:1080", 0, 0, NULL,
+	    "\"socks5://joe:***@proxy_1:1080\"" },
 };
 
 static void
@@ -272,6 +281,28 @@ test_proxy_egress_addr(void **state)
 	free(e);
 }
 
+/* A proxy by host name: no address until looked up (egress_resolve.h),
+ * its name and port kept. */
+static void
+test_proxy_host_name(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err;
+
+	(void)state;
+	buf_init(&err, 1024);
+	assert_int_equal(egress_parse("socks5://u:p@proxy.example:1080 "
+	    "socks5://127.0.0.1:1081", e, &err), 0);
+	assert_string_equal(e->r[0].host, "proxy.example");
+	assert_int_equal(e->r[0].port, 1080);
+	assert_int_equal(e->r[0].family, 0);
+	assert_int_equal(e->r[0].resolve_at, 0);
+	assert_string_equal(e->r[1].host, "");
+	assert_int_equal(e->r[1].family, AF_INET);
+	buf_free(&err);
+	free(e);
+}
+
 static void
 test_from_conf(void **state)
 {
@@ -306,6 +337,7 @@ main(void)
 		cmocka_unit_test(test_pick_goes_round),
 		cmocka_unit_test(test_pick_in_a_set),
 		cmocka_unit_test(test_proxy_egress_addr),
+		cmocka_unit_test(test_proxy_host_name),
 		cmocka_unit_test(test_from_conf),
 	};
 
