@@ -438,4 +438,18 @@ t_port25_blocked() {
 }
 t_case "port 25 closed: direct connects refused for most domains give unknown smtp_unreachable, and svcadm status and doctor say port 25 looks blocked" t_port25_blocked
 
+t_pacing_pairs_purged() {
+    # three pairs: unused for 40 days (deleted), unused as long but paused
+    # for another hour (kept), written an hour ago (kept)
+    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, paused_until, strikes, updated_at) VALUES
+        ('old.purge.test', 'direct', 600, 600, UTC_TIMESTAMP(3) - INTERVAL 41 DAY, NULL, 0, UTC_TIMESTAMP(3) - INTERVAL 40 DAY),
+        ('paused.purge.test', 'direct', 600, 600, UTC_TIMESTAMP(3) - INTERVAL 41 DAY, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, 1, UTC_TIMESTAMP(3) - INTERVAL 40 DAY),
+        ('recent.purge.test', 'direct', 600, 600, UTC_TIMESTAMP(3) - INTERVAL 2 HOUR, NULL, 0, UTC_TIMESTAMP(3) - INTERVAL 1 HOUR)"
+    it_worker_once || { it_fail "svc-worker --once failed"; return 1; }
+    expect_eq "pairs left" "paused.purge.test recent.purge.test" \
+        "$(it_sql "SELECT pair FROM pacing_pairs WHERE pair LIKE '%.purge.test' ORDER BY pair" | tr '\n' ' ' | sed 's/ $//')" || return 1
+    [ "$(worker_lines "event=housekeeping .* pacing_pairs_purged=[1-9]")" -ge 1 ] || it_fail "no pacing_pairs_purged count"
+}
+t_case "housekeeping deletes pacing pairs unused for 30 days, not a paused one nor a recent one" t_pacing_pairs_purged
+
 t_done
