@@ -10,6 +10,7 @@
 #include "admin/port25.h"
 #include "engine/dns.h"
 #include "engine/dns_ptr.h"
+#include "engine/egress.h"
 #include "engine/smtp_reply.h"
 #include "util/ipnet.h"
 #include "util/strparse.h"
@@ -60,6 +61,13 @@ struct doctor {
 	char			 addr_why[512];	/* "" when addr is usable */
 	enum doctor_result	 res[DOCTOR_CHECK__MAX];
 	struct buf		 detail[DOCTOR_CHECK__MAX];
+	/* dnsbl: one result per smtp_egress route */
+	size_t			 nroutes;
+	struct doctor_route {
+		char		 name[EGRESS_NAME_MAX + 1];
+		enum doctor_result res;
+		char		 detail[DOCTOR_DETAIL_MAX];
+	}			 route[EGRESS_ROUTES_MAX];
 };
 
 /* Marks the checks named in list (commas or white space) skipped. */
@@ -510,14 +518,15 @@ doctor_port25_seen(struct doctor *d, struct db *db, const char *db_why)
 /* One blocklist: 1 listed (code in *how), 0 not listed, -1 could not
  * tell (why in *how). */
 static int
-doctor_dnsbl_zone(struct doctor *d, const char *zone, struct buf *how)
+doctor_dnsbl_zone(struct doctor *d, const struct ipnet *addr,
+    const char *zone, struct buf *how)
 {
 	struct ipnet loop, refused;
 	struct dns_addrs a;
 	char name[DNS_NAME_MAX + 1];
 	size_t i;
 
-	if (dns_ptr_reverse_name(&d->addr, zone, name, sizeof(name)) == -1) {
+	if (dns_ptr_reverse_name(addr, zone, name, sizeof(name)) == -1) {
 		buf_printf(how, "%s: not a DNS zone", zone);
 		return -1;
 	}
@@ -547,18 +556,19 @@ doctor_dnsbl_zone(struct doctor *d, const char *zone, struct buf *how)
 	return -1;
 }
 
-static void
-doctor_dnsbl(struct doctor *d)
+/* One address (as text in at) on every zone of doctor_dnsbl_zones: the
+ * result, and its message in msg; the zones listing it in listed. */
+static enum doctor_result
+doctor_dnsbl_addr(struct doctor *d, const struct ipnet *addr, const char *at,
+    char *msg, size_t size, struct buf *listed)
 {
 	const char *p = conf_str(d->c, CONF_DOCTOR_DNSBL_ZONES);
 	char zone[DNS_NAME_MAX + 1];
-	struct buf listed, unknown, how;
+	struct buf unknown, how;
 	size_t n, zones = 0;
 	int nl = 0, nu = 0, rc;
+	enum doctor_result r;
 
-	if (!doctor_need_address(d, DOCTOR_DNSBL))
-		return;
-	buf_init(&listed, DOCTOR_DETAIL_MAX / 2);
 	buf_init(&unknown, DOCTOR_DETAIL_MAX / 2);
 	buf_init(&how, DOCTOR_DETAIL_MAX / 2);
 	while (*p != '\0' && zones < DOCTOR_ZONES_MAX) {
@@ -569,48 +579,168 @@ doctor_dnsbl(struct doctor *d)
 		p += n;
 		zones++;
 		buf_reset(&how);
-		rc = doctor_dnsbl_zone(d, zone, &how);
+		rc = doctor_dnsbl_zone(d, addr, zone, &how);
 		if (rc == 1)
-			buf_printf(&listed, "%s%s", nl++ ? ", " : "",
+			buf_printf(listed, "%s%s", nl++ ? ", " : "",
 			    buf_str(&how));
 		else if (rc == -1)
 			buf_printf(&unknown, "%s%s", nu++ ? "; " : "",
 			    buf_str(&how));
 	}
-	if (zones == 0)
-		doctor_set(d, DOCTOR_DNSBL, DOCTOR_SKIPPED, "doctor_dnsbl_zones "
-		    "is empty");
-	else if (nl > 0)
-		doctor_set(d, DOCTOR_DNSBL, DOCTOR_FAIL, "%s is listed on %s%s%s",
-		    d->addr_text, buf_str(&listed), nu ? "; not told: " : "",
+	if (nl > 0) {
+		r = DOCTOR_FAIL;
+		snprintf(msg, size, "%s is listed on %s%s%s", at,
+		    buf_str(listed), nu ? "; not told: " : "",
 		    buf_str(&unknown));
-	else if (nu > 0)
-		doctor_set(d, DOCTOR_DNSBL, DOCTOR_ERROR, "%s is listed on none "
-		    "that answered; not told: %s", d->addr_text,
-		    buf_str(&unknown));
-	else
-		doctor_set(d, DOCTOR_DNSBL, DOCTOR_OK, "%s is listed on none of "
-		    "%zu", d->addr_text, zones);
-	buf_free(&listed);
+	} else if (nu > 0) {
+		r = DOCTOR_ERROR;
+		snprintf(msg, size, "%s is listed on none that answered; not "
+		    "told: %s", at, buf_str(&unknown));
+	} else {
+		r = DOCTOR_OK;
+		snprintf(msg, size, "%s is listed on none of %zu", at, zones);
+	}
 	buf_free(&unknown);
 	buf_free(&how);
+	return r;
+}
+
+/* The address a route's probes come from, as mail servers see it: 1 (in
+ * *a and text), 0 not known (why in text: a proxy without #egress=), -1
+ * the outbound address is not usable (why in text). */
+static int
+doctor_route_addr(struct doctor *d, const struct egress_route *rt,
+    struct ipnet *a, char *text, size_t size)
+{
+	char t[EGRESS_ADDR_TEXT];
+
+	switch (rt->kind) {
+	case EGRESS_DIRECT:
+		if (d->addr_why[0] != '\0') {
+			snprintf(text, size, "%s", d->addr_why);
+			return -1;
+		}
+		*a = d->addr;
+		snprintf(text, size, "%s", d->addr_text);
+		return 1;
+	case EGRESS_BIND:
+		if (inet_ntop(rt->family, rt->family == AF_INET6 ?
+		    (const void *)&((const struct sockaddr_in6 *)&rt->sa)->
+		    sin6_addr : (const void *)&((const struct sockaddr_in *)
+		    &rt->sa)->sin_addr, t, sizeof(t)) == NULL ||
+		    ipnet_parse_addr(t, a) == -1)
+			break;
+		snprintf(text, size, "%s", t);
+		return 1;
+	case EGRESS_SOCKS5:
+		if (rt->egress_addr[0] == '\0') {
+			snprintf(text, size, "the address the proxy connects "
+			    "from is not known to svc: name it in smtp_egress "
+			    "(%s#egress=ADDRESS)", rt->name);
+			return 0;
+		}
+		if (ipnet_parse_addr(rt->egress_addr, a) == -1)
+			break;
+		snprintf(text, size, "%s", rt->egress_addr);
+		return 1;
+	default:
+		break;
+	}
+	snprintf(text, size, "no address");
+	return -1;
+}
+
+/* Every egress route's address (smtp_egress: direct is the outbound
+ * address, bind: its own, a proxy the #egress= address if named) on every
+ * zone: one result per route, and the check's: failed when a route is
+ * listed, an error when one could not be told. With the one route direct
+ * (the default) the check's message is that route's. */
+static void
+doctor_dnsbl(struct doctor *d)
+{
+	struct doctor_route *dr;
+	struct egress *e;
+	struct ipnet a;
+	struct buf err, listed, sum;
+	char at[DOCTOR_DETAIL_MAX / 2];
+	size_t i, n[DOCTOR_RESULT__MAX] = { 0 };
+	int rc;
+
+	if (conf_str(d->c, CONF_DOCTOR_DNSBL_ZONES)[strspn(conf_str(d->c,
+	    CONF_DOCTOR_DNSBL_ZONES), ", \t")] == '\0') {
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_SKIPPED, "doctor_dnsbl_zones "
+		    "is empty");
+		return;
+	}
+	buf_init(&err, 1024);
+	if ((e = egress_from_conf(d->c, &err)) == NULL) {
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_ERROR, "%s", buf_str(&err));
+		buf_free(&err);
+		return;
+	}
+	buf_free(&err);
+	buf_init(&listed, DOCTOR_DETAIL_MAX / 2);
+	buf_init(&sum, DOCTOR_DETAIL_MAX);
+	for (i = 0; i < e->n; i++) {
+		dr = &d->route[d->nroutes++];
+		strparse_copy(dr->name, sizeof(dr->name), e->r[i].name);
+		buf_reset(&listed);
+		rc = doctor_route_addr(d, &e->r[i], &a, at, sizeof(at));
+		if (rc != 1) {
+			dr->res = rc == 0 ? DOCTOR_SKIPPED : DOCTOR_ERROR;
+			snprintf(dr->detail, sizeof(dr->detail), "%s", at);
+		} else
+			dr->res = doctor_dnsbl_addr(d, &a, at, dr->detail,
+			    sizeof(dr->detail), &listed);
+		n[dr->res]++;
+		if (dr->res == DOCTOR_FAIL)
+			buf_printf(&sum, "%s%s (%s) on %s", n[DOCTOR_FAIL] > 1 ?
+			    "; " : "", dr->name, at, buf_str(&listed));
+	}
+	if (e->n == 1 && e->r[0].kind == EGRESS_DIRECT)
+		doctor_set(d, DOCTOR_DNSBL, d->route[0].res, "%s",
+		    d->route[0].detail);
+	else if (n[DOCTOR_FAIL] > 0)
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_FAIL, "%zu of %zu routes "
+		    "listed: %s", n[DOCTOR_FAIL], e->n, buf_str(&sum));
+	else if (n[DOCTOR_ERROR] > 0)
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_ERROR, "%zu of %zu routes "
+		    "could not be told (dnsbl route lines)", n[DOCTOR_ERROR],
+		    e->n);
+	else if (n[DOCTOR_OK] > 0)
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_OK, "%zu of %zu routes listed "
+		    "nowhere, %zu skipped", n[DOCTOR_OK], e->n,
+		    n[DOCTOR_SKIPPED]);
+	else
+		doctor_set(d, DOCTOR_DNSBL, DOCTOR_SKIPPED, "no route's "
+		    "address is known (dnsbl route lines)");
+	buf_free(&listed);
+	buf_free(&sum);
+	free(e);
 }
 
 static void
 doctor_print(const struct doctor *d, int json, int failed, FILE *out)
 {
-	json_t *o, *checks;
+	json_t *o, *checks, *routes;
+	size_t i;
 	int k;
 
 	if (!json) {
 		fprintf(out, "address: %s (%s)\n", d->addr_text[0] ?
 		    d->addr_text : "none", d->addr_from);
 		fprintf(out, "ehlo: %s (smtp_helo_name)\n", d->helo);
-		for (k = 0; k < DOCTOR_CHECK__MAX; k++)
+		for (k = 0; k < DOCTOR_CHECK__MAX; k++) {
 			fprintf(out, "%s: %s%s%s\n", doctor_check_names[k],
 			    doctor_result_names[d->res[k]],
 			    d->detail[k].len ? ": " : "",
 			    buf_str(&d->detail[k]));
+			for (i = 0; k == DOCTOR_DNSBL && i < d->nroutes; i++)
+				fprintf(out, "dnsbl route %s: %s: %s\n",
+				    d->route[i].name,
+				    doctor_result_names[d->route[i].res],
+				    d->route[i].detail);
+		}
 		fprintf(out, "doctor: %s\n", failed ? "problems found" :
 		    "ok");
 		return;
@@ -621,9 +751,16 @@ doctor_print(const struct doctor *d, int json, int failed, FILE *out)
 		    "check", doctor_check_names[k], "result",
 		    doctor_result_names[d->res[k]], "detail",
 		    buf_str(&d->detail[k])));
-	o = json_pack("{s:b, s:s?, s:s, s:s, s:o}", "ok", !failed, "address",
-	    d->addr_text[0] ? d->addr_text : NULL, "address_from",
-	    d->addr_from, "ehlo", d->helo, "checks", checks);
+	routes = json_array();
+	for (i = 0; i < d->nroutes; i++)
+		json_array_append_new(routes, json_pack("{s:s, s:s, s:s}",
+		    "route", d->route[i].name, "result",
+		    doctor_result_names[d->route[i].res], "detail",
+		    d->route[i].detail));
+	o = json_pack("{s:b, s:s?, s:s, s:s, s:o, s:o}", "ok", !failed,
+	    "address", d->addr_text[0] ? d->addr_text : NULL, "address_from",
+	    d->addr_from, "ehlo", d->helo, "checks", checks, "dnsbl_routes",
+	    routes);
 	if (o != NULL) {
 		json_dumpf(o, out, JSON_INDENT(2));
 		fputc('\n', out);

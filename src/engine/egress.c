@@ -2,6 +2,7 @@
  * its routes. What a route does to a connection is smtp_io.c's and the
  * SOCKS5 exchange is socks5.c's. */
 #include "engine/egress.h"
+#include "engine/egress_pins.h"
 #include "util/hex.h"
 #include "util/timeutil.h"
 #include <arpa/inet.h>
@@ -102,15 +103,68 @@ egress_addr_text(const struct egress_route *r, char *b, size_t size)
 	}
 }
 
+/* A proxy's host name: 1..253 of letters, digits, '-' and '.', at least
+ * one letter (not an address), labels of 1..63 not starting or ending
+ * with '-'; lower-cased into out (254 octets), without a final dot. */
+static int
+egress_host(const char *p, size_t len, char *out)
+{
+	size_t i, label = 0;
+	int alpha = 0;
+	char c;
+
+	if (len > 0 && p[len - 1] == '.')
+		len--;
+	if (len == 0 || len > 253)
+		return -1;
+	for (i = 0; i < len; i++) {
+		c = p[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c == '.') {
+			if (label == 0 || p[i - 1] == '-')
+				return -1;
+			label = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    (c == '-' && label > 0)) {
+			alpha |= c >= 'a' && c <= 'z';
+			if (++label > 63)
+				return -1;
+		} else
+			return -1;
+		out[i] = c;
+	}
+	if (p[len - 1] == '-' || !alpha)
+		return -1;
+	out[len] = '\0';
+	return 0;
+}
+
 /* "socks5://[USER:PASS@]HOST:PORT" after the scheme. */
 static const char *
 egress_socks5(const char *p, size_t len, struct egress_route *r)
 {
 	const char *at = NULL, *colon, *hp;
-	char a[INET6_ADDRSTRLEN + 2];
+	char a[256];	/* an address in text, or a host name */
 	size_t i, hlen;
 	unsigned long port = 0;
 
+	/* "#egress=ADDRESS" at the end: the proxy's outgoing address */
+	for (i = len; i >= 8; i--)
+		if (memcmp(p + i - 8, "#egress=", 8) == 0) {
+			struct egress_route tmp;
+
+			memset(&tmp, 0, sizeof(tmp));
+			if (egress_addr(p + i, len - i, 0, 0, &tmp) == -1)
+				return "#egress= needs an IPv4 or IPv6 address";
+			inet_ntop(tmp.family, tmp.family == AF_INET6 ?
+			    (const void *)&((const struct sockaddr_in6 *)
+			    &tmp.sa)->sin6_addr : (const void *)
+			    &((const struct sockaddr_in *)&tmp.sa)->sin_addr,
+			    r->egress_addr, sizeof(r->egress_addr));
+			len = i - 8;
+			break;
+		}
 	for (i = 0; i < len; i++)
 		if (p[i] == '@')
 			at = p + i;	/* the last one: a password may have '@' */
@@ -139,10 +193,14 @@ egress_socks5(const char *p, size_t len, struct egress_route *r)
 	}
 	if (port == 0 || port > 65535)
 		return "bad port (1-65535)";
-	if (egress_addr(hp, i - 1, 1, (unsigned)port, r) == -1)
+	r->port = (unsigned)port;
+	if (egress_addr(hp, i - 1, 1, (unsigned)port, r) == 0)
+		egress_addr_text(r, a, sizeof(a));
+	else if (egress_host(hp, i - 1, r->host) == 0)
+		snprintf(a, sizeof(a), "%s", r->host);
+	else
 		return "the proxy's HOST must be an IP address (IPv6 in "
-		    "brackets)";
-	egress_addr_text(r, a, sizeof(a));
+		    "brackets) or a host name";
 	{
 		char name[sizeof(r->name)];
 		size_t k;
@@ -183,7 +241,8 @@ egress_route(const char *p, size_t len, struct egress_route *r)
 		r->kind = EGRESS_SOCKS5;
 		return egress_socks5(p + 9, len - 9, r);
 	}
-	return "not direct, bind:ADDRESS or socks5://[USER:PASS@]HOST:PORT";
+	return "not direct, bind:ADDRESS or "
+	    "socks5://[USER:PASS@]HOST:PORT[#egress=ADDRESS]";
 }
 
 /* A route as it was written, for an error message: printable, short, a
@@ -284,13 +343,30 @@ int
 egress_check(const struct conf *c, struct buf *err)
 {
 	struct egress *e = egress_from_conf(c, err);
+	struct egress_pins pins;
+	int rc;
 
+	if (e == NULL)
+		return -1;
+	buf_puts(err, "smtp_provider_routes_file: ");
+	rc = egress_pins_load(conf_str(c, CONF_SMTP_PROVIDER_ROUTES_FILE), e,
+	    &pins, err);
+	if (rc == 0)
+		buf_reset(err);
+	egress_pins_free(&pins);
 	free(e);
-	return e != NULL ? 0 : -1;
+	return rc;
 }
 
 int
-egress_avoid(const struct egress *e, size_t r, int64_t now)
+egress_in(uint32_t routes, size_t r)
+{
+	return routes == 0 || (r < 32 && (routes & (UINT32_C(1) << r)) != 0);
+}
+
+int
+egress_avoid_in(const struct egress *e, size_t r, int64_t now,
+    uint32_t routes)
 {
 	size_t i;
 
@@ -298,9 +374,16 @@ egress_avoid(const struct egress *e, size_t r, int64_t now)
 	    __ATOMIC_RELAXED) <= now)
 		return 0;
 	for (i = 0; i < e->n; i++)
-		if (__atomic_load_n(&e->down_until[i], __ATOMIC_RELAXED) <= now)
+		if (i != r % e->n && egress_in(routes, i) &&
+		    __atomic_load_n(&e->down_until[i], __ATOMIC_RELAXED) <= now)
 			return 1;
-	return 0;	/* every route is down: none is better */
+	return 0;	/* every route of the set is down: none is better */
+}
+
+int
+egress_avoid(const struct egress *e, size_t r, int64_t now)
+{
+	return egress_avoid_in(e, r, now, 0);
 }
 
 void
@@ -313,14 +396,27 @@ egress_set_down(struct egress *e, size_t r, int64_t until)
 size_t
 egress_pick(struct egress *e)
 {
+	return egress_pick_in(e, 0);
+}
+
+size_t
+egress_pick_in(struct egress *e, uint32_t routes)
+{
 	int64_t now;
-	size_t i, r;
+	size_t i, r, c, first = (size_t)-1;
 
 	if (e == NULL || e->n <= 1)
 		return 0;
 	r = __atomic_fetch_add(&e->next, 1, __ATOMIC_RELAXED) % e->n;
 	now = timeutil_mono_ms();
-	for (i = 0; i < e->n && egress_avoid(e, (r + i) % e->n, now); i++)
-		;
-	return (r + i) % e->n;
+	for (i = 0; i < e->n; i++) {
+		c = (r + i) % e->n;
+		if (!egress_in(routes, c))
+			continue;
+		if (first == (size_t)-1)
+			first = c;
+		if (!egress_avoid_in(e, c, now, routes))
+			return c;
+	}
+	return first != (size_t)-1 ? first : r;
 }

@@ -235,6 +235,20 @@ pacing_conf_read(struct pacing_conf *pc, const struct conf *c)
 	pc->block_strikes = (int)conf_int(c, CONF_PACING_BLOCK_STRIKES);
 }
 
+long long
+pacing_db_purge(struct db *db)
+{
+	unsigned long long n = 0;
+
+	if (db_exec(db, "DELETE FROM pacing_pairs WHERE updated_at < "
+	    "UTC_TIMESTAMP(3) - INTERVAL ? DAY AND (penalty_until IS NULL OR "
+	    "penalty_until < UTC_TIMESTAMP(3)) AND (paused_until IS NULL OR "
+	    "paused_until < UTC_TIMESTAMP(3))",
+	    DB_ARGS(DBP_INT(PACING_KEEP_DAYS)), &n) != DB_OK)
+		return -1;
+	return (long long)n;
+}
+
 enum db_err
 pacing_db_read(struct db *db, const char *key, int64_t now,
     void (*fn)(void *, const struct pacing_pair *), void *arg)

@@ -122,6 +122,13 @@ void	 pacing_conf_read(struct pacing_conf *, const struct conf *);
  * at now). */
 enum db_err pacing_db_read(struct db *, const char *key, int64_t now,
 	    void (*fn)(void *, const struct pacing_pair *), void *arg);
+/* Deletes the pairs not written for PACING_KEEP_DAYS and neither paused
+ * nor in a penalty now (a provider or host no longer sent to, a route no
+ * longer in smtp_egress): the rows deleted, or -1. A pair used again
+ * starts from its default (the mail host's profile keeps what was
+ * learned of it). */
+#define PACING_KEEP_DAYS	30
+long long pacing_db_purge(struct db *);
 /* Takes up to want RCPTs of the pair's budget (limit RCPTs in any
  * window_ms, every worker host counted): *granted gets how many (0: the
  * window is full). */

@@ -33,7 +33,8 @@ pacing_route_row(void *arg, const struct pacing_pair *row)
 int
 pacing_route_pick(struct db *db, const struct pacing_conf *c,
     const struct pacing_defaults *defs, const char *provider,
-    const char *host, const struct egress *e, size_t start, long want,
+    const char *host, const struct egress *e, uint32_t routes,
+    size_t start, long want,
     int64_t now, size_t *route, char *why, size_t whysz)
 {
 	struct pacing_route_rows rr;
@@ -62,6 +63,8 @@ pacing_route_pick(struct db *db, const struct pacing_conf *c,
 	}
 	for (i = 0; i < rr.n; i++) {
 		r = (start + i) % rr.n;
+		if (!egress_in(routes, r))
+			continue;	/* the provider is pinned to others */
 		pp = &rr.pair[r];
 		if (!rr.found[r])
 			pacing_pair_init(pp, c, key, rr.names[r], d, now);

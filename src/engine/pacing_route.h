@@ -1,6 +1,7 @@
 /* pacing_route.h: the egress route for a session opened outside
  * svc-worker's loop (single verification, domain check, preview sample),
- * chosen under the worker's pacing pairs (pacing.h). */
+ * chosen under the worker's pacing pairs (pacing.h), among the routes of
+ * a set (a pinned provider's: egress_in). */
 #ifndef SVC_PACING_ROUTE_H
 #define SVC_PACING_ROUTE_H
 #include "core/db.h"
@@ -19,6 +20,7 @@
  * start: the caller goes on unpaced). db NULL: 1 with start. */
 int	 pacing_route_pick(struct db *, const struct pacing_conf *,
 	    const struct pacing_defaults *, const char *provider,
-	    const char *host, const struct egress *, size_t start, long want,
+	    const char *host, const struct egress *, uint32_t routes,
+	    size_t start, long want,
 	    int64_t now, size_t *route, char *why, size_t whysz);
 #endif

@@ -7,6 +7,7 @@
  * random local part of the catch-all probe. The state machine is smtp_session.c,
  * sockets and GnuTLS are smtp_io.c; smtp_session.h is what they share. */
 #include "engine/smtp_session.h"
+#include "engine/egress_resolve.h"
 #include "engine/addr.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -248,9 +249,15 @@ smtp_session_alloc(const struct smtp_opts *o, size_t route)
 	s->info.route = "direct";
 	s->info.proxy_why = "";
 	s->route_why = "";
+	/* proxies named by host name: their addresses, when due */
+	if (o->dns != NULL && o->egress != NULL)
+		egress_resolve(o->egress, o->dns, timeutil_mono_ms());
 	/* the caller's route, or the round robin's (advanced only then) */
 	s->route = route != SMTP_ROUTE_PICK ? route % (o->egress != NULL &&
-	    o->egress->n > 0 ? o->egress->n : 1) : egress_pick(o->egress);
+	    o->egress->n > 0 ? o->egress->n : 1) : egress_pick_in(o->egress,
+	    o->routes);
+	if (!egress_in(o->routes, s->route))
+		s->route = egress_pick_in(o->egress, o->routes);
 	s->info.outcome = SMTP_OUTCOME_ERROR;
 	smtp_reply_parser_init(&s->parser);
 	buf_init(&s->out, SMTP_OUT_MAX);

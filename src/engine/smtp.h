@@ -90,6 +90,12 @@ struct smtp_opts {
 	const struct smtp_rules *rules;		/* reading rules of replies (NULL:
 						 * by class only) */
 	struct egress	*egress;		/* smtp_egress; NULL: direct */
+	struct dns_resolver *dns;		/* looks up proxies' host names as
+						 * sessions start (egress_resolve.h);
+						 * NULL: not looked up */
+	uint32_t	 routes;		/* the routes of egress sessions may
+						 * take (egress_in; 0: all): a
+						 * provider's pin */
 	char		 mail_from_ascii[SMTP_ADDRESS_MAX + 1];
 						/* smtp_mail_from with A-labels */
 };

@@ -6,6 +6,7 @@
  * declared in smtp.h), so that every GnuTLS call is here. What a byte means
  * is for smtp_session.c. */
 #include "engine/smtp_session.h"
+#include "engine/egress_resolve.h"
 #include "util/log.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -126,6 +127,7 @@ smtp_io_route(const struct smtp_session *s)
 static int
 smtp_io_route_prepare(struct smtp_session *s, int fd,
     const struct egress_route *rt, const struct sockaddr_storage *ss,
+    const struct sockaddr_storage *proxy, socklen_t proxylen,
     const struct sockaddr **to, socklen_t *tolen)
 {
 	const uint8_t *a;
@@ -163,8 +165,8 @@ smtp_io_route_prepare(struct smtp_session *s, int fd,
 		return -1;
 	}
 	(void)one;
-	*to = (const struct sockaddr *)&rt->sa;
-	*tolen = rt->salen;
+	*to = (const struct sockaddr *)proxy;
+	*tolen = proxylen;
 	return 0;
 }
 
@@ -183,7 +185,8 @@ smtp_io_connect(struct smtp_session *s, const struct dns_addr *addr)
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
 	const struct egress_route *rt = smtp_io_route(s);
 	const struct sockaddr *to = (const struct sockaddr *)&ss;
-	socklen_t sl;
+	struct sockaddr_storage proxy;
+	socklen_t sl, proxylen = 0;
 	int fd, family;
 
 	memset(&ss, 0, sizeof(ss));
@@ -206,7 +209,15 @@ smtp_io_connect(struct smtp_session *s, const struct dns_addr *addr)
 	s->info.route = rt != NULL ? rt->name : "direct";
 	s->info.route_index = s->opts->egress != NULL && s->opts->egress->n ?
 	    s->route % s->opts->egress->n : 0;
-	family = rt != NULL && rt->kind == EGRESS_SOCKS5 ? rt->family :
+	/* a proxy's address (a host name's as last looked up: none when it
+	 * does not resolve, and the route fails) */
+	if (rt != NULL && rt->kind == EGRESS_SOCKS5 &&
+	    egress_resolve_addr(s->opts->egress, s->route %
+	    s->opts->egress->n, &proxy, &proxylen) == -1) {
+		s->route_why = "the proxy's host name does not resolve";
+		return SMTP_IO_ROUTE;
+	}
+	family = rt != NULL && rt->kind == EGRESS_SOCKS5 ? proxy.ss_family :
 	    ss.ss_family;
 	if (rt != NULL && rt->kind == EGRESS_BIND && rt->family !=
 	    ss.ss_family) {
@@ -228,8 +239,8 @@ smtp_io_connect(struct smtp_session *s, const struct dns_addr *addr)
 		    sizeof(one));
 	}
 	s->fd = fd;
-	if (rt != NULL && smtp_io_route_prepare(s, fd, rt, &ss, &to, &sl) ==
-	    -1)
+	if (rt != NULL && smtp_io_route_prepare(s, fd, rt, &ss, &proxy,
+	    proxylen, &to, &sl) == -1)
 		return SMTP_IO_ROUTE;
 	if (connect(fd, to, sl) == 0)
 		return SMTP_IO_OK;

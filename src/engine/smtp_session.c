@@ -351,8 +351,15 @@ smtp_session_route_failed(struct smtp_session *s, const char *why,
     int64_t now)
 {
 	const struct egress *e = s->opts->egress;
-	size_t n = e != NULL && e->n > 0 ? e->n : 1;
+	uint32_t set = s->opts->routes;
+	size_t i, n = e != NULL && e->n > 0 ? e->n : 1, usable = 0;
 
+	for (i = 0; i < n; i++)
+		usable += egress_in(set, i);
+	if (usable == 0) {
+		set = 0;
+		usable = n;
+	}
 	if (s->route_quiet)
 		log_debug("event=egress_route_skipped session=%u route=%s "
 		    "host=%s addr=%s why=\"%s\"", s->id, s->info.route,
@@ -370,13 +377,20 @@ smtp_session_route_failed(struct smtp_session *s, const char *why,
 	}
 	s->route_quiet = 0;
 	smtp_io_close(s);
-	s->route = (s->route + 1) % n;
-	/* routes marked down are passed over while another one is up */
-	while (s->route_tries + 1 < n && egress_avoid(e, s->route, now)) {
+	/* the next route of the set (a pinned provider's: opts->routes) */
+	do
 		s->route = (s->route + 1) % n;
+	while (!egress_in(set, s->route));
+	/* routes marked down are passed over while another one is up */
+	while (s->route_tries + 1 < usable &&
+	    egress_avoid_in(e, s->route, now, set)) {
+		do
+			s->route = (s->route + 1) % n;
+		while (!egress_in(set, s->route));
 		s->route_tries++;
 	}
-	if (++s->route_tries < n && (s->deadline == 0 || now < s->deadline)) {
+	if (++s->route_tries < usable && (s->deadline == 0 ||
+	    now < s->deadline)) {
 		/* the same address by the next route */
 		s->next_target--;
 		s->route_retry = 1;
@@ -385,7 +399,7 @@ smtp_session_route_failed(struct smtp_session *s, const char *why,
 		return;
 	}
 	smtp_session_target_failed(s, SMTP_OUTCOME_UNREACHABLE, NULL,
-	    n > 1 ? "every egress route failed" : why, now);
+	    usable > 1 ? "every egress route failed" : why, now);
 }
 
 void

@@ -6,6 +6,7 @@
  * then mailbox verdict > spam trap > known complainer > catch-all > role.
  * DNS and SMTP trouble become "unknown" verdicts, never "undeliverable". */
 #include "engine/verify.h"
+#include "engine/egress_pins.h"
 #include "engine/pacing_route.h"
 #include "engine/verify_batch.h"
 #include "engine/addr.h"
@@ -40,6 +41,8 @@ struct verify_engine {
 	struct smtp_tls		*tls;
 	struct smtp_opts	 smtp;
 	struct egress		*egress;
+	struct egress_pins	 pins;		/* smtp_provider_routes_file */
+	struct smtp_opts	*pin_opts;	/* a session's, per pin */
 	struct pacing_conf	 pconf;		/* pacing_* */
 	struct pacing_defaults	 pdefaults;	/* pacing_defaults.txt */
 	char			 sandbox[300];
@@ -109,6 +112,15 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	e->smtp.tls = e->tls;
 	e->smtp.rules = e->rules;
 	e->smtp.egress = e->egress;
+	e->smtp.dns = e->dns;	/* proxies' host names (egress_resolve.h) */
+	/* smtp_provider_routes_file: the pins and their sessions' options */
+	if (egress_pins_load(conf_str(c, CONF_SMTP_PROVIDER_ROUTES_FILE),
+	    e->egress, &e->pins, err) == -1 || (e->pins.n > 0 &&
+	    (e->pin_opts = egress_pins_opts(&e->pins, &e->smtp)) == NULL)) {
+		buf_puts(err, e->pins.n > 0 ? "out of memory" : "");
+		verify_engine_free(e);
+		return NULL;
+	}
 	snprintf(e->sandbox, sizeof(e->sandbox), "sandbox.%s",
 	    conf_str(c, CONF_SERVICE_DOMAIN));
 	return e;
@@ -125,6 +137,8 @@ verify_engine_free(struct verify_engine *e)
 	smtp_rules_free(e->rules);
 	smtp_io_tls_free(e->tls);
 	free(e->egress);
+	free(e->pin_opts);
+	egress_pins_free(&e->pins);
 	pacing_defaults_free(&e->pdefaults);
 	free(e);
 }
@@ -134,11 +148,25 @@ verify_engine_route(struct verify_engine *e, struct db *db,
     const char *mx_host, long want, size_t *route, char *why, size_t whysz)
 {
 	char provider[PROVIDERS_NAME_MAX];
+	uint32_t routes = verify_engine_smtp_host(e, mx_host)->routes;
 
 	verify_engine_host_provider(e, mx_host, provider);
 	return pacing_route_pick(db, &e->pconf, &e->pdefaults, provider,
-	    mx_host, e->egress, egress_pick(e->egress), want,
-	    timeutil_mono_ms(), route, why, whysz);
+	    mx_host, e->egress, routes, egress_pick_in(e->egress, routes),
+	    want, timeutil_mono_ms(), route, why, whysz);
+}
+
+const struct smtp_opts *
+verify_engine_smtp_host(const struct verify_engine *e, const char *mx_host)
+{
+	char provider[PROVIDERS_NAME_MAX];
+	const struct egress_pin *pin;
+
+	if (e->pins.n == 0 || mx_host == NULL ||
+	    providers_of_mx(e->providers, mx_host, provider) == -1 ||
+	    (pin = egress_pins_find(&e->pins, provider)) == NULL)
+		return &e->smtp;
+	return &e->pin_opts[pin - e->pins.v];
 }
 
 const char *

@@ -146,6 +146,11 @@ void	 verify_engine_host_provider(const struct verify_engine *,
 	    const char *host, char out[PROVIDERS_NAME_MAX]);
 /* The SMTP options of the engine's sessions (its TLS credentials in). */
 const struct smtp_opts *verify_engine_smtp(const struct verify_engine *);
+/* The SMTP options of sessions to mx_host: those of its provider's pin
+ * (smtp_provider_routes_file: its routes, HELO name and MAIL FROM) when
+ * it has one, else verify_engine_smtp's. */
+const struct smtp_opts *verify_engine_smtp_host(const struct verify_engine *,
+	    const char *mx_host);
 /* An MX lookup with the engine's resolver (verify_batch_mx_answer takes
  * the answer over), for a caller with no resolver of its own. */
 void	 verify_engine_lookup_mx(struct verify_engine *, const char *domain,

@@ -331,7 +331,7 @@ verify_batch_session(struct verify_engine *e, struct db *db,
     int64_t deadline_ms, int *probe)
 {
 	char probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
-	const struct smtp_opts *opts = verify_engine_smtp(e);
+	const struct smtp_opts *opts = verify_batch_opts(e, b);
 	struct smtp_session *s;
 	const char **rcpts;
 	size_t k, route = 0;
@@ -370,7 +370,15 @@ struct smtp_session *
 verify_batch_open(struct verify_engine *e, const struct verify_batch *b,
     size_t route)
 {
-	return smtp_session_open_mx_route(verify_engine_smtp(e), &b->mx, route);
+	return smtp_session_open_mx_route(verify_batch_opts(e, b), &b->mx,
+	    route);
+}
+
+const struct smtp_opts *
+verify_batch_opts(const struct verify_engine *e, const struct verify_batch *b)
+{
+	return verify_engine_smtp_host(e, b->resolved && b->mx.status ==
+	    DNS_OK && b->mx.nhosts > 0 ? b->mx.hosts[0].name : NULL);
 }
 
 int

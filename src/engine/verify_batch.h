@@ -118,6 +118,10 @@ void	 verify_batch_provider(struct verify_engine *, struct verify_batch *,
 struct smtp_session *verify_batch_session(struct verify_engine *,
 	    struct db *, struct verify_batch *, struct verify_item *const *,
 	    size_t n, int64_t deadline_ms, int *probe);
+/* The options of the batch's sessions: those of its first MX host's
+ * provider's pin (verify_engine_smtp_host), else the engine's. */
+const struct smtp_opts *verify_batch_opts(const struct verify_engine *,
+	    const struct verify_batch *);
 /* A session for transactions of any domain whose MX is the same host,
  * given one by one (smtp_session_open_mx): opened to this batch's MX
  * hosts by egress route route, READY after its handshake. NULL when it

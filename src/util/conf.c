@@ -138,6 +138,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    0, 1, "routes SMTP probes leave by, spread over in turn: direct, "
 	    "bind:ADDRESS, socks5://[USER:PASS@]HOST:PORT (hidden by svcadm "
 	    "config: it may hold a proxy password)" },
+	[CONF_SMTP_PROVIDER_ROUTES_FILE] = { "smtp_provider_routes_file",
+	    CONF_TYPE_STRING, "", 0, 0, 0, "per-provider override file: a "
+	    "provider's MX hosts pinned to some smtp_egress routes, with their "
+	    "own HELO name and MAIL FROM (empty: none)" },
 	[CONF_SMTP_CONNECT_TIMEOUT_MS] = { "smtp_connect_timeout_ms",
 	    CONF_TYPE_INT, "10000", 100, 120000, 0, "TCP connect timeout" },
 	[CONF_SMTP_REPLY_TIMEOUT_MS] = { "smtp_reply_timeout_ms",

@@ -78,6 +78,7 @@ domains_host(struct process *p, const char *name)
 		char provider[PROVIDERS_NAME_MAX];
 
 		verify_engine_host_provider(process_engine(p), name, provider);
+		h->opts = verify_engine_smtp_host(process_engine(p), name);
 		pacer_host_new(p, h);
 		pacer_host_pairs(p, h, provider);
 	}
@@ -312,6 +313,10 @@ domains_may_follow(const struct process *p, struct process_host *const *held,
 	for (i = 0; !same && i < mh->addrs.n; i++)
 		same = strcmp(mh->addrs.addr[i].text, si->addr) == 0;
 	if (!same)
+		return 0;
+	/* a session of another provider's pin (routes, HELO, MAIL FROM) */
+	if (held[PROCESS_BY_NAME] != NULL && d->host[PROCESS_BY_NAME] != NULL &&
+	    held[PROCESS_BY_NAME]->opts != d->host[PROCESS_BY_NAME]->opts)
 		return 0;
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
 		if ((h = d->host[t]) == NULL)

@@ -8,8 +8,9 @@
  * the pieces of uploaded files whose job never came (a responder that died
  * in the middle of an upload), event deliveries that ended (and outbox
  * events handed to deliveries) more than job_retention_days ago, and the
- * heartbeat rows of workers not seen for a day, and delivery outcomes
- * older than feedback_retention_days. Each pass logs what it removed. */
+ * heartbeat rows of workers not seen for a day, delivery outcomes
+ * older than feedback_retention_days, and pacing pairs unused for
+ * PACING_KEEP_DAYS (pacing.h). Each pass logs what it removed. */
 #include "worker/housekeeping.h"
 #include "worker/heartbeat.h"
 #include "core/idempotency.h"
@@ -19,6 +20,7 @@
 #include "jobs/retention.h"
 #include "jobs/upload_store.h"
 #include "core/ratelimit.h"
+#include "engine/pacing.h"
 #include "engine/vcache.h"
 #include "util/log.h"
 #include "worker/connstats.h"
@@ -36,7 +38,7 @@ int
 housekeeping_run(const struct conf *c, struct db *db)
 {
 	long long idem, hits, buckets, cached, jobs, orphans, events, workers;
-	long long egress, outcomes;
+	long long egress, outcomes, pairs;
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
@@ -53,9 +55,10 @@ housekeeping_run(const struct conf *c, struct db *db)
 	egress = connstats_purge(db);
 	outcomes = feedback_expire(db, conf_int(c, CONF_FEEDBACK_RETENTION_DAYS),
 	    HOUSEKEEPING_OUTCOMES_MAX);
+	pairs = pacing_db_purge(db);
 	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0 ||
 	    orphans < 0 || events < 0 || workers < 0 || egress < 0 ||
-	    outcomes < 0) {
+	    outcomes < 0 || pairs < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}
@@ -63,7 +66,8 @@ housekeeping_run(const struct conf *c, struct db *db)
 	    "rate_hits_purged=%lld rate_buckets_purged=%lld cache_expired=%lld "
 	    "jobs_erased=%lld upload_pieces_purged=%lld events_purged=%lld "
 	    "workers_purged=%lld egress_health_purged=%lld "
-	    "outcomes_purged=%lld", idem, hits, buckets, cached, jobs,
-	    orphans, events, workers, egress, outcomes);
+	    "outcomes_purged=%lld pacing_pairs_purged=%lld", idem, hits,
+	    buckets, cached, jobs, orphans, events, workers, egress, outcomes,
+	    pairs);
 	return 0;
 }

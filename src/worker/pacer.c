@@ -238,6 +238,13 @@ pacer_route_pair(const struct process_host *h, size_t route, int *missing)
 	return h->pair[route % h->npairs];
 }
 
+/* Whether the host's sessions may take route r (its provider's pin). */
+static int
+pacer_route_usable(const struct process_host *h, size_t r)
+{
+	return h->opts == NULL || egress_in(h->opts->routes, r);
+}
+
 int
 pacer_may_send(const struct process_host *h, size_t route, int64_t now)
 {
@@ -256,7 +263,8 @@ pacer_any_may_send(const struct process_host *h, int64_t now)
 	if (h == NULL || h->npairs == 0)
 		return pacer_may_send(h, 0, now);
 	for (r = 0; r < h->npairs; r++)
-		if (pacing_may_send(&h->pair[r]->s, now))
+		if (pacer_route_usable(h, r) &&
+		    pacing_may_send(&h->pair[r]->s, now))
 			return 1;
 	return 0;
 }
@@ -270,7 +278,8 @@ pacer_past_patience(const struct process *p, const struct process_host *h,
 	if (h == NULL || h->npairs == 0)
 		return 0;
 	for (r = 0; r < h->npairs; r++)
-		if (!pacing_past_patience(&h->pair[r]->s, &p->pconf, now))
+		if (pacer_route_usable(h, r) &&
+		    !pacing_past_patience(&h->pair[r]->s, &p->pconf, now))
 			return 0;
 	return 1;
 }
@@ -281,7 +290,7 @@ pacer_reason(const struct process_host *h)
 	size_t r;
 
 	for (r = 0; h != NULL && r < h->npairs; r++)
-		if (h->pair[r]->s.reason[0])
+		if (pacer_route_usable(h, r) && h->pair[r]->s.reason[0])
 			return h->pair[r]->s.reason;
 	return "paused by pacing";
 }

@@ -61,6 +61,10 @@ struct process_host {
 	size_t			 npairs;
 	int			 no_reuse;	/* a later transaction of a
 						 * session failed: one each */
+	/* by name: the options of its sessions (its provider's pin, or the
+	 * engine's: verify_engine_smtp_host); its routes are the ones its
+	 * pairs may be used on. NULL for a host by address. */
+	const struct smtp_opts	*opts;
 	struct process_host	*next;
 };
 

@@ -119,12 +119,15 @@ sessions_start(struct process *p, struct process_domain *d, int64_t now)
 	struct process_session *ss = &p->sessions[p->nsessions];
 	size_t i, n = pacer_routes(p), start = pacer_route_start(p), r = 0;
 	size_t limit = domains_rcpt_limit(p, d);
+	/* the routes of the domain's provider's pin, or all */
+	const struct smtp_opts *o = verify_batch_opts(p->engine, &d->b);
 
 	memset(ss, 0, sizeof(*ss));
 	for (i = 0; i < n; i++) {
 		r = (start + i) % n;
-		if (egress_avoid(verify_engine_smtp(p->engine)->egress, r,
-		    now) || !pacer_may_send(d->host[PROCESS_BY_NAME], r, now))
+		if (!egress_in(o->routes, r) || egress_avoid_in(o->egress, r,
+		    now, o->routes) || !pacer_may_send(d->host[PROCESS_BY_NAME],
+		    r, now))
 			continue;
 		if (sessions_take(p, &ss->tx, d, limit, r, now) > 0)
 			break;

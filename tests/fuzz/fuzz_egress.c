@@ -2,9 +2,10 @@
  * no crash or leak; success gives 1..EGRESS_ROUTES_MAX routes, each of a
  * known kind with a NUL-terminated, printable name that never holds the
  * password, a bind or socks5 route an AF_INET or AF_INET6 address of the
- * matching length (a bind port 0, a proxy port 1-65535; a proxy's name is
+ * matching length or, for a proxy by host name, none yet (a bind port 0, a proxy port 1-65535; a proxy's name is
  * the scheme, the user and the address only), credentials both
- * set or both empty; failure gives an error message and no routes; the
+ * set or both empty, a proxy's #egress= address an address in text (none
+ * for other routes); failure gives an error message and no routes; the
  * names of the routes without a user parse again. */
 #include "engine/egress.h"
 #include <netinet/in.h>
@@ -29,8 +30,22 @@ check_route(const struct egress_route *r)
 	for (p = r->name; *p; p++)
 		CHECK((unsigned char)*p > 0x20 && (unsigned char)*p < 0x7f);
 	CHECK((r->user[0] == '\0') == (r->pass[0] == '\0'));
+	/* a proxy's #egress= address: an address as text, only for proxies */
+	CHECK(memchr(r->egress_addr, '\0', sizeof(r->egress_addr)) != NULL);
+	CHECK(r->kind == EGRESS_SOCKS5 || r->egress_addr[0] == '\0');
+	CHECK(strspn(r->egress_addr, "0123456789abcdef.:") ==
+	    strlen(r->egress_addr));
 	if (r->kind == EGRESS_DIRECT) {
 		CHECK(strcmp(r->name, "direct") == 0);
+		return;
+	}
+	if (r->kind == EGRESS_SOCKS5 && r->host[0] != '\0') {
+		/* by host name: no address until looked up */
+		CHECK(r->family == 0 && r->salen == 0);
+		CHECK(r->port >= 1 && r->port <= 65535);
+		CHECK(strspn(r->host, "abcdefghijklmnopqrstuvwxyz0123456789-.")
+		    == strlen(r->host));
+		CHECK(strstr(r->name, r->host) != NULL);
 		return;
 	}
 	CHECK(r->family == AF_INET || r->family == AF_INET6);

@@ -196,6 +196,28 @@ t_dnsbl() {
 }
 t_case "dnsbl: a listed address fails, a list refusing the query cannot tell, lists without the address pass" t_dnsbl
 
+t_dnsbl_routes() {
+    # every smtp_egress route: direct (doctor_address), two bind: addresses
+    # (dnsbl.test lists 127.0.0.2), a proxy whose outgoing address is named
+    # (#egress=) and one whose is not (skipped, with why)
+    doctor dnsbl-routes "smtp_egress=direct bind:127.0.0.2 bind:127.0.0.3 socks5://u:pw@127.0.0.1:1080#egress=127.0.0.43 socks5://127.0.0.1:1081" \
+        -- --skip ptr,fcrdns,port25
+    rc 1
+    line dnsbl "fail: 1 of 5 routes listed: bind:127.0.0.2 (127.0.0.2) on dnsbl.test (127.0.0.2)"
+    line "dnsbl route direct" "ok: 127.0.0.41 is listed on none of 1"
+    line "dnsbl route bind:127.0.0.2" "fail: 127.0.0.2 is listed on dnsbl.test (127.0.0.2)"
+    line "dnsbl route bind:127.0.0.3" "ok: 127.0.0.3 is listed on none of 1"
+    line "dnsbl route socks5://u@127.0.0.1:1080" "ok: 127.0.0.43 is listed on none of 1"
+    line "dnsbl route socks5://127.0.0.1:1081" "skipped: the address the proxy connects from is not known to svc: name it in smtp_egress (socks5://127.0.0.1:1081#egress=ADDRESS)"
+    expect_eq "json" "fail 5 fail bind:127.0.0.2" "$("$SVCADM" -c "$IT_DIR/dnsbl-routes.conf" doctor --json --skip ptr,fcrdns,port25 |
+        jq -r '"\(.checks[] | select(.check == "dnsbl") | .result) \(.dnsbl_routes | length) \(.dnsbl_routes[1].result) \(.dnsbl_routes[1].route)"')"
+    case $OUT in *pw*) it_fail "the proxy password was printed: $OUT" ;; esac
+    doctor dnsbl-routes-ok "smtp_egress=bind:127.0.0.3 socks5://127.0.0.1:1081" -- --skip ptr,fcrdns,port25
+    rc 0
+    line dnsbl "ok: 1 of 2 routes listed nowhere, 1 skipped"
+}
+t_case "dnsbl per egress route: each bind: address and direct are checked, a proxy's named #egress= address too, an unnamed one is skipped saying why; a listed route fails naming route and zone" t_dnsbl_routes
+
 t_skip() {
     # everything would fail: no PTR, a silent port, a refusing list
     doctor skip-all doctor_address=127.0.0.43 "doctor_port25_target=127.0.0.45:$SMTP_PORT" \

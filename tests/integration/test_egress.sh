@@ -6,7 +6,9 @@
 # address, and Debian's dante-server (danted) as the proxy with
 # username/password authentication against a system user that the test
 # creates and removes. Cases: a bad route stops svc-api and svc-worker at
-# start; bind: routes spread a bulk job's sessions over two source
+# start; a provider pinned to one route (smtp_provider_routes_file, a
+# third fake server at 127.0.0.43 serving 127.0.0.3 only) gets every probe
+# by it with its own HELO name and MAIL FROM; bind: routes spread a bulk job's sessions over two source
 # addresses; the proxy-only host refuses those; through the proxy alone the
 # verdicts are right (single verification and bulk job); a dead proxy gives
 # unknown, never invalid, and the next route is used when there is one; a
@@ -23,6 +25,11 @@ mkdir -p "$IT_DIR/zones"
         '@ 300 IN NS ns.svc.test.' 'mx-open 300 IN A 127.0.0.41' 'mx-proxyonly 300 IN A 127.0.0.42'
     for i in 1 2 3 4 5 6; do echo "d$i 300 IN MX 10 mx-open"; done
     for i in 1 2 3; do echo "p$i 300 IN MX 10 mx-proxyonly"; done
+    # q1-q3 on the pinned provider's host (serving 127.0.0.3 only)
+    echo 'mx-pinned 300 IN A 127.0.0.43'
+    # the proxy by name (noproxy.egress.test does not exist)
+    echo 'proxy 300 IN A 127.0.0.1'
+    for i in 1 2 3; do echo "q$i 300 IN MX 10 mx-pinned"; done
     # r1-r25: MX hosts where nothing listens (a closed port 25)
     for i in $(seq 1 25); do echo "r$i 300 IN MX 10 mx-r$i"; echo "mx-r$i 300 IN A 127.0.0.46"; done
 } > "$IT_DIR/zones/egress.test.zone"
@@ -31,6 +38,7 @@ SMTP_PORT=$(stack_free_port)
 PROXY_ADDR=127.0.0.45	# the proxy's outgoing (external) address
 fake 127.0.0.41
 fake 127.0.0.42 allow_from=$PROXY_ADDR
+fake 127.0.0.43 allow_from=127.0.0.3
 
 # the proxy's user: a system user of this test only, removed at exit
 PROXY_USER=svcegress$$
@@ -64,8 +72,16 @@ done
 
 SOCKS="socks5://$PROXY_USER:$PROXY_PASS@127.0.0.1:$PROXY_PORT"
 mail_env_lists
+# mx-pinned's provider: "pinned" (the operator's mx_providers.txt)
+echo 'mx-pinned.egress.test pinned' >> "$IT_DIR/lists/local/mx_providers.txt"
 mail_env_conf
 it_conf_add "smtp_egress = bind:127.0.0.2 bind:127.0.0.3"
+# provider "pinned" (mx-pinned, which serves 127.0.0.3 only) is pinned to
+# bind:127.0.0.3 with its own HELO name and MAIL FROM (the first cases;
+# the other hosts go on using both routes)
+printf '%s\n' '# pins of the test' \
+    'pinned bind:127.0.0.3 helo=pinned-out.svc.test mail_from=probe@pinned.svc.test' > "$IT_DIR/pins.txt"
+it_conf_add "smtp_provider_routes_file = $IT_DIR/pins.txt"
 it_stack_start
 
 ACC=$(it_account admin 10000)
@@ -103,15 +119,59 @@ job() {
 
 t_bad_route_stops_the_programs() {
     local bad=$IT_DIR/bad.conf out
-    sed "s|^smtp_egress = .*|smtp_egress = bind:127.0.0.2 socks5://joe:$PROXY_PASS@proxy.example:1080|" \
+    sed "s|^smtp_egress = .*|smtp_egress = bind:127.0.0.2 socks5://joe:$PROXY_PASS@proxy_1.example:1080|" \
         "$SVC_CONF" > "$bad"
     out=$("$top_builddir/src/worker/svc-worker" -c "$bad" --once 2>&1) && { it_fail "svc-worker started"; return 1; }
-    expect_eq "svc-worker" "svc-worker: smtp_egress: bad route \"socks5://joe:***@proxy.example:1080\": the proxy's HOST must be an IP address (IPv6 in brackets)" "$out" || return 1
+    expect_eq "svc-worker" "svc-worker: smtp_egress: bad route \"socks5://joe:***@proxy_1.example:1080\": the proxy's HOST must be an IP address (IPv6 in brackets) or a host name" "$out" || return 1
     out=$("$(it_api)" -c "$bad" < /dev/null 2>&1) && { it_fail "svc-api started"; return 1; }
-    case $out in *"smtp_egress: bad route \"socks5://joe:***@proxy.example:1080\""*) ;; *) it_fail "svc-api: $out"; return 1 ;; esac
+    case $out in *"smtp_egress: bad route \"socks5://joe:***@proxy_1.example:1080\""*) ;; *) it_fail "svc-api: $out"; return 1 ;; esac
     case $out in *"$PROXY_PASS"*) it_fail "the password was printed"; return 1 ;; esac
 }
 t_case "a bad route stops svc-worker and svc-api at start with a clear message, the password hidden" t_bad_route_stops_the_programs
+
+# conf_set KEY VALUE / conf_unset KEY: a setting of svc.conf for the
+# worker runs of one case
+conf_set() { sed -i "/^$1 = /d" "$SVC_CONF"; echo "$1 = $2" >> "$SVC_CONF"; }
+conf_unset() { sed -i "/^$1 = /d" "$SVC_CONF"; }
+
+t_pinned_provider() {
+    local out p s
+    fake_ctl 127.0.0.41 reset > /dev/null
+    # single verifications (two responders, each starting the round at a
+    # route of its own) and a bulk job of one domain a session, so that
+    # without the pin some sessions would leave by 127.0.0.2 and be refused
+    for i in 1 2; do
+        row "user9$i@q$i.egress.test" deliverable accepted_email null || return 1
+    done
+    conf_set worker_transactions_per_session 1
+    { for i in 1 2 3; do echo "user92$i@q$i.egress.test"; done
+      echo unknown@q1.egress.test; echo user931@d1.egress.test; } | job pinned
+    conf_unset worker_transactions_per_session
+    expect_eq "results" "1 invalid,4 valid" "$JOB_RESULTS" || return 1
+    p=$(peers 127.0.0.43)
+    [[ $p =~ ^127\.0\.0\.3=[0-9]+$ ]] || { it_fail "peers of the pinned host: $p"; return 1; }
+    s=$(fake_ctl 127.0.0.43 senders)
+    [[ $s =~ ^127\.0\.0\.3,pinned-out\.svc\.test,\<probe@pinned\.svc\.test\>=([0-9]+)$ ]] &&
+        [ "${BASH_REMATCH[1]}" -ge 5 ] || { it_fail "senders of the pinned host: $s"; return 1; }
+    # the other provider's sessions: both routes, the usual HELO and sender
+    s=$(fake_ctl 127.0.0.41 senders)
+    case $s in *pinned*|-) it_fail "senders of the open host: $s"; return 1 ;; esac
+    # a pin on a route that is not in smtp_egress stops the programs
+    echo 'pinned bind:127.0.0.9' > "$IT_DIR/badpins.txt"
+    sed "s|^smtp_provider_routes_file = .*|smtp_provider_routes_file = $IT_DIR/badpins.txt|" "$SVC_CONF" > "$IT_DIR/badpins.conf"
+    out=$("$top_builddir/src/worker/svc-worker" -c "$IT_DIR/badpins.conf" --once 2>&1) && { it_fail "svc-worker started"; return 1; }
+    expect_eq "svc-worker" "svc-worker: smtp_provider_routes_file: $IT_DIR/badpins.txt: line 1: \"bind:127.0.0.9\": not one of smtp_egress's routes" "$out"
+}
+t_pinned() {
+    local rc=0
+    t_pinned_provider || rc=1
+    conf_unset worker_transactions_per_session
+    # the later cases change smtp_egress (svc-api, restarted then, reads
+    # it again; until then its pins concern mx-pinned only)
+    conf_unset smtp_provider_routes_file
+    return $rc
+}
+t_case "a provider pinned to one route (smtp_provider_routes_file): every probe of its host leaves by that route with the pin's HELO name and MAIL FROM, from the API and the worker; a pin on an unknown route stops the programs" t_pinned
 
 t_bind_spread() {
     local p
@@ -135,10 +195,7 @@ t_api_bind() {
 }
 t_case "POST /v1/verify leaves by the same bind: routes" t_api_bind
 
-# conf_set KEY VALUE / conf_unset KEY: a setting of svc.conf for the
-# worker runs of one case
-conf_set() { sed -i "/^$1 = /d" "$SVC_CONF"; echo "$1 = $2" >> "$SVC_CONF"; }
-conf_unset() { sed -i "/^$1 = /d" "$SVC_CONF"; }
+
 
 t_pacing_per_route() {
     local p
@@ -269,6 +326,7 @@ t_next_route() {
 }
 t_case "a dead proxy with another route: the next route is used and the verdicts are right" t_next_route
 
+
 # worker_lines PATTERN: svc-worker's log lines that match
 worker_lines() { grep "svc-worker\[[0-9]*\] .*$1" "$IT_DIR/log/svc.log" | wc -l; }
 
@@ -316,6 +374,42 @@ t_wrong_password() {
 }
 t_case "a wrong proxy password: unknown, a clear log line, the password never logged" t_wrong_password
 
+t_proxy_by_name() {
+    local p n
+    # the proxy named by a host name of the test zone (127.0.0.1): looked
+    # up through the engine's DNS when a session starts
+    egress "socks5://$PROXY_USER:$PROXY_PASS@proxy.egress.test:$PROXY_PORT"
+    fake_ctl 127.0.0.42 reset > /dev/null
+    fake_set 127.0.0.42 allow_from=$PROXY_ADDR
+    row user72@p2.egress.test deliverable accepted_email null || return 1
+    p=$(peers 127.0.0.42)
+    [[ $p =~ ^127\.0\.0\.45=[0-9]+$ ]] || { it_fail "peers of the proxy-only host: $p"; return 1; }
+    grep -q "event=egress_proxy_resolved route=socks5://$PROXY_USER@proxy.egress.test:$PROXY_PORT host=proxy.egress.test addr=127.0.0.1" \
+        "$IT_DIR/log/svc.log" || { it_fail "no egress_proxy_resolved line"; return 1; }
+    # a name that does not resolve: that route fails (logged), the next
+    # one is used (svc-worker reads svc.conf at each run)
+    sed -i "s|^smtp_egress = .*|smtp_egress = socks5://$PROXY_USER:$PROXY_PASS@noproxy.egress.test:$PROXY_PORT bind:127.0.0.4|" "$SVC_CONF"
+    fake_ctl 127.0.0.41 reset > /dev/null
+    conf_set worker_transactions_per_session 1
+    { for i in 1 2 3; do echo "user74$i@d$i.egress.test"; done; } | job noproxy
+    conf_unset worker_transactions_per_session
+    expect_eq "results" "3 valid" "$JOB_RESULTS" || return 1
+    p=$(peers 127.0.0.41)
+    [[ $p =~ ^127\.0\.0\.4=[0-9]+$ ]] || { it_fail "peers: $p"; return 1; }
+    [ "$(worker_lines "event=egress_route_failed .*route=socks5://$PROXY_USER@noproxy.egress.test:$PROXY_PORT .*why=\"the proxy's host name does not resolve\"")" -ge 1 ] ||
+        { it_fail "no egress_route_failed line for the name"; return 1; }
+    [ "$(worker_lines "event=egress_proxy_unresolved route=socks5://$PROXY_USER@noproxy.egress.test:$PROXY_PORT host=noproxy.egress.test status=nxdomain")" -ge 1 ] ||
+        { it_fail "no egress_proxy_unresolved line"; return 1; }
+    # alone: unknown / smtp_unreachable, never invalid
+    sed -i "s|^smtp_egress = .*|smtp_egress = socks5://$PROXY_USER:$PROXY_PASS@noproxy.egress.test:$PROXY_PORT|" "$SVC_CONF"
+    it_sql "DELETE FROM egress_down"
+    { echo user7591@d6.egress.test; echo unknown7591@d6.egress.test; } | job noproxy2
+    expect_eq "results" "2 unknown" "$JOB_RESULTS" || return 1
+    expect_eq "sub_status" "smtp_unreachable" "$(it_sql "SELECT GROUP_CONCAT(DISTINCT sub_status) FROM job_emails
+        WHERE email IN ('user7591@d6.egress.test', 'unknown7591@d6.egress.test')")"
+}
+t_case "a proxy by host name: looked up through the engine's DNS when used; a name that does not resolve fails its route (logged), the next route is used, alone it gives unknown smtp_unreachable" t_proxy_by_name
+
 t_port25_blocked() {
     local out rc n
     out=$(svcadm status) || true
@@ -343,5 +437,19 @@ t_port25_blocked() {
         *) it_fail "svcadm doctor: $out"; return 1 ;; esac
 }
 t_case "port 25 closed: direct connects refused for most domains give unknown smtp_unreachable, and svcadm status and doctor say port 25 looks blocked" t_port25_blocked
+
+t_pacing_pairs_purged() {
+    # three pairs: unused for 40 days (deleted), unused as long but paused
+    # for another hour (kept), written an hour ago (kept)
+    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, paused_until, strikes, updated_at) VALUES
+        ('old.purge.test', 'direct', 600, 600, UTC_TIMESTAMP(3) - INTERVAL 41 DAY, NULL, 0, UTC_TIMESTAMP(3) - INTERVAL 40 DAY),
+        ('paused.purge.test', 'direct', 600, 600, UTC_TIMESTAMP(3) - INTERVAL 41 DAY, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, 1, UTC_TIMESTAMP(3) - INTERVAL 40 DAY),
+        ('recent.purge.test', 'direct', 600, 600, UTC_TIMESTAMP(3) - INTERVAL 2 HOUR, NULL, 0, UTC_TIMESTAMP(3) - INTERVAL 1 HOUR)"
+    it_worker_once || { it_fail "svc-worker --once failed"; return 1; }
+    expect_eq "pairs left" "paused.purge.test recent.purge.test" \
+        "$(it_sql "SELECT pair FROM pacing_pairs WHERE pair LIKE '%.purge.test' ORDER BY pair" | tr '\n' ' ' | sed 's/ $//')" || return 1
+    [ "$(worker_lines "event=housekeeping .* pacing_pairs_purged=[1-9]")" -ge 1 ] || it_fail "no pacing_pairs_purged count"
+}
+t_case "housekeeping deletes pacing pairs unused for 30 days, not a paused one nor a recent one" t_pacing_pairs_purged
 
 t_done

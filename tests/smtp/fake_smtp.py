@@ -94,6 +94,10 @@ Control commands (one line each, answered with one line):
   peers         the client source addresses of the sessions since the
                 start or the last reset, refused ones included, with their
                 counts, sorted: "127.0.0.2=3 127.0.0.3=3" ("-": none)
+  senders       the sessions since the start or the last reset that sent
+                MAIL, by (client source address, EHLO/HELO name, MAIL
+                FROM path) with their counts, sorted:
+                "127.0.0.2,out.example,<a@b.example>=3" ("-": none)
   paths         the last session's MAIL and RCPT command lines as sent,
                 joined with "|" ("MAIL FROM:<a@b> SMTPUTF8|RCPT TO:<c@d>")
   stats         over the sessions since the start or the last reset:
@@ -365,6 +369,10 @@ class Session:
                 self.log["counts"][verb] += 1
             if verb in ("MAIL", "RCPT"):
                 self.log["paths"].append(line)
+            if verb == "MAIL" and not self.log.get("sender"):
+                m = re.match(r"(?i)FROM:(<[^>]*>)", arg)
+                self.log["sender"] = "%s,%s,%s" % (self.log["peer"], self.log["helo"] or "-",
+                                                   m.group(1) if m else arg)
         if verb == "EHLO":
             with lock:
                 self.log["helo"] = arg
@@ -604,6 +612,13 @@ class Control(socketserver.StreamRequestHandler):
                     seen = {}
                     for x in sessions:
                         seen[x["peer"]] = seen.get(x["peer"], 0) + 1
+                self.answer(" ".join("%s=%d" % (k, seen[k]) for k in sorted(seen)) or "-")
+            elif cmd == "senders":
+                with lock:
+                    seen = {}
+                    for x in sessions:
+                        if x.get("sender"):
+                            seen[x["sender"]] = seen.get(x["sender"], 0) + 1
                 self.answer(" ".join("%s=%d" % (k, seen[k]) for k in sorted(seen)) or "-")
             elif cmd == "paths":
                 with lock:

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/egress.h"
+#include "util/timeutil.h"
 
 struct ecase {
 	const char	*in;
@@ -40,7 +41,20 @@ static const struct ecase cases[] = {
 	    "socks5://u:x@10.0.0.1:65535", NULL },
 	{ "direct socks5://a:b@192.0.2.9:1 bind:::1", 1, 3,
 	    "direct socks5://a@192.0.2.9:1 bind:[::1]", NULL },
+	{ "socks5://u:p@127.0.0.1:1080#egress=192.0.2.7", 1, 1,
+	    "socks5://u@127.0.0.1:1080", NULL },
+	{ "socks5://[::1]:1080#egress=[2001:db8::7]", 1, 1,
+	    "socks5://[::1]:1080", NULL },
+	/* a proxy by host name (looked up when used) */
+	{ "socks5://Proxy.Example.:1080", 1, 1, "socks5://proxy.example:1080",
+	    NULL },
+	{ "socks5://u:p@proxy-1.example:1080#egress=192.0.2.7", 1, 1,
+	    "socks5://u@proxy-1.example:1080", NULL },
 	/* bad ones */
+	{ "socks5://127.0.0.1:1080#egress=proxy.example", 0, 0, NULL,
+	    "#egress= needs an IPv4 or IPv6 address" },
+	{ "socks5://127.0.0.1:1080#egress=", 0, 0, NULL, "#egress= needs" },
+	{ "bind:127.0.0.1#egress=127.0.0.2", 0, 0, NULL, "bind: needs" },
 	{ "indirect", 0, 0, NULL, "bad route \"indirect\": not direct" },
 	{ "DIRECT", 0, 0, NULL, "not direct" },
 	{ "direct,bind:127.0.0.1", 0, 0, NULL, "not direct" },
@@ -54,7 +68,11 @@ static const struct ecase cases[] = {
 	{ "socks5://127.0.0.1:65536", 0, 0, NULL, "bad port" },
 	{ "socks5://127.0.0.1:99999999999999999999", 0, 0, NULL, "bad port" },
 	{ "socks5://127.0.0.1:10x", 0, 0, NULL, "bad port" },
-	{ "socks5://proxy.example:1080", 0, 0, NULL, "must be an IP address" },
+	{ "socks5://-proxy.example:1080", 0, 0, NULL, "must be an IP address "
+	    "(IPv6 in brackets) or a host name" },
+	{ "socks5://proxy_1.example:1080", 0, 0, NULL, "or a host name" },
+	{ "socks5://1.2.3:1080", 0, 0, NULL, "or a host name" },
+	{ "socks5://proxy..example:1080", 0, 0, NULL, "or a host name" },
 	{ "socks5://::1:1080", 0, 0, NULL, "must be an IP address" },
 	{ "socks5://user@127.0.0.1:1080", 0, 0, NULL, "needs a password" },
 	{ "socks5://:pw@127.0.0.1:1080", 0, 0, NULL, "bad user name" },
@@ -63,8 +81,8 @@ static const struct ecase cases[] = {
 	{ "socks5://u:p%00@127.0.0.1:1080", 0, 0, NULL, "bad password" },
 	{ "socks4://127.0.0.1:1080", 0, 0, NULL, "not direct" },
 	/* the password never appears in the message */
-	{ "socks5://joe:hunter2@proxy:1080", 0, 0, NULL,
-	    "\"socks5://joe:***@proxy:1080\"" },
+	{ "socks5://joe:hunter2@proxy_1:1080", 0, 0, NULL,
+	    "\"socks5://joe:***@proxy_1:1080\"" },
 };
 
 static void
@@ -199,6 +217,92 @@ test_pick_goes_round(void **state)
 	free(e);
 }
 
+/* A provider pinned to some routes: the pick stays in the set, a route
+ * of the set marked down is passed over while another of the set is up
+ * (a route outside the set being up does not count). */
+static void
+test_pick_in_a_set(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err;
+	size_t seen[4] = { 0, 0, 0, 0 }, i;
+	uint32_t set = (UINT32_C(1) << 1) | (UINT32_C(1) << 3);
+
+	(void)state;
+	buf_init(&err, 1024);
+	assert_true(egress_in(0, 5));
+	assert_true(egress_in(set, 3));
+	assert_false(egress_in(set, 2));
+	assert_int_equal(egress_parse("bind:127.0.0.2 bind:127.0.0.3 direct "
+	    "bind:127.0.0.4", e, &err), 0);
+	for (i = 0; i < 40; i++)
+		seen[egress_pick_in(e, set)]++;
+	assert_int_equal(seen[0], 0);
+	assert_int_equal(seen[2], 0);
+	assert_int_equal(seen[1] + seen[3], 40);
+	assert_true(seen[1] >= 10 && seen[3] >= 10);
+	egress_set_down(e, 1, timeutil_mono_ms() + 60000);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(egress_pick_in(e, set), 3);
+	assert_true(egress_avoid_in(e, 1, timeutil_mono_ms(), set));
+	/* both routes of the set down: none is better, route 0 and 2 are
+	 * still not taken */
+	egress_set_down(e, 3, timeutil_mono_ms() + 60000);
+	assert_false(egress_avoid_in(e, 1, timeutil_mono_ms(), set));
+	for (i = 0; i < 10; i++) {
+		size_t r = egress_pick_in(e, set);
+
+		assert_true(r == 1 || r == 3);
+	}
+	buf_free(&err);
+	free(e);
+}
+
+/* A proxy's outgoing address (#egress=), for svcadm doctor: kept as text,
+ * not in the route's name; none for the other routes. */
+static void
+test_proxy_egress_addr(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err;
+
+	(void)state;
+	buf_init(&err, 1024);
+	assert_int_equal(egress_parse("socks5://u:p%23x@127.0.0.1:1080#egress="
+	    "192.0.2.7 socks5://[::1]:1080#egress=2001:db8::7 "
+	    "socks5://127.0.0.1:1081 bind:127.0.0.2", e, &err), 0);
+	assert_string_equal(e->r[0].egress_addr, "192.0.2.7");
+	assert_string_equal(e->r[0].pass, "p#x");
+	assert_string_equal(e->r[1].egress_addr, "2001:db8::7");
+	assert_string_equal(e->r[1].name, "socks5://[::1]:1080");
+	assert_string_equal(e->r[2].egress_addr, "");
+	assert_string_equal(e->r[3].egress_addr, "");
+	buf_free(&err);
+	free(e);
+}
+
+/* A proxy by host name: no address until looked up (egress_resolve.h),
+ * its name and port kept. */
+static void
+test_proxy_host_name(void **state)
+{
+	struct egress *e = malloc(sizeof(*e));
+	struct buf err;
+
+	(void)state;
+	buf_init(&err, 1024);
+	assert_int_equal(egress_parse("socks5://u:p@proxy.example:1080 "
+	    "socks5://127.0.0.1:1081", e, &err), 0);
+	assert_string_equal(e->r[0].host, "proxy.example");
+	assert_int_equal(e->r[0].port, 1080);
+	assert_int_equal(e->r[0].family, 0);
+	assert_int_equal(e->r[0].resolve_at, 0);
+	assert_string_equal(e->r[1].host, "");
+	assert_int_equal(e->r[1].family, AF_INET);
+	buf_free(&err);
+	free(e);
+}
+
 static void
 test_from_conf(void **state)
 {
@@ -231,6 +335,9 @@ main(void)
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_pick_goes_round),
+		cmocka_unit_test(test_pick_in_a_set),
+		cmocka_unit_test(test_proxy_egress_addr),
+		cmocka_unit_test(test_proxy_host_name),
 		cmocka_unit_test(test_from_conf),
 	};
 
