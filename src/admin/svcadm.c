@@ -25,6 +25,7 @@
 #include "util/startup.h"
 #include "util/strparse.h"
 #include <pwd.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +38,8 @@
 #endif
 
 static struct conf conf;
+
+static void svcadm_complainers_hash(struct db *, struct buf *);
 
 static void
 svcadm_usage(void)
@@ -239,6 +242,7 @@ svcadm_cmd_db(int argc, char **argv)
 		buf_reset(&err);
 		if (keyfiles_ensure(&conf, &err) == -1)
 			svcadm_die("%s", buf_str(&err));
+		svcadm_complainers_hash(db, &err);
 		buf_free(&err);
 	} else if (strcmp(argv[0], "version") == 0) {
 		db = svcadm_open_db(0);
@@ -555,9 +559,34 @@ svcadm_cmd_key(int argc, char **argv)
 	return 0;
 }
 
+/* db migrate's last step: the complainer rows left in clear by schema
+ * versions before 25 hashed under the key just written (025's note). */
+static void
+svcadm_complainers_hash(struct db *db, struct buf *err)
+{
+	struct addrhash_key key;
+	unsigned long n;
+
+	buf_reset(err);
+	if (conf_reread_feedback_key(&conf, err) == -1)
+		svcadm_die("%s", buf_str(err));
+	if (complainers_key(&conf, &key) == -1) {
+		fprintf(stderr, "svcadm: warning: feedback_hash_key is not set: "
+		    "complainer rows in clear are not hashed yet\n");
+		return;
+	}
+	if (complainers_hash_clear(db, &key, &n) != DB_OK)
+		svcadm_die("complainers: %s", db_error(db));
+	sodium_memzero(&key, sizeof(key));
+	if (n > 0)
+		printf("complainers: %lu addresses in clear replaced by their "
+		    "hashes\n", n);
+}
+
 static int
 svcadm_cmd_complainers(int argc, char **argv)
 {
+	struct addrhash_key key;
 	struct opt o[] = { { "source", 1, NULL, 0 } };
 	struct complainers_counts c;
 	char *pos[1];
@@ -571,8 +600,11 @@ svcadm_cmd_complainers(int argc, char **argv)
 		in = stdin;
 	else if ((in = fopen(pos[0], "r")) == NULL)
 		svcadm_die("%s: cannot open", pos[0]);
+	if (complainers_key(&conf, &key) == -1)
+		svcadm_die("feedback_hash_key is not set (svcadm db migrate "
+		    "writes feedback_hash_key_file)");
 	db = svcadm_open_db(1);
-	if (complainers_import(db, in, o[0].val ? o[0].val : pos[0], &c) !=
+	if (complainers_import(db, &key, in, o[0].val ? o[0].val : pos[0], &c) !=
 	    DB_OK)
 		svcadm_die("%s", db_error(db));
 	printf("added %lu\nexisting %lu\ninvalid %lu\n", c.added, c.existing,

@@ -1,18 +1,36 @@
-/* complainers.c: the known-complainer list. Addresses are stored in their
- * normalised form so that case and quoting do not hide a match. */
+/* complainers.c: the known-complainer list (complainers.h). Rows hold the
+ * keyed hash of the normalised address, so that case and quoting do not
+ * hide a match and no address is kept in clear. */
 #include "engine/complainers.h"
 #include "engine/addr.h"
 #include "core/dbsql.h"
 #include "util/strparse.h"
+#include <stdlib.h>
 #include <string.h>
 
-enum db_err
-complainers_contains(struct db *db, const char *normalised, int *found)
+int
+complainers_key(const struct conf *c, struct addrhash_key *key)
 {
+	const char *hex = conf_str(c, CONF_FEEDBACK_HASH_KEY);
+
+	if (hex == NULL || *hex == '\0')
+		return -1;
+	return addrhash_key_from_hex(key, hex);
+}
+
+enum db_err
+complainers_contains(struct db *db, const struct addrhash_key *key,
+    const char *normalised, int *found)
+{
+	char h[ADDRHASH_HEX_LEN + 1];
 	long long v;
 
-	return db_query_int(db, "SELECT 1 FROM complainers WHERE address = ?",
-	    DB_ARGS(DBP_STR(normalised)), &v, found);
+	*found = 0;
+	if (key == NULL)
+		return DB_OK;
+	addrhash_hex(key, normalised, strlen(normalised), h);
+	return db_query_int(db, "SELECT 1 FROM complainers WHERE addr_hash = ?",
+	    DB_ARGS(DBP_STR(h)), &v, found);
 }
 
 static void
@@ -25,19 +43,40 @@ complainers_hit(void *arg, struct db_res *r, size_t i)
 }
 
 enum db_err
-complainers_contains_many(struct db *db, const char *const *normalised,
-    size_t n, unsigned char *found)
+complainers_contains_many(struct db *db, const struct addrhash_key *key,
+    const char *const *normalised, size_t n, unsigned char *found)
 {
+	char (*h)[ADDRHASH_HEX_LEN + 1];
+	const char **keys;
+	enum db_err e;
+	size_t i;
+
 	memset(found, 0, n);
-	return dbsql_select_in(db, "SELECT address FROM complainers WHERE "
-	    "address IN (", normalised, n, complainers_hit, found);
+	if (key == NULL || n == 0)
+		return DB_OK;
+	h = calloc(n, sizeof(*h));
+	keys = calloc(n, sizeof(*keys));
+	if (h == NULL || keys == NULL) {
+		free(h);
+		free(keys);
+		return DB_ERR_QUERY;
+	}
+	for (i = 0; i < n; i++) {
+		addrhash_hex(key, normalised[i], strlen(normalised[i]), h[i]);
+		keys[i] = h[i];
+	}
+	e = dbsql_select_in(db, "SELECT addr_hash FROM complainers WHERE "
+	    "addr_hash IN (", keys, n, complainers_hit, found);
+	free(h);
+	free(keys);
+	return e;
 }
 
 enum db_err
-complainers_import(struct db *db, FILE *in, const char *source,
-    struct complainers_counts *c)
+complainers_import(struct db *db, const struct addrhash_key *key, FILE *in,
+    const char *source, struct complainers_counts *c)
 {
-	char line[1024], *p;
+	char line[1024], h[ADDRHASH_HEX_LEN + 1], *p;
 	struct addr a;
 	unsigned long long affected;
 	enum db_err e;
@@ -51,9 +90,10 @@ complainers_import(struct db *db, FILE *in, const char *source,
 			c->invalid++;
 			continue;
 		}
-		e = db_exec(db, "INSERT IGNORE INTO complainers (address, "
+		addrhash_hex(key, a.normalised, strlen(a.normalised), h);
+		e = db_exec(db, "INSERT IGNORE INTO complainers (addr_hash, "
 		    "source, added_at) VALUES (?, ?, UTC_TIMESTAMP(3))",
-		    DB_ARGS(DBP_STR(a.normalised), DBP_STR(source)), &affected);
+		    DB_ARGS(DBP_STR(h), DBP_STR(source)), &affected);
 		if (e != DB_OK)
 			return e;
 		if (affected)
@@ -62,4 +102,44 @@ complainers_import(struct db *db, FILE *in, const char *source,
 			c->existing++;
 	}
 	return DB_OK;
+}
+
+enum db_err
+complainers_hash_clear(struct db *db, const struct addrhash_key *key,
+    unsigned long *n)
+{
+	char h[ADDRHASH_HEX_LEN + 1];
+	struct db_res *r = NULL;
+	unsigned long long affected;
+	const char *addr;
+	enum db_err e;
+
+	*n = 0;
+	if ((e = db_begin(db)) != DB_OK)
+		return e;
+	e = db_query(db, "SELECT id, address FROM complainers WHERE address "
+	    "IS NOT NULL FOR UPDATE", DB_NOARGS, &r);
+	while (e == DB_OK && db_res_next(r) == 1) {
+		if ((addr = db_res_str(r, 1)) == NULL)
+			continue;
+		/* stored in the normalised form already */
+		addrhash_hex(key, addr, db_res_len(r, 1), h);
+		/* IGNORE: the hash may be there already (imported since) */
+		e = db_exec(db, "UPDATE IGNORE complainers SET addr_hash = ?, "
+		    "address = NULL WHERE id = ?", DB_ARGS(DBP_STR(h),
+		    DBP_INT(db_res_int(r, 0))), &affected);
+		if (e == DB_OK)
+			(*n)++;
+	}
+	db_res_free(r);
+	if (e == DB_OK)
+		e = db_exec(db, "DELETE FROM complainers WHERE address IS NOT "
+		    "NULL", DB_NOARGS, &affected);
+	if (e == DB_OK)
+		e = db_commit(db);
+	if (e != DB_OK) {
+		db_rollback(db);
+		*n = 0;
+	}
+	return e;
 }

@@ -47,6 +47,8 @@ struct verify_engine {
 	struct pacing_defaults	 pdefaults;	/* pacing_defaults.txt */
 	char			 sandbox[300];
 	struct cachekey		 ck;		/* the verdict cache's key */
+	struct addrhash_key	 lk;		/* the complainer list's */
+	int			 have_lk;
 };
 
 struct verify_engine *
@@ -61,6 +63,9 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	}
 	e->conf = c;
 	cachekey_init(&e->ck, c);
+	e->have_lk = complainers_key(c, &e->lk) == 0;
+	if (!e->have_lk)
+		log_warn("event=complainers_key_missing known_complainers=off");
 	buf_init(&warn, 64 * 1024);
 	if ((e->dns = dns_resolver_new(c, err)) == NULL ||
 	    lists_load(conf_str(c, CONF_LISTS_DIR), &e->lists, &warn) !=
@@ -186,6 +191,12 @@ verify_engine_lookup_mx(struct verify_engine *e, const char *domain,
     struct dns_mx_result *m)
 {
 	dns_lookup_mx(e->dns, domain, m);
+}
+
+const struct addrhash_key *
+verify_engine_complainers_key(const struct verify_engine *e)
+{
+	return e->have_lk ? &e->lk : NULL;
 }
 
 void
@@ -456,7 +467,8 @@ verify_after_accept(struct verify_engine *e, struct db *db,
 	}
 	if (r->complainer >= 0)
 		found = r->complainer;
-	else if (db && complainers_contains(db, a->normalised, &found) !=
+	else if (db && complainers_contains(db,
+	    verify_engine_complainers_key(e), a->normalised, &found) !=
 	    DB_OK)
 		return VERIFY_ERR_DB;
 	if (found)
@@ -681,7 +693,7 @@ verify_address(struct verify_engine *e, struct db *db, const char *email,
 		*r = it.r;
 		return VERIFY_OK;
 	}
-	verify_batch_lookup(db, &one, 1);
+	verify_batch_lookup(e, db, &one, 1);
 	if (it.r.cached) {
 		*r = it.r;
 		return VERIFY_OK;

@@ -135,6 +135,9 @@ enum verify_err verify_conclude(struct verify_engine *, struct db *,
 	    struct verify_result *, const struct addr *, const char *provider,
 	    const struct smtp_session_info *, const struct smtp_rcpt_result *,
 	    int accept_all);
+/* The complainer list's key (complainers.h), NULL when none is set. */
+const struct addrhash_key *verify_engine_complainers_key(
+	    const struct verify_engine *);
 /* Who runs the first host of an MX answer (providers_of_mx with the
  * engine's table), or "" when the answer has no host. */
 void	 verify_engine_provider(const struct verify_engine *,

@@ -26,7 +26,8 @@ verify_batch_item_begin(struct verify_engine *e, const char *email,
 }
 
 void
-verify_batch_lookup(struct db *db, struct verify_item *const *v, size_t n)
+verify_batch_lookup(struct verify_engine *e, struct db *db,
+    struct verify_item *const *v, size_t n)
 {
 	const char **keys;
 	unsigned char *found;
@@ -54,7 +55,8 @@ verify_batch_lookup(struct db *db, struct verify_item *const *v, size_t n)
 	for (i = k = 0; i < n; i++)
 		if (!v[i]->r.cached)
 			keys[k++] = v[i]->a.normalised;
-	if (k > 0 && complainers_contains_many(db, keys, k, found) == DB_OK)
+	if (k > 0 && complainers_contains_many(db,
+	    verify_engine_complainers_key(e), keys, k, found) == DB_OK)
 		for (i = k = 0; i < n; i++)
 			if (!v[i]->r.cached)
 				v[i]->r.complainer = found[k++];

@@ -64,8 +64,8 @@ enum verify_step verify_batch_item_begin(struct verify_engine *,
  * few statements: a cached item is DONE (it->r.cached set). A lookup that
  * fails finds nothing: the verdict is made afresh, and the complainer list
  * is asked again one by one when an item concludes. */
-void	 verify_batch_lookup(struct db *, struct verify_item *const *,
-	    size_t n);
+void	 verify_batch_lookup(struct verify_engine *, struct db *,
+	    struct verify_item *const *, size_t n);
 /* Its domain's answer and facts: the MX hosts and who runs the first one
  * (the batch's provider, found at the first item), or the reason there
  * are none. DONE for an address that needs no SMTP (invalid domain, no

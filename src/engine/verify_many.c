@@ -236,7 +236,7 @@ verify_many(struct verify_engine *e, struct db *db,
 		if (verify_batch_item_begin(e, emails[i], &m.items[i]) ==
 		    VERIFY_STEP_NEXT)
 			look[nl++] = &m.items[i];
-	verify_batch_lookup(db, look, nl);
+	verify_batch_lookup(e, db, look, nl);
 	for (k = 0; k < nl; k++)
 		if (!look[k]->r.cached)
 			wait[nw++] = (size_t)(look[k] - m.items);

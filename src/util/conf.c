@@ -504,6 +504,13 @@ conf_load_stream(struct conf *c, FILE *f, const char *name, struct buf *err)
 }
 
 int
+conf_reread_feedback_key(struct conf *c, struct buf *err)
+{
+	return conf_read_secret_file(c, CONF_FEEDBACK_HASH_KEY_FILE,
+	    CONF_FEEDBACK_HASH_KEY, 1, err);
+}
+
+int
 conf_load(struct conf *c, const char *path, int must_exist, struct buf *err)
 {
 	FILE *f;

@@ -139,6 +139,9 @@ int	 conf_load(struct conf *, const char *path, int must_exist,
  * shown by conf_dump. The caller closes the stream. */
 int	 conf_load_stream(struct conf *, FILE *, const char *name,
 	    struct buf *err);
+/* feedback_hash_key read again from feedback_hash_key_file (svcadm db
+ * migrate, after writing that file): 0, or -1 with err. */
+int	 conf_reread_feedback_key(struct conf *, struct buf *err);
 /* Sets one value by name, with the same checks as a file line. */
 int	 conf_set(struct conf *, const char *name, const char *value,
 	    struct buf *err);

@@ -259,7 +259,7 @@ chunks_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 			m++;
 		}
 	jobqueue_rows_free(rows, n);
-	verify_batch_lookup(p->db, items, m);
+	verify_batch_lookup(p->engine, p->db, items, m);
 	for (i = 0; i < m; i++) {
 		if (todo[i]->it.r.cached) {
 			chunks_result(p, todo[i], 0);

@@ -14,6 +14,7 @@ mail_env_start "$top_srcdir/tests/dns/svctld.zone"
 fake 127.0.0.30 catchall=1
 mail_env_lists
 mail_env_conf
+it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key"
 it_conf_add "verify_time_budget_ms = 15000
 worker_poll_interval = 1
 worker_greylist_delay = 3

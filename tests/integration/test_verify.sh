@@ -23,7 +23,8 @@ fake 127.0.0.32 banner=silent
 mail_env_lists
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 12000
-greylist_retry_ms = 2500"
+greylist_retry_ms = 2500
+feedback_hash_key_file = $IT_DIR/feedback-hash-key"
 it_stack_start
 
 ACC=$(it_account admin 1000)
@@ -88,10 +89,28 @@ t_traps() {
 }
 t_case "spam-trap heuristics (trap local part, typo-trap domain, pristine catch-all): risky spam_trap" t_traps
 t_complainer() {
-    echo "bob@mx.svc.test" | svcadm complainers import - --source test > /dev/null
+    echo "Bob@MX.svc.test" | svcadm complainers import - --source test > /dev/null || return 1
+    # kept as the keyed hash of the normalised address, nothing in clear
+    expect_eq "clear complainer rows" 0 "$(it_sql "SELECT COUNT(*) FROM complainers WHERE address IS NOT NULL OR addr_hash NOT REGEXP '^[0-9a-f]{32}\$' OR source LIKE '%@%'")" || return 1
+    expect_eq "hashed complainer rows" 1 "$(it_sql "SELECT COUNT(*) FROM complainers")" || return 1
     row bob@mx.svc.test risky known_complainer known_complainer
 }
 t_case "known complainer list match: risky known_complainer" t_complainer
+t_complainer_migrated() {
+    # a row as schema 24 kept it (in clear), hashed by svcadm db migrate
+    it_sql "INSERT INTO complainers (address, source, added_at) VALUES ('sales@mx.svc.test', 'old', UTC_TIMESTAMP(3))" || return 1
+    out=$(svcadm db migrate --sql-dir "$top_srcdir/sql") || return 1
+    case $out in *"complainers: 1 addresses in clear replaced by their hashes"*) ;;
+        *) echo "# migrate said: $out"; return 1 ;; esac
+    expect_eq "clear complainer rows" 0 "$(it_sql "SELECT COUNT(*) FROM complainers WHERE address IS NOT NULL")" || return 1
+    expect_eq "hashed complainer rows" 2 "$(it_sql "SELECT COUNT(*) FROM complainers WHERE addr_hash REGEXP '^[0-9a-f]{32}\$'")" || return 1
+    row sales@mx.svc.test risky known_complainer known_complainer || return 1
+    # a second run finds nothing left to hash
+    out=$(svcadm db migrate --sql-dir "$top_srcdir/sql") || return 1
+    case $out in *complainers:*) echo "# migrate said: $out"; return 1 ;; esac
+    ! grep -q -i -e 'bob@mx.svc.test' -e 'sales@mx.svc.test' "$IT_DIR/log/svc.log"
+}
+t_case "a complainer row kept in clear before schema 25 is hashed by db migrate and still found" t_complainer_migrated
 t_greylist_retry() {
     row alice@grey.svc.test deliverable accepted_email null
 }
