@@ -311,6 +311,15 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "feedback_webhook_rate_limit", CONF_TYPE_INT, "600", 1, 1000000, 0,
 	    "requests a minute the senders' webhooks (/v1/feedback/{sender}) "
 	    "may make for one account (counted per ?account=)" },
+	[CONF_SESSION_IDLE_SECONDS] = { "session_idle_seconds", CONF_TYPE_INT,
+	    "1800", 60, 30L * 86400, 0, "a dashboard session ends after this "
+	    "many seconds without a request" },
+	[CONF_SESSION_MAX_SECONDS] = { "session_max_seconds", CONF_TYPE_INT,
+	    "43200", 60, 90L * 86400, 0, "a dashboard session ends this many "
+	    "seconds after its sign-in, however busy" },
+	[CONF_SIGNIN_ATTEMPTS_MAX] = { "signin_attempts_max", CONF_TYPE_INT,
+	    "10", 1, 10000, 0, "sign-in attempts a minute allowed per account "
+	    "and per client address (then 429 with Retry-After)" },
 };
 
 const char *

@@ -1,0 +1,183 @@
+/* handler_session.c: the dashboard's sign-in (issue 27): POST /v1/session
+ * (e-mail and password: a session cookie and its CSRF token), GET
+ * /v1/session (who is signed in, the CSRF token), DELETE /v1/session
+ * (sign-out). Attempts are limited per e-mail and per client address
+ * (signin_attempts_max a rate-limit window, every attempt counted); an
+ * unknown e-mail and a wrong password get the same answer. The cookie is
+ * HttpOnly, SameSite=Strict, Path=/, and Secure when the request came
+ * over HTTPS. */
+#include "api/api.h"
+#include "util/hex.h"
+#include "util/strparse.h"
+#include "util/timeutil.h"
+#include <gnutls/crypto.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static int
+handler_session_https(const struct api_call *c)
+{
+	const char *https = http_param(c->req, "HTTPS");
+	const char *scheme = http_param(c->req, "REQUEST_SCHEME");
+
+	return (https != NULL && (strcasecmp(https, "on") == 0 ||
+	    strcmp(https, "1") == 0)) ||
+	    (scheme != NULL && strcasecmp(scheme, "https") == 0);
+}
+
+/* Set-Cookie of value (max_age -1: a session cookie; 0: removes it). */
+static void
+handler_session_cookie(struct api_call *c, const char *value, long max_age)
+{
+	char h[256];
+
+	if (max_age >= 0)
+		snprintf(h, sizeof(h), "%s=%s; Path=/; HttpOnly; "
+		    "SameSite=Strict; Max-Age=%ld%s", WEBSESSION_COOKIE, value,
+		    max_age, handler_session_https(c) ? "; Secure" : "");
+	else
+		snprintf(h, sizeof(h), "%s=%s; Path=/; HttpOnly; "
+		    "SameSite=Strict%s", WEBSESSION_COOKIE, value,
+		    handler_session_https(c) ? "; Secure" : "");
+	http_set_header(c->resp, "Set-Cookie", h);
+	http_set_header(c->resp, "Cache-Control", "no-store");
+}
+
+static json_t *
+handler_session_json(const struct websession *s)
+{
+	char at[TIMEUTIL_ISO_LEN];
+
+	timeutil_iso8601((time_t)(s->expires_ms / 1000), at);
+	return json_pack("{s:s,s:s,s:s,s:s}", "account_id", s->account_id,
+	    "email", s->email, "csrf_token", s->csrf, "expires_at", at);
+}
+
+/* Counts one attempt in bucket; 0 to go on, 1 refused (429 answered), -1
+ * failed (500 answered). */
+static int
+handler_session_limit(struct api_call *c, const char *bucket, int64_t now)
+{
+	struct ratelimit_status st;
+	char after[32];
+	long long wait;
+
+	if (ratelimit_check(c->ctx->db, bucket, conf_int(c->ctx->conf,
+	    CONF_SIGNIN_ATTEMPTS_MAX), 1, now, &st) != DB_OK) {
+		api_internal_error(c, "signin_limit");
+		return -1;
+	}
+	if (!st.exceeded)
+		return 0;
+	wait = st.reset_at - now / 1000;
+	if (wait < 1)
+		wait = 1;
+	snprintf(after, sizeof(after), "%lld", wait);
+	http_set_header(c->resp, "Retry-After", after);
+	http_error(c->resp, 429, "too_many_signin_attempts",
+	    json_pack("{s:I}", "retry_after", (json_int_t)wait),
+	    "too many sign-in attempts; try again in %lld seconds", wait);
+	return 1;
+}
+
+void
+handler_session_create(struct api_call *c)
+{
+	char bucket[96], id[WEBSESSION_ID_MAX], lower[256];
+	char hexh[33];
+	uint8_t h[32];
+	struct websession s;
+	enum websession_result wr;
+	json_t *body, *email, *pw;
+	int64_t now = timeutil_now_ms();
+	size_t i;
+
+	if ((body = api_json_body(c)) == NULL)
+		return;
+	email = json_object_get(body, "email");
+	pw = json_object_get(body, "password");
+	if (!json_is_string(email) || json_string_length(email) == 0 ||
+	    json_string_length(email) >= sizeof(lower)) {
+		api_bad_field(c, "email", "a string with the account's e-mail");
+		goto out;
+	}
+	if (!json_is_string(pw)) {
+		api_bad_field(c, "password", "a string with the password");
+		goto out;
+	}
+	/* per address, then per e-mail (folded to lower case, hashed: the
+	 * bucket name holds no address) */
+	if (snprintf(bucket, sizeof(bucket), "signin:ip:%s",
+	    c->req->client_ip) >= (int)sizeof(bucket) ||
+	    handler_session_limit(c, bucket, now) != 0)
+		goto out;
+	for (i = 0; i <= json_string_length(email); i++) {
+		char ch = json_string_value(email)[i];
+		lower[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') :
+		    ch;
+	}
+	gnutls_hash_fast(GNUTLS_DIG_SHA256, lower, strlen(lower), h);
+	hex_encode(h, 16, hexh);
+	snprintf(bucket, sizeof(bucket), "signin:e:%s", hexh);
+	if (handler_session_limit(c, bucket, now) != 0)
+		goto out;
+	wr = websession_signin(c->ctx->db, json_string_value(email),
+	    json_string_value(pw), id, &s);
+	if (wr == WEBSESSION_ERROR) {
+		api_internal_error(c, "signin");
+		goto out;
+	}
+	if (wr != WEBSESSION_OK) {
+		http_error(c->resp, 401, "invalid_credentials", NULL,
+		    "the e-mail or the password is wrong");
+		goto out;
+	}
+	memcpy(c->account_for_log, s.account_id, IDS_MAX);
+	/* the new session as GET /v1/session will show it */
+	if (websession_lookup(c->ctx->db, id, conf_int(c->ctx->conf,
+	    CONF_SESSION_IDLE_SECONDS), conf_int(c->ctx->conf,
+	    CONF_SESSION_MAX_SECONDS), &s) != WEBSESSION_OK) {
+		api_internal_error(c, "signin_lookup");
+		goto out;
+	}
+	handler_session_cookie(c, id, -1);
+	http_json(c->resp, 201, handler_session_json(&s));
+out:
+	json_decref(body);
+}
+
+/* 401 for a request made with a key: the session endpoints are the
+ * browser's. */
+static int
+handler_session_required(struct api_call *c)
+{
+	if (c->session)
+		return 0;
+	http_error(c->resp, 401, "session_required", NULL, "this endpoint "
+	    "takes the dashboard's session cookie (POST /v1/session), not an "
+	    "API key");
+	return -1;
+}
+
+void
+handler_session_get(struct api_call *c)
+{
+	if (handler_session_required(c) == -1)
+		return;
+	http_set_header(c->resp, "Cache-Control", "no-store");
+	http_json(c->resp, 200, handler_session_json(&c->ws));
+}
+
+void
+handler_session_delete(struct api_call *c)
+{
+	if (handler_session_required(c) == -1)
+		return;
+	if (websession_end(c->ctx->db, c->session_id) != WEBSESSION_OK) {
+		api_internal_error(c, "signout");
+		return;
+	}
+	handler_session_cookie(c, "", 0);
+	http_json(c->resp, 200, json_pack("{s:b}", "signed_in", 0));
+}
