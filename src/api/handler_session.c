@@ -2,12 +2,15 @@
  * (e-mail and password: a session cookie and its CSRF token), GET
  * /v1/session (who is signed in, the CSRF token), DELETE /v1/session
  * (sign-out). Attempts are limited per e-mail and per client address
- * (signin_attempts_max a rate-limit window, every attempt counted); an
+ * (signin_attempts_max, signin_address_attempts_max failures a
+ * rate-limit window; then 429 with Retry-After, even for the right
+ * password); an
  * unknown e-mail and a wrong password get the same answer. The cookie is
  * HttpOnly, SameSite=Strict, Path=/, and Secure when the request came
  * over HTTPS. */
 #include "api/api.h"
 #include "util/hex.h"
+#include "util/log.h"
 #include "util/strparse.h"
 #include "util/timeutil.h"
 #include <gnutls/crypto.h>
@@ -54,21 +57,24 @@ handler_session_json(const struct websession *s)
 	    "email", s->email, "csrf_token", s->csrf, "expires_at", at);
 }
 
-/* Counts one attempt in bucket; 0 to go on, 1 refused (429 answered), -1
- * failed (500 answered). */
+/* Before an attempt: 0 when the bucket's window has room for another
+ * failure, 1 when it is full (429 with Retry-After answered), -1 on
+ * failure (500 answered). Only failures are counted (handler_session_fail).
+ */
 static int
-handler_session_limit(struct api_call *c, const char *bucket, int64_t now)
+handler_session_limit(struct api_call *c, const char *bucket, long limit,
+    int64_t now)
 {
 	struct ratelimit_status st;
 	char after[32];
 	long long wait;
 
-	if (ratelimit_check(c->ctx->db, bucket, conf_int(c->ctx->conf,
-	    CONF_SIGNIN_ATTEMPTS_MAX), 1, now, &st) != DB_OK) {
+	if (ratelimit_check(c->ctx->db, bucket, limit, 0, now, &st) !=
+	    DB_OK) {
 		api_internal_error(c, "signin_limit");
 		return -1;
 	}
-	if (!st.exceeded)
+	if (st.used < limit)
 		return 0;
 	wait = st.reset_at - now / 1000;
 	if (wait < 1)
@@ -77,14 +83,30 @@ handler_session_limit(struct api_call *c, const char *bucket, int64_t now)
 	http_set_header(c->resp, "Retry-After", after);
 	http_error(c->resp, 429, "too_many_signin_attempts",
 	    json_pack("{s:I}", "retry_after", (json_int_t)wait),
-	    "too many sign-in attempts; try again in %lld seconds", wait);
+	    "too many failed sign-in attempts; try again in %lld seconds",
+	    wait);
 	return 1;
+}
+
+/* A failed attempt counts in both buckets. */
+static void
+handler_session_fail(struct api_call *c, const char *ipb, const char *eb,
+    int64_t now)
+{
+	struct ratelimit_status st;
+
+	if (ratelimit_check(c->ctx->db, ipb, conf_int(c->ctx->conf,
+	    CONF_SIGNIN_ADDRESS_ATTEMPTS_MAX), 1, now, &st) != DB_OK ||
+	    ratelimit_check(c->ctx->db, eb, conf_int(c->ctx->conf,
+	    CONF_SIGNIN_ATTEMPTS_MAX), 1, now, &st) != DB_OK)
+		log_error("event=signin_count_failed req=%s",
+		    c->req->request_id);
 }
 
 void
 handler_session_create(struct api_call *c)
 {
-	char bucket[96], id[WEBSESSION_ID_MAX], lower[256];
+	char ipb[96], eb[96], id[WEBSESSION_ID_MAX], lower[256];
 	char hexh[33];
 	uint8_t h[32];
 	struct websession s;
@@ -106,12 +128,8 @@ handler_session_create(struct api_call *c)
 		api_bad_field(c, "password", "a string with the password");
 		goto out;
 	}
-	/* per address, then per e-mail (folded to lower case, hashed: the
+	/* per address and per e-mail (folded to lower case, hashed: the
 	 * bucket name holds no address) */
-	if (snprintf(bucket, sizeof(bucket), "signin:ip:%s",
-	    c->req->client_ip) >= (int)sizeof(bucket) ||
-	    handler_session_limit(c, bucket, now) != 0)
-		goto out;
 	for (i = 0; i <= json_string_length(email); i++) {
 		char ch = json_string_value(email)[i];
 		lower[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') :
@@ -119,8 +137,12 @@ handler_session_create(struct api_call *c)
 	}
 	gnutls_hash_fast(GNUTLS_DIG_SHA256, lower, strlen(lower), h);
 	hex_encode(h, 16, hexh);
-	snprintf(bucket, sizeof(bucket), "signin:e:%s", hexh);
-	if (handler_session_limit(c, bucket, now) != 0)
+	snprintf(eb, sizeof(eb), "signin:e:%s", hexh);
+	if (snprintf(ipb, sizeof(ipb), "signin:ip:%s", c->req->client_ip) >=
+	    (int)sizeof(ipb) || handler_session_limit(c, ipb,
+	    conf_int(c->ctx->conf, CONF_SIGNIN_ADDRESS_ATTEMPTS_MAX), now) !=
+	    0 || handler_session_limit(c, eb, conf_int(c->ctx->conf,
+	    CONF_SIGNIN_ATTEMPTS_MAX), now) != 0)
 		goto out;
 	wr = websession_signin(c->ctx->db, json_string_value(email),
 	    json_string_value(pw), id, &s);
@@ -129,6 +151,7 @@ handler_session_create(struct api_call *c)
 		goto out;
 	}
 	if (wr != WEBSESSION_OK) {
+		handler_session_fail(c, ipb, eb, now);
 		http_error(c->resp, 401, "invalid_credentials", NULL,
 		    "the e-mail or the password is wrong");
 		goto out;

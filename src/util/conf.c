@@ -318,8 +318,12 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "43200", 60, 90L * 86400, 0, "a dashboard session ends this many "
 	    "seconds after its sign-in, however busy" },
 	[CONF_SIGNIN_ATTEMPTS_MAX] = { "signin_attempts_max", CONF_TYPE_INT,
-	    "10", 1, 10000, 0, "sign-in attempts a minute allowed per account "
-	    "and per client address (then 429 with Retry-After)" },
+	    "10", 1, 10000, 0, "failed sign-in attempts per e-mail in a "
+	    "rate-limit window; then sign-in with it answers 429 with "
+	    "Retry-After until the window has room" },
+	[CONF_SIGNIN_ADDRESS_ATTEMPTS_MAX] = { "signin_address_attempts_max",
+	    CONF_TYPE_INT, "50", 1, 100000, 0, "failed sign-in attempts per "
+	    "client address in a rate-limit window (then 429, as above)" },
 };
 
 const char *
