@@ -21,3 +21,17 @@ CREATE TABLE web_sessions (
   CONSTRAINT web_sessions_account FOREIGN KEY (account_id)
     REFERENCES accounts (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- One-time invitations to set an account's password (svcadm account
+-- invite): the token is in the link's fragment, stored as its SHA-256; it
+-- works once (used_at) and until expires_at.
+CREATE TABLE web_invites (
+  token_hash    BINARY(32) NOT NULL PRIMARY KEY,
+  account_id    VARCHAR(40) NOT NULL,
+  created_at    DATETIME(3) NOT NULL,
+  expires_at    DATETIME(3) NOT NULL,
+  used_at       DATETIME(3) NULL,
+  KEY web_invites_account (account_id),
+  CONSTRAINT web_invites_account FOREIGN KEY (account_id)
+    REFERENCES accounts (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

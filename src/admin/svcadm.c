@@ -54,6 +54,7 @@ svcadm_usage(void)
 	    "  account subscription ACCOUNT active|inactive [--type NAME]\n"
 	    "  account retention ACCOUNT DAYS|default\n"
 	    "  account set-password ACCOUNT   (the password on standard input)\n"
+	    "  account invite ACCOUNT   (prints a one-time link to set the password)\n"
 	    "  account erase ACCOUNT   (every job's data, suppressions, stored\n"
 	    "                           answers; the ledger and job counts stay)\n"
 	    "  audit [--account ID] [--limit N]   (erase receipts)\n"
@@ -426,6 +427,19 @@ svcadm_cmd_account(int argc, char **argv)
 		svcadm_erase(db, pos[0]);
 	else if (strcmp(argv[0], "set-password") == 0 && np == 1)
 		svcadm_set_password(db, pos[0]);
+	else if (strcmp(argv[0], "invite") == 0 && np == 1) {
+		char token[WEBSESSION_ID_MAX];
+		enum websession_result wr = websession_invite(db, pos[0],
+		    conf_int(&conf, CONF_INVITE_TTL_SECONDS), token);
+
+		if (wr == WEBSESSION_REFUSED)
+			svcadm_die("no account %s", pos[0]);
+		if (wr != WEBSESSION_OK)
+			svcadm_die("making the invitation failed: %s",
+			    db_error(db));
+		printf("%s/app/invite#%s\n", conf_str(&conf, CONF_BASE_URL),
+		    token);
+	}
 	else
 		svcadm_usage();
 	buf_free(&why);

@@ -124,6 +124,7 @@ void	 handler_rate_limit(struct api_call *);
 void	 handler_openapi(struct api_call *);
 void	 handler_session_create(struct api_call *);
 void	 handler_session_get(struct api_call *);
+void	 handler_session_accept(struct api_call *);
 void	 handler_session_delete(struct api_call *);
 void	 handler_credits_get(struct api_call *);
 void	 handler_keys_create(struct api_call *);

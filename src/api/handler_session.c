@@ -170,6 +170,54 @@ out:
 	json_decref(body);
 }
 
+/* POST /v1/session/invite: {"token","password"} sets the password of the
+ * invitation's account, once. Failures count in the address's bucket. */
+void
+handler_session_accept(struct api_call *c)
+{
+	char ipb[96];
+	enum websession_result wr;
+	json_t *body, *tok, *pw;
+	int64_t now = timeutil_now_ms();
+	struct ratelimit_status st;
+
+	if ((body = api_json_body(c)) == NULL)
+		return;
+	tok = json_object_get(body, "token");
+	pw = json_object_get(body, "password");
+	if (!json_is_string(tok)) {
+		api_bad_field(c, "token", "a string with the invitation's token");
+		goto out;
+	}
+	if (!json_is_string(pw)) {
+		api_bad_field(c, "password", "a string with the new password");
+		goto out;
+	}
+	if (snprintf(ipb, sizeof(ipb), "signin:ip:%s", c->req->client_ip) >=
+	    (int)sizeof(ipb) || handler_session_limit(c, ipb,
+	    conf_int(c->ctx->conf, CONF_SIGNIN_ADDRESS_ATTEMPTS_MAX), now) !=
+	    0)
+		goto out;
+	wr = websession_accept(c->ctx->db, json_string_value(tok),
+	    json_string_value(pw));
+	if (wr == WEBSESSION_ERROR)
+		api_internal_error(c, "invite_accept");
+	else if (wr == WEBSESSION_INVALID)
+		api_bad_field(c, "password", "%d to %d characters",
+		    WEBSESSION_PASSWORD_MIN, WEBSESSION_PASSWORD_MAX);
+	else if (wr == WEBSESSION_REFUSED) {
+		if (ratelimit_check(c->ctx->db, ipb, conf_int(c->ctx->conf,
+		    CONF_SIGNIN_ADDRESS_ATTEMPTS_MAX), 1, now, &st) != DB_OK)
+			log_error("event=signin_count_failed req=%s",
+			    c->req->request_id);
+		http_error(c->resp, 401, "invalid_invitation", NULL,
+		    "the invitation is unknown, used or expired");
+	} else
+		http_json(c->resp, 200, json_pack("{s:b}", "password_set", 1));
+out:
+	json_decref(body);
+}
+
 /* 401 for a request made with a key: the session endpoints are the
  * browser's. */
 static int

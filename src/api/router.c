@@ -63,6 +63,8 @@ static const struct route routes[] = {
 	/* the dashboard's sign-in (websession.h) */
 	{ HTTP_POST, "/v1/session", ROUTE_AUTH_SIGNIN, -1, API_JSON_MAX, 0,
 	    0, handler_session_create },
+	{ HTTP_POST, "/v1/session/invite", ROUTE_AUTH_SIGNIN, -1,
+	    API_JSON_MAX, 0, 0, handler_session_accept },
 	{ HTTP_GET, "/v1/session", REQ, -1, 0, 1, 0, handler_session_get },
 	{ HTTP_DELETE, "/v1/session", REQ, -1, 0, 1, 0,
 	    handler_session_delete },

@@ -223,3 +223,76 @@ websession_key(struct db *db, const char *account_id, struct auth_key *k)
 	return row == 1 ? WEBSESSION_OK : row == 0 ? WEBSESSION_REFUSED :
 	    WEBSESSION_ERROR;
 }
+
+enum websession_result
+websession_invite(struct db *db, const char *account_id, long ttl_s,
+    char token[WEBSESSION_ID_MAX])
+{
+	uint8_t hash[32];
+	long long v;
+	int found = 0;
+
+	if (db_query_int(db, "SELECT 1 FROM accounts WHERE id = ?",
+	    DB_ARGS(DBP_STR(account_id)), &v, &found) != DB_OK)
+		return WEBSESSION_ERROR;
+	if (!found)
+		return WEBSESSION_REFUSED;
+	if (ids_random_text("", WEBSESSION_ID_LEN, token, WEBSESSION_ID_MAX) ==
+	    -1)
+		return WEBSESSION_ERROR;
+	auth_key_hash(token, hash);
+	return db_exec(db, "INSERT INTO web_invites (token_hash, account_id, "
+	    "created_at, expires_at) VALUES (?, ?, UTC_TIMESTAMP(3), "
+	    "UTC_TIMESTAMP(3) + INTERVAL ? SECOND)", DB_ARGS(DBP_BLOB(hash, 32),
+	    DBP_STR(account_id), DBP_INT(ttl_s)), NULL) == DB_OK ?
+	    WEBSESSION_OK : WEBSESSION_ERROR;
+}
+
+enum websession_result
+websession_accept(struct db *db, const char *token, const char *password)
+{
+	char h[crypto_pwhash_STRBYTES], account[IDS_MAX];
+	uint8_t hash[32];
+	unsigned long long n = 0;
+	struct db_res *r;
+	size_t len = strlen(password);
+	int row;
+
+	if (!websession_id_well_formed(token))
+		return WEBSESSION_REFUSED;
+	if (len < WEBSESSION_PASSWORD_MIN || len > WEBSESSION_PASSWORD_MAX)
+		return WEBSESSION_INVALID;
+	if (websession_password_hash(password, h) != 0)
+		return WEBSESSION_ERROR;
+	auth_key_hash(token, hash);
+	if (db_begin(db) != DB_OK)
+		return WEBSESSION_ERROR;
+	/* the row locked: a second use waits, then finds used_at set */
+	if (db_query(db, "SELECT account_id FROM web_invites WHERE "
+	    "token_hash = ? AND used_at IS NULL AND expires_at > "
+	    "UTC_TIMESTAMP(3) FOR UPDATE", DB_ARGS(DBP_BLOB(hash, 32)), &r) !=
+	    DB_OK)
+		goto fail;
+	account[0] = '\0';
+	if ((row = db_res_next(r)) == 1)
+		strparse_copy(account, sizeof(account), db_res_str(r, 0));
+	db_res_free(r);
+	if (row == -1)
+		goto fail;
+	if (row == 0) {
+		db_rollback(db);
+		return WEBSESSION_REFUSED;
+	}
+	if (db_exec(db, "UPDATE web_invites SET used_at = UTC_TIMESTAMP(3) "
+	    "WHERE token_hash = ?", DB_ARGS(DBP_BLOB(hash, 32)), &n) != DB_OK ||
+	    db_exec(db, "UPDATE accounts SET password_hash = ? WHERE id = ?",
+	    DB_ARGS(DBP_STR(h), DBP_STR(account)), NULL) != DB_OK ||
+	    db_exec(db, "DELETE FROM web_sessions WHERE account_id = ?",
+	    DB_ARGS(DBP_STR(account)), NULL) != DB_OK ||
+	    db_commit(db) != DB_OK)
+		goto fail;
+	return WEBSESSION_OK;
+fail:
+	db_rollback(db);
+	return WEBSESSION_ERROR;
+}

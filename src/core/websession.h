@@ -53,6 +53,15 @@ enum websession_result websession_end(struct db *, const char *id);
  * WEBSESSION_REFUSED when the account is gone. */
 enum websession_result websession_key(struct db *, const char *account_id,
 	    struct auth_key *);
+/* A one-time invitation for the account, valid ttl_s seconds: token (43
+ * base62 characters, for the link). REFUSED: no such account. */
+enum websession_result websession_invite(struct db *, const char *account_id,
+	    long ttl_s, char token[WEBSESSION_ID_MAX]);
+/* Uses an invitation: sets password (INVALID: its length) and marks the
+ * token used, in one transaction; REFUSED when the token is unknown, used
+ * or expired. */
+enum websession_result websession_accept(struct db *, const char *token,
+	    const char *password);
 /* 1 when the presented CSRF token equals the session's (constant time). */
 int	 websession_csrf_ok(const struct websession *, const char *presented);
 #endif

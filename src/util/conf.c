@@ -324,6 +324,9 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	[CONF_SIGNIN_ADDRESS_ATTEMPTS_MAX] = { "signin_address_attempts_max",
 	    CONF_TYPE_INT, "50", 1, 100000, 0, "failed sign-in attempts per "
 	    "client address in a rate-limit window (then 429, as above)" },
+	[CONF_INVITE_TTL_SECONDS] = { "invite_ttl_seconds", CONF_TYPE_INT,
+	    "604800", 60, 90L * 86400, 0, "an invitation made by svcadm "
+	    "account invite can be used this many seconds (and once)" },
 };
 
 const char *

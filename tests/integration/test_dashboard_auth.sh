@@ -10,7 +10,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "signin_attempts_max = 3
-signin_address_attempts_max = 6
+signin_address_attempts_max = 8
 session_idle_seconds = 600
 session_max_seconds = 3600"
 it_stack_start
@@ -129,6 +129,28 @@ t_signout() {
 }
 t_case "sign-out (with the CSRF token) ends the session: the old cookie is refused" t_signout
 
+t_invite() {
+    local link token
+    link=$(svcadm account invite "$OTHER") || { it_fail "invite failed"; return 1; }
+    case $link in "$BASE_URL/app/invite#"*) ;; *) it_fail "link: $link"; return 1 ;; esac
+    token=${link#*#}
+    API_KEY= http POST /v1/session/invite "$(jq -cn --arg t "$token" '{token:$t,password:"short"}')"
+    expect_status 400 && expect_json .error.details.field password || return 1
+    API_KEY= http POST /v1/session/invite "$(jq -cn --arg t "$token" '{token:$t,password:"the invited password"}')"
+    expect_status 200 && expect_json .password_set true || return 1
+    signin "$(it_sql "SELECT email FROM accounts WHERE id = '$OTHER'")" 'the invited password'
+    expect_status 201 && expect_json .account_id "$OTHER" || return 1
+    # used once: the second use is refused
+    API_KEY= http POST /v1/session/invite "$(jq -cn --arg t "$token" '{token:$t,password:"another password 2"}')"
+    expect_status 401 && expect_json .error.code invalid_invitation || return 1
+    # expired
+    token=$(svcadm account invite "$OTHER"); token=${token#*#}
+    it_sql "UPDATE web_invites SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE used_at IS NULL"
+    API_KEY= http POST /v1/session/invite "$(jq -cn --arg t "$token" '{token:$t,password:"another password 3"}')"
+    expect_status 401 && expect_json .error.code invalid_invitation
+}
+t_case "svcadm account invite: a one-time link; the password set once, then refused; expired refused" t_invite
+
 t_lockout() {
     local ra
     # 1 failure for $EMAIL so far; two more fill its window of 3
@@ -138,11 +160,11 @@ t_lockout() {
     expect_status 429 && expect_json .error.code too_many_signin_attempts || return 1
     ra=$(header_value retry-after)
     [[ $ra =~ ^[0-9]+$ ]] && [ "$ra" -ge 1 ] || { it_fail "Retry-After: $ra"; return 1; }
-    # the address: 4 failures so far of 6
+    # the address: 6 failures so far of 8
     signin "x$RANDOM@example.com" wrong-3; expect_status 401 || return 1
     signin "y$RANDOM@example.com" wrong-4; expect_status 401 || return 1
-    printf '%s\n' "$PW" | svcadm account set-password "$OTHER" || return 1
-    signin "$(it_sql "SELECT email FROM accounts WHERE id = '$OTHER'")" "$PW"
+    signin "$(it_sql "SELECT email FROM accounts WHERE id = '$OTHER'")" 'the invited password'
+
     expect_status 429 && expect_json .error.code too_many_signin_attempts && expect_header Retry-After
 }
 t_case "failed attempts limited per e-mail and per address: 429 with Retry-After" t_lockout
