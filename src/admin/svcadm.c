@@ -19,6 +19,7 @@
 #include "core/db.h"
 #include "core/keys.h"
 #include "core/ledger.h"
+#include "core/websession.h"
 #include "jobs/retention.h"
 #include "jobs/suppressions.h"
 #include "util/conf.h"
@@ -54,6 +55,8 @@ svcadm_usage(void)
 	    "  account tier ACCOUNT TIER\n"
 	    "  account subscription ACCOUNT active|inactive [--type NAME]\n"
 	    "  account retention ACCOUNT DAYS|default\n"
+	    "  account set-password ACCOUNT   (the password on standard input)\n"
+	    "  account invite ACCOUNT   (prints a one-time link to set the password)\n"
 	    "  account erase ACCOUNT   (every job's data, suppressions, stored\n"
 	    "                           answers; the ledger and job counts stay)\n"
 	    "  audit [--account ID] [--limit N]   (erase receipts)\n"
@@ -349,6 +352,33 @@ svcadm_cmd_cache(int argc, char **argv)
 	return 0;
 }
 
+/* "account set-password ACCOUNT": the password is the first line of
+ * standard input (never an argument: ps would show it). */
+static void
+svcadm_set_password(struct db *db, const char *account)
+{
+	char line[WEBSESSION_PASSWORD_MAX + 2];
+	size_t n;
+	enum websession_result wr;
+
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		svcadm_die("give the password on standard input");
+	n = strcspn(line, "\r\n");
+	if (line[n] == '\0' && n > WEBSESSION_PASSWORD_MAX)
+		svcadm_die("the password is longer than %d characters",
+		    WEBSESSION_PASSWORD_MAX);
+	line[n] = '\0';
+	wr = websession_set_password(db, account, line);
+	sodium_memzero(line, sizeof(line));
+	if (wr == WEBSESSION_INVALID)
+		svcadm_die("the password must have %d to %d characters",
+		    WEBSESSION_PASSWORD_MIN, WEBSESSION_PASSWORD_MAX);
+	if (wr == WEBSESSION_REFUSED)
+		svcadm_die("no account %s", account);
+	if (wr != WEBSESSION_OK)
+		svcadm_die("setting the password failed: %s", db_error(db));
+}
+
 static int
 svcadm_cmd_account(int argc, char **argv)
 {
@@ -398,6 +428,21 @@ svcadm_cmd_account(int argc, char **argv)
 			svcadm_die("no account %s", pos[0]);
 	} else if (strcmp(argv[0], "erase") == 0 && np == 1)
 		svcadm_erase(db, pos[0]);
+	else if (strcmp(argv[0], "set-password") == 0 && np == 1)
+		svcadm_set_password(db, pos[0]);
+	else if (strcmp(argv[0], "invite") == 0 && np == 1) {
+		char token[WEBSESSION_ID_MAX];
+		enum websession_result wr = websession_invite(db, pos[0],
+		    conf_int(&conf, CONF_INVITE_TTL_SECONDS), token);
+
+		if (wr == WEBSESSION_REFUSED)
+			svcadm_die("no account %s", pos[0]);
+		if (wr != WEBSESSION_OK)
+			svcadm_die("making the invitation failed: %s",
+			    db_error(db));
+		printf("%s/app/invite#%s\n", conf_str(&conf, CONF_BASE_URL),
+		    token);
+	}
 	else
 		svcadm_usage();
 	buf_free(&why);

@@ -10,6 +10,7 @@
 #include "core/db.h"
 #include "core/permits.h"
 #include "core/ratelimit.h"
+#include "core/websession.h"
 #include "engine/verify.h"
 #include "jobs/retention.h"
 #include "jobs/upload_store.h"
@@ -57,6 +58,10 @@ struct api_call {
 	char		*account_for_log; /* IDS_MAX bytes, "" when none */
 	const char	*idem_key;	/* Idempotency-Key of this request */
 	int		 idem_done;	/* the handler stored the answer itself */
+	int		 session;	/* authenticated by the dashboard's
+					 * session cookie, not a key */
+	struct websession ws;		/* that session */
+	char		 session_id[WEBSESSION_ID_MAX];
 };
 
 typedef void (*api_handler_fn)(struct api_call *);
@@ -117,6 +122,10 @@ int	 api_idempotency_begin(struct api_call *, const char *key,
 /* Handlers, one file per resource. */
 void	 handler_rate_limit(struct api_call *);
 void	 handler_openapi(struct api_call *);
+void	 handler_session_create(struct api_call *);
+void	 handler_session_get(struct api_call *);
+void	 handler_session_accept(struct api_call *);
+void	 handler_session_delete(struct api_call *);
 void	 handler_credits_get(struct api_call *);
 void	 handler_keys_create(struct api_call *);
 void	 handler_keys_list(struct api_call *);

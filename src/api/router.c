@@ -13,6 +13,7 @@
  * answered from the key cache, authcache.h). */
 #include "api/router.h"
 #include "core/idempotency.h"
+#include "util/cookie.h"
 #include "util/log.h"
 #include "util/strparse.h"
 #include "util/timeutil.h"
@@ -30,6 +31,9 @@ enum route_auth {
 				 * not an API key there (Postmark's basic
 				 * auth), the request counts in the
 				 * address's bucket */
+	ROUTE_AUTH_SIGNIN,	/* POST /v1/session: no key, not counted
+				 * here; the handler limits attempts per
+				 * account and per address itself */
 	ROUTE_AUTH__MAX
 };
 
@@ -56,6 +60,14 @@ static const struct route routes[] = {
 	 * only without a usable key (in the address's bucket) */
 	{ HTTP_GET, "/v1/openapi.json", ROUTE_AUTH_OPTIONAL, -1, 0, 0,
 	    0, handler_openapi },
+	/* the dashboard's sign-in (websession.h) */
+	{ HTTP_POST, "/v1/session", ROUTE_AUTH_SIGNIN, -1, API_JSON_MAX, 0,
+	    0, handler_session_create },
+	{ HTTP_POST, "/v1/session/invite", ROUTE_AUTH_SIGNIN, -1,
+	    API_JSON_MAX, 0, 0, handler_session_accept },
+	{ HTTP_GET, "/v1/session", REQ, -1, 0, 1, 0, handler_session_get },
+	{ HTTP_DELETE, "/v1/session", REQ, -1, 0, 1, 0,
+	    handler_session_delete },
 	{ HTTP_POST, "/v1/verify", REQ, AUTH_SCOPE_VERIFY_SINGLE,
 	    API_JSON_MAX, 1, 0, handler_verify },
 	{ HTTP_POST, "/v1/verify/bulk", REQ, AUTH_SCOPE_VERIFY_BULK, 16 * MiB,
@@ -466,6 +478,33 @@ router_sender_bucket(struct api_call *c, char *bucket, size_t n)
 	return rc;
 }
 
+/* The dashboard's session cookie of a request without Authorization:
+ * AUTH_MISSING (no cookie), AUTH_OK (c->session, c->key as a key with
+ * every scope of the account would be, c->key_hash the session id's
+ * hash), AUTH_UNKNOWN (ended or unknown session) or AUTH_DB_ERROR. */
+static enum auth_result
+router_session(struct api_call *c, uint8_t hash[32])
+{
+	const struct conf *cf = c->ctx->conf;
+	enum websession_result wr;
+
+	if (cookie_get(http_param(c->req, "HTTP_COOKIE"), WEBSESSION_COOKIE,
+	    c->session_id, sizeof(c->session_id)) == -1)
+		return AUTH_MISSING;
+	wr = websession_lookup(c->ctx->db, c->session_id,
+	    conf_int(cf, CONF_SESSION_IDLE_SECONDS),
+	    conf_int(cf, CONF_SESSION_MAX_SECONDS), &c->ws);
+	if (wr == WEBSESSION_OK)
+		wr = websession_key(c->ctx->db, c->ws.account_id, &c->key);
+	if (wr == WEBSESSION_ERROR)
+		return AUTH_DB_ERROR;
+	if (wr != WEBSESSION_OK)
+		return AUTH_UNKNOWN;
+	auth_key_hash(c->session_id, hash);
+	c->session = 1;
+	return AUTH_OK;
+}
+
 /* Authentication, allowlist and rate limit; returns 0 to go on, -1 when
  * the response has been decided. The key comes from router_key; a request
  * that is not counted (GET /rate-limit) reports its account's window from
@@ -488,8 +527,19 @@ router_gate(struct api_call *c, const struct route *rt)
 
 	if ((db = api_db(c)) == NULL)
 		return -1;
+	if (rt != NULL && rt->auth == ROUTE_AUTH_SIGNIN)
+		return 0;
 	if (rt != NULL && rt->auth == ROUTE_AUTH_NONE)
 		authz = NULL;
+	else if (authz == NULL || *authz == '\0') {
+		/* a session is always counted: the key cache knows keys */
+		if ((ar = router_session(c, hash)) == AUTH_DB_ERROR) {
+			api_internal_error(c, "session_lookup");
+			return -1;
+		}
+		if (ar != AUTH_MISSING)
+			count = 1;
+	}
 	if (authz != NULL && *authz != '\0' &&
 	    (ar = auth_presented_hash(authz, hash)) == AUTH_OK) {
 		ar = router_key(c, hash, now, !count, &win);
@@ -554,6 +604,7 @@ router_gate(struct api_call *c, const struct route *rt)
 	}
 	if (ar != AUTH_OK && ar != AUTH_MISSING) {
 		http_error(c->resp, 401, "unauthorized", NULL, "%s",
+		    c->session_id[0] ? "the session has ended; sign in again" :
 		    ar == AUTH_EXPIRED ? "API key has expired" :
 		    ar == AUTH_REVOKED ? "API key has been revoked" :
 		    "API key is not valid");
@@ -652,6 +703,17 @@ router_dispatch(struct api_ctx *ctx, struct http_req *req,
 		if (!c.authenticated) {
 			http_error(resp, 401, "unauthorized", NULL,
 			    "send \"Authorization: Bearer <API key>\"");
+			goto out;
+		}
+		/* a request made with the session's cookie changes
+		 * nothing unless it carries the session's CSRF token (a
+		 * page of another site can send the cookie, not the token) */
+		if (c.session && req->method != HTTP_GET &&
+		    req->method != HTTP_HEAD && !websession_csrf_ok(&c.ws,
+		    http_header_in(req, "X-CSRF-Token"))) {
+			http_error(resp, 403, "csrf_token_invalid", NULL,
+			    "a request made with the session cookie must send "
+			    "the session's CSRF token in X-CSRF-Token");
 			goto out;
 		}
 		if (!c.key.subscription_active) {

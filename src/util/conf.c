@@ -315,6 +315,22 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "feedback_webhook_rate_limit", CONF_TYPE_INT, "600", 1, 1000000, 0,
 	    "requests a minute the senders' webhooks (/v1/feedback/{sender}) "
 	    "may make for one account (counted per ?account=)" },
+	[CONF_SESSION_IDLE_SECONDS] = { "session_idle_seconds", CONF_TYPE_INT,
+	    "1800", 60, 30L * 86400, 0, "a dashboard session ends after this "
+	    "many seconds without a request" },
+	[CONF_SESSION_MAX_SECONDS] = { "session_max_seconds", CONF_TYPE_INT,
+	    "43200", 60, 90L * 86400, 0, "a dashboard session ends this many "
+	    "seconds after its sign-in, however busy" },
+	[CONF_SIGNIN_ATTEMPTS_MAX] = { "signin_attempts_max", CONF_TYPE_INT,
+	    "10", 1, 10000, 0, "failed sign-in attempts per e-mail in a "
+	    "rate-limit window; then sign-in with it answers 429 with "
+	    "Retry-After until the window has room" },
+	[CONF_SIGNIN_ADDRESS_ATTEMPTS_MAX] = { "signin_address_attempts_max",
+	    CONF_TYPE_INT, "50", 1, 100000, 0, "failed sign-in attempts per "
+	    "client address in a rate-limit window (then 429, as above)" },
+	[CONF_INVITE_TTL_SECONDS] = { "invite_ttl_seconds", CONF_TYPE_INT,
+	    "604800", 60, 90L * 86400, 0, "an invitation made by svcadm "
+	    "account invite can be used this many seconds (and once)" },
 };
 
 const char *
