@@ -1,32 +1,36 @@
-/* svcadm.c: the operator's tool: schema migrations, accounts, tiers and
- * subscriptions, retention and erasure (and their receipts), organizations, credits, API keys, the effective
- * configuration, the service's health (status.c) and a verifier host's
- * checks (doctor.c). Output is plain: ids and keys alone on stdout so
- * scripts can capture them; errors on stderr with a non-zero exit. */
+/* svcadm.c: the operator's tool: its command line, and for each command
+ * the call into the file that does the work: schema migrations and their
+ * key files (migrate.c, keyfiles.c), accounts, tiers and subscriptions,
+ * retention and erasure (retentionadm.c), dashboard passwords and
+ * invitations (webadm.c), organizations, credits, API keys, the
+ * known-complainer list (complainersadm.c), the verdict cache (cacheadm.c),
+ * delivery feedback (feedbackadm.c), the effective configuration, the
+ * service's health (status.c) and a verifier host's checks (doctor.c).
+ * Output is plain: ids and keys alone on stdout so scripts can capture
+ * them; errors on stderr with a non-zero exit. */
 #include "admin/cacheadm.h"
+#include "admin/complainersadm.h"
 #include "admin/feedbackadm.h"
 #include "admin/keyfiles.h"
 #include "admin/lists_update.h"
 #include "admin/doctor.h"
 #include "admin/migrate.h"
+#include "admin/retentionadm.h"
 #include "admin/status.h"
+#include "admin/webadm.h"
 #include "core/accounts.h"
 #include "core/auth.h"
 #include "core/authcache.h"
-#include "engine/complainers.h"
 #include "engine/mxprofile.h"
 #include "engine/pacing_defaults.h"
 #include "core/db.h"
 #include "core/keys.h"
 #include "core/ledger.h"
-#include "core/websession.h"
-#include "jobs/retention.h"
 #include "jobs/suppressions.h"
 #include "util/conf.h"
 #include "util/startup.h"
 #include "util/strparse.h"
 #include <pwd.h>
-#include <sodium.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,8 +43,6 @@
 #endif
 
 static struct conf conf;
-
-static void svcadm_complainers_hash(struct db *, struct buf *);
 
 static void
 svcadm_usage(void)
@@ -245,7 +247,9 @@ svcadm_cmd_db(int argc, char **argv)
 		buf_reset(&err);
 		if (keyfiles_ensure(&conf, &err) == -1)
 			svcadm_die("%s", buf_str(&err));
-		svcadm_complainers_hash(db, &err);
+		buf_reset(&err);
+		if (complainersadm_hash_clear(db, &conf, stdout, &err) == -1)
+			svcadm_die("%s", buf_str(&err));
 		buf_free(&err);
 	} else if (strcmp(argv[0], "version") == 0) {
 		db = svcadm_open_db(0);
@@ -272,57 +276,24 @@ svcadm_operator(void)
 	return pw != NULL ? pw->pw_name : "operator";
 }
 
-/* account erase: prints what was erased, one "kind count" a line. */
-static void
-svcadm_erase(struct db *db, const char *account)
-{
-	struct retention_counts n;
-	long long jobs, refunded;
-	int k, rc;
-
-	rc = retention_erase_account(db, account, svcadm_operator(), &n,
-	    &jobs, &refunded);
-	if (rc == 1)
-		svcadm_die("no account %s", account);
-	if (rc != 0)
-		svcadm_die("erase %s: %s", account, db_error(db));
-	printf("account %s\njobs %lld\ncredits_refunded %lld\n", account, jobs,
-	    refunded);
-	for (k = 0; k < RETENTION_KIND__MAX; k++)
-		printf("%s %lld\n", retention_kind_names[k], n.n[k]);
-}
-
-static int
-svcadm_audit_row(void *arg, const struct retention_audit_row *r)
-{
-	int k;
-
-	(void)arg;
-	printf("%s account=%s job=%s actor=%s actor_id=%s reason=%s",
-	    r->created_at, r->account_id, r->job_id ? r->job_id : "-",
-	    r->actor, r->actor_id ? r->actor_id : "-", r->reason);
-	for (k = 0; k < RETENTION_KIND__MAX; k++)
-		printf(" %s=%lld", retention_kind_names[k], r->counts.n[k]);
-	putchar('\n');
-	return 0;
-}
-
 /* audit [--account ID] [--limit N]: the erase receipts, newest first. */
 static int
 svcadm_cmd_audit(int argc, char **argv)
 {
 	struct opt o[] = { { "account", 1, NULL, 0 }, { "limit", 1, NULL, 0 } };
 	char *pos[1];
+	struct buf err;
 	struct db *db;
 	int np;
 
 	np = svcadm_parse_opts(argc, argv, o, 2, pos, 0);
 	(void)np;
 	db = svcadm_open_db(1);
-	if (retention_audit_list(db, o[0].val, 0, o[1].val ?
-	    svcadm_number(o[1].val, "--limit", 1, 1000000) : 100, NULL,
-	    svcadm_audit_row, NULL) != 0)
-		svcadm_die("audit: %s", db_error(db));
+	buf_init(&err, 256);
+	if (retentionadm_audit(db, o[0].val, o[1].val ? svcadm_number(o[1].val,
+	    "--limit", 1, 1000000) : 100, stdout, &err) == -1)
+		svcadm_die("%s", buf_str(&err));
+	buf_free(&err);
 	db_close(db);
 	return 0;
 }
@@ -350,33 +321,6 @@ svcadm_cmd_cache(int argc, char **argv)
 		svcadm_usage();
 	buf_free(&err);
 	return 0;
-}
-
-/* "account set-password ACCOUNT": the password is the first line of
- * standard input (never an argument: ps would show it). */
-static void
-svcadm_set_password(struct db *db, const char *account)
-{
-	char line[WEBSESSION_PASSWORD_MAX + 2];
-	size_t n;
-	enum websession_result wr;
-
-	if (fgets(line, sizeof(line), stdin) == NULL)
-		svcadm_die("give the password on standard input");
-	n = strcspn(line, "\r\n");
-	if (line[n] == '\0' && n > WEBSESSION_PASSWORD_MAX)
-		svcadm_die("the password is longer than %d characters",
-		    WEBSESSION_PASSWORD_MAX);
-	line[n] = '\0';
-	wr = websession_set_password(db, account, line);
-	sodium_memzero(line, sizeof(line));
-	if (wr == WEBSESSION_INVALID)
-		svcadm_die("the password must have %d to %d characters",
-		    WEBSESSION_PASSWORD_MIN, WEBSESSION_PASSWORD_MAX);
-	if (wr == WEBSESSION_REFUSED)
-		svcadm_die("no account %s", account);
-	if (wr != WEBSESSION_OK)
-		svcadm_die("setting the password failed: %s", db_error(db));
 }
 
 static int
@@ -426,24 +370,17 @@ svcadm_cmd_account(int argc, char **argv)
 
 		if (accounts_set_retention(db, pos[0], days) != ACCOUNTS_OK)
 			svcadm_die("no account %s", pos[0]);
-	} else if (strcmp(argv[0], "erase") == 0 && np == 1)
-		svcadm_erase(db, pos[0]);
-	else if (strcmp(argv[0], "set-password") == 0 && np == 1)
-		svcadm_set_password(db, pos[0]);
-	else if (strcmp(argv[0], "invite") == 0 && np == 1) {
-		char token[WEBSESSION_ID_MAX];
-		enum websession_result wr = websession_invite(db, pos[0],
-		    conf_int(&conf, CONF_INVITE_TTL_SECONDS), token);
-
-		if (wr == WEBSESSION_REFUSED)
-			svcadm_die("no account %s", pos[0]);
-		if (wr != WEBSESSION_OK)
-			svcadm_die("making the invitation failed: %s",
-			    db_error(db));
-		printf("%s/app/invite#%s\n", conf_str(&conf, CONF_BASE_URL),
-		    token);
-	}
-	else
+	} else if (strcmp(argv[0], "erase") == 0 && np == 1) {
+		if (retentionadm_erase(db, pos[0], svcadm_operator(), stdout,
+		    &why) == -1)
+			svcadm_die("%s", buf_str(&why));
+	} else if (strcmp(argv[0], "set-password") == 0 && np == 1) {
+		if (webadm_set_password(db, pos[0], stdin, &why) == -1)
+			svcadm_die("%s", buf_str(&why));
+	} else if (strcmp(argv[0], "invite") == 0 && np == 1) {
+		if (webadm_invite(db, &conf, pos[0], stdout, &why) == -1)
+			svcadm_die("%s", buf_str(&why));
+	} else
 		svcadm_usage();
 	buf_free(&why);
 	db_close(db);
@@ -604,37 +541,13 @@ svcadm_cmd_key(int argc, char **argv)
 	return 0;
 }
 
-/* db migrate's last step: the complainer rows left in clear by schema
- * versions before 25 hashed under the key just written (025's note). */
-static void
-svcadm_complainers_hash(struct db *db, struct buf *err)
-{
-	struct addrhash_key key;
-	unsigned long n;
-
-	buf_reset(err);
-	if (conf_reread_feedback_key(&conf, err) == -1)
-		svcadm_die("%s", buf_str(err));
-	if (complainers_key(&conf, &key) == -1) {
-		fprintf(stderr, "svcadm: warning: feedback_hash_key is not set: "
-		    "complainer rows in clear are not hashed yet\n");
-		return;
-	}
-	if (complainers_hash_clear(db, &key, &n) != DB_OK)
-		svcadm_die("complainers: %s", db_error(db));
-	sodium_memzero(&key, sizeof(key));
-	if (n > 0)
-		printf("complainers: %lu addresses in clear replaced by their "
-		    "hashes\n", n);
-}
-
 static int
 svcadm_cmd_complainers(int argc, char **argv)
 {
-	struct addrhash_key key;
 	struct opt o[] = { { "source", 1, NULL, 0 } };
 	struct complainers_counts c;
 	char *pos[1];
+	struct buf err;
 	struct db *db;
 	FILE *in;
 
@@ -645,17 +558,16 @@ svcadm_cmd_complainers(int argc, char **argv)
 		in = stdin;
 	else if ((in = fopen(pos[0], "r")) == NULL)
 		svcadm_die("%s: cannot open", pos[0]);
-	if (complainers_key(&conf, &key) == -1)
-		svcadm_die("feedback_hash_key is not set (svcadm db migrate "
-		    "writes feedback_hash_key_file)");
 	db = svcadm_open_db(1);
-	if (complainers_import(db, &key, in, o[0].val ? o[0].val : pos[0], &c) !=
-	    DB_OK)
-		svcadm_die("%s", db_error(db));
+	buf_init(&err, 256);
+	if (complainersadm_import(db, &conf, in, o[0].val ? o[0].val : pos[0],
+	    &c, &err) == -1)
+		svcadm_die("%s", buf_str(&err));
 	printf("added %lu\nexisting %lu\ninvalid %lu\n", c.added, c.existing,
 	    c.invalid);
 	if (in != stdin)
 		fclose(in);
+	buf_free(&err);
 	db_close(db);
 	return 0;
 }

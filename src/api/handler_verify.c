@@ -6,6 +6,7 @@
  * sandbox-domain address. */
 #include "api/probes.h"
 #include "engine/addr.h"
+#include "engine/verify_json.h"
 #include "core/ledger.h"
 #include "util/log.h"
 #include <string.h>
@@ -79,7 +80,7 @@ handler_verify(struct api_call *c)
 	}
 	if (handler_verify_charge(c, cost, &remaining) == -1)
 		goto out;
-	out = verify_result_json(&r);
+	out = verify_json_result(&r);
 	json_object_set_new(out, "credits_charged", json_integer(cost));
 	json_object_set_new(out, "credits_remaining", json_integer(remaining));
 	log_info("event=verify req=%s status=%s reason=%s cached=%d charged=%lld",

@@ -174,8 +174,6 @@ int	 verify_cache_entry(const struct verify_result *,
 int	 verify_from_cache(struct verify_result *, const struct addr *,
 	    json_t *cached);
 
-/* API.md's result object (without the credits fields). */
-json_t	*verify_result_json(const struct verify_result *);
 /* The sandbox domain: "sandbox.<service_domain>". */
 const char *verify_sandbox_domain(const struct verify_engine *);
 #endif

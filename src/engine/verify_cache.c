@@ -1,6 +1,7 @@
 /* verify_cache.c: verdict cache entries without addresses
  * (verify_cache.h; verify_cache_entry is declared in verify.h). */
 #include "engine/verify_cache.h"
+#include "engine/verify_json.h"
 #include "util/strparse.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ verify_cache_entry(const struct verify_result *r, struct vcache_entry *out)
 	if (r->sandbox || r->cached || r->normalised[0] == '\0' ||
 	    r->cache_key[0] == '\0')
 		return -1;
-	if ((j = verify_result_json(r)) == NULL)
+	if ((j = verify_json_result(r)) == NULL)
 		return -1;
 	json_object_set_new(j, "kind",
 	    json_string(verdict_kind_names[r->v.kind]));

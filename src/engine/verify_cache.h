@@ -8,7 +8,7 @@
 #include "engine/verify.h"
 
 /* The address of the request put back into a result read from the cache
- * (c, as verify_result_from_json read it) and copied into r. */
+ * (c, as verify_json_read read it) and copied into r. */
 void	 verify_cache_restore(struct verify_result *r, const struct addr *a,
 	    const struct verify_result *c);
 #endif
