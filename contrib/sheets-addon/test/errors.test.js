@@ -67,12 +67,18 @@ test('429: after two retries the cell says the rate limit was reached', () => {
   const w = new World();
   w.setKey('alice', k);
   w.sleep = 'virtual';		// the retries come before the window frees a place
+  // and, however slow the machine, the key's one place is taken again
+  // while the add-on waits (a request of another program of the customer),
+  // so each retry finds the window full: the 3 s window is not raced
+  w.onSleep = () => api('GET', '/v1/credits', k);
   assert.equal(api('GET', '/v1/credits', k).status, 200);
   const out = w.load('alice').SVC_VERIFY(sb('accepted_email'));
   assert.match(out, /^SVC error: rate limit reached \(429\); try again in [1-3] s\.$/);
   assert.equal(w.of('sleep').length, 2);
   assert.ok(w.of('sleep').every((s) => s.ms >= 1000));
-  assert.deepEqual(requests(acc).map((r) => r.method + ' ' + r.status), ['GET 200', 'POST 429', 'POST 429', 'POST 429']);
+  assert.deepEqual(requests(acc).filter((r) => r.method === 'POST').map((r) => r.method + ' ' + r.status),
+    ['POST 429', 'POST 429', 'POST 429']);
+  assert.equal(requests(acc)[0].method + ' ' + requests(acc)[0].status, 'GET 200');
   assert.deepEqual(w.cache('alice').entries(), []);
   assert.equal(credits(acc).used, 0);
 });

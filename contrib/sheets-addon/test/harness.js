@@ -378,6 +378,7 @@ class World {
     this.log = [];
     this.answers = [];		// queued answers of alerts and prompts
     this.sleep = 'real';		// Utilities.sleep: 'real' waits, 'virtual' only moves the clock
+    this.onSleep = null;		// called with ms at each Utilities.sleep (what happens meanwhile)
     this.loseAnswers = 0;		// the next N requests are sent, their answers lost (Timeout)
     this.lockHeld = false;		// another execution holds the document lock
     // Google runs a custom function (=SVC_VERIFY) with limited authorization:
@@ -560,6 +561,8 @@ class World {
         w.log.push({ kind: 'sleep', ms });
         if (w.sleep === 'real')
           sleepMs(ms);
+        if (w.onSleep)
+          w.onSleep(ms);
         w.now += ms;
       },
     };
