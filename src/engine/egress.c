@@ -245,10 +245,8 @@ egress_route(const char *p, size_t len, struct egress_route *r)
 	    "socks5://[USER:PASS@]HOST:PORT[#egress=ADDRESS]";
 }
 
-/* A route as it was written, for an error message: printable, short, a
- * password replaced by "***". */
-static void
-egress_quote(struct buf *err, const char *p, size_t len)
+void
+egress_quote(struct buf *err, const char *p, size_t len, size_t max)
 {
 	const char *at = NULL, *colon = NULL;
 	size_t i;
@@ -260,7 +258,7 @@ egress_quote(struct buf *err, const char *p, size_t len)
 		if (at != NULL)
 			colon = memchr(p + 9, ':', (size_t)(at - p - 9));
 	}
-	for (i = 0; i < len && i < 100; i++) {
+	for (i = 0; i < len && i < max; i++) {
 		if (colon != NULL && p + i > colon && p + i < at) {
 			if (p + i == colon + 1)
 				buf_puts(err, "***");
@@ -269,7 +267,7 @@ egress_quote(struct buf *err, const char *p, size_t len)
 		buf_putc(err, (unsigned char)p[i] >= 0x20 &&
 		    (unsigned char)p[i] < 0x7f ? p[i] : '?');
 	}
-	if (len > 100)
+	if (len > max)
 		buf_puts(err, "...");
 }
 
@@ -299,7 +297,7 @@ egress_parse(const char *text, struct egress *e, struct buf *err)
 		    egress_route(p, len, &e->r[e->n]);
 		if (why != NULL) {
 			buf_puts(err, "bad route \"");
-			egress_quote(err, p, len);
+			egress_quote(err, p, len, 100);
 			buf_printf(err, "\": %s", why);
 			memset(e, 0, sizeof(*e));
 			return -1;

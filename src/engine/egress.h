@@ -65,6 +65,9 @@ struct egress {
  * sockets (a proxy's HOST is an IP address literal, IPv6 in brackets, or
  * a host name, looked up later: egress_resolve.h). */
 int	 egress_parse(const char *text, struct egress *e, struct buf *err);
+/* A route's text as written, for an error message: printable, at most max
+ * bytes ("..." after), a socks5:// password replaced by "***". */
+void	 egress_quote(struct buf *err, const char *p, size_t len, size_t max);
 /* The setting of a configuration, parsed into a new egress (free()), its
  * round robin starting at a random route; NULL with "smtp_egress: ..." in
  * err when it is bad or no memory. */

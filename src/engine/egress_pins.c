@@ -114,34 +114,6 @@ egress_pins_route(const char *tok, size_t len, const struct egress *e)
 	return found;
 }
 
-/* A token of the line for an error message: printable, short, a password
- * hidden. */
-static void
-egress_pins_quote(struct buf *err, const char *p, size_t len)
-{
-	const char *at = NULL, *colon = NULL;
-	size_t i;
-
-	if (len > 9 && memcmp(p, "socks5://", 9) == 0) {
-		for (i = 9; i < len; i++)
-			if (p[i] == '@')
-				at = p + i;
-		if (at != NULL)
-			colon = memchr(p + 9, ':', (size_t)(at - p - 9));
-	}
-	for (i = 0; i < len && i < 80; i++) {
-		if (colon != NULL && p + i > colon && p + i < at) {
-			if (p + i == colon + 1)
-				buf_puts(err, "***");
-			continue;
-		}
-		buf_putc(err, (unsigned char)p[i] >= 0x20 &&
-		    (unsigned char)p[i] < 0x7f ? p[i] : '?');
-	}
-	if (len > 80)
-		buf_puts(err, "...");
-}
-
 /* One line (without its end); NULL or why it is bad (bad: the token). */
 static const char *
 egress_pins_line(const char *p, size_t len, const struct egress *e,
@@ -229,7 +201,7 @@ egress_pins_parse(const char *text, size_t len, const struct egress *e,
 			buf_printf(err, "line %zu: ", line);
 			if (bad != NULL) {
 				buf_putc(err, '"');
-				egress_pins_quote(err, bad, badlen);
+				egress_quote(err, bad, badlen, 80);
 				buf_puts(err, "\": ");
 			}
 			buf_puts(err, why);
