@@ -15,9 +15,9 @@ complainersadm_hash_clear(struct db *db, struct conf *c, FILE *out,
 	/* the key file may have been written a moment ago by db migrate */
 	if (conf_reread_feedback_key(c, err) == -1)
 		return -1;
-	if (complainers_key(c, &key) == -1) {
-		fprintf(stderr, "svcadm: warning: feedback_hash_key is not set: "
-		    "complainer rows in clear are not hashed yet\n");
+	if (addrhash_key_from_conf(c, CONF_FEEDBACK_HASH_KEY, &key) == -1) {
+		fprintf(stderr, "svcadm: warning: feedback_hash_key is not "
+		    "set: complainer rows in clear are not hashed yet\n");
 		return 0;
 	}
 	e = complainers_hash_clear(db, &key, &n);
@@ -39,7 +39,7 @@ complainersadm_import(struct db *db, const struct conf *c, FILE *in,
 	struct addrhash_key key;
 	enum db_err e;
 
-	if (complainers_key(c, &key) == -1) {
+	if (addrhash_key_from_conf(c, CONF_FEEDBACK_HASH_KEY, &key) == -1) {
 		buf_puts(err, "feedback_hash_key is not set (svcadm db migrate "
 		    "writes feedback_hash_key_file)");
 		return -1;

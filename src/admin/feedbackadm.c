@@ -116,7 +116,7 @@ feedbackadm_report(struct db *db, const struct conf *c, const char *account,
 	size_t i;
 	int k;
 
-	if (feedback_key(c, &key) == -1) {
+	if (addrhash_key_from_conf(c, CONF_FEEDBACK_HASH_KEY, &key) == -1) {
 		buf_puts(err, "feedback_hash_key is not set (svcadm db migrate "
 		    "writes feedback_hash_key_file)");
 		return -1;

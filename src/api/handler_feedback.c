@@ -31,7 +31,8 @@
 static int
 handler_feedback_key(struct api_call *c, struct addrhash_key *key)
 {
-	if (feedback_key(c->ctx->conf, key) == 0)
+	if (addrhash_key_from_conf(c->ctx->conf, CONF_FEEDBACK_HASH_KEY,
+	    key) == 0)
 		return 0;
 	log_error("event=feedback_key_missing req=%s", c->req->request_id);
 	http_error(c->resp, 503, "feedback_unavailable", NULL,

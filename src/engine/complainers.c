@@ -8,16 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int
-complainers_key(const struct conf *c, struct addrhash_key *key)
-{
-	const char *hex = conf_str(c, CONF_FEEDBACK_HASH_KEY);
-
-	if (hex == NULL || *hex == '\0')
-		return -1;
-	return addrhash_key_from_hex(key, hex);
-}
-
 enum db_err
 complainers_contains(struct db *db, const struct addrhash_key *key,
     const char *normalised, int *found)

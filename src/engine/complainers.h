@@ -11,10 +11,9 @@
 #include "util/conf.h"
 #include <stdio.h>
 
-/* The list's key from the settings: 0, or -1 when there is none (then
- * nothing is found and nothing can be imported). */
-int	 complainers_key(const struct conf *, struct addrhash_key *);
-/* normalised: the addr_parse de-duplication key. key NULL: not found. */
+/* The key is addrhash_key_from_conf's of CONF_FEEDBACK_HASH_KEY; without
+ * one nothing is found and nothing can be imported.
+ * normalised: the addr_parse de-duplication key. key NULL: not found. */
 enum db_err complainers_contains(struct db *, const struct addrhash_key *,
 	    const char *normalised, int *found);
 /* Many at once, in a few statements: found[i] is set to 1 or 0. */

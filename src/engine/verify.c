@@ -64,7 +64,8 @@ verify_engine_new(const struct conf *c, struct buf *err)
 	}
 	e->conf = c;
 	cachekey_init(&e->ck, c);
-	e->have_lk = complainers_key(c, &e->lk) == 0;
+	e->have_lk = addrhash_key_from_conf(c, CONF_FEEDBACK_HASH_KEY,
+	    &e->lk) == 0;
 	if (!e->have_lk)
 		log_warn("event=complainers_key_missing known_complainers=off");
 	buf_init(&warn, 64 * 1024);

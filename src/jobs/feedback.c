@@ -23,16 +23,6 @@ static const char *const feedback_suppress_codes[] = {
 };
 
 int
-feedback_key(const struct conf *c, struct addrhash_key *key)
-{
-	const char *hex = conf_str(c, CONF_FEEDBACK_HASH_KEY);
-
-	if (hex == NULL || *hex == '\0')
-		return -1;
-	return addrhash_key_from_hex(key, hex);
-}
-
-int
 feedback_event_address(struct feedback_event *ev, const char *email,
     const struct addrhash_key *key)
 {

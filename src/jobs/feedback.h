@@ -58,9 +58,6 @@ struct feedback_event {
 	char			 event_id[FEEDBACK_EVENT_ID_MAX + 1]; /* "": none */
 };
 
-/* The configured key (feedback_hash_key): 0, or -1 when unset or not 64
- * hex digits. */
-int	 feedback_key(const struct conf *, struct addrhash_key *);
 
 /* Checks one event object of POST /v1/feedback and fills ev (hashing the
  * address with key). 0, or -1 with the offending member's name in field

@@ -31,6 +31,17 @@ addrhash_key_from_hex(struct addrhash_key *key, const char *hex)
 	return 0;
 }
 
+int
+addrhash_key_from_conf(const struct conf *c, enum conf_key k,
+    struct addrhash_key *key)
+{
+	const char *hex = conf_str(c, k);
+
+	if (hex == NULL || *hex == '\0')
+		return -1;
+	return addrhash_key_from_hex(key, hex);
+}
+
 void
 addrhash_key_generate(char out[ADDRHASH_KEY_HEX_LEN + 1])
 {

@@ -12,6 +12,7 @@
  * has one hash. */
 #ifndef SVC_ADDRHASH_H
 #define SVC_ADDRHASH_H
+#include "util/conf.h"
 #include <stddef.h>
 
 #define ADDRHASH_KEY_LEN	32
@@ -27,6 +28,10 @@ struct addrhash_key {
  * surrounding white space allowed): 0, or -1 for anything else (the key is
  * then left zeroed, never half set). */
 int	 addrhash_key_from_hex(struct addrhash_key *key, const char *hex);
+/* The key held by a setting (feedback_hash_key): 0, or -1 when it is unset
+ * or not 64 hex digits. */
+int	 addrhash_key_from_conf(const struct conf *, enum conf_key,
+	    struct addrhash_key *key);
 /* A new random key as 64 hex digits and a NUL (svcadm writes it into the
  * configuration). */
 void	 addrhash_key_generate(char out[ADDRHASH_KEY_HEX_LEN + 1]);
