@@ -296,3 +296,21 @@ fail:
 	db_rollback(db);
 	return WEBSESSION_ERROR;
 }
+
+long long
+websession_purge(struct db *db, long idle_s, long max_s, long limit)
+{
+	unsigned long long sessions = 0, invites = 0;
+
+	if (db_exec(db, "DELETE FROM web_sessions WHERE last_seen_at <= "
+	    "UTC_TIMESTAMP(3) - INTERVAL ? SECOND OR created_at <= "
+	    "UTC_TIMESTAMP(3) - INTERVAL ? SECOND LIMIT ?",
+	    DB_ARGS(DBP_INT(idle_s), DBP_INT(max_s), DBP_INT(limit)),
+	    &sessions) != DB_OK)
+		return -1;
+	if (db_exec(db, "DELETE FROM web_invites WHERE used_at IS NOT NULL "
+	    "OR expires_at <= UTC_TIMESTAMP(3) LIMIT ?",
+	    DB_ARGS(DBP_INT(limit)), &invites) != DB_OK)
+		return -1;
+	return (long long)(sessions + invites);
+}

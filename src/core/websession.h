@@ -62,6 +62,10 @@ enum websession_result websession_invite(struct db *, const char *account_id,
  * or expired. */
 enum websession_result websession_accept(struct db *, const char *token,
 	    const char *password);
+/* Deletes up to limit ended sessions (idle longer than idle_s or older
+ * than max_s: websession_lookup already refuses them) and up to limit
+ * invitations used or expired. The rows deleted, or -1. */
+long long websession_purge(struct db *, long idle_s, long max_s, long limit);
 /* 1 when the presented CSRF token equals the session's (constant time). */
 int	 websession_csrf_ok(const struct websession *, const char *presented);
 #endif

@@ -9,8 +9,9 @@
  * in the middle of an upload), event deliveries that ended (and outbox
  * events handed to deliveries) more than job_retention_days ago, and the
  * heartbeat rows of workers not seen for a day, delivery outcomes
- * older than feedback_retention_days, and pacing pairs unused for
- * PACING_KEEP_DAYS (pacing.h). Each pass logs what it removed. */
+ * older than feedback_retention_days, pacing pairs unused for
+ * PACING_KEEP_DAYS (pacing.h), and the dashboard's ended sessions and
+ * used or expired invitations. Each pass logs what it removed. */
 #include "worker/housekeeping.h"
 #include "worker/heartbeat.h"
 #include "core/idempotency.h"
@@ -20,6 +21,7 @@
 #include "jobs/retention.h"
 #include "jobs/upload_store.h"
 #include "core/ratelimit.h"
+#include "core/websession.h"
 #include "engine/pacing.h"
 #include "engine/vcache.h"
 #include "util/log.h"
@@ -33,12 +35,14 @@
 #define HOUSEKEEPING_EVENTS_MAX 1000
 /* Old delivery outcomes deleted per pass at most. */
 #define HOUSEKEEPING_OUTCOMES_MAX 10000
+/* Ended sessions, and used or expired invitations, deleted per pass at most. */
+#define HOUSEKEEPING_SESSIONS_MAX 10000
 
 int
 housekeeping_run(const struct conf *c, struct db *db)
 {
 	long long idem, hits, buckets, cached, jobs, orphans, events, workers;
-	long long egress, outcomes, pairs;
+	long long egress, outcomes, pairs, web;
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
@@ -56,9 +60,11 @@ housekeeping_run(const struct conf *c, struct db *db)
 	outcomes = feedback_expire(db, conf_int(c, CONF_FEEDBACK_RETENTION_DAYS),
 	    HOUSEKEEPING_OUTCOMES_MAX);
 	pairs = pacing_db_purge(db);
+	web = websession_purge(db, conf_int(c, CONF_SESSION_IDLE_SECONDS),
+	    conf_int(c, CONF_SESSION_MAX_SECONDS), HOUSEKEEPING_SESSIONS_MAX);
 	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0 ||
 	    orphans < 0 || events < 0 || workers < 0 || egress < 0 ||
-	    outcomes < 0 || pairs < 0) {
+	    outcomes < 0 || pairs < 0 || web < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}
@@ -66,8 +72,8 @@ housekeeping_run(const struct conf *c, struct db *db)
 	    "rate_hits_purged=%lld rate_buckets_purged=%lld cache_expired=%lld "
 	    "jobs_erased=%lld upload_pieces_purged=%lld events_purged=%lld "
 	    "workers_purged=%lld egress_health_purged=%lld "
-	    "outcomes_purged=%lld pacing_pairs_purged=%lld", idem, hits,
-	    buckets, cached, jobs, orphans, events, workers, egress, outcomes,
-	    pairs);
+	    "outcomes_purged=%lld pacing_pairs_purged=%lld "
+	    "web_sessions_purged=%lld", idem, hits, buckets, cached, jobs,
+	    orphans, events, workers, egress, outcomes, pairs, web);
 	return 0;
 }

@@ -5,8 +5,9 @@
 # cookie's attributes, GET /v1/session, a key made with the cookie and the
 # CSRF token (and refused, nothing made, without the token), another
 # account's job not found, an idle or too old session refused, sign-out
-# ends the cookie, and failed attempts limited per e-mail and per address
-# (429 with Retry-After, even for the right password).
+# ends the cookie, svc-worker's housekeeping deletes ended sessions and used
+# or expired invitations, and failed attempts limited per e-mail and per
+# address (429 with Retry-After, even for the right password).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "signin_attempts_max = 3
@@ -150,6 +151,27 @@ t_invite() {
     expect_status 401 && expect_json .error.code invalid_invitation
 }
 t_case "svcadm account invite: a one-time link; the password set once, then refused; expired refused" t_invite
+
+t_purge() {
+    local ended live pending n_ended n_done
+    ended="last_seen_at <= UTC_TIMESTAMP(3) - INTERVAL 600 SECOND OR created_at <= UTC_TIMESTAMP(3) - INTERVAL 3600 SECOND"
+    svcadm account invite "$OTHER" > /dev/null || { it_fail "invite failed"; return 1; }
+    # what t_expiry and t_invite left: ended sessions, live ones, a used
+    # and an expired invitation, and the pending one just made
+    n_ended=$(it_sql "SELECT COUNT(*) FROM web_sessions WHERE $ended")
+    live=$(it_sql "SELECT COUNT(*) FROM web_sessions WHERE NOT ($ended)")
+    n_done=$(it_sql "SELECT COUNT(*) FROM web_invites WHERE used_at IS NOT NULL OR expires_at <= UTC_TIMESTAMP(3)")
+    pending=$(it_sql "SELECT COUNT(*) FROM web_invites WHERE used_at IS NULL AND expires_at > UTC_TIMESTAMP(3)")
+    [ "$n_ended" -ge 2 ] && [ "$live" -ge 1 ] && [ "$n_done" = 2 ] && [ "$pending" = 1 ] ||
+        { it_fail "before: ended sessions $n_ended, live $live, invitations done $n_done, pending $pending"; return 1; }
+    it_worker_once || { it_fail "svc-worker --once failed"; return 1; }
+    expect_eq "ended sessions after housekeeping" 0 "$(it_sql "SELECT COUNT(*) FROM web_sessions WHERE $ended")" || return 1
+    expect_eq "live sessions after housekeeping" "$live" "$(it_sql "SELECT COUNT(*) FROM web_sessions WHERE NOT ($ended)")" || return 1
+    expect_eq "invitations after housekeeping (the pending one)" 1 "$(it_sql "SELECT COUNT(*) FROM web_invites")" || return 1
+    grep -q "svc-worker\[[0-9]*\] .*event=housekeeping .* web_sessions_purged=$((n_ended + n_done))\b" "$IT_DIR/log/svc.log" ||
+        it_fail "no housekeeping line with web_sessions_purged=$((n_ended + n_done))"
+}
+t_case "housekeeping deletes ended sessions and used or expired invitations, keeps live ones" t_purge
 
 t_lockout() {
     local ra
