@@ -113,28 +113,22 @@ pacing_tally_rate(const struct pacing_pair *pp, const struct pacing_conf *c,
 	return (long)((int64_t)sum * 60000 / (secs * 1000));
 }
 
-int
-pacing_slow_down(struct pacing_pair *pp, const struct pacing_conf *c,
-    const char *reason, int64_t now)
+/* A "slow down" in a row: within a penalty of the last one's end. */
+static void
+pacing_strike(struct pacing_pair *pp, int64_t now)
 {
-	long at = pacing_tally_rate(pp, c, now), cur = pacing_rate(pp, c, now);
-
-	/* in a row: within a penalty of the last one's end */
 	if (pp->penalty_until > 0 && now < pp->penalty_until + pp->penalty_ms)
 		pp->strikes++;
 	else
 		pp->strikes = 1;
-	if (cur == 0 || (at > 0 && at < cur))
-		cur = at;		/* what it said "slow down" at */
-	if (cur < 1)
-		cur = 1;
-	if (pp->learned_rate <= 0 || cur < pp->learned_rate)
-		pp->learned_rate = cur;
-	pp->base_rate = cur / 2 > 0 ? cur / 2 : 1;
-	if (pp->start_rate <= 0)
-		pp->start_rate = pp->base_rate;
-	pp->paced = 1;
-	pp->since = now;
+}
+
+/* The penalty of a "slow down" and its reason; 1 when the strikes make it
+ * a block (the pair paused). */
+static int
+pacing_penalise(struct pacing_pair *pp, const struct pacing_conf *c,
+    const char *reason, int64_t now)
+{
 	/* at least a window: what went before the "slow down" was not counted
 	 * in the budget (the pair may not have been paced), so the budget's
 	 * window starts once all of it has left the host's */
@@ -146,6 +140,37 @@ pacing_slow_down(struct pacing_pair *pp, const struct pacing_conf *c,
 		return 1;
 	}
 	return 0;
+}
+
+int
+pacing_slow_down(struct pacing_pair *pp, const struct pacing_conf *c,
+    const char *reason, int64_t now)
+{
+	long at = pacing_tally_rate(pp, c, now), cur = pacing_rate(pp, c, now);
+
+	pacing_strike(pp, now);
+	if (cur == 0 || (at > 0 && at < cur))
+		cur = at;		/* what it said "slow down" at */
+	if (cur < 1)
+		cur = 1;
+	if (pp->learned_rate <= 0 || cur < pp->learned_rate)
+		pp->learned_rate = cur;
+	pp->base_rate = cur / 2 > 0 ? cur / 2 : 1;
+	if (pp->start_rate <= 0)
+		pp->start_rate = pp->base_rate;
+	pp->paced = 1;
+	pp->since = now;
+	return pacing_penalise(pp, c, reason, now);
+}
+
+int
+pacing_slow_down_unmeasured(struct pacing_pair *pp,
+    const struct pacing_conf *c, const char *reason, int64_t now)
+{
+	if (pp->paced)
+		return pacing_slow_down(pp, c, reason, now);
+	pacing_strike(pp, now);
+	return pacing_penalise(pp, c, reason, now);
 }
 
 void

@@ -95,6 +95,12 @@ long	 pacing_tally_rate(const struct pacing_pair *,
  * is now paused. */
 int	 pacing_slow_down(struct pacing_pair *, const struct pacing_conf *,
 	    const char *reason, int64_t now);
+/* The same, seen by a session outside svc-worker (which keeps no tally of
+ * the rate it was sending at): a paced pair's rate is halved as above; an
+ * unpaced one gets the penalty and the strike but no rate (one session's
+ * "slow down" says nothing of the rate the host takes). */
+int	 pacing_slow_down_unmeasured(struct pacing_pair *,
+	    const struct pacing_conf *, const char *reason, int64_t now);
 /* A block: the pair is paused for pause_ms. */
 void	 pacing_block(struct pacing_pair *, const struct pacing_conf *,
 	    const char *reason, int64_t now);

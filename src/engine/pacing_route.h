@@ -8,6 +8,8 @@
 #include "engine/egress.h"
 #include "engine/pacing.h"
 #include "engine/pacing_defaults.h"
+#include "engine/smtp.h"
+#include "engine/smtp_classify.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,4 +25,15 @@ int	 pacing_route_pick(struct db *, const struct pacing_conf *,
 	    const char *host, const struct egress *, uint32_t routes,
 	    size_t start, long want,
 	    int64_t now, size_t *route, char *why, size_t whysz);
+/* What a finished session of such a route says (pacing_signal.h), written
+ * to its pair as svc-worker's pacer would: a block pauses the pair, a
+ * "slow down" gives it a penalty (pacing_slow_down_unmeasured), and the
+ * MX host's profile keeps the block or the learned rate. 1 when the pair
+ * changed, 0 when the session said nothing to pacing, -1 when MariaDB
+ * failed. */
+int	 pacing_route_learn(struct db *, const struct pacing_conf *,
+	    const struct pacing_defaults *, const char *provider,
+	    const char *host, const struct egress *, size_t route,
+	    const struct smtp_rules *, const struct smtp_session *,
+	    int64_t now);
 #endif

@@ -163,6 +163,25 @@ verify_engine_route(struct verify_engine *e, struct db *db,
 	    want, timeutil_mono_ms(), route, why, whysz);
 }
 
+/* What a session of the single path heard, for pacing and the host's
+ * profile (pacing_route_learn), keyed by the MX host its route was picked
+ * for. */
+static void
+verify_engine_learn(struct verify_engine *e, struct db *db,
+    const struct verify_batch *b, const struct smtp_session *s)
+{
+	char provider[PROVIDERS_NAME_MAX];
+	const char *host;
+
+	if (b->mx.status != DNS_OK || b->mx.nhosts == 0)
+		return;
+	host = b->mx.hosts[0].name;
+	verify_engine_host_provider(e, host, provider);
+	pacing_route_learn(db, &e->pconf, &e->pdefaults, provider, host,
+	    e->egress, smtp_session_info(s)->route_index,
+	    verify_engine_smtp(e)->rules, s, timeutil_mono_ms());
+}
+
 const struct smtp_opts *
 verify_engine_smtp_host(const struct verify_engine *e, const char *mx_host)
 {
@@ -652,6 +671,7 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
 		    &probe)) == NULL)
 			break;
 		smtp_session_run(s);
+		verify_engine_learn(e, db, b, s);
 		if (probe)
 			verify_batch_probe_done(db, b, s);
 		*rcpt = 0;	/* the probe, if any, is the last RCPT */
@@ -783,6 +803,7 @@ verify_domain(struct verify_engine *e, struct db *db, const char *ascii,
 		    db, &b, NULL, 0, left, &probe)) == NULL)
 			goto out;
 		smtp_session_run(s);
+		verify_engine_learn(e, db, &b, s);
 		verify_batch_probe_done(db, &b, s);
 		smtp_session_free(s);
 	}

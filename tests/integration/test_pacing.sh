@@ -9,7 +9,9 @@
 #  - mx-bl (127.0.0.41) takes 5 RCPTs, then blocks a client that comes back
 #    within its 60 s penalty (554 5.7.1 ... blocked using zen.spamhaus.org);
 #  - mx-o1 (127.0.0.42) takes one RCPT a session (452 4.5.3 after it), as
-#    Outlook.com does.
+#    Outlook.com does;
+#  - mx-sv (127.0.0.43) takes one RCPT in 10 minutes, then says 421 4.7.28:
+#    for POST /v1/verify, whose sessions learn and obey the same pairs.
 # The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
 # mx-bl's. Sessions to one host run one at a time
 # (worker_domain_concurrency = 1): a flight already on its way when the 421
@@ -29,11 +31,13 @@ mkdir -p "$IT_DIR/dns"
 printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster.pace.test. 1 3600 600 86400 300' \
     '@ IN NS ns.pace.test.' 'ns IN A 127.0.0.1' 'mx-rl IN A 127.0.0.40' 'mx-bl IN A 127.0.0.41' 'mx-o1 IN A 127.0.0.42' \
     'rl IN A 192.0.2.1' 'rl IN MX 10 mx-rl' 'bl IN A 192.0.2.1' 'bl IN MX 10 mx-bl' 'o1 IN A 192.0.2.1' 'o1 IN MX 10 mx-o1' \
+    'mx-sv IN A 127.0.0.43' 'sv IN A 192.0.2.1' 'sv IN MX 10 mx-sv' \
     > "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
 fake 127.0.0.40 rate_limit=20 rate_window_ms=2000 rate_penalty_ms=1000 block_after=3
 fake 127.0.0.41 rate_limit=5 rate_window_ms=60000 rate_penalty_ms=60000 block_after=1
 fake 127.0.0.42 rcpt_max=1
+fake 127.0.0.43 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_after=100
 mail_env_lists
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
@@ -147,5 +151,25 @@ t_profile_shared() {
     expect_eq "452 4.5.3 answers" 0 "$(rate_field 127.0.0.42 too_many)"
 }
 t_case "a later worker run reads the learned tolerance and sends one RCPT a session from the start" t_profile_shared
+
+t_single_learns() {
+    local rcpts
+    http POST /v1/verify '{"email":"user1@sv.pace.test"}'
+    expect_status 200 || return 1
+    # the address took mx-sv's one RCPT, the catch-all probe got the 421
+    expect_eq "mx-sv 421s" 1 "$(rate_field 127.0.0.43 refused)" || return 1
+    expect_eq "the pair of mx-sv got the penalty (strike, reason)" "1 1" \
+        "$(it_sql "SELECT strikes, reason LIKE '421 4.7.28%' FROM pacing_pairs WHERE pair = 'mx-sv.pace.test' AND egress = 'direct'" | tr '\t' ' ')" || return 1
+    grep -q "svc-api\[[0-9]*\] .*event=pacing_slow_down pair=mx-sv.pace.test .*seen_by=session" "$IT_DIR/log/svc.log" ||
+        { it_fail "svc-api logged no pacing_slow_down for mx-sv"; return 1; }
+    # while the penalty lasts (made an hour long here, so that no clock
+    # decides the case), the next verification does not contact the host
+    it_sql "UPDATE pacing_pairs SET penalty_until = UTC_TIMESTAMP(3) + INTERVAL 1 HOUR WHERE pair = 'mx-sv.pace.test'"
+    rcpts=$(rate_field 127.0.0.43 rcpts)
+    http POST /v1/verify '{"email":"user2@sv.pace.test"}'
+    expect_status 200 && expect_json .status unknown || return 1
+    expect_eq "RCPTs at mx-sv during the penalty" "$rcpts" "$(rate_field 127.0.0.43 rcpts)"
+}
+t_case "POST /v1/verify's session that hears 421 4.7.28 penalises the pair, and the next one keeps away from the host" t_single_learns
 
 t_done

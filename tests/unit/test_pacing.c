@@ -3,6 +3,8 @@
  * not paced has no limit, a default grows quickly until the first "slow
  * down", which halves the rate, keeps the rate it came at and lets it
  * creep back only to three quarters of it; strikes in a row make a block;
+ * a "slow down" heard outside the worker (no tally) penalises an unpaced
+ * pair without inventing a rate;
  * which replies say "slow down" and which block us. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,6 +214,34 @@ test_penalty_covers_window(void **state)
 }
 
 static void
+test_unmeasured(void **state)
+{
+	struct pacing_pair p;
+	long before;
+
+	(void)state;
+	/* not paced, no tally: the penalty and a strike, no rate */
+	pacing_pair_init(&p, &conf, "mx.sv.test", "direct", NULL, 0);
+	assert_int_equal(pacing_slow_down_unmeasured(&p, &conf, "421 4.7.28",
+	    1000), 0);
+	assert_false(p.paced);
+	assert_int_equal(p.learned_rate, 0);
+	assert_int_equal(p.strikes, 1);
+	assert_false(pacing_may_send(&p, 1000 + 59999));
+	assert_true(pacing_may_send(&p, 1000 + 60000));
+	assert_string_equal(p.reason, "421 4.7.28");
+	/* a paced pair: halved as by the worker */
+	pacing_pair_init(&p, &conf, "mx.sv2.test", "direct", NULL, 0);
+	pacing_tally_add(&p, 21, 59500);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 60000);
+	before = pacing_rate(&p, &conf, 200000);
+	assert_true(before > 10);	/* crept up since */
+	pacing_slow_down_unmeasured(&p, &conf, "421 4.7.28", 200000);
+	assert_int_equal(pacing_rate(&p, &conf, 200000), before / 2);
+	assert_int_equal(p.strikes, 1);
+}
+
+static void
 test_replies(void **state)
 {
 	(void)state;
@@ -251,6 +281,7 @@ main(void)
 		cmocka_unit_test(test_friendly_learns_on_first_421),
 		cmocka_unit_test(test_strikes_block),
 		cmocka_unit_test(test_penalty_covers_window),
+		cmocka_unit_test(test_unmeasured),
 		cmocka_unit_test(test_replies),
 	};
 
