@@ -462,7 +462,8 @@ jobqueue_write_rows(struct db *db, const struct jobqueue_chunk *c,
 		    "retry_at = UTC_TIMESTAMP(3) + INTERVAL ? SECOND, "
 		    "attempts = LEAST(attempts + 1, 127) "
 		    "WHERE job_id = ? AND seq = ? AND state <> 'done'",
-		    DB_ARGS(DBP_INT(retry_seconds), DBP_STR(c->job_id),
+		    DB_ARGS(DBP_INT(v[i].retry_after_s > 0 ?
+		    v[i].retry_after_s : retry_seconds), DBP_STR(c->job_id),
 		    DBP_INT(v[i].seq)), NULL);
 	}
 	/* Sorted by seq: a seq given twice is written once, and the rows

@@ -60,7 +60,12 @@ chunks_result(struct process *p, struct process_addr *pa, int store)
 	if (r->v.kind == VERDICT_K_GREYLISTED && pa->attempts <
 	    p->grey_retries && !r->cached && !r->sandbox) {
 		jr.retry = 1;
+		jr.retry_after_s = pa->retry_after_s;
 		store = 0;
+		if (jr.retry_after_s > 0)
+			log_info("event=greylist_retry job=%s seq=%d "
+			    "retry_in_s=%ld basis=mx_profile", ch->c.job_id,
+			    pa->seq, jr.retry_after_s);
 	}
 	if (store)
 		chunks_cache(ch, r);
@@ -195,6 +200,7 @@ chunks_begin(struct process *p, struct process_chunk *ch,
 	pa->seq = row->seq;
 	pa->attempts = row->attempts;
 	pa->tries = 0;
+	pa->retry_after_s = 0;
 	pa->next = NULL;
 	ch->outstanding++;
 	if (verify_batch_item_begin(p->engine, row->email, &pa->it) ==

@@ -454,6 +454,18 @@ pacer_greylist_passed(struct process *p, struct process_domain *d,
 	pacer_note(p, &n);
 }
 
+long
+pacer_greylist_wait(const struct process *p, const struct process_domain *d,
+    const struct process_addr *pa)
+{
+	const struct process_host *h = d->host[PROCESS_BY_NAME];
+
+	if (pa->attempts > 0 || h == NULL ||
+	    h->prof.greylist_delay_s <= p->grey_delay)
+		return 0;
+	return h->prof.greylist_delay_s;
+}
+
 /* A new MX host: its profile (what other workers learned of it). */
 void
 pacer_host_new(struct process *p, struct process_host *h)

@@ -74,6 +74,7 @@ struct process_addr {
 	int			 seq;
 	int			 attempts;	/* greylisted attempts (job) */
 	int			 tries;		/* sessions lost to deferrals */
+	long			 retry_after_s;	/* greylisted: 0 or the host's */
 	struct verify_item	 it;
 	struct process_addr	*next;
 };
@@ -256,6 +257,12 @@ size_t	 pacer_allow(struct process *, struct process_host *, size_t route,
 void	 pacer_learn(struct process *, struct process_domain *,
 	    const struct smtp_session *, size_t total, size_t answered,
 	    size_t before, int failed, int64_t now);
+/* The wait before an address's first retry when its host greylists it:
+ * the delay that got through last time (the host's profile) when it is
+ * longer than worker_greylist_delay, else 0 (the setting's); later
+ * retries keep the setting's. */
+long	 pacer_greylist_wait(const struct process *,
+	    const struct process_domain *, const struct process_addr *);
 void	 pacer_greylist_passed(struct process *, struct process_domain *,
 	    int attempts);
 void	 pacer_host_new(struct process *, struct process_host *);

@@ -250,6 +250,7 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 		}
 		if (rr != NULL && pa->attempts > 0 && rr->code / 100 == 2)
 			pacer_greylist_passed(p, d, pa->attempts);
+		pa->retry_after_s = pacer_greylist_wait(p, d, pa);
 		if (verify_batch_item_conclude(p->engine, p->db, &d->b, &pa->it,
 		    tx->s, i) != VERIFY_OK) {
 			chunks_abandon(pa);

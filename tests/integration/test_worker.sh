@@ -266,6 +266,27 @@ t_greylist() {
 }
 t_case "greylisted addresses are retried later in the job: accepted on retry, greylisted result after worker_greylist_retries" t_greylist
 
+t_greylist_learned() {
+    local id=job_grey_learned t0
+    # another worker learned that mta23 lets a greylisted address through
+    # only after 7 s: the first retry waits that, not worker_greylist_delay
+    it_sql "INSERT INTO mx_profiles (host, greylist_delay_s, updated_at) VALUES ('mta23.svc.test', 7, UTC_TIMESTAMP(3))
+        ON DUPLICATE KEY UPDATE greylist_delay_s = 7"
+    printf '%s\n' bob@grey.svc.test | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
+    t0=$(it_sql "SELECT UTC_TIMESTAMP(3)")
+    once || it_fail "svc-worker --once failed"
+    expect_eq "retry row after the first pass" "retry 1" "$(it_sql "SELECT state, attempts FROM job_emails WHERE job_id = '$id'" | tr '\t' ' ')" || return 1
+    expect_eq "due the learned 7 s after its attempt" 1 "$(it_sql "SELECT retry_at >= '$t0' + INTERVAL 7 SECOND FROM job_emails WHERE job_id = '$id'")" || return 1
+    grep -q "svc-worker\[[0-9]*\] .*event=greylist_retry job=$id seq=0 retry_in_s=7 basis=mx_profile" "$IT_DIR/log/svc.log" ||
+        { it_fail "no greylist_retry line with retry_in_s=7"; return 1; }
+    it_sql "UPDATE mx_profiles SET greylist_delay_s = NULL WHERE host = 'mta23.svc.test'"
+    # (mta23's greylisting wants real time: the retry itself is t_greylist's)
+    http DELETE "/v1/jobs/$id"
+    expect_status 200
+}
+t_case "the first retry of a greylisted address waits the delay the host's profile learned" t_greylist_learned
+
 # ---------------------------------------------------------------- one server, many names
 # Six domains whose MX hosts are named differently but are one server: the
 # per-MX limit (worker_domain_concurrency = 4) holds for the server's
