@@ -163,10 +163,7 @@ verify_engine_route(struct verify_engine *e, struct db *db,
 	    want, timeutil_mono_ms(), route, why, whysz);
 }
 
-/* What a session of the single path heard, for pacing and the host's
- * profile (pacing_route_learn), keyed by the MX host its route was picked
- * for. */
-static void
+void
 verify_engine_learn(struct verify_engine *e, struct db *db,
     const struct verify_batch *b, const struct smtp_session *s)
 {

@@ -21,6 +21,7 @@
 #define VERIFY_TEXT_MAX 512
 
 struct verify_engine;
+struct verify_batch;
 
 struct verify_mx {
 	unsigned	 priority;
@@ -149,6 +150,12 @@ void	 verify_engine_host_provider(const struct verify_engine *,
 	    const char *host, char out[PROVIDERS_NAME_MAX]);
 /* The SMTP options of the engine's sessions (its TLS credentials in). */
 const struct smtp_opts *verify_engine_smtp(const struct verify_engine *);
+/* What a session opened outside svc-worker's loop (verify_batch_session:
+ * the single path, the domain check, verify_many) heard, for pacing and
+ * the host's profile (pacing_route_learn), keyed by the MX host its route
+ * was picked for. */
+void	 verify_engine_learn(struct verify_engine *, struct db *,
+	    const struct verify_batch *, const struct smtp_session *);
 /* The SMTP options of sessions to mx_host: those of its provider's pin
  * (smtp_provider_routes_file: its routes, HELO name and MAIL FROM) when
  * it has one, else verify_engine_smtp's. */

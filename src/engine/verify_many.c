@@ -129,6 +129,7 @@ verify_many_finish(struct verify_many_run *m, struct verify_many_domain *d)
 {
 	size_t i;
 
+	verify_engine_learn(m->e, m->db, &d->b, d->s);
 	if (d->probe)
 		verify_batch_probe_done(m->db, &d->b, d->s);
 	for (i = 0; i < d->count; i++)

@@ -10,8 +10,9 @@
 #    within its 60 s penalty (554 5.7.1 ... blocked using zen.spamhaus.org);
 #  - mx-o1 (127.0.0.42) takes one RCPT a session (452 4.5.3 after it), as
 #    Outlook.com does;
-#  - mx-sv (127.0.0.43) takes one RCPT in 10 minutes, then says 421 4.7.28:
-#    for POST /v1/verify, whose sessions learn and obey the same pairs.
+#  - mx-sv (127.0.0.43) and mx-pv (127.0.0.44) take one RCPT in 10 minutes,
+#    then say 421 4.7.28: for POST /v1/verify and an upload's preview, whose
+#    sessions learn and obey the same pairs.
 # The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
 # mx-bl's. Sessions to one host run one at a time
 # (worker_domain_concurrency = 1): a flight already on its way when the 421
@@ -32,12 +33,14 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     '@ IN NS ns.pace.test.' 'ns IN A 127.0.0.1' 'mx-rl IN A 127.0.0.40' 'mx-bl IN A 127.0.0.41' 'mx-o1 IN A 127.0.0.42' \
     'rl IN A 192.0.2.1' 'rl IN MX 10 mx-rl' 'bl IN A 192.0.2.1' 'bl IN MX 10 mx-bl' 'o1 IN A 192.0.2.1' 'o1 IN MX 10 mx-o1' \
     'mx-sv IN A 127.0.0.43' 'sv IN A 192.0.2.1' 'sv IN MX 10 mx-sv' \
+    'mx-pv IN A 127.0.0.44' 'pv IN A 192.0.2.1' 'pv IN MX 10 mx-pv' \
     > "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
 fake 127.0.0.40 rate_limit=20 rate_window_ms=2000 rate_penalty_ms=1000 block_after=3
 fake 127.0.0.41 rate_limit=5 rate_window_ms=60000 rate_penalty_ms=60000 block_after=1
 fake 127.0.0.42 rcpt_max=1
 fake 127.0.0.43 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_after=100
+fake 127.0.0.44 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_after=100
 mail_env_lists
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
@@ -171,5 +174,21 @@ t_single_learns() {
     expect_eq "RCPTs at mx-sv during the penalty" "$rcpts" "$(rate_field 127.0.0.43 rcpts)"
 }
 t_case "POST /v1/verify's session that hears 421 4.7.28 penalises the pair, and the next one keeps away from the host" t_single_learns
+
+t_preview_learns() {
+    local i
+    for i in $(seq 1 100); do echo "user$i@pv.pace.test"; done > "$IT_DIR/pv.csv"
+    http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/pv.csv" -F preview=true
+    expect_status 202 || return 1
+    once || it_fail "svc-worker --once failed"
+    # the sample (2 of 100 rows) went in one session: one RCPT taken, the
+    # next one refused with the 421, which the preview's session learned
+    expect_eq "mx-pv 421s" 1 "$(rate_field 127.0.0.44 refused)" || return 1
+    expect_eq "the pair of mx-pv got the penalty (strike, reason)" "1 1" \
+        "$(it_sql "SELECT strikes, reason LIKE '421 4.7.28%' FROM pacing_pairs WHERE pair = 'mx-pv.pace.test' AND egress = 'direct'" | tr '\t' ' ')" || return 1
+    grep -q "svc-worker\[[0-9]*\] .*event=pacing_slow_down pair=mx-pv.pace.test .*seen_by=session" "$IT_DIR/log/svc.log" ||
+        it_fail "svc-worker's previewer logged no pacing_slow_down for mx-pv"
+}
+t_case "an upload preview's SMTP sample that hears 421 4.7.28 penalises the pair" t_preview_learns
 
 t_done
