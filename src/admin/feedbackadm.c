@@ -4,9 +4,11 @@
 #include "jobs/feedback.h"
 #include "jobs/feedback_report.h"
 #include "util/hex.h"
+#include "util/postfix_log.h"
 #include "util/timeutil.h"
 #include <errno.h>
 #include <gnutls/crypto.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -35,13 +37,10 @@ feedbackadm_key_init(const struct conf *c, int *wrote, struct buf *err)
 	return 0;
 }
 
-int
-feedbackadm_set(struct db *db, const char *account, int suppress,
-    const char *mailgun_key, const char *postmark_auth, struct buf *err)
+/* 0 when the account exists, else -1 with why in err. */
+static int
+feedbackadm_account(struct db *db, const char *account, struct buf *err)
 {
-	char user[101], hash_hex[65];
-	unsigned char hash[32];
-	const char *colon = NULL;
 	long long v;
 	int found;
 
@@ -54,6 +53,19 @@ feedbackadm_set(struct db *db, const char *account, int suppress,
 		buf_printf(err, "no account %s", account);
 		return -1;
 	}
+	return 0;
+}
+
+int
+feedbackadm_set(struct db *db, const char *account, int suppress,
+    const char *mailgun_key, const char *postmark_auth, struct buf *err)
+{
+	char user[101], hash_hex[65];
+	unsigned char hash[32];
+	const char *colon = NULL;
+
+	if (feedbackadm_account(db, account, err) == -1)
+		return -1;
 	if (mailgun_key != NULL && (*mailgun_key == '\0' ||
 	    strlen(mailgun_key) > 200)) {
 		buf_puts(err, "--mailgun-signing-key: 1 to 200 characters");
@@ -162,4 +174,145 @@ feedbackadm_report(struct db *db, const struct conf *c, const char *account,
 	    "%lld\n", rep.repeated, rep.repeated_same);
 	feedback_report_free(&rep);
 	return 0;
+}
+
+/* ---------------------------------------------------------------- import */
+
+struct feedbackadm_import {
+	struct db		*db;
+	const char		*account;
+	long long		 suppressions_max;
+	struct feedback_event	*ev;
+	size_t			 n;
+	/* what was read and done, printed at the end */
+	long long		 lines, deliveries, stored, duplicates,
+				 suppressed, suppress_skipped, other, bad_time,
+				 bad_line, bad_address;
+};
+
+/* Stores the events read so far, in one transaction: 0, or -1. */
+static int
+feedbackadm_import_flush(struct feedbackadm_import *im, struct buf *err)
+{
+	struct feedback_counts c;
+
+	if (im->n == 0)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	if (feedback_store(im->db, im->account, FEEDBACK_SOURCE_POSTFIX, im->ev,
+	    im->n, im->suppressions_max, &c) != DB_OK) {
+		buf_puts(err, db_error(im->db));
+		return -1;
+	}
+	im->stored += (long long)c.accepted;
+	im->duplicates += (long long)c.replayed;
+	im->suppressed += (long long)c.suppressed;
+	im->suppress_skipped += (long long)c.suppress_skipped;
+	im->n = 0;
+	return 0;
+}
+
+/* A delivery attempt as an outcome: sent is delivered, deferred a soft
+ * bounce, bounced a hard one unless its dsn is 4.x.x (a message that
+ * expired in the queue). The event id is the queue id, the address's
+ * hash and the status: the same line imported again is a replay, and the
+ * address is not kept in clear in it. */
+static int
+feedbackadm_import_event(const struct postfix_log_delivery *d,
+    const struct addrhash_key *key, struct feedback_event *ev)
+{
+	if (feedback_event_address(ev, d->to, key) == -1)
+		return -1;
+	switch (d->status) {
+	case POSTFIX_LOG_SENT:
+		ev->outcome = FEEDBACK_DELIVERED;
+		break;
+	case POSTFIX_LOG_BOUNCED:
+		ev->outcome = d->dsn[0] == '4' ? FEEDBACK_SOFT_BOUNCE :
+		    FEEDBACK_HARD_BOUNCE;
+		break;
+	default:
+		ev->outcome = FEEDBACK_SOFT_BOUNCE;
+		break;
+	}
+	ev->occurred_at = d->at;
+	ev->smtp_code = d->smtp_code;
+	snprintf(ev->enhanced, sizeof(ev->enhanced), "%s",
+	    feedback_enhanced_ok(d->dsn) == 0 ? d->dsn : "");
+	snprintf(ev->event_id, sizeof(ev->event_id), "%s:%.16s:%s",
+	    d->queue_id, ev->addr_hash, postfix_log_status_names[d->status]);
+	return 0;
+}
+
+int
+feedbackadm_import(struct db *db, const struct conf *c, const char *account,
+    FILE *in, FILE *out, struct buf *err)
+{
+	struct feedbackadm_import im;
+	struct postfix_log_delivery d;
+	struct addrhash_key key;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	time_t now = time(NULL);
+	int rc = -1;
+
+	if (addrhash_key_from_conf(c, CONF_FEEDBACK_HASH_KEY, &key) == -1) {
+		buf_puts(err, "feedback_hash_key is not set (svcadm db migrate "
+		    "writes feedback_hash_key_file)");
+		return -1;
+	}
+	if (feedbackadm_account(db, account, err) == -1)
+		return -1;
+	memset(&im, 0, sizeof(im));
+	im.db = db;
+	im.account = account;
+	im.suppressions_max = conf_int(c, CONF_ACCOUNT_SUPPRESSIONS_MAX);
+	if ((im.ev = calloc(FEEDBACK_EVENTS_MAX, sizeof(*im.ev))) == NULL) {
+		buf_puts(err, "out of memory");
+		return -1;
+	}
+	while ((len = getline(&line, &cap, in)) != -1) {
+		im.lines++;
+		switch (postfix_log_parse(line, (size_t)len, now, &d)) {
+		case POSTFIX_LOG_OK:
+			break;
+		case POSTFIX_LOG_OTHER:
+			im.other++;
+			continue;
+		case POSTFIX_LOG_BAD_TIME:
+			im.bad_time++;
+			continue;
+		default:
+			im.bad_line++;
+			continue;
+		}
+		im.deliveries++;
+		memset(&im.ev[im.n], 0, sizeof(im.ev[im.n]));
+		if (feedbackadm_import_event(&d, &key, &im.ev[im.n]) == -1) {
+			im.bad_address++;
+			continue;
+		}
+		if (++im.n == FEEDBACK_EVENTS_MAX &&
+		    feedbackadm_import_flush(&im, err) == -1)
+			goto out;
+	}
+	if (ferror(in)) {
+		buf_printf(err, "reading the log: %s", strerror(errno));
+		goto out;
+	}
+	if (feedbackadm_import_flush(&im, err) == -1)
+		goto out;
+	fprintf(out, "lines %lld\ndeliveries %lld\nstored %lld\n"
+	    "duplicates %lld\nsuppressed %lld\nsuppress_skipped %lld\n"
+	    "skipped_other_lines %lld\nskipped_bad_time %lld\n"
+	    "skipped_unreadable %lld\nskipped_bad_address %lld\n", im.lines,
+	    im.deliveries, im.stored, im.duplicates, im.suppressed,
+	    im.suppress_skipped, im.other, im.bad_time, im.bad_line,
+	    im.bad_address);
+	rc = 0;
+out:
+	free(line);
+	free(im.ev);
+	return rc;
 }

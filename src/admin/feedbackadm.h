@@ -18,6 +18,12 @@ int	 feedbackadm_key_init(const struct conf *, int *wrote, struct buf *err);
 int	 feedbackadm_set(struct db *, const char *account, int suppress,
 	    const char *mailgun_key, const char *postmark_auth,
 	    struct buf *err);
+/* "svcadm feedback import --account ACCOUNT FILE": the delivery lines of
+ * a Postfix log (util/postfix_log.h) read as the account's outcomes and
+ * stored as POST /v1/feedback's are, 10,000 at a time; what it read and
+ * did is printed to out. Lines are streamed: a log of any size. */
+int	 feedbackadm_import(struct db *, const struct conf *,
+	    const char *account, FILE *in, FILE *out, struct buf *err);
 /* "svcadm report accuracy": account NULL for all; as text, or as the
  * API's JSON. */
 int	 feedbackadm_report(struct db *, const struct conf *,

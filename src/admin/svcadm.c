@@ -30,6 +30,7 @@
 #include "util/conf.h"
 #include "util/startup.h"
 #include "util/strparse.h"
+#include <errno.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -78,6 +79,7 @@ svcadm_usage(void)
 	    "  suppressions list --account ID\n"
 	    "  feedback set ACCOUNT [--suppress-hard-bounces on|off]\n"
 	    "               [--mailgun-signing-key KEY] [--postmark-auth USER:PASS]\n"
+	    "  feedback import --account ID FILE|-   (a Postfix mail log)\n"
 	    "  report accuracy [--account ID] [--since ISO] [--until ISO] [--json]\n"
 	    "  mx show HOST    (what the workers learned of a mail host)\n"
 	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
@@ -621,18 +623,34 @@ svcadm_cmd_feedback(int argc, char **argv)
 {
 	struct opt o[] = { { "suppress-hard-bounces", 1, NULL, 0 },
 	    { "mailgun-signing-key", 1, NULL, 0 },
-	    { "postmark-auth", 1, NULL, 0 } };
+	    { "postmark-auth", 1, NULL, 0 }, { "account", 1, NULL, 0 } };
 	char *pos[1];
 	struct buf err;
 	struct db *db;
+	FILE *in = stdin;
 	int np, suppress = -1;
 
-	db = svcadm_subcommand(argc, argv, o, 3, pos, 1, 1, &np);
+	db = svcadm_subcommand(argc, argv, o, 4, pos, 1, 1, &np);
+	buf_init(&err, 1024);
+	if (strcmp(argv[0], "import") == 0) {
+		if (o[3].val == NULL)
+			svcadm_die("feedback import: --account ACCOUNT is needed");
+		if (strcmp(pos[0], "-") != 0 && (in = fopen(pos[0], "re")) ==
+		    NULL)
+			svcadm_die("%s: %s", pos[0], strerror(errno));
+		if (feedbackadm_import(db, &conf, o[3].val, in, stdout, &err) ==
+		    -1)
+			svcadm_die("feedback import: %s", buf_str(&err));
+		if (in != stdin)
+			fclose(in);
+		buf_free(&err);
+		db_close(db);
+		return 0;
+	}
 	if (strcmp(argv[0], "set") != 0)
 		svcadm_usage();
 	if (o[0].val != NULL && strparse_bool(o[0].val, &suppress) == -1)
 		svcadm_die("--suppress-hard-bounces: on or off");
-	buf_init(&err, 1024);
 	if (feedbackadm_set(db, pos[0], suppress, o[1].val, o[2].val, &err) ==
 	    -1)
 		svcadm_die("%s", buf_str(&err));

@@ -12,7 +12,7 @@ const char *const feedback_outcome_names[FEEDBACK_OUTCOME__MAX] = {
 	"delivered", "hard_bounce", "soft_bounce", "complaint"
 };
 const char *const feedback_source_names[FEEDBACK_SOURCE__MAX] = {
-	"api", "mailgun", "postmark", "sendgrid"
+	"api", "mailgun", "postmark", "sendgrid", "postfix"
 };
 
 /* Enhanced codes of a hard bounce that say the address does not exist

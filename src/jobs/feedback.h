@@ -44,6 +44,7 @@ enum feedback_source {
 	FEEDBACK_SOURCE_MAILGUN,
 	FEEDBACK_SOURCE_POSTMARK,
 	FEEDBACK_SOURCE_SENDGRID,
+	FEEDBACK_SOURCE_POSTFIX,	/* svcadm feedback import */
 	FEEDBACK_SOURCE__MAX
 };
 extern const char *const feedback_source_names[FEEDBACK_SOURCE__MAX];

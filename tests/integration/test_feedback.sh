@@ -8,7 +8,9 @@
 # the whole call with nothing written, and no address is stored in clear.
 # GET /v1/reports/accuracy (and svcadm report accuracy) then give exact
 # counts per classification and provider, the unknown share and the
-# stability of verdicts verified twice.
+# stability of verdicts verified twice. svcadm feedback import reads a
+# Postfix log into another account's outcomes, twice: the second time
+# changes nothing.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -230,5 +232,45 @@ t_postmark() {
     expect_status 404
 }
 t_case "postmark: basic auth checked (401 without or wrong), bounce suppresses, complaint listed, delivery stored, replay ignored" t_postmark
+
+t_postfix_import() {
+    local acc3 key3 at classic out
+    acc3=$(it_account admin 1000)
+    key3=$(it_key "$acc3" '*')
+    API_KEY=$key3 verify_list || return 1
+    # outcomes a few seconds after the verification (whole seconds in the log)
+    at=$(date -u -d '+5 seconds' +%Y-%m-%dT%H:%M:%S)
+    classic=$(date -u -d '+5 seconds' '+%b %e %H:%M:%S')
+    cat > "$IT_DIR/maillog" <<LOG
+$classic mail postfix/qmgr[77]: 3F2A41C0123: from=<news@sender.example>, size=1234, nrcpt=4 (queue active)
+$classic mail postfix/smtp[1234]: 3F2A41C0123: to=<user@good.feedback.test>, relay=mx1.feedback.test[127.0.0.31]:25, delay=0.5, delays=0.1/0/0.2/0.2, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as 4XyZ)
+${at}.123456+00:00 mail postfix/smtp[1235]: 3F2A41C0123: to=<unknown@good.feedback.test>, relay=mx1.feedback.test[127.0.0.31]:25, delay=0.6, delays=0.1/0/0.2/0.3, dsn=5.1.1, status=bounced (host mx1.feedback.test[127.0.0.31] said: 550 5.1.1 <unknown@good.feedback.test>: Recipient address rejected: User unknown (in reply to RCPT TO command))
+${at}Z mail postfix/smtp[1236]: 3F2A41C0123: to=<jane@ca.feedback.test>, relay=none, delay=30, delays=0/0/30/0, dsn=4.4.1, status=deferred (connect to mx2.feedback.test[127.0.0.30]:25: Connection timed out)
+${at}Z mail postfix/smtp[1237]: 3F2A41C0123: to=<jane@ca.feedback.test>, relay=none, delay=90, delays=0/0/90/0, dsn=4.4.1, status=deferred (connect to mx2.feedback.test[127.0.0.30]:25: Connection timed out)
+${at}+00:00 mail postfix-out/smtp[1238]: 4Mx0Xr1v0Vz9sZb: to=<ok@good.feedback.test>, relay=mx1.feedback.test[127.0.0.31]:25, delay=0.4, dsn=2.0.0, status=sent (250 2.0.0 Ok)
+28/11/2026 12:00:05 mail postfix/smtp[1239]: 5B5B5B5B5B: to=<full@good.feedback.test>, dsn=2.0.0, status=sent (250 Ok)
+$classic mail postfix/smtpd[8]: connect from unknown[192.0.2.9]
+LOG
+    out=$(TZ=UTC svcadm feedback import --account "$acc3" "$IT_DIR/maillog" 2>&1) || { it_fail "import failed: $out"; return 1; }
+    expect_eq "first import" "lines 8 deliveries 5 stored 4 duplicates 1 suppressed 1 suppress_skipped 0 skipped_other_lines 2 skipped_bad_time 1 skipped_unreadable 0 skipped_bad_address 0" \
+        "$(echo $out)" || return 1
+    out=$(TZ=UTC svcadm feedback import --account "$acc3" - < "$IT_DIR/maillog" 2>&1) || { it_fail "second import failed: $out"; return 1; }
+    expect_eq "the same log again changes nothing" "lines 8 deliveries 5 stored 0 duplicates 5 suppressed 0" \
+        "$(echo $out | cut -d' ' -f1-10)" || return 1
+    expect_eq "outcomes stored as postfix's, by hash" "4 4" \
+        "$(it_sql "SELECT COUNT(*), SUM(source = 'postfix' AND addr_hash NOT LIKE '%@%' AND event_id NOT LIKE '%@%') FROM feedback_outcomes WHERE account_id = '$acc3'" | tr '\t' ' ')" || return 1
+    API_KEY=$key3 http GET "/v1/suppressions?limit=10"
+    expect_status 200 && expect_json '[.data[].entry] | join(",")' unknown@good.feedback.test || return 1
+    API_KEY=$key3 http GET /v1/reports/accuracy
+    expect_status 200 && expect_json .total.verified 5 && expect_json .total.delivered 2 &&
+        expect_json .total.hard_bounce 1 && expect_json .total.soft_bounce 1 && expect_json .total.no_outcome 1 &&
+        expect_json .by_classification.valid.delivered 2 && expect_json .by_classification.invalid.hard_bounce 1 &&
+        expect_json .by_classification.catch_all.soft_bounce 1 || return 1
+    out=$(svcadm feedback import "$IT_DIR/maillog" 2>&1) && { it_fail "import without --account exited 0"; return 1; }
+    case $out in *"--account ACCOUNT is needed"*) ;; *) it_fail "without --account: $out"; return 1 ;; esac
+    out=$(svcadm feedback import --account acc_nobody "$IT_DIR/maillog" 2>&1) && { it_fail "import for no account exited 0"; return 1; }
+    case $out in *"no account acc_nobody"*) ;; *) it_fail "unknown account: $out" ;; esac
+}
+t_case "svcadm feedback import reads a Postfix log: outcomes stored once (a second import changes nothing), the 5.1.1 bounce suppressed, the report exact" t_postfix_import
 
 t_done
