@@ -3,6 +3,7 @@
 #include "engine/cachekey.h"
 #include "jobs/feedback.h"
 #include "jobs/feedback_report.h"
+#include "jobs/feedback_senders.h"
 #include "util/hex.h"
 #include "util/postfix_log.h"
 #include "util/timeutil.h"
@@ -58,7 +59,8 @@ feedbackadm_account(struct db *db, const char *account, struct buf *err)
 
 int
 feedbackadm_set(struct db *db, const char *account, int suppress,
-    const char *mailgun_key, const char *postmark_auth, struct buf *err)
+    const char *mailgun_key, const char *postmark_auth,
+    const char *sendgrid_key, struct buf *err)
 {
 	char user[101], hash_hex[65];
 	unsigned char hash[32];
@@ -85,8 +87,15 @@ feedbackadm_set(struct db *db, const char *account, int suppress,
 		    strlen(postmark_auth), hash);
 		hex_encode(hash, sizeof(hash), hash_hex);
 	}
+	if (sendgrid_key != NULL && (strlen(sendgrid_key) > 200 ||
+	    !feedback_senders_sendgrid_key_ok(sendgrid_key))) {
+		buf_puts(err, "--sendgrid-public-key: the verification key "
+		    "SendGrid shows (base64 of an elliptic-curve public key)");
+		return -1;
+	}
 	if (feedback_settings_set(db, account, suppress, mailgun_key,
-	    colon ? user : NULL, colon ? hash_hex : NULL) != DB_OK) {
+	    colon ? user : NULL, colon ? hash_hex : NULL, sendgrid_key) !=
+	    DB_OK) {
 		buf_puts(err, db_error(db));
 		return -1;
 	}

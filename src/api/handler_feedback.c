@@ -183,6 +183,43 @@ handler_feedback_unauthorized(struct api_call *c, const char *sender)
 	    sender);
 }
 
+/* SendGrid's signed array of events (feedback_senders.h): the signature
+ * over the timestamp header and the raw body first, then every event. */
+static void
+handler_feedback_sendgrid(struct api_call *c, const char *sender,
+    const struct feedback_settings *set, const struct addrhash_key *key,
+    const char *account)
+{
+	struct feedback_event *ev;
+	size_t n, ignored;
+	char why[200];
+	enum feedback_sender_err rc;
+
+	if (!feedback_senders_sendgrid_verify(set->sendgrid_public_key,
+	    http_param(c->req, "HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_SIGNATURE"),
+	    http_param(c->req, "HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_TIMESTAMP"),
+	    buf_str(&c->req->body), c->req->body.len)) {
+		handler_feedback_unauthorized(c, sender);
+		return;
+	}
+	if ((ev = calloc(FEEDBACK_EVENTS_MAX, sizeof(*ev))) == NULL) {
+		api_internal_error(c, "feedback_sendgrid");
+		return;
+	}
+	rc = feedback_senders_sendgrid_parse(buf_str(&c->req->body),
+	    c->req->body.len, key, ev, FEEDBACK_EVENTS_MAX, &n, &ignored, why,
+	    sizeof(why));
+	if (rc == FEEDBACK_SENDER_INVALID)
+		http_error(c->resp, 400, "invalid_json", NULL,
+		    "not a %s event array: %s", sender, why);
+	else if (rc == FEEDBACK_SENDER_IGNORED)
+		http_json(c->resp, 200, json_pack("{s:b}", "ignored", 1));
+	else
+		handler_feedback_store(c, account, FEEDBACK_SOURCE_SENDGRID, ev,
+		    n);
+	free(ev);
+}
+
 void
 handler_feedback_sender(struct api_call *c)
 {
@@ -200,9 +237,11 @@ handler_feedback_sender(struct api_call *c)
 		src = FEEDBACK_SOURCE_MAILGUN;
 	else if (strcmp(sender, "postmark") == 0)
 		src = FEEDBACK_SOURCE_POSTMARK;
+	else if (strcmp(sender, "sendgrid") == 0)
+		src = FEEDBACK_SOURCE_SENDGRID;
 	else {
 		http_error(c->resp, 404, "not_found", NULL, "no feedback "
-		    "receiver for this sender (mailgun, postmark)");
+		    "receiver for this sender (mailgun, postmark, sendgrid)");
 		return;
 	}
 	if (handler_feedback_key(c, &key) == -1)
@@ -227,6 +266,12 @@ handler_feedback_sender(struct api_call *c)
 	}
 	if (api_json_read(c) == -1)
 		goto out;
+	if (src == FEEDBACK_SOURCE_SENDGRID) {
+		memcpy(c->account_for_log, buf_str(&account), account.len + 1);
+		handler_feedback_sendgrid(c, sender, &set, &key,
+		    buf_str(&account));
+		goto out;
+	}
 	if (src == FEEDBACK_SOURCE_MAILGUN) {
 		rc = feedback_senders_mailgun_parse(buf_str(&c->req->body),
 		    c->req->body.len, &key, &sig, &ev, why, sizeof(why));

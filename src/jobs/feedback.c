@@ -308,8 +308,8 @@ feedback_settings_get(struct db *db, const char *account,
 	memset(s, 0, sizeof(*s));
 	s->suppress_hard_bounces = 1;
 	if ((e = db_query(db, "SELECT suppress_hard_bounces, "
-	    "mailgun_signing_key, postmark_user, postmark_auth_hash FROM "
-	    "feedback_settings WHERE account_id = ?",
+	    "mailgun_signing_key, postmark_user, postmark_auth_hash, "
+	    "sendgrid_public_key FROM feedback_settings WHERE account_id = ?",
 	    DB_ARGS(DBP_STR(account)), &r)) != DB_OK)
 		return e;
 	if ((row = db_res_next(r)) == 1) {
@@ -323,6 +323,9 @@ feedback_settings_get(struct db *db, const char *account,
 		if ((v = db_res_str(r, 3)) != NULL)
 			strparse_copy(s->postmark_auth_hash,
 			    sizeof(s->postmark_auth_hash), v);
+		if ((v = db_res_str(r, 4)) != NULL)
+			strparse_copy(s->sendgrid_public_key,
+			    sizeof(s->sendgrid_public_key), v);
 	}
 	db_res_free(r);
 	return row == -1 ? DB_ERR_QUERY : DB_OK;
@@ -331,7 +334,7 @@ feedback_settings_get(struct db *db, const char *account,
 enum db_err
 feedback_settings_set(struct db *db, const char *account, int suppress,
     const char *mailgun_key, const char *postmark_user,
-    const char *postmark_auth_hash)
+    const char *postmark_auth_hash, const char *sendgrid_key)
 {
 	unsigned long long affected;
 	enum db_err e;
@@ -354,6 +357,11 @@ feedback_settings_set(struct db *db, const char *account, int suppress,
 	    (e = db_exec(db, "UPDATE feedback_settings SET postmark_user = ?, "
 	    "postmark_auth_hash = ? WHERE account_id = ?",
 	    DB_ARGS(DBP_STR(postmark_user), DBP_STR(postmark_auth_hash),
+	    DBP_STR(account)), &affected)) != DB_OK)
+		return e;
+	if (sendgrid_key != NULL && (e = db_exec(db, "UPDATE "
+	    "feedback_settings SET sendgrid_public_key = ? WHERE "
+	    "account_id = ?", DB_ARGS(DBP_STR(sendgrid_key),
 	    DBP_STR(account)), &affected)) != DB_OK)
 		return e;
 	return DB_OK;

@@ -101,13 +101,14 @@ struct feedback_settings {
 	char	 mailgun_signing_key[201];	/* "": none */
 	char	 postmark_user[101];		/* "": none */
 	char	 postmark_auth_hash[65];	/* SHA-256 hex of "user:pass" */
+	char	 sendgrid_public_key[201];	/* base64 DER; "": none */
 };
 enum db_err feedback_settings_get(struct db *, const char *account,
 	    struct feedback_settings *);
 /* Changes what is given (NULL: unchanged; suppress -1: unchanged). */
 enum db_err feedback_settings_set(struct db *, const char *account,
 	    int suppress, const char *mailgun_key, const char *postmark_user,
-	    const char *postmark_auth_hash);
+	    const char *postmark_auth_hash, const char *sendgrid_key);
 
 /* Housekeeping: deletes outcomes that occurred more than days ago (at
  * most limit rows); returns how many, or -1. */

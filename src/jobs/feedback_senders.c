@@ -1,9 +1,10 @@
-/* feedback_senders.c: Mailgun's and Postmark's webhook payloads and
- * signatures (feedback_senders.h). */
+/* feedback_senders.c: Mailgun's, Postmark's and SendGrid's webhook
+ * payloads and signatures (feedback_senders.h). */
 #include "jobs/feedback_senders.h"
 #include "util/hex.h"
 #include "util/strparse.h"
 #include "util/timeutil.h"
+#include <gnutls/abstract.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <jansson.h>
@@ -264,5 +265,177 @@ feedback_senders_postmark_verify(const char *authorization,
 	hex_encode(hash, sizeof(hash), hex);
 	ok = strparse_consttime_eq(hex, auth_hash, 64);
 	gnutls_free(out.data);
+	return ok;
+}
+
+/* ---------------------------------------------------------------- SendGrid */
+
+/* The reply code a reply text starts with ("550 5.1.1 ...", "250 OK"), or
+ * 0. */
+static int
+feedback_senders_reply_code(const char *text)
+{
+	int code;
+
+	if (strlen(text) < 4 || text[0] < '2' || text[0] > '5' ||
+	    text[1] < '0' || text[1] > '9' || text[2] < '0' || text[2] > '9' ||
+	    (text[3] != ' ' && text[3] != '-'))
+		return 0;
+	code = (text[0] - '0') * 100 + (text[1] - '0') * 10 + (text[2] - '0');
+	return code;
+}
+
+/* One SendGrid event into ev: OK, IGNORED (not an outcome) or INVALID. */
+static enum feedback_sender_err
+feedback_senders_sendgrid_event(const json_t *o, const struct addrhash_key *key,
+    struct feedback_event *ev, char *why, size_t whysz)
+{
+	char kind[32], type[32];
+	const char *text = NULL;
+	json_t *v;
+
+	memset(ev, 0, sizeof(*ev));
+	if (!json_is_object(o) || feedback_senders_str(o, "event", kind,
+	    sizeof(kind) - 1) == -1)
+		return feedback_senders_bad(why, whysz, "an event without "
+		    "\"event\"");
+	if (strcmp(kind, "delivered") == 0) {
+		ev->outcome = FEEDBACK_DELIVERED;
+		text = "response";
+	} else if (strcmp(kind, "deferred") == 0) {
+		ev->outcome = FEEDBACK_SOFT_BOUNCE;
+		text = "response";
+	} else if (strcmp(kind, "spamreport") == 0)
+		ev->outcome = FEEDBACK_COMPLAINT;
+	else if (strcmp(kind, "bounce") == 0) {
+		if (feedback_senders_str(o, "type", type, sizeof(type) - 1) ==
+		    0 && strcmp(type, "blocked") == 0)
+			ev->outcome = FEEDBACK_SOFT_BOUNCE;
+		else
+			ev->outcome = FEEDBACK_HARD_BOUNCE;
+		text = "reason";
+	} else
+		return FEEDBACK_SENDER_IGNORED;
+	v = json_object_get(o, "email");
+	if (!json_is_string(v) || feedback_event_address(ev,
+	    json_string_value(v), key) == -1)
+		return feedback_senders_bad(why, whysz, "an event whose email is "
+		    "not an address");
+	v = json_object_get(o, "timestamp");
+	if (!json_is_integer(v) || json_integer_value(v) <= 0)
+		return feedback_senders_bad(why, whysz, "an event without a Unix "
+		    "timestamp");
+	ev->occurred_at = (time_t)json_integer_value(v);
+	if (feedback_senders_str(o, "sg_event_id", ev->event_id,
+	    FEEDBACK_EVENT_ID_MAX) == -1 ||
+	    feedback_senders_event_id(ev->event_id) == -1)
+		return feedback_senders_bad(why, whysz, "an event without "
+		    "sg_event_id");
+	v = text != NULL ? json_object_get(o, text) : NULL;
+	feedback_senders_codes(ev, NULL, json_object_get(o, "status"),
+	    json_is_string(v) ? json_string_value(v) : NULL);
+	if (ev->smtp_code == 0 && json_is_string(v))
+		ev->smtp_code = feedback_senders_reply_code(json_string_value(v));
+	return FEEDBACK_SENDER_OK;
+}
+
+enum feedback_sender_err
+feedback_senders_sendgrid_parse(const char *body, size_t len,
+    const struct addrhash_key *key, struct feedback_event *ev, size_t max,
+    size_t *n, size_t *ignored, char *why, size_t whysz)
+{
+	enum feedback_sender_err rc = FEEDBACK_SENDER_INVALID, one;
+	json_t *root;
+	size_t i;
+
+	*n = *ignored = 0;
+	if ((root = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
+	    NULL)
+		return feedback_senders_bad(why, whysz, "not JSON");
+	if (!json_is_array(root) || json_array_size(root) == 0 ||
+	    json_array_size(root) > max) {
+		snprintf(why, whysz, "not an array of 1 to %zu events", max);
+		goto out;
+	}
+	for (i = 0; i < json_array_size(root); i++) {
+		one = feedback_senders_sendgrid_event(json_array_get(root, i),
+		    key, &ev[*n], why, whysz);
+		if (one == FEEDBACK_SENDER_INVALID)
+			goto out;
+		if (one == FEEDBACK_SENDER_IGNORED)
+			(*ignored)++;
+		else
+			(*n)++;
+	}
+	rc = *n > 0 ? FEEDBACK_SENDER_OK : FEEDBACK_SENDER_IGNORED;
+out:
+	json_decref(root);
+	return rc;
+}
+
+/* A public key from base64 DER SubjectPublicKeyInfo, or NULL. */
+static gnutls_pubkey_t
+feedback_senders_pubkey(const char *b64)
+{
+	gnutls_datum_t in, der = { NULL, 0 };
+	gnutls_pubkey_t pk = NULL;
+
+	if (b64 == NULL || *b64 == '\0' || strlen(b64) > 1024)
+		return NULL;
+	in.data = (unsigned char *)b64;
+	in.size = (unsigned)strlen(b64);
+	if (gnutls_base64_decode2(&in, &der) != 0)
+		return NULL;
+	if (gnutls_pubkey_init(&pk) != 0 ||
+	    gnutls_pubkey_import(pk, &der, GNUTLS_X509_FMT_DER) != 0 ||
+	    gnutls_pubkey_get_pk_algorithm(pk, NULL) != GNUTLS_PK_ECDSA) {
+		if (pk != NULL)
+			gnutls_pubkey_deinit(pk);
+		pk = NULL;
+	}
+	gnutls_free(der.data);
+	return pk;
+}
+
+int
+feedback_senders_sendgrid_key_ok(const char *public_key)
+{
+	gnutls_pubkey_t pk = feedback_senders_pubkey(public_key);
+
+	if (pk == NULL)
+		return 0;
+	gnutls_pubkey_deinit(pk);
+	return 1;
+}
+
+int
+feedback_senders_sendgrid_verify(const char *public_key,
+    const char *signature, const char *timestamp, const char *body,
+    size_t len)
+{
+	gnutls_datum_t in, sig = { NULL, 0 }, data = { NULL, 0 };
+	gnutls_pubkey_t pk;
+	size_t tl;
+	int ok = 0;
+
+	if (signature == NULL || timestamp == NULL || *signature == '\0' ||
+	    strlen(signature) > 1024 || (tl = strlen(timestamp)) == 0 ||
+	    tl > 32 || (pk = feedback_senders_pubkey(public_key)) == NULL)
+		return 0;
+	in.data = (unsigned char *)signature;
+	in.size = (unsigned)strlen(signature);
+	if (gnutls_base64_decode2(&in, &sig) != 0 ||
+	    (data.data = gnutls_malloc(tl + len + 1)) == NULL)
+		goto out;
+	memcpy(data.data, timestamp, tl);
+	if (len > 0)
+		memcpy(data.data + tl, body, len);
+	data.size = (unsigned)(tl + len);
+	ok = gnutls_pubkey_verify_data2(pk, GNUTLS_SIGN_ECDSA_SHA256, 0, &data,
+	    &sig) >= 0;
+out:
+	gnutls_free(sig.data);
+	gnutls_free(data.data);
+	gnutls_pubkey_deinit(pk);
 	return ok;
 }

@@ -15,7 +15,19 @@
  * (Email, BouncedAt, Type: HardBounce is hard_bounce; SoftBounce,
  * Transient, DnsError are soft_bounce; other types are ignored) and
  * SpamComplaint (Email, BouncedAt). The event id is
- * "RecordType:ID" (or "Delivery:MessageID:Recipient"). */
+ * "RecordType:ID" (or "Delivery:MessageID:Recipient").
+ *
+ * SendGrid (Event Webhook, JSON array of events, signed): each event has
+ * email, timestamp (Unix seconds), event, sg_event_id (the event id) and,
+ * for bounces, type ("bounce": hard_bounce; "blocked": soft_bounce, a
+ * refusal of the sender rather than of the address), status (the enhanced
+ * code) and reason; delivered (response: the reply), deferred
+ * (soft_bounce), spamreport (complaint). processed, dropped (SendGrid did
+ * not send), open, click and the unsubscribe events are ignored. The
+ * signature is ECDSA P-256 with SHA-256 over the
+ * X-Twilio-Email-Event-Webhook-Timestamp header's value followed by the
+ * raw body, base64 DER in X-Twilio-Email-Event-Webhook-Signature, checked
+ * with the account's verification key (base64 DER SubjectPublicKeyInfo). */
 #ifndef SVC_FEEDBACK_SENDERS_H
 #define SVC_FEEDBACK_SENDERS_H
 #include "jobs/feedback.h"
@@ -50,6 +62,22 @@ int	 feedback_senders_mailgun_verify(const char *signing_key,
 enum feedback_sender_err feedback_senders_postmark_parse(const char *body,
 	    size_t n, const struct addrhash_key *, struct feedback_event *ev,
 	    char *why, size_t whysz);
+/* Reads a SendGrid payload: up to max events into ev (*n of them), the
+ * ignored ones counted in *ignored; one event that is not readable makes
+ * the whole payload INVALID. OK when at least one event was read, else
+ * IGNORED. */
+enum feedback_sender_err feedback_senders_sendgrid_parse(const char *body,
+	    size_t len, const struct addrhash_key *, struct feedback_event *ev,
+	    size_t max, size_t *n, size_t *ignored, char *why, size_t whysz);
+/* 1 when signature (base64 DER) is the ECDSA P-256 SHA-256 signature of
+ * timestamp followed by the body's len bytes under public_key (base64 DER
+ * SubjectPublicKeyInfo), else 0. */
+int	 feedback_senders_sendgrid_verify(const char *public_key,
+	    const char *signature, const char *timestamp, const char *body,
+	    size_t len);
+/* 1 when public_key (base64 DER SubjectPublicKeyInfo) is an elliptic-curve
+ * public key SendGrid's signatures can be checked with, else 0. */
+int	 feedback_senders_sendgrid_key_ok(const char *public_key);
 /* 1 when an Authorization header value "Basic base64(user:password)"
  * hashes (SHA-256, hex) to auth_hash, compared in constant time. */
 int	 feedback_senders_postmark_verify(const char *authorization,

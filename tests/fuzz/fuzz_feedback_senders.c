@@ -1,6 +1,7 @@
 /* fuzz_feedback_senders.c: libFuzzer target for the senders' webhook
- * payloads (feedback_senders.c): the same bytes as a Mailgun and as a
- * Postmark payload, and a Postmark Authorization header. Properties: an
+ * payloads (feedback_senders.c): the same bytes as a Mailgun, a Postmark
+ * and a SendGrid payload, a Postmark Authorization header, and a SendGrid
+ * signature and verification key. Properties: an
  * accepted event has a hash, a known outcome, a valid event id and codes;
  * a refused one says why; no crash or sanitizer report on any input. */
 #include "jobs/feedback_senders.h"
@@ -37,9 +38,11 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct feedback_mailgun_sig sig;
-	struct feedback_event ev;
+	struct feedback_event ev, many[4];
 	struct addrhash_key key;
 	char why[200], *text;
+	enum feedback_sender_err rc;
+	size_t n, ignored, i;
 
 	memset(&key, 9, sizeof(key));
 	why[0] = '\0';
@@ -55,6 +58,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	(void)feedback_senders_postmark_verify(text, "0123456789abcdef0123456789abcdef"
 	    "0123456789abcdef0123456789abcdef");
+	why[0] = '\0';
+	rc = feedback_senders_sendgrid_parse((const char *)data, size, &key,
+	    many, 4, &n, &ignored, why, sizeof(why));
+	CHECK(n <= 4 && (rc != FEEDBACK_SENDER_OK || n > 0));
+	for (i = 0; rc == FEEDBACK_SENDER_OK && i < n; i++)
+		fuzz_check(rc, &many[i], why);
+	if (rc == FEEDBACK_SENDER_INVALID)
+		CHECK(why[0] != '\0');
+	/* the same text as key and signature never verifies */
+	CHECK(!feedback_senders_sendgrid_verify(text, text, "1764331200",
+	    (const char *)data, size));
+	(void)feedback_senders_sendgrid_key_ok(text);
 	free(text);
 	return 0;
 }

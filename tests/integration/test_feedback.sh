@@ -273,4 +273,42 @@ LOG
 }
 t_case "svcadm feedback import reads a Postfix log: outcomes stored once (a second import changes nothing), the 5.1.1 bounce suppressed, the report exact" t_postfix_import
 
+t_sendgrid() {
+    it_require openssl
+    local acc4 pub ts sig before body=$SAMPLES/sendgrid_events.json
+    acc4=$(it_account admin 10)
+    openssl ecparam -name prime256v1 -genkey -noout -out "$IT_DIR/sg.pem" 2> /dev/null || { it_fail "openssl ecparam"; return 1; }
+    pub=$(openssl ec -in "$IT_DIR/sg.pem" -pubout -outform DER 2> /dev/null | base64 -w0)
+    svcadm feedback set "$acc4" --sendgrid-public-key "not-a-key" 2> /dev/null && { it_fail "a bad key was taken"; return 1; }
+    svcadm feedback set "$acc4" --sendgrid-public-key "$pub" || return 1
+    ts=1764331260
+    sendgrid() {	# sendgrid [EXTRA]: POST the sample signed (with EXTRA after the body: a bad signature)
+        sig=$({ printf '%s' "$ts"; cat "$body"; printf '%s' "${1-}"; } | openssl dgst -sha256 -sign "$IT_DIR/sg.pem" | base64 -w0)
+        API_KEY= http POST "/v1/feedback/sendgrid?account=$acc4" "@$body" \
+            -H "X-Twilio-Email-Event-Webhook-Signature: $sig" -H "X-Twilio-Email-Event-Webhook-Timestamp: $ts"
+    }
+    before=$(outcomes "$acc4")
+    sendgrid x
+    expect_status 401 && expect_json .error.code unauthorized && expect_eq "outcomes after a bad signature" "$before" "$(outcomes "$acc4")" || return 1
+    sendgrid
+    # delivered, bounce (hard), blocked (soft), spamreport; processed and open ignored
+    expect_status 200 && expect_json .accepted 4 && expect_json .suppressed 1 && expect_json .complainers_added 1 || return 1
+    expect_eq "stored as sendgrid's" "delivered 250 - hard_bounce 550 5.1.1 soft_bounce 554 5.7.1 complaint - -" \
+        "$(it_sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', outcome, IFNULL(smtp_code, '-'), IFNULL(enhanced_code, '-')) ORDER BY occurred_at SEPARATOR ' ') FROM feedback_outcomes WHERE account_id = '$acc4' AND source = 'sendgrid'")" || return 1
+    expect_eq "suppressed by sendgrid" 1 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$acc4' AND entry = 'sg-gone@good.feedback.test'")" || return 1
+    sendgrid
+    expect_status 200 && expect_json .accepted 0 && expect_json .replayed 4 || return 1
+    # another account with no key configured: 401
+    API_KEY= http POST "/v1/feedback/sendgrid?account=$ACC" "@$body" \
+        -H "X-Twilio-Email-Event-Webhook-Signature: $sig" -H "X-Twilio-Email-Event-Webhook-Timestamp: $ts"
+    expect_status 401 || return 1
+    # a signed array with an unreadable event: 400, nothing stored
+    printf '[{"event":"delivered","email":"x@good.feedback.test","timestamp":1764331200,"sg_event_id":"a1"},{"event":"bounce","email":"not an address","timestamp":1,"sg_event_id":"a2"}]' > "$IT_DIR/sg-bad.json"
+    sig=$({ printf '%s' "$ts"; cat "$IT_DIR/sg-bad.json"; } | openssl dgst -sha256 -sign "$IT_DIR/sg.pem" | base64 -w0)
+    API_KEY= http POST "/v1/feedback/sendgrid?account=$acc4" "@$IT_DIR/sg-bad.json" \
+        -H "X-Twilio-Email-Event-Webhook-Signature: $sig" -H "X-Twilio-Email-Event-Webhook-Timestamp: $ts"
+    expect_status 400 && expect_json .error.code invalid_json && expect_eq "outcomes" 4 "$(outcomes "$acc4")"
+}
+t_case "sendgrid: a signed array stored (bounce suppresses, blocked is soft, spamreport listed, opens ignored); a bad signature or no key is 401, a replay ignored, an unreadable event refuses the array" t_sendgrid
+
 t_done
