@@ -1,8 +1,43 @@
-/* pacing_signal.c: a finished session read for pacing (pacing_signal.h). */
+/* pacing_signal.c: a finished session read for pacing (pacing_signal.h),
+ * its reply kept without the addresses it quotes. */
 #include "engine/pacing_signal.h"
 #include "engine/pacing.h"
 #include <stdio.h>
 #include <string.h>
+
+/* Characters around an address in a reply ("<a@b>: Relay access denied"). */
+#define PACING_SIGNAL_DELIMS " <>\"'()[],;:"
+
+/* A reply as kept for pacing (logs, pacing_pairs.reason, the host's
+ * last_block): every word with an '@' in it is replaced by "address", as
+ * replies often quote the recipient and no log keeps whole addresses. */
+static const char *
+pacing_signal_why(char *why, size_t whysz, int code, const char *enhanced,
+    const char *text)
+{
+	char raw[PACING_REASON_MAX];
+	size_t i = 0, j = 0, w;
+
+	snprintf(raw, sizeof(raw), "%d %s %s", code, enhanced,
+	    text ? text : "");
+	while (raw[i] != '\0' && j + 1 < whysz) {
+		w = strcspn(raw + i, PACING_SIGNAL_DELIMS);
+		if (w == 0) {
+			why[j++] = raw[i++];
+			continue;
+		}
+		if (memchr(raw + i, '@', w) != NULL)
+			j += (size_t)snprintf(why + j, whysz - j, "%s", "address");
+		else
+			j += (size_t)snprintf(why + j, whysz - j, "%.*s", (int)w,
+			    raw + i);
+		if (j >= whysz)
+			j = whysz - 1;
+		i += w;
+	}
+	why[j < whysz ? j : whysz - 1] = '\0';
+	return why;
+}
 
 const char *
 pacing_signal(const struct smtp_rules *rules, const struct smtp_session *s,
@@ -21,9 +56,8 @@ pacing_signal(const struct smtp_rules *rules, const struct smtp_session *s,
 			blocked++;
 		if (pacing_is_slow_down(rr->code, rr->enhanced, rr->text,
 		    rr->verdict)) {
-			snprintf(why, whysz, "%d %s %s", rr->code, rr->enhanced,
-			    rr->text ? rr->text : "");
-			return why;
+			return pacing_signal_why(why, whysz, rr->code,
+			    rr->enhanced, rr->text);
 		}
 	}
 	if (pacing_is_slow_down(si->code, si->enhanced, si->text,
@@ -31,25 +65,22 @@ pacing_signal(const struct smtp_rules *rules, const struct smtp_session *s,
 	    si->text)) && (si->outcome == SMTP_OUTCOME_TEMPFAIL ||
 	    si->outcome == SMTP_OUTCOME_REFUSED_AT_BANNER ||
 	    si->outcome == SMTP_OUTCOME_DISCONNECTED)) {
-		snprintf(why, whysz, "%d %s %s", si->code, si->enhanced,
-		    si->text ? si->text : "");
-		return why;
+		return pacing_signal_why(why, whysz, si->code, si->enhanced,
+		    si->text);
 	}
 	/* a block: the session refused with 5.7.x, or every RCPT blocked */
 	if ((si->outcome == SMTP_OUTCOME_BLOCKED ||
 	    si->outcome == SMTP_OUTCOME_REFUSED_AT_BANNER) &&
 	    si->code / 100 == 5 && strncmp(si->enhanced, "5.7.", 4) == 0) {
 		*block = 1;
-		snprintf(why, whysz, "%d %s %s", si->code, si->enhanced,
-		    si->text ? si->text : "");
-		return why;
+		return pacing_signal_why(why, whysz, si->code, si->enhanced,
+		    si->text);
 	}
 	if (answered >= 2 && blocked == answered &&
 	    (rr = smtp_session_rcpt(s, 0)) != NULL) {
 		*block = 1;
-		snprintf(why, whysz, "%d %s %s", rr->code, rr->enhanced,
-		    rr->text ? rr->text : "");
-		return why;
+		return pacing_signal_why(why, whysz, rr->code, rr->enhanced,
+		    rr->text);
 	}
 	return NULL;
 }

@@ -655,7 +655,7 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
     struct verify_batch *b, struct verify_item *it, int64_t deadline,
     size_t *rcpt)
 {
-	struct smtp_session *s = NULL;
+	struct smtp_session *s = NULL, *next;
 	int64_t left;
 	int tries, probe;
 
@@ -663,10 +663,13 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
 		left = deadline - timeutil_mono_ms();
 		if (left < VERIFY_SMTP_MIN_MS)
 			break;
-		smtp_session_free(s);
-		if ((s = verify_batch_session(e, db, b, &it, 1, left,
+		/* a retry that pacing keeps back (the first answer said "slow
+		 * down"): the answer of the session before stands */
+		if ((next = verify_batch_session(e, db, b, &it, 1, left,
 		    &probe)) == NULL)
 			break;
+		smtp_session_free(s);
+		s = next;
 		smtp_session_run(s);
 		verify_engine_learn(e, db, b, s);
 		if (probe)

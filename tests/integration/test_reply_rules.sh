@@ -71,13 +71,18 @@ t_case "Barracuda Reputation: unknown smtp_blocked" \
 
 t_rate_limited() {
     row outlookrate@replies.test unknown unknown greylisted 4.7.650 || return 1
-    # retried as a 4xx is: more than one session asked for it
+    # a "slow down": the host's pair gets its penalty and no second session
+    # is opened within it (the first session's answer stands)
     local n
     n=$(fake_ctl 127.0.0.61 stats | sed -n 's/.*sessions=\([0-9]*\).*/\1/p')
-    [ "${n:-0}" -ge 2 ] || it_fail "one session only for the rate-limited address (stats: $(fake_ctl 127.0.0.61 stats))"
+    expect_eq "sessions for the rate-limited address" 1 "${n:-0}" || return 1
+    expect_eq "the pair's penalty" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM pacing_pairs WHERE pair = 'mx.replies.test' AND reason LIKE '451 4.7.650%'")" || return 1
+    # the cases below ask the same host about other replies: no penalty
+    it_sql "DELETE FROM pacing_pairs"
 }
 t_rate() { fake_ctl 127.0.0.61 reset > /dev/null && t_rate_limited; }
-t_case "Outlook 451 4.7.650 rate limited: slow down, retried, then unknown greylisted (not smtp_blocked)" t_rate
+t_case "Outlook 451 4.7.650 rate limited: slow down, no second session within the penalty, unknown greylisted (not smtp_blocked)" t_rate
 
 t_case "an operator's rule in lists_dir/local/ wins: quarantined = account_disabled" \
     row quarantined@replies.test undeliverable account_disabled account_disabled
