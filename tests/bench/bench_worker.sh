@@ -125,15 +125,7 @@ case $TYPE in bulk|batch) ;; *) it_skip "BENCH_WORKER_TYPE must be bulk or batch
 bench_init "${BENCH_WORKER_NAME:-bench-worker}" "$WORKER"
 
 # ------------------------------------------------------------- certificates
-if [ "${BENCH_WORKER_SERVER:-fake}" = farm ]; then
-    # the farm's certificate names every MX host (a wildcard covers one label)
-    mapfile -t mxnames < <(awk -v runs="${BENCH_WORKER_RUNS:-1}" -v n="$NDOM" -v every="$CA_EVERY" 'BEGIN {
-        for (r = 1; r <= runs; r++) for (i = 0; i < n; i++)
-            printf "mx.r%d-%s%03d.bench.test\n", r, (i % every == every - 1) ? "c" : "d", i }')
-    mail_env_certs mx.bench.test "*.bench.test" bench.test "${mxnames[@]}"
-else
-    mail_env_certs mx.bench.test "*.bench.test" bench.test
-fi
+mail_env_certs mx.bench.test "*.bench.test" bench.test
 
 # ------------------------------------------------------------- fake SMTP peers
 # fake_host KIND I: the address of the I-th fake server of KIND (n or c)
@@ -193,10 +185,14 @@ mkdir -p "$IT_DIR/dns"
                 printf "%s 3600 IN A 192.0.2.1\n", d
                 if (mode == "shared")
                     printf "%s 3600 IN MX 10 mx.bench.test.\n", d
-                else {
+                else if (farm == "farm") {
+                    # mx-<domain>.bench.test: the certificate of the farm
+                    # (*.bench.test) is valid for every MX host
+                    printf "%s 3600 IN MX 10 mx-%s.bench.test.\n", d, d
+                    printf "mx-%s 3600 IN A 127.0.1.%d\n", d, i + 1
+                } else {
                     printf "%s 3600 IN MX 10 mx.%s.bench.test.\n", d, d
-                    if (farm == "farm") printf "mx.%s 3600 IN A 127.0.1.%d\n", d, i + 1
-                    else printf "mx.%s 3600 IN A 127.0.0.%d\n", d, (k == "n" ? 40 : 41) + 2 * f
+                    printf "mx.%s 3600 IN A 127.0.0.%d\n", d, (k == "n" ? 40 : 41) + 2 * f
                 }
             } }'
     done
@@ -570,9 +566,11 @@ EOF
             for (i = 0; i < n; i++) {
                 ca = (i % every == every - 1); no = ca ? "nobody" : "unknown"
                 l = ""; for (j = 0; j < per / 2; j++) l = l (j ? "," : "") "user" j "," no j
-                printf "r%d-%s%03d.bench.test 127.0.1.%d %s\n", r, ca ? "c" : "d", i, mode == "shared" ? 1 : i + 1, l
+                d = sprintf("r%d-%s%03d", r, ca ? "c" : "d", i)
+                printf "%s.bench.test %s 127.0.1.%d %s\n", d, mode == "shared" ? "mx.bench.test" : "mx-" d ".bench.test", mode == "shared" ? 1 : i + 1, l
             } }' > "$IT_DIR/client-list-$run.txt"
-        cl=$("$PYTHON" "$top_srcdir/tests/bench/farm_client.py" "$IT_DIR/tls/ca.pem" "$SMTP_PORT" "$IT_DIR/client-list-$run.txt")
+        cl=$("$PYTHON" "$top_srcdir/tests/bench/farm_client.py" "$IT_DIR/tls/ca.pem" "$SMTP_PORT" "$IT_DIR/client-list-$run.txt" 2> "$IT_DIR/farm-client-$run.err") || true
+        [ -s "$IT_DIR/farm-client-$run.err" ] && head -n 5 "$IT_DIR/farm-client-$run.err" | sed 's/^/# farm client: /'
         say "  plain client over the same farm: $cl"
         crate=$(printf '%s\n' "$cl" | sed -n 's/.* rate=\([0-9]*\).*/\1/p')
         case $cl in *" wrong=0 "*" errors=0"*) ;; *) bad "run $run: the plain client: $cl" ;; esac

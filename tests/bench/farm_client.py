@@ -6,7 +6,8 @@ against CA) | EHLO | MAIL + every RCPT of the domain + one random probe RCPT
 + QUIT in one flight. No DNS (the addresses are given), no database.
 
   farm_client.py CA PORT LIST
-LIST: one domain a line, "DOMAIN ADDRESS LOCAL1,LOCAL2,..."
+LIST: one domain a line, "DOMAIN MXNAME ADDRESS LOCAL1,LOCAL2,..." (the
+certificate is checked for MXNAME)
 Prints "CLIENT addresses=N seconds=S rate=R/min right=K wrong=W sessions=D";
 a verdict is right when user<N>@ and every local part of a catch-all domain
 (r<N>-c<NNN>) got 250, and the others 550.
@@ -30,7 +31,7 @@ async def replies(reader, n):
     return codes
 
 
-async def domain(dom, addr, port, locals_, ctx, out):
+async def domain(dom, mx, addr, port, locals_, ctx, out):
     reader, writer = await asyncio.open_connection(addr, port)
     await replies(reader, 1)
     writer.write(b"EHLO client.bench.test\r\n")
@@ -38,7 +39,7 @@ async def domain(dom, addr, port, locals_, ctx, out):
     writer.write(b"STARTTLS\r\n")
     if (await replies(reader, 1))[0] != 220:
         raise RuntimeError("STARTTLS refused")
-    await writer.start_tls(ctx, server_hostname="mx." + dom)
+    await writer.start_tls(ctx, server_hostname=mx)
     writer.write(b"EHLO client.bench.test\r\n")
     await replies(reader, 1)
     cmds = ["MAIL FROM:<>"] + ["RCPT TO:<%s@%s>" % (l, dom) for l in locals_]
@@ -58,12 +59,12 @@ async def main(argv):
     jobs = []
     for line in open(path):
         f = line.split()
-        if len(f) == 3:
-            jobs.append((f[0], f[1], f[2].split(",")))
+        if len(f) == 4:
+            jobs.append((f[0], f[1], f[2], f[3].split(",")))
     out = {"right": 0, "wrong": 0}
-    total = sum(len(j[2]) for j in jobs)
+    total = sum(len(j[3]) for j in jobs)
     t0 = time.monotonic()
-    res = await asyncio.gather(*(domain(d, a, port, l, ctx, out) for d, a, l in jobs), return_exceptions=True)
+    res = await asyncio.gather(*(domain(d, m, a, port, l, ctx, out) for d, m, a, l in jobs), return_exceptions=True)
     secs = time.monotonic() - t0
     errors = [r for r in res if isinstance(r, BaseException)]
     print("CLIENT addresses=%d seconds=%.3f rate=%d right=%d wrong=%d sessions=%d errors=%d%s" % (

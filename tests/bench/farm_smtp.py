@@ -17,9 +17,9 @@ local part is accepted (catch-all), anything else gets 550 5.1.1.
 
 Control commands (one line each, answered with one line): reset, set (any
 k=v, ignored: accepted for fake_ctl's callers), quit,
-  concurrency  "now=N max=M sessions=S": M is the most sessions open at
-               once at any ONE of the addresses (what a client's per-host
-               limit bounds), "total_max=T" the most over all
+  concurrency  "total_max=T now=N max=M sessions=S": M is the most
+               sessions open at once at any ONE of the addresses (what a
+               client's per-host limit bounds), T the most over all
   stats        "sessions=N max_mail=M max_rcpt=R rset=K quit=Q flights=F"
   log          the last session: "sessions=N flights=F tls=0|1 commands=..."
 """
@@ -154,7 +154,7 @@ async def control(reader, writer, stop):
         ans = "bye"
         stop.set()
     elif cmd == "concurrency":
-        ans = "now=%d max=%d sessions=%d total_max=%d" % (S["total_now"], S["host_max"], S["sessions"], S["total_max"])
+        ans = "total_max=%d now=%d max=%d sessions=%d" % (S["total_max"], S["total_now"], S["host_max"], S["sessions"])
     elif cmd == "stats":
         ans = "sessions=%d max_mail=%d max_rcpt=%d rset=%d quit=%d flights=%d" % (
             S["sessions"], S["max_mail"], S["max_rcpt"], S["rset"], S["quit"], S["flights"])
