@@ -574,7 +574,7 @@ EOF
         say "  plain client over the same farm: $cl"
         crate=$(printf '%s\n' "$cl" | sed -n 's/.* rate=\([0-9]*\).*/\1/p')
         case $cl in *" wrong=0 "*" errors=0"*) ;; *) bad "run $run: the plain client: $cl" ;; esac
-        ratio=$(awk -v a="$e2e_rate" -v b="${crate:-0}" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')
+        ratio=$(awk -v a="$e2e_rate" -v b="${crate:-0}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
         line="$line; plain client ${crate:-?}/min, RATIO svc/plain $ratio (goal $RATIO_GOAL)"
         say "run $run: svc end to end $e2e_rate/min, plain client ${crate:-?}/min: RATIO $ratio (goal >= $RATIO_GOAL)"
         SUMMARY="$SUMMARY  plain client ${crate:-?}/min, RATIO $ratio (goal >= $RATIO_GOAL)
