@@ -96,6 +96,14 @@ CA_EVERY=${BENCH_WORKER_CATCHALL_EVERY:-10}
 FLIGHT_MS=${BENCH_WORKER_FLIGHT_MS:-20}
 NFAKES=${BENCH_WORKER_FAKES:-10}
 MXMODE=${BENCH_WORKER_MX:-per-domain}
+# BENCH_WORKER_SERVER=farm (make bench-farm, tests/bench/bench_farm.sh): one
+# asyncio process (tests/bench/farm_smtp.py) answers for every domain on
+# 127.0.1.<I+1> (per-domain; shared: 127.0.1.1), and after the job
+# tests/bench/farm_client.py, a plain client, goes through the same
+# addresses over the same farm; its rate and the ratio are printed, the goal
+# being a ratio of at least BENCH_FARM_RATIO_GOAL (0.8)
+SERVER=${BENCH_WORKER_SERVER:-fake}
+RATIO_GOAL=${BENCH_FARM_RATIO_GOAL:-0.8}
 RUNS=${BENCH_WORKER_RUNS:-1}
 NPROCS=${BENCH_WORKER_PROCS:-1}
 GOAL_DEFAULT=450000; [ "$MXMODE" = shared ] && GOAL_DEFAULT=400000
@@ -139,10 +147,23 @@ fake_settings() {
     printf '%s\n' starttls=offered pipelining=1 "flight_delay_ms=$FLIGHT_MS" "catchall=${FAKE_CA[$1]}"
     [ "$MXMODE" != shared ] || echo 'catchall_domains=r[0-9]+-c[0-9]+\.bench\.test'
 }
-for h in "${FAKE_HOSTS[@]}"; do
+farm_host() { echo "127.0.1.$(( $1 + 1 ))"; }	# farm_host I: domain I's MX address
+if [ "$SERVER" = farm ]; then
+    [ "$NDOM" -le 254 ] || it_skip "the farm has at most 254 addresses"
+    FAKE_HOSTS=("$(farm_host 0)"); FAKE_CA[$(farm_host 0)]=0
+    farm_hosts=("$(farm_host 0)")
+    [ "$MXMODE" = shared ] || for i in $(seq 1 $(( NDOM - 1 ))); do farm_hosts+=("$(farm_host "$i")"); done
+    "$PYTHON" "$top_srcdir/tests/bench/farm_smtp.py" --ready "$IT_DIR/fake-$(farm_host 0)" \
+        --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" --port "$SMTP_PORT" \
+        --flight-ms "$FLIGHT_MS" --catchall 'r[0-9]+-c[0-9]+\.bench\.test' "${farm_hosts[@]}" \
+        > "$IT_DIR/farm.log" 2>&1 &
+    FAKE_PIDS+=($!)
+    for _ in $(seq 1 100); do [ -s "$IT_DIR/fake-$(farm_host 0)" ] && break; sleep 0.1; done
+    [ -s "$IT_DIR/fake-$(farm_host 0)" ] || { cat "$IT_DIR/farm.log"; echo "Bail out! farm_smtp.py"; exit 1; }
+else for h in "${FAKE_HOSTS[@]}"; do
     mapfile -t args < <(fake_settings "$h")
     fake "$h" --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" "${args[@]}"
-done
+done; fi
 
 # ------------------------------------------------------------- DNS
 # domain R I: the name of domain I of run R (r<R>-c<I> for a catch-all)
@@ -154,9 +175,9 @@ mkdir -p "$IT_DIR/dns"
     echo '@ 3600 IN SOA ns.bench.test. hostmaster.bench.test. 1 3600 600 86400 3600'
     echo '@ 3600 IN NS ns.bench.test.'
     echo 'ns 3600 IN A 127.0.0.1'
-    echo "mx 3600 IN A $(fake_host n 0)"
+    if [ "$SERVER" = farm ]; then echo "mx 3600 IN A $(farm_host 0)"; else echo "mx 3600 IN A $(fake_host n 0)"; fi
     for r in $(seq 1 "$RUNS"); do
-        awk -v r="$r" -v n="$NDOM" -v every="$CA_EVERY" -v nf="$NFAKES" -v mode="$MXMODE" 'BEGIN {
+        awk -v r="$r" -v n="$NDOM" -v every="$CA_EVERY" -v nf="$NFAKES" -v mode="$MXMODE" -v farm="$SERVER" 'BEGIN {
             nn = 0; nc = 0
             for (i = 0; i < n; i++) {
                 if (i % every == every - 1) { k = "c"; f = nc++ % nf } else { k = "n"; f = nn++ % nf }
@@ -164,7 +185,12 @@ mkdir -p "$IT_DIR/dns"
                 printf "%s 3600 IN A 192.0.2.1\n", d
                 if (mode == "shared")
                     printf "%s 3600 IN MX 10 mx.bench.test.\n", d
-                else {
+                else if (farm == "farm") {
+                    # mx-<domain>.bench.test: the certificate of the farm
+                    # (*.bench.test) is valid for every MX host
+                    printf "%s 3600 IN MX 10 mx-%s.bench.test.\n", d, d
+                    printf "mx-%s 3600 IN A 127.0.1.%d\n", d, i + 1
+                } else {
                     printf "%s 3600 IN MX 10 mx.%s.bench.test.\n", d, d
                     printf "mx.%s 3600 IN A 127.0.0.%d\n", d, (k == "n" ? 40 : 41) + 2 * f
                 }
@@ -533,6 +559,28 @@ EOF
     SUMMARY="$SUMMARY$line
   $cpu
 "
+    if [ "$SERVER" = farm ]; then
+        # the plain client over the same farm and the same addresses (its
+        # own sessions: the farm keeps no state between sessions)
+        awk -v r="$run" -v n="$NDOM" -v per="$PERDOM" -v every="$CA_EVERY" -v mode="$MXMODE" 'BEGIN {
+            for (i = 0; i < n; i++) {
+                ca = (i % every == every - 1); no = ca ? "nobody" : "unknown"
+                l = ""; for (j = 0; j < per / 2; j++) l = l (j ? "," : "") "user" j "," no j
+                d = sprintf("r%d-%s%03d", r, ca ? "c" : "d", i)
+                printf "%s.bench.test %s 127.0.1.%d %s\n", d, mode == "shared" ? "mx.bench.test" : "mx-" d ".bench.test", mode == "shared" ? 1 : i + 1, l
+            } }' > "$IT_DIR/client-list-$run.txt"
+        cl=$("$PYTHON" "$top_srcdir/tests/bench/farm_client.py" "$IT_DIR/tls/ca.pem" "$SMTP_PORT" "$IT_DIR/client-list-$run.txt" 2> "$IT_DIR/farm-client-$run.err") || true
+        [ -s "$IT_DIR/farm-client-$run.err" ] && head -n 5 "$IT_DIR/farm-client-$run.err" | sed 's/^/# farm client: /'
+        say "  plain client over the same farm: $cl"
+        crate=$(printf '%s\n' "$cl" | sed -n 's/.* rate=\([0-9]*\).*/\1/p')
+        case $cl in *" wrong=0 "*" errors=0"*) ;; *) bad "run $run: the plain client: $cl" ;; esac
+        ratio=$(awk -v a="$e2e_rate" -v b="${crate:-0}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+        line="$line; plain client ${crate:-?}/min, RATIO svc/plain $ratio (goal $RATIO_GOAL)"
+        say "run $run: svc end to end $e2e_rate/min, plain client ${crate:-?}/min: RATIO $ratio (goal >= $RATIO_GOAL)"
+        SUMMARY="$SUMMARY  plain client ${crate:-?}/min, RATIO $ratio (goal >= $RATIO_GOAL)
+"
+        awk -v r="$ratio" -v g="$RATIO_GOAL" 'BEGIN { exit !(r >= g) }' || bad "run $run: ratio $ratio below $RATIO_GOAL"
+    fi
     [ "$e2e_rate" -ge "$GOAL" ] || bad "run $run: $e2e_rate addresses/min end to end is below the goal of $GOAL"
     [ "$TOTAL" -lt 100000 ] || awk -v s="$steady" 'BEGIN { exit !(s >= 0.8) }' ||
         bad "run $run: the last tenth ran at $steady x the median rate of the others (a slowdown)"
