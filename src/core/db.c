@@ -111,6 +111,17 @@ db_node_ready(struct db *db)
 	MYSQL_ROW row;
 	int ready = 1;
 
+	/* MariaDB builds carry wsrep; without a provider (wsrep_on OFF)
+	 * wsrep_ready is OFF too, and the server is a plain one. */
+	if (mysql_query(db->my, "SELECT @@global.wsrep_on") != 0)
+		return mysql_errno(db->my) == ER_UNKNOWN_SYSTEM_VARIABLE;
+	if ((res = mysql_store_result(db->my)) == NULL)
+		return 0;
+	row = mysql_fetch_row(res);
+	ready = row == NULL || row[0] == NULL || strcmp(row[0], "1") != 0;
+	mysql_free_result(res);
+	if (ready)
+		return 1;
 	if (mysql_query(db->my, "SHOW STATUS WHERE Variable_name IN "
 	    "('wsrep_ready', 'wsrep_local_state_comment')") != 0 ||
 	    (res = mysql_store_result(db->my)) == NULL) {
@@ -118,6 +129,7 @@ db_node_ready(struct db *db)
 		    db->endpoint, mysql_error(db->my));
 		return 0;
 	}
+	ready = 1;
 	while ((row = mysql_fetch_row(res)) != NULL)
 		if (row[0] && row[1] && ((strcmp(row[0], "wsrep_ready") == 0 &&
 		    strcmp(row[1], "ON") != 0) || (strcmp(row[0],
