@@ -37,6 +37,8 @@ struct db {
 	size_t		 nhosts;	/* 0: db_host/db_port/db_socket */
 	size_t		 cur;		/* the endpoint connected to, or last tried */
 	char		 endpoint[DBHOSTS_HOST_MAX + 16];
+	int		 galera;	/* the node connected to has wsrep_on */
+	int		 sync_wait;	/* db_sync_wait on: set again on reconnect */
 };
 
 struct db_res {
@@ -120,6 +122,7 @@ db_node_ready(struct db *db)
 	row = mysql_fetch_row(res);
 	ready = row == NULL || row[0] == NULL || strcmp(row[0], "1") != 0;
 	mysql_free_result(res);
+	db->galera = !ready;
 	if (ready)
 		return 1;
 	if (mysql_query(db->my, "SHOW STATUS WHERE Variable_name IN "
@@ -185,6 +188,12 @@ db_connect_one(struct db *db, size_t i)
 	 * before it got its lock, and no gap locks between queue rows. */
 	if (mysql_query(db->my, setup) != 0 || mysql_query(db->my,
 	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0) {
+		snprintf(db->err, sizeof(db->err), "%s: %u: %s", db->endpoint,
+		    mysql_errno(db->my), mysql_error(db->my));
+		goto fail;
+	}
+	if (db->galera && db->sync_wait &&
+	    mysql_query(db->my, "SET SESSION wsrep_sync_wait = 1") != 0) {
 		snprintf(db->err, sizeof(db->err), "%s: %u: %s", db->endpoint,
 		    mysql_errno(db->my), mysql_error(db->my));
 		goto fail;
@@ -307,6 +316,20 @@ int
 db_unreachable(const struct db *db)
 {
 	return db->lost;
+}
+
+enum db_err
+db_sync_wait(struct db *db, int on)
+{
+	enum db_err e = DB_OK;
+
+	if (db->my == NULL && (e = db_connect(db)) != DB_OK)
+		return e;
+	if (db->galera && on != db->sync_wait)
+		e = db_exec_plain(db, on ? "SET SESSION wsrep_sync_wait = 1" :
+		    "SET SESSION wsrep_sync_wait = 0");
+	db->sync_wait = on;
+	return e;
 }
 
 const char *

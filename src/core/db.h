@@ -58,6 +58,11 @@ const char *db_error(const struct db *);
  * the last statement, failed for want of a connection): the service is
  * unavailable rather than broken. */
 int	 db_unreachable(const struct db *);
+/* Galera: on, the reads that follow wait until this node has applied every
+ * write the cluster committed before them (wsrep_sync_wait = 1; kept over
+ * a reconnection) until turned off again; for reads that must see a
+ * write made through another node. Nothing on a server without Galera. */
+enum db_err db_sync_wait(struct db *, int on);
 /* "host:port" of the endpoint connected to (or last tried). */
 const char *db_endpoint(const struct db *);
 

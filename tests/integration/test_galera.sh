@@ -153,4 +153,41 @@ t_failover() {
 }
 t_case "a bulk job runs on while the node its programs use is killed (SIGKILL): it completes, each address charged once, the API answers 200 or 503 with Retry-After" t_failover
 
+# doctor_cluster: svcadm doctor's db_cluster line alone (the other checks skipped)
+doctor_cluster() {
+    svcadm doctor --skip ptr,fcrdns,port25,dnsbl,port25_seen 2>&1 | sed -n 's/^db_cluster: //p'
+}
+
+t_status_doctor() {
+    local out pos
+    # node 1 is still down: two of three
+    out=$(svcadm status 2>&1)
+    case $out in *"db node: 127.0.0.1:${DBPORT[1]}: unreachable (not ready)"*) ;; *) it_fail "status without node 1: $out" ;; esac
+    case $out in *"db node: 127.0.0.1:${DBPORT[2]}: Synced, cluster size 2"*) ;; *) it_fail "status of node 2: $out" ;; esac
+    case $out in *"database: 127.0.0.1:${DBPORT[2]} (used by this program), cluster size 2"*) ;; *) it_fail "status: endpoint used: $out" ;; esac
+    expect_eq "status --json: cluster size, ready nodes" "2 2" \
+        "$(svcadm status --json 2>/dev/null | jq -r '"\(.database.cluster_size) \([.database.nodes[] | select(.ready)] | length)"')"
+    out=$(doctor_cluster)
+    expect_eq "doctor with node 1 down" "fail: 127.0.0.1:${DBPORT[1]} is not ready: unreachable" "${out%%: Can*}"
+    # node 1 rejoins: its position recovered from InnoDB first (what
+    # galera_recovery does), so that IST from the others' gcache suffices;
+    # its datadir given to nobody in case an rsync SST is needed after all
+    mariadbd --defaults-file="$IT_DIR/g1/my.cnf" --wsrep-recover \
+        --log-error="$IT_DIR/g1/recover.err" > /dev/null 2>&1
+    pos=$(sed -n 's/.*WSREP: Recovered position: *//p' "$IT_DIR/g1/recover.err" | tail -n 1)
+    [ -n "$pos" ] && echo "wsrep_start_position = $pos" >> "$IT_DIR/g1/my.cnf"
+    it_log "node 1 recovered position: ${pos:-none}"
+    chown -R nobody "$IT_DIR/g1/data"
+    stack_mariadb_start "$IT_DIR/g1" || { it_fail "node 1 did not rejoin"; return 1; }
+    wait_for 60 "for node 1 to rejoin" cluster_size_is 2 3 || return 1
+    wait_for 30 "for node 1 to be Synced" sh -c "[ \"\$(mariadb --no-defaults --socket='$IT_DIR/g1/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_local_state_comment'\" | cut -f2)\" = Synced ]" || return 1
+    grep -q "IST received" "$IT_DIR/g1/mariadbd.err" || it_log "node 1 rejoined without IST (SST)"
+    expect_eq "doctor with three Synced nodes" "ok: 3 endpoints Synced, cluster size 3" "$(doctor_cluster)"
+    # a node stopped: doctor fails again, naming it
+    stack_mariadb_stop "$IT_DIR/g3"
+    wait_for 30 "for a cluster of 2" cluster_size_is 2 2 || return 1
+    case $(doctor_cluster) in "fail: 127.0.0.1:${DBPORT[3]} is not ready"*) ;; *) it_fail "doctor with node 3 stopped: $(doctor_cluster)" ;; esac
+}
+t_case "svcadm status shows each endpoint's state, the cluster size and the endpoint used; svcadm doctor fails while a node is down, passes when the killed node has rejoined" t_status_doctor
+
 t_done
