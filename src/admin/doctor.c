@@ -8,6 +8,7 @@
  * cut short before it is printed. */
 #include "admin/doctor.h"
 #include "admin/port25.h"
+#include "core/dbcluster.h"
 #include "engine/dns.h"
 #include "engine/dns_ptr.h"
 #include "engine/egress.h"
@@ -34,6 +35,7 @@ const char *const doctor_check_names[DOCTOR_CHECK__MAX] = {
 	[DOCTOR_PORT25] = "port25",
 	[DOCTOR_DNSBL] = "dnsbl",
 	[DOCTOR_PORT25_SEEN] = "port25_seen",
+	[DOCTOR_DB_CLUSTER] = "db_cluster",
 };
 
 const char *const doctor_result_names[DOCTOR_RESULT__MAX] = {
@@ -91,7 +93,7 @@ doctor_skip(struct doctor *d, const char *list, struct buf *err)
 			strparse_copy(word, n < sizeof(word) ? n + 1 :
 			    sizeof(word), p);
 			buf_printf(err, "no check \"%s\" to skip (ptr, fcrdns, "
-			    "port25, dnsbl, port25_seen)", word);
+			    "port25, dnsbl, port25_seen, db_cluster)", word);
 			return -1;
 		}
 		d->res[k] = DOCTOR_SKIPPED;
@@ -719,6 +721,52 @@ doctor_dnsbl(struct doctor *d)
 	free(e);
 }
 
+/* The database endpoints: with db_hosts, a Galera cluster of three nodes
+ * at least (fewer cannot lose one and keep a quorum) whose every listed
+ * endpoint is Synced; a single server passes (no cluster was asked for).
+ * Skipped when no endpoint could be opened at all (as port25_seen). */
+static void
+doctor_db_cluster(struct doctor *d, struct db *db, const char *db_why)
+{
+	struct dbcluster_node nodes[DBHOSTS_MAX];
+	long long size = 0;
+	size_t n, i;
+
+	if (db == NULL) {
+		doctor_set(d, DOCTOR_DB_CLUSTER, DOCTOR_SKIPPED, "no database: "
+		    "%.200s", db_why ? db_why : "");
+		return;
+	}
+	if (dbcluster_probe(d->c, nodes, DBHOSTS_MAX, &n) == -1) {
+		doctor_set(d, DOCTOR_DB_CLUSTER, DOCTOR_ERROR, "db_hosts "
+		    "cannot be read");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (!dbcluster_node_ready(&nodes[i])) {
+			doctor_set(d, DOCTOR_DB_CLUSTER, DOCTOR_FAIL, "%s is "
+			    "not ready: %s%s%s", nodes[i].endpoint,
+			    nodes[i].state, nodes[i].error[0] ? ": " : "",
+			    nodes[i].error);
+			return;
+		}
+		if (nodes[i].cluster_size > size)
+			size = nodes[i].cluster_size;
+	}
+	if (conf_int(d->c, CONF_DB_HOSTS) == 0 && n == 1 && !nodes[0].galera) {
+		doctor_set(d, DOCTOR_DB_CLUSTER, DOCTOR_OK, "one server, %s "
+		    "(not a cluster: set db_hosts for one)", nodes[0].endpoint);
+		return;
+	}
+	if (size < 3) {
+		doctor_set(d, DOCTOR_DB_CLUSTER, DOCTOR_FAIL, "the cluster has "
+		    "%lld nodes: below 3, losing one loses the quorum", size);
+		return;
+	}
+	doctor_set(d, DOCTOR_DB_CLUSTER, DOCTOR_OK, "%zu endpoints Synced, "
+	    "cluster size %lld", n, size);
+}
+
 static void
 doctor_print(const struct doctor *d, int json, int failed, FILE *out)
 {
@@ -808,6 +856,8 @@ doctor_run(const struct conf *c, struct db *db, const char *db_why,
 		doctor_dnsbl(&d);
 	if (d.res[DOCTOR_PORT25_SEEN] != DOCTOR_SKIPPED)
 		doctor_port25_seen(&d, db, db_why);
+	if (d.res[DOCTOR_DB_CLUSTER] != DOCTOR_SKIPPED)
+		doctor_db_cluster(&d, db, db_why);
 	for (k = 0; k < DOCTOR_CHECK__MAX; k++)
 		if (d.res[k] == DOCTOR_FAIL || d.res[k] == DOCTOR_ERROR)
 			failed++;

@@ -20,6 +20,8 @@ enum doctor_check {
 	DOCTOR_DNSBL,		/* listed on none of doctor_dnsbl_zones */
 	DOCTOR_PORT25_SEEN,	/* svc-worker's direct SMTP sessions of the
 				 * last hour connected (port25.h) */
+	DOCTOR_DB_CLUSTER,	/* a Galera cluster of 3 nodes or more, every
+				 * endpoint Synced (dbcluster.h) */
 	DOCTOR_CHECK__MAX
 };
 extern const char *const doctor_check_names[DOCTOR_CHECK__MAX];

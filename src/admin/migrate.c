@@ -2,8 +2,10 @@
  * NNN_description.sql; each is applied once, in number order, statement by
  * statement (a statement ends with ';' at the end of a line, or with the
  * text a "DELIMITER //" line sets, as in the mariadb client, for stored
- * procedures whose bodies hold ';'), then recorded in schema_version. A
- * named lock keeps two migrating hosts apart. */
+ * procedures whose bodies hold ';'), then recorded in schema_version. Two
+ * migrating hosts are kept apart by a lock row in schema_version (version
+ * -1, a unique key: it works on a Galera cluster, where GET_LOCK is local
+ * to one node), so migrations run once for the whole cluster. */
 #include "admin/migrate.h"
 #include "util/strparse.h"
 #include <dirent.h>
@@ -130,20 +132,55 @@ migrate_file(struct db *db, const char *path, struct buf *err)
 	return rc;
 }
 
+/* The lock row's version; MAX(version) never sees it. */
+#define MIGRATE_LOCK_VERSION -1
+/* A lock row older than this was left by a migration that died. */
+#define MIGRATE_LOCK_STALE "INTERVAL 30 MINUTE"
+
+/* Takes the cluster-wide migration lock: 1 taken, 0 none needed (no
+ * schema_version yet: the first migration's CREATE TABLE lets one host
+ * through), -1 held by another host or an error (in err). */
+static int
+migrate_lock(struct db *db, struct buf *err)
+{
+	long long have = 0;
+	enum db_err rc;
+
+	if (migrate_version(db, &have) == -1) {
+		buf_printf(err, "reading schema_version: %s", db_error(db));
+		return -1;
+	}
+	if (have == 0)
+		return 0;
+	if (db_exec(db, "DELETE FROM schema_version WHERE version = ? AND "
+	    "applied_at < UTC_TIMESTAMP(3) - " MIGRATE_LOCK_STALE,
+	    DB_ARGS(DBP_INT(MIGRATE_LOCK_VERSION)), NULL) != DB_OK) {
+		buf_printf(err, "migration lock: %s", db_error(db));
+		return -1;
+	}
+	rc = db_exec(db, "INSERT INTO schema_version (version, applied_at) "
+	    "VALUES (?, UTC_TIMESTAMP(3))",
+	    DB_ARGS(DBP_INT(MIGRATE_LOCK_VERSION)), NULL);
+	if (rc == DB_OK)
+		return 1;
+	if (rc == DB_ERR_DUPLICATE || rc == DB_ERR_RETRY)
+		buf_puts(err, "another migration holds the lock");
+	else
+		buf_printf(err, "migration lock: %s", db_error(db));
+	return -1;
+}
+
 int
 migrate_apply(struct db *db, const char *dir, struct buf *err)
 {
 	struct migration *m = NULL;
-	long long current, locked = 0;
+	long long current;
 	char path[1024];
 	size_t n, i;
-	int found, rc = -1, applied = 0;
+	int locked, rc = -1, applied = 0;
 
-	if (db_query_int(db, "SELECT GET_LOCK('svc_migrate', 60)", DB_NOARGS,
-	    &locked, &found) != DB_OK || locked != 1) {
-		buf_puts(err, "another migration holds the lock");
+	if ((locked = migrate_lock(db, err)) == -1)
 		return -1;
-	}
 	if (migrate_version(db, &current) == -1) {
 		buf_printf(err, "reading schema_version: %s", db_error(db));
 		goto out;
@@ -176,7 +213,9 @@ migrate_apply(struct db *db, const char *dir, struct buf *err)
 	printf("schema at version %lld (%d applied)\n", current, applied);
 	rc = 0;
 out:
-	db_exec_plain(db, "DO RELEASE_LOCK('svc_migrate')");
+	if (locked)
+		db_exec(db, "DELETE FROM schema_version WHERE version = ?",
+		    DB_ARGS(DBP_INT(MIGRATE_LOCK_VERSION)), NULL);
 	free(m);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "admin/status.h"
 #include "admin/migrate.h"
 #include "admin/port25.h"
+#include "core/dbcluster.h"
 #include "jobs/events.h"
 #include "jobs/jobs.h"
 #include "util/strparse.h"
@@ -58,6 +59,11 @@ struct status_pair {
 /* The figures; an age is -1 when there is nothing to be old. */
 struct status_figures {
 	long long		 version;
+	/* the database: the endpoint this program uses, every endpoint */
+	const char		*endpoint;
+	struct dbcluster_node	 nodes[DBHOSTS_MAX];
+	size_t			 nnodes;
+	long long		 cluster_size;	/* the largest a node reports */
 	const char		*missing_routine;	/* NULL: all there */
 	long long		 jobs[JOBS_STATUS__MAX];
 	long long		 oldest_job_age;
@@ -339,7 +345,7 @@ static int
 status_print_json(const struct conf *c, const struct status_figures *f,
     int healthy, FILE *out)
 {
-	json_t *o, *jobs, *workers, *problems, *pacing;
+	json_t *o, *jobs, *workers, *problems, *pacing, *nodes;
 	size_t i;
 	int k, rc;
 
@@ -403,6 +409,16 @@ status_print_json(const struct conf *c, const struct status_figures *f,
 		return -1;
 	}
 	json_object_set_new(o, "pacing", pacing);
+	nodes = json_array();
+	for (i = 0; i < f->nnodes; i++)
+		json_array_append_new(nodes, json_pack("{s:s, s:s, s:I, s:b}",
+		    "endpoint", f->nodes[i].endpoint, "state",
+		    f->nodes[i].state, "cluster_size",
+		    (json_int_t)f->nodes[i].cluster_size, "ready",
+		    dbcluster_node_ready(&f->nodes[i])));
+	json_object_set_new(o, "database", json_pack("{s:s, s:I, s:o}",
+	    "endpoint", f->endpoint, "cluster_size",
+	    (json_int_t)f->cluster_size, "nodes", nodes));
 	rc = json_dumpf(o, out, JSON_INDENT(2)) == 0 ? 0 : -1;
 	fputc('\n', out);
 	json_decref(o);
@@ -429,6 +445,13 @@ status_print_text(const struct conf *c, const struct status_figures *f,
 	fprintf(out, "status: %s\n", healthy ? "healthy" : "unhealthy");
 	fprintf(out, "schema: %lld (this build needs %d)\n", f->version,
 	    DB_SCHEMA_VERSION);
+	fprintf(out, "database: %s (used by this program), cluster size "
+	    "%lld\n", f->endpoint, f->cluster_size);
+	for (i = 0; i < f->nnodes; i++)
+		fprintf(out, "db node: %s: %s%s, cluster size %lld\n",
+		    f->nodes[i].endpoint, f->nodes[i].state,
+		    dbcluster_node_ready(&f->nodes[i]) ? "" : " (not ready)",
+		    f->nodes[i].cluster_size);
 	fprintf(out, "jobs:");
 	for (i = 0; i < STATUS_NQUEUED; i++)
 		fprintf(out, "%s %lld %s", i ? "," : "",
@@ -470,6 +493,7 @@ status_run(struct db *db, const struct conf *c, int json, FILE *out,
 	struct status_figures f;
 	enum db_err e = DB_OK;
 	int healthy, rc = -1;
+	size_t i;
 
 	memset(&f, 0, sizeof(f));
 	f.oldest_job_age = f.oldest_event_age = f.oldest_due_age = -1;
@@ -491,6 +515,11 @@ status_run(struct db *db, const struct conf *c, int json, FILE *out,
 		    "out of memory");
 		goto out;
 	}
+	f.endpoint = db_endpoint(db);
+	if (dbcluster_probe(c, f.nodes, DBHOSTS_MAX, &f.nnodes) == 0)
+		for (i = 0; i < f.nnodes; i++)
+			if (f.nodes[i].cluster_size > f.cluster_size)
+				f.cluster_size = f.nodes[i].cluster_size;
 	healthy = status_judge(c, &f) == 0;
 	if (json) {
 		if (status_print_json(c, &f, healthy, out) == -1) {

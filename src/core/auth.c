@@ -189,10 +189,15 @@ auth_lookup(struct db *db, const uint8_t hash[32], struct auth_key *k,
 	    AUTH_KEY_TABLES "WHERE k.key_hash = ?";
 	struct db_res *r;
 	enum auth_result rc;
+	enum db_err e;
 	int row;
 
 	memset(k, 0, sizeof(*k));
-	if (db_query(db, sql, DB_ARGS(DBP_BLOB(hash, 32)), &r) != DB_OK)
+	/* a revocation made through another node is seen (Galera) */
+	(void)db_sync_wait(db, 1);
+	e = db_query(db, sql, DB_ARGS(DBP_BLOB(hash, 32)), &r);
+	(void)db_sync_wait(db, 0);
+	if (e != DB_OK)
 		return AUTH_DB_ERROR;
 	row = db_res_next(r);
 	if (row == -1)

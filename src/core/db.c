@@ -1,12 +1,17 @@
 /* db.c: MariaDB connection, cached prepared statements and result rows read
- * as text. A lost connection is re-opened once, outside transactions. */
+ * as text. The connection goes to one of the endpoints (db_hosts, else
+ * db_host/db_port) that answers and is ready (a Galera node Synced); a
+ * lost one is re-opened on the next such endpoint, once outside
+ * transactions, and db_tx_retry runs its transaction again there. */
 #include "core/db.h"
+#include "util/dbhosts.h"
 #include "util/log.h"
 #include <errmsg.h>
 #include <mysql.h>
 #include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DB_CACHE_SIZE 96
 
@@ -28,6 +33,12 @@ struct db {
 	size_t		 evict;
 	char		 err[512];
 	int		 lost;		/* the server is unreachable for now */
+	struct dbhost	 hosts[DBHOSTS_MAX];
+	size_t		 nhosts;	/* 0: db_host/db_port/db_socket */
+	size_t		 cur;		/* the endpoint connected to, or last tried */
+	char		 endpoint[DBHOSTS_HOST_MAX + 16];
+	int		 galera;	/* the node connected to has wsrep_on */
+	int		 sync_wait;	/* db_sync_wait on: set again on reconnect */
 };
 
 struct db_res {
@@ -65,9 +76,10 @@ db_classify(struct db *db, unsigned code, const char *msg)
 	switch (code) {
 	case ER_DUP_ENTRY:
 		return DB_ERR_DUPLICATE;
-	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_DEADLOCK:		/* also a Galera certification failure */
 	case ER_LOCK_WAIT_TIMEOUT:
 		return DB_ERR_RETRY;
+	case ER_UNKNOWN_COM_ERROR:	/* WSREP has not yet prepared node */
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:
 	case CR_CONNECTION_ERROR:
@@ -92,19 +104,70 @@ db_cache_clear(struct db *db)
 	db->evict = 0;
 }
 
+/* Galera: 1 when the node may be used (wsrep_ready ON and Synced); a
+ * server without wsrep is always ready. */
+static int
+db_node_ready(struct db *db)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int ready = 1;
+
+	/* MariaDB builds carry wsrep; without a provider (wsrep_on OFF)
+	 * wsrep_ready is OFF too, and the server is a plain one. */
+	if (mysql_query(db->my, "SELECT @@global.wsrep_on") != 0)
+		return mysql_errno(db->my) == ER_UNKNOWN_SYSTEM_VARIABLE;
+	if ((res = mysql_store_result(db->my)) == NULL)
+		return 0;
+	row = mysql_fetch_row(res);
+	ready = row == NULL || row[0] == NULL || strcmp(row[0], "1") != 0;
+	mysql_free_result(res);
+	db->galera = !ready;
+	if (ready)
+		return 1;
+	if (mysql_query(db->my, "SHOW STATUS WHERE Variable_name IN "
+	    "('wsrep_ready', 'wsrep_local_state_comment')") != 0 ||
+	    (res = mysql_store_result(db->my)) == NULL) {
+		snprintf(db->err, sizeof(db->err), "%s: status: %s",
+		    db->endpoint, mysql_error(db->my));
+		return 0;
+	}
+	ready = 1;
+	while ((row = mysql_fetch_row(res)) != NULL)
+		if (row[0] && row[1] && ((strcmp(row[0], "wsrep_ready") == 0 &&
+		    strcmp(row[1], "ON") != 0) || (strcmp(row[0],
+		    "wsrep_local_state_comment") == 0 &&
+		    strcmp(row[1], "Synced") != 0))) {
+			snprintf(db->err, sizeof(db->err), "%s: not ready "
+			    "(%s = %s)", db->endpoint, row[0], row[1]);
+			ready = 0;
+		}
+	mysql_free_result(res);
+	return ready;
+}
+
+/* Connects to endpoint i (of db_hosts, or the single db_host one). */
 static enum db_err
-db_connect(struct db *db)
+db_connect_one(struct db *db, size_t i)
 {
 	const struct conf *c = db->conf;
-	const char *sock = conf_str(c, CONF_DB_SOCKET);
-	unsigned int timeout = 5;
+	const char *sock = conf_str(c, CONF_DB_SOCKET), *host;
+	unsigned int timeout = 5, port;
 	static const char *setup =
 	    "SET time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,"
 	    "NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO'";
 
-	if (db->my != NULL) {
-		db_cache_clear(db);
-		mysql_close(db->my);
+	if (db->nhosts > 0) {
+		host = db->hosts[i].host;
+		port = db->hosts[i].port;
+		sock = "";
+		dbhosts_format(&db->hosts[i], db->endpoint,
+		    sizeof(db->endpoint));
+	} else {
+		host = conf_str(c, CONF_DB_HOST);
+		port = (unsigned)conf_int(c, CONF_DB_PORT);
+		snprintf(db->endpoint, sizeof(db->endpoint), "%s:%u", host,
+		    port);
 	}
 	if ((db->my = mysql_init(NULL)) == NULL) {
 		snprintf(db->err, sizeof(db->err), "out of memory");
@@ -112,25 +175,84 @@ db_connect(struct db *db)
 	}
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-	if (mysql_real_connect(db->my, conf_str(c, CONF_DB_HOST),
-	    conf_str(c, CONF_DB_USER), conf_str(c, CONF_DB_PASSWORD),
-	    conf_str(c, CONF_DB_NAME), (unsigned)conf_int(c, CONF_DB_PORT),
+	if (mysql_real_connect(db->my, host, conf_str(c, CONF_DB_USER),
+	    conf_str(c, CONF_DB_PASSWORD), conf_str(c, CONF_DB_NAME), port,
 	    *sock ? sock : NULL, 0) == NULL) {
-		snprintf(db->err, sizeof(db->err), "connect: %s",
-		    mysql_error(db->my));
-		mysql_close(db->my);
-		db->my = NULL;
-		db->lost = 1;
-		return DB_ERR_CONNECT;
+		snprintf(db->err, sizeof(db->err), "connect %s: %s",
+		    db->endpoint, mysql_error(db->my));
+		goto fail;
 	}
-	db->lost = 0;
+	if (!db_node_ready(db))
+		goto fail;
 	/* READ COMMITTED: every locking step sees what others committed
 	 * before it got its lock, and no gap locks between queue rows. */
 	if (mysql_query(db->my, setup) != 0 || mysql_query(db->my,
-	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0)
-		return db_classify(db, mysql_errno(db->my), mysql_error(db->my));
-	db->in_tx = 0;
+	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0) {
+		snprintf(db->err, sizeof(db->err), "%s: %u: %s", db->endpoint,
+		    mysql_errno(db->my), mysql_error(db->my));
+		goto fail;
+	}
+	if (db->galera && db->sync_wait &&
+	    mysql_query(db->my, "SET SESSION wsrep_sync_wait = 1") != 0) {
+		snprintf(db->err, sizeof(db->err), "%s: %u: %s", db->endpoint,
+		    mysql_errno(db->my), mysql_error(db->my));
+		goto fail;
+	}
 	return DB_OK;
+fail:
+	mysql_close(db->my);
+	db->my = NULL;
+	return DB_ERR_CONNECT;
+}
+
+/* How many rounds over every endpoint a (re)connection makes before it
+ * gives up, sleeping DB_BACKOFF_MS, then twice that, ... between them
+ * (several endpoints only: a single server fails at once, as before). */
+#define DB_CONNECT_ROUNDS	4
+#define DB_BACKOFF_MS		100
+
+/* (Re)connects: after a loss, the endpoints after the one that was lost
+ * are tried first, so a dead or desynced node is left behind. */
+static enum db_err
+db_connect(struct db *db)
+{
+	struct timespec ts;
+	size_t n = db->nhosts ? db->nhosts : 1, k, i;
+	int round, rounds = db->nhosts > 1 ? DB_CONNECT_ROUNDS : 1;
+	long ms = DB_BACKOFF_MS;
+
+	if (db->my != NULL) {
+		db_cache_clear(db);
+		mysql_close(db->my);
+		db->my = NULL;
+		if (n > 1)
+			db->cur = (db->cur + 1) % n;
+	}
+	db->in_tx = 0;
+	for (round = 0; round < rounds; round++) {
+		if (round > 0) {
+			ts.tv_sec = ms / 1000;
+			ts.tv_nsec = (ms % 1000) * 1000000L;
+			nanosleep(&ts, NULL);
+			ms *= 2;
+		}
+		for (k = 0; k < n; k++) {
+			i = (db->cur + k) % n;
+			if (db_connect_one(db, i) == DB_OK) {
+				if (i != db->cur || round > 0)
+					log_info("event=db_endpoint "
+					    "endpoint=%s", db->endpoint);
+				db->cur = i;
+				db->lost = 0;
+				return DB_OK;
+			}
+			if (n > 1)
+				log_warn("event=db_endpoint_skipped "
+				    "error=\"%s\"", db->err);
+		}
+	}
+	db->lost = 1;
+	return DB_ERR_CONNECT;
 }
 
 enum db_err
@@ -148,6 +270,11 @@ db_open(const struct conf *c, int check_schema, struct db **out,
 		return DB_ERR_CONNECT;
 	}
 	db->conf = c;
+	if (dbhosts_parse(conf_str(c, CONF_DB_HOSTS), db->hosts, DBHOSTS_MAX,
+	    &db->nhosts, err) == -1) {
+		db_close(db);
+		return DB_ERR_CONNECT;
+	}
 	if ((rc = db_connect(db)) != DB_OK) {
 		buf_puts(err, db->err);
 		db_close(db);
@@ -189,6 +316,26 @@ int
 db_unreachable(const struct db *db)
 {
 	return db->lost;
+}
+
+enum db_err
+db_sync_wait(struct db *db, int on)
+{
+	enum db_err e = DB_OK;
+
+	if (db->my == NULL && (e = db_connect(db)) != DB_OK)
+		return e;
+	if (db->galera && on != db->sync_wait)
+		e = db_exec_plain(db, on ? "SET SESSION wsrep_sync_wait = 1" :
+		    "SET SESSION wsrep_sync_wait = 0");
+	db->sync_wait = on;
+	return e;
+}
+
+const char *
+db_endpoint(const struct db *db)
+{
+	return db->endpoint;
 }
 
 static MYSQL_STMT *
@@ -555,12 +702,17 @@ db_tx_retry(struct db *db, enum db_err (*work)(struct db *, void *),
 	enum db_err e = DB_ERR_RETRY;
 	int tries;
 
-	for (tries = 0; tries < DB_TX_TRIES && e == DB_ERR_RETRY; tries++) {
+	for (tries = 0; tries < DB_TX_TRIES && (e == DB_ERR_RETRY ||
+	    e == DB_ERR_CONNECT); tries++) {
+		/* A lost connection was re-opened on another endpoint (if
+		 * one is ready) by db_begin; the work runs again there. */
 		if ((e = db_begin(db)) != DB_OK)
-			continue;	/* a lost connection is not retried */
+			continue;
 		if ((e = work(db, arg)) == DB_OK && (e = db_commit(db)) == DB_OK)
 			return DB_OK;
 		db_rollback(db);
+		if (e == DB_ERR_CONNECT)
+			log_warn("event=db_tx_retry error=\"%s\"", db->err);
 	}
 	return e;
 }

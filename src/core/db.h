@@ -58,6 +58,13 @@ const char *db_error(const struct db *);
  * the last statement, failed for want of a connection): the service is
  * unavailable rather than broken. */
 int	 db_unreachable(const struct db *);
+/* Galera: on, the reads that follow wait until this node has applied every
+ * write the cluster committed before them (wsrep_sync_wait = 1; kept over
+ * a reconnection) until turned off again; for reads that must see a
+ * write made through another node. Nothing on a server without Galera. */
+enum db_err db_sync_wait(struct db *, int on);
+/* "host:port" of the endpoint connected to (or last tried). */
+const char *db_endpoint(const struct db *);
 
 enum db_err db_exec(struct db *, const char *sql, const struct db_param *,
 	    size_t n, unsigned long long *affected);
@@ -82,13 +89,18 @@ enum db_err db_begin(struct db *);
 enum db_err db_commit(struct db *);
 void	 db_rollback(struct db *);
 
-/* How often db_tx_retry runs a transaction that keeps deadlocking. */
+/* How often db_tx_retry runs a transaction that keeps deadlocking (or
+ * whose connection keeps getting lost). */
 #define DB_TX_TRIES 5
 /* The one way to run a transaction that may deadlock: begins it, runs
  * work(db, arg), commits when work returns DB_OK and rolls back otherwise.
- * A deadlock or lock wait timeout (DB_ERR_RETRY, from work or the commit)
- * runs the whole of it again, DB_TX_TRIES times at most, so work must
- * leave nothing behind in arg that a second run would double. work
+ * A deadlock, lock wait timeout or Galera certification failure
+ * (DB_ERR_RETRY, from work or the commit), or a lost connection
+ * (DB_ERR_CONNECT: re-opened on the next ready endpoint), runs the whole
+ * of it again, DB_TX_TRIES times at most, so work must leave nothing
+ * behind in arg that a second run would double, and its writes must be
+ * idempotent by unique keys (a COMMIT whose answer was lost may have
+ * been applied). work
  * returns DB_ABORT to roll back on purpose (it says why in arg). Returns
  * DB_OK (committed), DB_ABORT, or the error (logged by the caller). */
 enum db_err db_tx_retry(struct db *,

@@ -125,9 +125,14 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 			return IDEMPOTENCY_PROCEED;
 		if (e != DB_ERR_DUPLICATE)
 			return IDEMPOTENCY_DB_ERROR;
-		if (db_query(db, sql, DB_ARGS(DBP_INT(IDEMPOTENCY_TTL_SECONDS),
+		/* the row was written through another node, perhaps: read
+		 * it as the cluster has it (Galera) */
+		(void)db_sync_wait(db, 1);
+		e = db_query(db, sql, DB_ARGS(DBP_INT(IDEMPOTENCY_TTL_SECONDS),
 		    DBP_INT(IDEMPOTENCY_STALE_SECONDS), DBP_STR(account),
-		    DBP_STR(key)), &r) != DB_OK)
+		    DBP_STR(key)), &r);
+		(void)db_sync_wait(db, 0);
+		if (e != DB_OK)
 			return IDEMPOTENCY_DB_ERROR;
 		row = db_res_next(r);
 		if (row == 0) {		/* deleted meanwhile: try again */

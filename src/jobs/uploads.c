@@ -127,7 +127,10 @@ uploads_confirm(struct db *db, const char *account, const char *id,
 	enum db_err e;
 
 	memset(out, 0, sizeof(*out));
+	/* a confirmation made through another node is seen (Galera) */
+	(void)db_sync_wait(db, 1);
 	e = db_tx_retry(db, uploads_confirm_work, &k);
+	(void)db_sync_wait(db, 0);
 	if (e == DB_ABORT)
 		return k.rc;
 	return e == DB_OK ? UPLOADS_OK : UPLOADS_DB;

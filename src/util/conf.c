@@ -4,6 +4,7 @@
  * conf_load_stream parses an open stream, so tests and the fuzz target can
  * feed it a buffer through fmemopen. */
 #include "util/conf.h"
+#include "util/dbhosts.h"
 #include "util/strparse.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +24,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "MariaDB TCP port" },
 	[CONF_DB_SOCKET] = { "db_socket", CONF_TYPE_STRING, "", 0, 0, 0,
 	    "MariaDB unix socket path (empty: client default)" },
+	[CONF_DB_HOSTS] = { "db_hosts", CONF_TYPE_ENDPOINTS, "", 0, 0, 0,
+	    "MariaDB endpoints, \"host:port host:port ...\" (Galera nodes, "
+	    "tried in turn, only a Synced one used; empty: db_host and "
+	    "db_port)" },
 	[CONF_DB_NAME] = { "db_name", CONF_TYPE_STRING, "svc", 0, 0, 0,
 	    "database name" },
 	[CONF_DB_USER] = { "db_user", CONF_TYPE_STRING, "svc", 0, 0, 0,
@@ -394,6 +399,20 @@ conf_assign(struct conf *c, int k, const char *value, struct buf *err)
 		}
 		v = (long)nd;
 		break;
+	case CONF_TYPE_ENDPOINTS: {
+		struct dbhost hosts[DBHOSTS_MAX];
+		struct buf why;
+
+		buf_init(&why, 128);
+		if (dbhosts_parse(value, hosts, DBHOSTS_MAX, &nd, &why) == -1) {
+			buf_printf(err, "%s: %s", s->name, buf_str(&why));
+			buf_free(&why);
+			return -1;
+		}
+		buf_free(&why);
+		v = (long)nd;
+		break;
+	}
 	default:
 		break;
 	}

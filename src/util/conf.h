@@ -9,6 +9,7 @@ enum conf_key {
 	CONF_DB_HOST,
 	CONF_DB_PORT,
 	CONF_DB_SOCKET,
+	CONF_DB_HOSTS,
 	CONF_DB_NAME,
 	CONF_DB_USER,
 	CONF_DB_PASSWORD,
@@ -109,6 +110,7 @@ enum conf_type {
 	CONF_TYPE_INT,
 	CONF_TYPE_BOOL,
 	CONF_TYPE_DURATIONS,	/* strparse_durations, CONF_DURATIONS_MAX */
+	CONF_TYPE_ENDPOINTS,	/* dbhosts_parse, DBHOSTS_MAX */
 	CONF_TYPE__MAX
 };
 

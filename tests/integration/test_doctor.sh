@@ -104,7 +104,7 @@ t_json() {
     doctor json -- --json
     rc 0
     expect_eq "ok" true "$(printf '%s' "$OUT" | jq -r .ok)"
-    expect_eq "results" "ptr=ok fcrdns=ok port25=ok dnsbl=ok port25_seen=skipped" \
+    expect_eq "results" "ptr=ok fcrdns=ok port25=ok dnsbl=ok port25_seen=skipped db_cluster=skipped" \
         "$(printf '%s' "$OUT" | jq -r '[.checks[] | "\(.check)=\(.result)"] | join(" ")')"
     expect_eq "address" "127.0.0.41 setting" "$(printf '%s' "$OUT" | jq -r '"\(.address) \(.address_from)"')"
     doctor json-fail -- --json --address 127.0.0.43

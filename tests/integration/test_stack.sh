@@ -47,6 +47,31 @@ t_migrated() {
 }
 t_case "svcadm db migrate creates the schema and a second run changes nothing" t_migrated
 
+t_galera_safe_schema() {
+    local nopk
+    # Galera replicates rows by primary key: every table needs one
+    nopk=$(it_sql "SELECT t.table_name FROM information_schema.tables t
+        LEFT JOIN information_schema.table_constraints c
+          ON c.table_schema = t.table_schema AND c.table_name = t.table_name
+         AND c.constraint_type = 'PRIMARY KEY'
+        WHERE t.table_schema = 'svc' AND t.table_type = 'BASE TABLE'
+          AND c.constraint_name IS NULL" | paste -sd' ' -)
+    expect_eq "tables without a primary key" "" "$nopk"
+    # the migration lock is a row (GET_LOCK is one node's): held, it refuses
+    it_sql "INSERT INTO schema_version (version, applied_at) VALUES (-1, UTC_TIMESTAMP(3))"
+    if svcadm db migrate --sql-dir "$top_srcdir/sql" > "$IT_DIR/migrate3.log" 2>&1; then
+        it_fail "migrate ran while another held the lock"
+    fi
+    grep -q "another migration holds the lock" "$IT_DIR/migrate3.log" ||
+        it_fail "migrate under a held lock: $(cat "$IT_DIR/migrate3.log")"
+    # a lock row left by a migration that died long ago is taken over
+    it_sql "UPDATE schema_version SET applied_at = UTC_TIMESTAMP(3) - INTERVAL 31 MINUTE WHERE version = -1"
+    svcadm db migrate --sql-dir "$top_srcdir/sql" > "$IT_DIR/migrate3.log" 2>&1 ||
+        it_fail "migrate after a stale lock failed: $(cat "$IT_DIR/migrate3.log")"
+    expect_eq "lock rows left after migrate" 0 "$(it_sql "SELECT COUNT(*) FROM schema_version WHERE version < 1")"
+}
+t_case "every table has a primary key (Galera); the migration lock is a schema_version row, refused while held, a stale one taken over" t_galera_safe_schema
+
 t_db_idempotent() {
     local pw
     pw=$(cat "$IT_DIR/mariadb/db-password")

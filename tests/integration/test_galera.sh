@@ -1,0 +1,193 @@
+#!/bin/bash
+# test_galera.sh: svc on a three-node MariaDB Galera cluster on loopback
+# (galera-4, own ports, datadirs and gcomm addresses, SST by rsync), with
+# svc-api and one svc-worker using db_hosts over the three. The cluster is
+# started once for every case. A bulk job runs while the node the programs
+# use is killed (SIGKILL by pid): the job completes with one result per
+# address, the ledger charges each address once, and the API keeps
+# answering (200, or at worst 503 with Retry-After, never 500).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
+WORKER=$top_builddir/src/worker/svc-worker
+GALERA=/usr/lib/galera/libgalera_smm.so
+[ -x "$WORKER" ] || it_skip "$WORKER is not built"
+[ -r "$GALERA" ] || it_skip "$GALERA is missing (apt-get install galera-4)"
+it_require rsync mariadbd lighttpd
+[ -x "$(it_api)" ] || it_skip "$(it_api) is not built"
+
+mail_env_dns
+SMTP_PORT=$(stack_free_port)
+fake 127.0.0.30 hold=1
+mail_env_lists
+mail_env_conf
+it_conf_add "worker_poll_interval = 1"
+
+# ---- the cluster: node 1 bootstraps it, 2 and 3 join by SST
+declare -a GPORT DBPORT
+for n in 1 2 3; do
+    GPORT[$n]=$(stack_free_port)
+done
+GCOMM="gcomm://127.0.0.1:${GPORT[1]},127.0.0.1:${GPORT[2]},127.0.0.1:${GPORT[3]}"
+
+# galera_node N ADDRESS: IT_DIR/gN from the template datadir, with the wsrep
+# settings and the cluster address ADDRESS
+galera_node() {
+    local n=$1 dir=$IT_DIR/g$1
+    if [ "$n" = 1 ]; then
+        [ -d "$dir/data" ] || it_db_from_template "$dir"
+    elif [ ! -d "$dir/data" ]; then
+        # a joiner starts empty and gets everything by SST; the rsync
+        # daemon that receives it runs as nobody
+        mkdir -p "$dir/tmp" && mkdir -m 0700 "$dir/data" &&
+            chown nobody "$dir/data"
+        stack_free_port > "$dir/port"
+        stack_mariadb_write_cnf "$dir" "$(cat "$dir/port")"
+    fi
+    DBPORT[$n]=$(cat "$dir/port")
+    sed -i '/^\[galera\]/,$d' "$dir/my.cnf"
+    cat >> "$dir/my.cnf" <<CNF
+[galera]
+wsrep_on = ON
+wsrep_provider = $GALERA
+wsrep_cluster_name = svc_test
+wsrep_cluster_address = $2
+wsrep_node_name = g$n
+wsrep_node_address = 127.0.0.1:${GPORT[$n]}
+wsrep_node_incoming_address = 127.0.0.1:${DBPORT[$n]}
+wsrep_sst_method = rsync
+wsrep_sst_receive_address = 127.0.0.1:$(stack_free_port)
+wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:${GPORT[$n]};ist.recv_addr=127.0.0.1:$(stack_free_port);gcache.size=64M;evs.keepalive_period=PT0.5S;evs.suspect_timeout=PT2S;evs.inactive_timeout=PT3S;evs.inactive_check_period=PT0.5S;pc.wait_prim_timeout=PT5S"
+binlog_format = ROW
+innodb_autoinc_lock_mode = 2
+wsrep_slave_threads = 2
+CNF
+}
+gsql() { local n=$1; shift; stack_mariadb_sql "$IT_DIR/g$n" -N -B "$@"; }
+gstatus() { gsql "$1" -e "SHOW STATUS LIKE '$2'" 2>/dev/null | cut -f2; }
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (polled)
+wait_for() {
+    local end=$((SECONDS + $1)) what=$2
+    shift 2
+    until "$@"; do
+        [ "$SECONDS" -lt "$end" ] || { it_fail "waited $what"; return 1; }
+        sleep 0.1
+    done
+}
+cluster_size_is() { [ "$(gstatus "$1" wsrep_cluster_size)" = "$2" ]; }
+
+T0=$SECONDS
+galera_node 1 gcomm://
+stack_mariadb_start "$IT_DIR/g1" || { echo "Bail out! Galera node 1 did not bootstrap"; cat "$IT_DIR/g1/mariadbd.err"; exit 1; }
+stack_mariadb_create_db "$IT_DIR/g1" >/dev/null || { echo "Bail out! database on node 1"; exit 1; }
+for n in 2 3; do
+    galera_node $n "$GCOMM"
+    stack_mariadb_start "$IT_DIR/g$n" || { echo "Bail out! Galera node $n did not join"; tail -n 30 "$IT_DIR/g$n/mariadbd.err"; exit 1; }
+done
+wait_for 30 "for a cluster of 3" cluster_size_is 1 3 || exit 1
+# node 1 rejoins the others when restarted, not a new cluster
+galera_node 1 "$GCOMM"
+it_log "cluster of 3 up in $((SECONDS - T0)) s"
+
+IT_STACK=yes
+HTTP_PORT=$(stack_free_port)
+BASE_URL=http://127.0.0.1:$HTTP_PORT
+SVC_CONF=$IT_DIR/svc.conf
+mkdir -p "$IT_DIR/log"
+ln -s g2 "$IT_DIR/mariadb"	# it_sql and the logs: a node that stays up
+(umask 077; cat > "$SVC_CONF" <<EOF
+db_hosts = 127.0.0.1:${DBPORT[1]} 127.0.0.1:${DBPORT[2]} 127.0.0.1:${DBPORT[3]}
+db_name = svc
+db_user = svc
+db_password_file = $IT_DIR/g1/db-password
+cache_hash_key_file = $IT_DIR/cache_hash_key
+base_url = $BASE_URL
+log_level = info
+log_file = $IT_DIR/log/svc.log
+api_workers = 2
+$IT_CONF_EXTRA
+EOF
+)
+export SVC_CONF BASE_URL HTTP_PORT
+svcadm db migrate --sql-dir "$top_srcdir/sql" > "$IT_DIR/migrate.log" 2>&1 ||
+    { cat "$IT_DIR/migrate.log"; echo "Bail out! svcadm db migrate on the cluster"; exit 1; }
+it_api_start
+stack_proc_start "$IT_DIR" svc-worker "$WORKER" -c "$SVC_CONF" || { echo "Bail out! svc-worker"; exit 1; }
+ACC=$(it_account pro 100000)
+API_KEY=$(it_key "$ACC" '*')
+G1PID=$(stack_pidfile_pid "$IT_DIR/g1/mariadbd.pid")
+
+held_flights() { case $(fake_ctl 127.0.0.30 held) in held=0|"") return 1 ;; *) return 0 ;; esac; }
+job_done() { [ "$(it_sql "SELECT status FROM jobs WHERE id = '$1'")" = completed ]; }
+# record: HTTP_STATUS and whether a Retry-After came with it
+record() { echo "$HTTP_STATUS $(printf '%s' "$HTTP_HEADERS" | grep -ci '^retry-after:')" >> "$IT_DIR/codes"; }
+
+t_failover() {
+    local n=200 body job codes bad
+    body=$(seq 1 $n | sed 's/.*/u&@pristine.svc.test/' | jq -R . | jq -sc '{name: "galera", emails: .}')
+    http POST /v1/verify/bulk "$body"
+    expect_status 202 || return 1
+    job=$(json .job_id)
+    # the job is under way: svc-worker's SMTP sessions wait at the fake server
+    wait_for 30 "for held SMTP flights" held_flights || return 1
+    expect_eq "svc connections on node 1 (the first listed)" yes \
+        "$(gsql 1 -e "SELECT IF(COUNT(*) > 0, 'yes', 'no') FROM information_schema.processlist WHERE user = 'svc'")"
+    kill -9 "$G1PID"
+    # requests during the failover, then the held sessions go on
+    : > "$IT_DIR/codes"
+    for _ in $(seq 1 20); do http GET /v1/credits; record; done
+    fake_set 127.0.0.30 hold=0
+    wait_for 60 "for the job to complete" job_done "$job" ||
+        { it_sql "SELECT status, processed_emails FROM jobs WHERE id = '$job'"; return 1; }
+    for _ in $(seq 1 10); do http GET "/v1/jobs/$job"; record; done
+    codes=$(cut -d' ' -f1 "$IT_DIR/codes" | sort | uniq -c | tr -s ' ' | paste -sd, -)
+    it_log "API answers during the failover (count status): $codes"
+    bad=$(awk '!($1 == 200 || ($1 == 503 && $2 > 0))' "$IT_DIR/codes" | head -3 | paste -sd, -)
+    expect_eq "answers other than 200 or 503 with Retry-After" "" "$bad"
+    expect_eq "addresses with a result" "$n" \
+        "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$job' AND state = 'done' AND classification IS NOT NULL")"
+    expect_eq "the job's charge rows and credits (charged once)" "1 $n" \
+        "$(it_sql "SELECT COUNT(*), SUM(amount) FROM credit_ledger WHERE ref LIKE 'job:$job:%' AND kind = 'charge'" | tr '\t' ' ')"
+    expect_eq "ledger totals" ok "$(svcadm credits check "$ACC")"
+    grep -q 'event=db_endpoint endpoint=127.0.0.1:' "$IT_DIR/log/svc.log" ||
+        it_fail "no program logged its move to another endpoint"
+}
+t_case "a bulk job runs on while the node its programs use is killed (SIGKILL): it completes, each address charged once, the API answers 200 or 503 with Retry-After" t_failover
+
+# doctor_cluster: svcadm doctor's db_cluster line alone (the other checks skipped)
+doctor_cluster() {
+    svcadm doctor --skip ptr,fcrdns,port25,dnsbl,port25_seen 2>&1 | sed -n 's/^db_cluster: //p'
+}
+
+t_status_doctor() {
+    local out pos
+    # node 1 is still down: two of three
+    out=$(svcadm status 2>&1)
+    case $out in *"db node: 127.0.0.1:${DBPORT[1]}: unreachable (not ready)"*) ;; *) it_fail "status without node 1: $out" ;; esac
+    case $out in *"db node: 127.0.0.1:${DBPORT[2]}: Synced, cluster size 2"*) ;; *) it_fail "status of node 2: $out" ;; esac
+    case $out in *"database: 127.0.0.1:${DBPORT[2]} (used by this program), cluster size 2"*) ;; *) it_fail "status: endpoint used: $out" ;; esac
+    expect_eq "status --json: cluster size, ready nodes" "2 2" \
+        "$(svcadm status --json 2>/dev/null | jq -r '"\(.database.cluster_size) \([.database.nodes[] | select(.ready)] | length)"')"
+    out=$(doctor_cluster)
+    expect_eq "doctor with node 1 down" "fail: 127.0.0.1:${DBPORT[1]} is not ready: unreachable" "${out%%: Can*}"
+    # node 1 rejoins: its position recovered from InnoDB first (what
+    # galera_recovery does), so that IST from the others' gcache suffices;
+    # its datadir given to nobody in case an rsync SST is needed after all
+    mariadbd --defaults-file="$IT_DIR/g1/my.cnf" --wsrep-recover \
+        --log-error="$IT_DIR/g1/recover.err" > /dev/null 2>&1
+    pos=$(sed -n 's/.*WSREP: Recovered position: *//p' "$IT_DIR/g1/recover.err" | tail -n 1)
+    [ -n "$pos" ] && echo "wsrep_start_position = $pos" >> "$IT_DIR/g1/my.cnf"
+    it_log "node 1 recovered position: ${pos:-none}"
+    chown -R nobody "$IT_DIR/g1/data"
+    stack_mariadb_start "$IT_DIR/g1" || { it_fail "node 1 did not rejoin"; return 1; }
+    wait_for 60 "for node 1 to rejoin" cluster_size_is 2 3 || return 1
+    wait_for 30 "for node 1 to be Synced" sh -c "[ \"\$(mariadb --no-defaults --socket='$IT_DIR/g1/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_local_state_comment'\" | cut -f2)\" = Synced ]" || return 1
+    grep -q "IST received" "$IT_DIR/g1/mariadbd.err" || it_log "node 1 rejoined without IST (SST)"
+    expect_eq "doctor with three Synced nodes" "ok: 3 endpoints Synced, cluster size 3" "$(doctor_cluster)"
+    # a node stopped: doctor fails again, naming it
+    stack_mariadb_stop "$IT_DIR/g3"
+    wait_for 30 "for a cluster of 2" cluster_size_is 2 2 || return 1
+    case $(doctor_cluster) in "fail: 127.0.0.1:${DBPORT[3]} is not ready"*) ;; *) it_fail "doctor with node 3 stopped: $(doctor_cluster)" ;; esac
+}
+t_case "svcadm status shows each endpoint's state, the cluster size and the endpoint used; svcadm doctor fails while a node is down, passes when the killed node has rejoined" t_status_doctor
+
+t_done
