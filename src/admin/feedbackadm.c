@@ -246,8 +246,8 @@ feedbackadm_import_event(const struct postfix_log_delivery *d,
 	}
 	ev->occurred_at = d->at;
 	ev->smtp_code = d->smtp_code;
-	snprintf(ev->enhanced, sizeof(ev->enhanced), "%s",
-	    feedback_enhanced_ok(d->dsn) == 0 ? d->dsn : "");
+	/* postfix_log keeps only a well-formed dsn */
+	snprintf(ev->enhanced, sizeof(ev->enhanced), "%s", d->dsn);
 	snprintf(ev->event_id, sizeof(ev->event_id), "%s:%.16s:%s",
 	    d->queue_id, ev->addr_hash, postfix_log_status_names[d->status]);
 	return 0;

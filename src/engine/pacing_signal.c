@@ -35,7 +35,7 @@ pacing_signal_why(char *why, size_t whysz, int code, const char *enhanced,
 			j = whysz - 1;
 		i += w;
 	}
-	why[j < whysz ? j : whysz - 1] = '\0';
+	why[j] = '\0';
 	return why;
 }
 

@@ -35,41 +35,10 @@ feedback_event_address(struct feedback_event *ev, const char *email,
 	return 0;
 }
 
-/* 1 to 3 digits at *p, value into *v; returns the end or NULL. */
-static const char *
-feedback_digits(const char *p, int *v)
-{
-	int n = 0;
-
-	*v = 0;
-	while (*p >= '0' && *p <= '9' && n < 3) {
-		*v = *v * 10 + (*p - '0');
-		p++;
-		n++;
-	}
-	return n == 0 || (*p >= '0' && *p <= '9') ? NULL : p;
-}
-
-/* The length of an enhanced code at s (0: none). */
-static size_t
-feedback_enhanced_len(const char *s)
-{
-	const char *p = s;
-	int v;
-
-	if ((*p != '2' && *p != '4' && *p != '5') || p[1] != '.')
-		return 0;
-	if ((p = feedback_digits(p + 2, &v)) == NULL || *p != '.')
-		return 0;
-	if ((p = feedback_digits(p + 1, &v)) == NULL)
-		return 0;
-	return (size_t)(p - s);
-}
-
 int
 feedback_enhanced_ok(const char *s)
 {
-	size_t n = feedback_enhanced_len(s);
+	size_t n = strparse_enhanced_len(s);
 
 	return n > 0 && s[n] == '\0' ? 0 : -1;
 }
@@ -85,7 +54,7 @@ feedback_enhanced_find(const char *text, char out[FEEDBACK_ENHANCED_MAX + 1])
 			continue;
 		if (p > text && p[-1] == '.')
 			continue;
-		if ((n = feedback_enhanced_len(p)) == 0 || p[n] == '.')
+		if ((n = strparse_enhanced_len(p)) == 0 || p[n] == '.')
 			continue;
 		if (n > FEEDBACK_ENHANCED_MAX)
 			continue;

@@ -270,21 +270,6 @@ feedback_senders_postmark_verify(const char *authorization,
 
 /* ---------------------------------------------------------------- SendGrid */
 
-/* The reply code a reply text starts with ("550 5.1.1 ...", "250 OK"), or
- * 0. */
-static int
-feedback_senders_reply_code(const char *text)
-{
-	int code;
-
-	if (strlen(text) < 4 || text[0] < '2' || text[0] > '5' ||
-	    text[1] < '0' || text[1] > '9' || text[2] < '0' || text[2] > '9' ||
-	    (text[3] != ' ' && text[3] != '-'))
-		return 0;
-	code = (text[0] - '0') * 100 + (text[1] - '0') * 10 + (text[2] - '0');
-	return code;
-}
-
 /* One SendGrid event into ev: OK, IGNORED (not an outcome) or INVALID. */
 static enum feedback_sender_err
 feedback_senders_sendgrid_event(const json_t *o, const struct addrhash_key *key,
@@ -335,7 +320,7 @@ feedback_senders_sendgrid_event(const json_t *o, const struct addrhash_key *key,
 	feedback_senders_codes(ev, NULL, json_object_get(o, "status"),
 	    json_is_string(v) ? json_string_value(v) : NULL);
 	if (ev->smtp_code == 0 && json_is_string(v))
-		ev->smtp_code = feedback_senders_reply_code(json_string_value(v));
+		ev->smtp_code = strparse_reply_code(json_string_value(v));
 	return FEEDBACK_SENDER_OK;
 }
 

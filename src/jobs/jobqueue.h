@@ -81,8 +81,9 @@ void	 jobqueue_result_set(struct jobqueue_result *, int seq,
 /* Writes results (rows not done yet only) and adds what changed to the
  * job's processed_emails and count_* columns, in one transaction that
  * first locks the job row. Retry rows get retry_at = now + retry_seconds
- * (or their own retry_after_s) and one more attempt. *done gets the rows that became done. GONE: the
- * job was cancelled (or ended) meanwhile: nothing written, chunk done. */
+ * (or their own retry_after_s) and one more attempt. *done gets the rows
+ * that became done. GONE: the job was cancelled (or ended) meanwhile:
+ * nothing written, chunk done. */
 enum jobqueue_err jobqueue_write(struct db *, const struct jobqueue_chunk *,
 	    const struct jobqueue_result *, size_t n, long retry_seconds,
 	    size_t *done);

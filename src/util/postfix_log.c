@@ -3,6 +3,7 @@
  * host, the program tag ("postfix.../agent[pid]:"), the queue id, then
  * "to=<...>" and the dsn= and status= fields that follow it. */
 #include "util/postfix_log.h"
+#include "util/strparse.h"
 #include <string.h>
 
 const char *const postfix_log_status_names[POSTFIX_LOG_STATUS__MAX] = {
@@ -114,39 +115,14 @@ postfix_log_classic(const char *s, time_t now, time_t *t)
 	return *t == (time_t)-1 ? NULL : s + 15;
 }
 
-/* "X.Y.Z" with class 2, 4 or 5 and 1 to 3 digits each: 1, else 0. */
-static int
-postfix_log_dsn_ok(const char *s)
-{
-	size_t i, n;
-
-	if (s[0] != '2' && s[0] != '4' && s[0] != '5')
-		return 0;
-	s++;
-	for (i = 0; i < 2; i++) {
-		if (*s++ != '.')
-			return 0;
-		n = strspn(s, "0123456789");
-		if (n < 1 || n > 3)
-			return 0;
-		s += n;
-	}
-	return *s == '\0';
-}
-
 /* The remote server's reply code in the status text: after "said: ", or
  * the text's own start ("250 2.0.0 Ok: queued as ..."); 0 when none. */
 static int
 postfix_log_reply_code(const char *text)
 {
 	const char *p = strstr(text, " said: ");
-	int code;
 
-	p = p != NULL ? p + 7 : text;
-	if (postfix_log_digits(p, 3, &code) == -1 || code < 200 ||
-	    code > 599 || (p[3] != ' ' && p[3] != '-'))
-		return 0;
-	return code;
+	return strparse_reply_code(p != NULL ? p + 7 : text);
 }
 
 /* Copies the value of "name=" in fields (up to the next ',' or ' ') into
@@ -235,7 +211,7 @@ postfix_log_parse(const char *line, size_t len, time_t now,
 	memcpy(d->to, to, n);
 	d->to[n] = '\0';
 	if (postfix_log_field(end + 3, "dsn", d->dsn, sizeof(d->dsn)) == -1 ||
-	    !postfix_log_dsn_ok(d->dsn))
+	    (n = strparse_enhanced_len(d->dsn)) == 0 || d->dsn[n] != '\0')
 		d->dsn[0] = '\0';
 	if ((text = strstr(end, " status=")) != NULL &&
 	    (text = strchr(text, '(')) != NULL)

@@ -166,3 +166,39 @@ strparse_durations(const char *s, long *out, size_t max, size_t *n)
 	*n = k;
 	return 0;
 }
+
+/* 1 to 3 digits at p: the end, or NULL (none, or a fourth one). */
+static const char *
+strparse_code_part(const char *p)
+{
+	int n = 0;
+
+	while (*p >= '0' && *p <= '9' && n < 3) {
+		p++;
+		n++;
+	}
+	return n == 0 || (*p >= '0' && *p <= '9') ? NULL : p;
+}
+
+size_t
+strparse_enhanced_len(const char *s)
+{
+	const char *p = s;
+
+	if ((*p != '2' && *p != '4' && *p != '5') || p[1] != '.')
+		return 0;
+	if ((p = strparse_code_part(p + 2)) == NULL || *p != '.')
+		return 0;
+	if ((p = strparse_code_part(p + 1)) == NULL)
+		return 0;
+	return (size_t)(p - s);
+}
+
+int
+strparse_reply_code(const char *text)
+{
+	if (text[0] < '2' || text[0] > '5' || text[1] < '0' || text[1] > '9' ||
+	    text[2] < '0' || text[2] > '9' || (text[3] != ' ' && text[3] != '-'))
+		return 0;
+	return (text[0] - '0') * 100 + (text[1] - '0') * 10 + (text[2] - '0');
+}

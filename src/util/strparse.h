@@ -20,4 +20,10 @@ long	 strparse_utf8_chars(const char *);
  * entry, more than max entries). */
 #define STRPARSE_DURATION_MAX (30L * 86400)
 int	 strparse_durations(const char *, long *out, size_t max, size_t *n);
+/* The length of an RFC 3463 enhanced status code at s ("5.1.1": class 2,
+ * 4 or 5, then two parts of 1 to 3 digits), 0 when there is none. */
+size_t	 strparse_enhanced_len(const char *s);
+/* The SMTP reply code text starts with ("550 5.1.1 ...", "250-OK": 200 to
+ * 599, then a space or '-'), 0 when it does not. */
+int	 strparse_reply_code(const char *text);
 #endif
