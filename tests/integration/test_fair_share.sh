@@ -5,7 +5,8 @@
 # robin across accounts (the account whose turn was longest ago first):
 # an account with several uploads queued does not hold up another
 # account's single one, and a ?refresh=true on an old job waits for its
-# account's turn, not ahead of other accounts' uploads by the job's age.
+# account's turn, not ahead of other accounts' uploads by the job's age,
+# and within its account counts from when it was asked for.
 # svc-worker --once takes turns between uploads and
 # verification: a job waiting for verification is verified after the
 # first upload of the run, not after all of them. Orders are read from
@@ -79,23 +80,27 @@ t_round_robin() {
 t_case "uploads are ingested round robin across accounts: another account's single upload before the first account's second" t_round_robin
 
 t_refresh_waits_its_turn() {
-    local a b p b1 b2
+    local a b p a2 b1 b2
     account; a=$KEY
     account; b=$KEY
     # an old preview job of A, computed
     upload "$a" "$F/list5.csv" -F preview=true && p=$JOB || return 1
     it_job_wait "$p" awaiting_confirmation || return 1
-    # B's uploads are queued, then A asks for a refresh of its old job
+    # B's uploads are queued, then a new upload of A, then A asks for a
+    # refresh of its old job
     upload "$b" "$F/list6.csv" && b1=$JOB || return 1
     upload "$b" "$F/list1.csv" && b2=$JOB || return 1
+    upload "$a" "$F/list4.csv" && a2=$JOB || return 1
     API_KEY=$a http POST "/v1/verify/bulk/$p/preview?refresh=true" "" --data ""
     expect_status 202 && expect_json .refreshing true || return 1
     mark
     it_worker_once || return 1
     # B never had a turn: its first upload goes first; then A's turn
-    # (longer ago than B's): the refresh, before B's second upload
-    expect_eq "order of the claims (B1 B2 refresh = 1 2 3)" "1 3 2" \
-        "$(claims ingest_claimed "$b1" "$b2" "$p")" || return 1
+    # (longer ago than B's): A's upload, queued before the refresh was
+    # asked for (the refresh counts from then, not from the old job's
+    # creation); then B's second upload; then the refresh
+    expect_eq "order of the claims (B1 B2 A2 refresh = 1 2 3 4)" "1 3 2 4" \
+        "$(claims ingest_claimed "$b1" "$b2" "$a2" "$p")" || return 1
     expect_eq "refresh flag" 0 "$(it_sql "SELECT preview_refresh FROM jobs WHERE id = '$p'")"
 }
 t_case "a ?refresh=true on an old job waits for its account's turn, not ahead of other accounts' uploads by the job's age" t_refresh_waits_its_turn
