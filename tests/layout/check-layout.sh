@@ -15,57 +15,69 @@
 # src/ over 900 lines says why in its head comment ("long because"). A
 # function's prefix is its file's name: every function a file NAME.c
 # defines (its name at the start of a line) is NAME or NAME_*, or main.
-# Prints one line per breach and exits 1 if there is any. Run by make check.
+# Prints one line per breach and exits 1 if there is any. Run by make check
+# (twice in CI: in the build and in the tarball's), so every file is read
+# by one awk, not by a few processes per file.
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$top/src" || exit 1
 bad=0
-breach() { echo "check-layout: $*"; bad=1; }
-
-allowed() {	# allowed FOLDER: the folders its files may include
-    case $1 in
-    util) echo "util" ;;
-    core) echo "core util" ;;
-    engine) echo "engine core util" ;;
-    jobs) echo "jobs engine core util" ;;
-    api) echo "api jobs engine core util" ;;
-    worker) echo "worker jobs engine core util" ;;
-    admin) echo "admin jobs engine core util" ;;
-    cli|sdk) echo "$1 util" ;;
-    *) echo "" ;;
-    esac
-}
-
-files=0
 for dir in */; do
-    dir=${dir%/}
-    ok=$(allowed "$dir")
-    [ -n "$ok" ] || { breach "src/$dir is not a folder of DESIGN.md's layout"; continue; }
-    for f in "$dir"/*.c "$dir"/*.h; do
-        [ -e "$f" ] || continue
-        files=$((files + 1))
-        while IFS= read -r inc; do
-            case " $ok " in *" $inc "*) ;; *) breach "src/$f includes $inc/ (src/$dir may include: $ok)" ;; esac
-        done < <(sed -n 's/^#include "\([a-z_]*\)\/.*/\1/p' "$f")
-        if [ "$(wc -l < "$f")" -gt 900 ] && ! head -n 40 "$f" | grep -q "long because"; then
-            breach "src/$f has $(wc -l < "$f") lines and its head comment does not say why (\"long because\")"
-        fi
-        case $f in
-        *.c)
-            name=$(basename "$f" .c)
-            while IFS= read -r fn; do
-                case $fn in "$name" | "$name"_* | main) ;; *) breach "src/$f defines $fn(), whose prefix is not the file's name ($name)" ;; esac
-            done < <(sed -n 's/^\([a-z_][a-z0-9_]*\)(.*/\1/p' "$f")
-            ;;
-        esac
-    done
+    case ${dir%/} in
+    util | core | engine | jobs | api | worker | admin | cli | sdk) ;;
+    *) echo "check-layout: src/${dir%/} is not a folder of DESIGN.md's layout"; bad=1 ;;
+    esac
 done
-for f in core/*.h engine/*.h jobs/*.h; do
-    [ -e "$f" ] || continue
-    if grep -n -E 'HTTP|http_|struct api_' "$f" > /dev/null; then
-        breach "src/$f knows HTTP: $(grep -n -E 'HTTP|http_|struct api_' "$f" | head -n 1)"
-    fi
-done
-[ "$files" -gt 0 ] || breach "no source file found under $top/src"
-[ "$bad" = 0 ] && echo "check-layout: $files files keep the layout"
+shopt -s nullglob
+files=(util/*.[ch] core/*.[ch] engine/*.[ch] jobs/*.[ch] api/*.[ch] worker/*.[ch] admin/*.[ch] cli/*.[ch] sdk/*.[ch])
+[ "${#files[@]}" -gt 0 ] || { echo "check-layout: no source file found under $top/src"; exit 1; }
+awk '
+BEGIN {
+    allowed["util"] = "util"
+    allowed["core"] = "core util"
+    allowed["engine"] = "engine core util"
+    allowed["jobs"] = "jobs engine core util"
+    allowed["api"] = "api jobs engine core util"
+    allowed["worker"] = "worker jobs engine core util"
+    allowed["admin"] = "admin jobs engine core util"
+    allowed["cli"] = "cli util"
+    allowed["sdk"] = "sdk util"
+    bad = 0
+}
+function breach(msg) { print "check-layout: " msg; bad = 1 }
+# the checks that need a whole file, once it has been read
+function end_file() {
+    if (file == "")
+        return
+    if (lines > 900 && !said_why)
+        breach("src/" file " has " lines " lines and its head comment does not say why (\"long because\")")
+}
+FNR == 1 {
+    end_file()
+    file = FILENAME; lines = 0; said_why = 0
+    dir = file; sub(/\/.*/, "", dir)
+    name = file; sub(/.*\//, "", name); is_c = sub(/\.c$/, "", name)
+    is_h = (file ~ /\.h$/) && (dir == "core" || dir == "engine" || dir == "jobs")
+}
+{ lines++ }
+FNR <= 40 && /long because/ { said_why = 1 }
+/^#include "[a-z_]*\// {
+    inc = $0; sub(/^#include "/, "", inc); sub(/\/.*/, "", inc)
+    if (index(" " allowed[dir] " ", " " inc " ") == 0)
+        breach("src/" file " includes " inc "/ (src/" dir " may include: " allowed[dir] ")")
+}
+is_c && /^[a-z_][a-z0-9_]*\(/ {
+    fn = $0; sub(/\(.*/, "", fn)
+    if (fn != name && index(fn, name "_") != 1 && fn != "main")
+        breach("src/" file " defines " fn "(), whose prefix is not the file'"'"'s name (" name ")")
+}
+is_h && /HTTP|http_|struct api_/ && !knows_http[file]++ {
+    breach("src/" file " knows HTTP: " FNR ":" $0)
+}
+END {
+    end_file()
+    if (!bad)
+        print "check-layout: " NR_FILES " files keep the layout"
+    exit bad
+}' NR_FILES="${#files[@]}" "${files[@]}" || bad=1
 exit "$bad"
