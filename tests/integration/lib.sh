@@ -19,6 +19,10 @@
 
 set -eu
 umask 022
+# sleep as a builtin (Debian's bash-builtins, installed by install-deps):
+# the scripts wait in loops of short sleeps, thousands a run, and each
+# external sleep is a fork and an exec; without the package, /bin/sleep
+enable -f sleep sleep 2> /dev/null || :
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
@@ -289,21 +293,38 @@ HTTP_STATUS=
 HTTP_BODY=
 HTTP_HEADERS=
 HTTP_REQUEST=
+HTTP_BODY_FILE=
+IT_OPENAPI_N=0
 
 # http METHOD PATH [BODY] [CURL ARGS...]: send a request to BASE_URL, with
 # "Authorization: Bearer $API_KEY" when API_KEY is set. A BODY is sent as JSON;
 # "@FILE" sends a file's bytes; "" sends none. Sets HTTP_STATUS, HTTP_BODY (the
-# text), HTTP_HEADERS (the header block, lower-cased names). Returns 1 only
+# text), HTTP_BODY_FILE (its bytes), HTTP_HEADERS (the header block,
+# lower-cased names); every answer is recorded for it_openapi_check (on
+# unless SVC_TEST_OPENAPI=0). Returns 1 only
 # when curl itself fails (no HTTP answer).
+# http() starts no process but curl: the scripts send thousands of requests
+# and a fork costs milliseconds of CPU on a loaded CI machine, so the answer
+# is read with read/mapfile and the header block parsed in bash, into files
+# named for the call that the OpenAPI check then reads where they are.
 http() {
-    local method=$1 path=$2 body=${3-} out=$IT_DIR/http
+    local method=$1 path=$2 body=${3-} out=$IT_DIR/http n
     # a call in a background subshell keeps its answer apart, so that one
     # running at the same time does not overwrite it (nor its record)
     [ "$BASHPID" = "$$" ] || out=$IT_DIR/http.$BASHPID
     shift 2
     [ $# -gt 0 ] && shift
-    mkdir -p "$out"
-    local args=(-sS -X "$method" -o "$out/body" -D "$out/headers" -w '%{http_code}'
+    [ -d "$out" ] || mkdir -p "$out"
+    if [ "${SVC_TEST_OPENAPI:-1}" = 1 ]; then
+        # (a background subshell counts from its parent's number: its own
+        # pid keeps the names apart)
+        IT_OPENAPI_N=$((IT_OPENAPI_N + 1))
+        n=$out/$BASHPID.$IT_OPENAPI_N
+    else
+        n=$out/last
+    fi
+    HTTP_BODY_FILE=$n.body
+    local args=(-sS -X "$method" -o "$n.body" -D "$n.headers" -w '%{http_code}'
         --max-time "${HTTP_TIMEOUT:-60}")
     [ -n "$API_KEY" ] && args+=(-H "Authorization: Bearer $API_KEY")
     if [ -n "$body" ]; then
@@ -315,8 +336,8 @@ http() {
         args+=(--data-binary "$body")
     fi
     HTTP_REQUEST="$method $path"
-    : > "$out/body"
-    : > "$out/headers"
+    : > "$n.body"
+    : > "$n.headers"
     if ! HTTP_STATUS=$(curl "${args[@]}" "$@" "$BASE_URL$path" 2> "$out/curl.err"); then
         HTTP_STATUS=000
         HTTP_BODY=
@@ -324,36 +345,46 @@ http() {
         it_fail "$HTTP_REQUEST: curl failed: $(cat "$out/curl.err")"
         return 1
     fi
-    HTTP_BODY=$(cat "$out/body")
-    it_openapi_record "$method" "$path" "$out"
-    # the last header block (after any 100 Continue), CRs removed, names lower-cased
-    HTTP_HEADERS=$(tr -d '\r' < "$out/headers" | awk '/^HTTP\//{ b = "" } { b = b $0 "\n" } END { printf "%s", b }' |
-        awk -F: 'NF > 1 { printf "%s:", tolower($1); sub(/^[^:]*:/, ""); print; next } { print }')
+    it_read_file HTTP_BODY "$n.body"
+    [ "${SVC_TEST_OPENAPI:-1}" = 1 ] &&
+        printf '%s\t%s\t%s\t%s\t%s\n' "$method" "$path" "$HTTP_STATUS" "$n.body" \
+            "$n.headers" >> "$IT_DIR/openapi.record"
+    # the last header block (after any 100 Continue), CRs removed, names
+    # lower-cased
+    local line name
+    HTTP_HEADERS=
+    while IFS= read -r line || [ -n "$line" ]; do
+        line=${line%$'\r'}
+        case $line in
+        HTTP/*) HTTP_HEADERS=$line$'\n' ;;
+        *:*) name=${line%%:*}; HTTP_HEADERS+=${name,,}:${line#*:}$'\n' ;;
+        *) HTTP_HEADERS+=$line$'\n' ;;
+        esac
+    done < "$n.headers"
+    it_chomp HTTP_HEADERS
     return 0
 }
 
-# it_openapi_record METHOD PATH DIR: keep the answer in DIR (body, headers)
-# for t_done, which holds every one against src/api/openapi.yaml
-# (openapi_check.py). On unless SVC_TEST_OPENAPI=0.
-IT_OPENAPI_N=0
-it_openapi_record() {
-    [ "${SVC_TEST_OPENAPI:-1}" = 1 ] || return 0
-    local d=$IT_DIR/openapi
-    IT_OPENAPI_N=$((IT_OPENAPI_N + 1))
-    mkdir -p "$d"
-    # (a background subshell counts from its parent's number: its own pid
-    # keeps the names apart)
-    local n=$BASHPID.$IT_OPENAPI_N
-    cp "$3/body" "$d/$n.body"
-    cp "$3/headers" "$d/$n.headers"
-    printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$HTTP_STATUS" "$d/$n.body" \
-        "$d/$n.headers" >> "$d/record"
+# it_read_file VAR FILE: VAR = FILE's text as $(cat FILE) gives it (NUL
+# bytes left out, trailing newlines removed), without a process
+it_read_file() {
+    local -n it_rf_var=$1
+    local it_rf_parts=()
+    mapfile -d '' -t it_rf_parts < "$2"
+    printf -v it_rf_var '%s' "${it_rf_parts[@]}"
+    it_chomp "$1"
+}
+
+# it_chomp VAR: trailing newlines removed from VAR, as $(...) removes them
+it_chomp() {
+    local -n it_ch_var=$1
+    while [ "${it_ch_var: -1}" = $'\n' ]; do it_ch_var=${it_ch_var:0:-1}; done
 }
 
 # it_openapi_check: one case: every answer the script received is declared
 # by src/api/openapi.yaml (status, required headers, JSON body schema).
 it_openapi_check() {
-    local rec=$IT_DIR/openapi/record doc=$top_srcdir/src/api/openapi.json out
+    local rec=$IT_DIR/openapi.record doc=$top_srcdir/src/api/openapi.json out
     [ -s "$rec" ] || return 0
     IT_N=$((IT_N + 1))
     if ! python3 -c 'import jsonschema' 2>/dev/null; then
@@ -403,51 +434,69 @@ expect_status() {
 # on anything else, which jq then answers.
 IT_JSON_PATH=$top_builddir/tests/integration/json_path
 jq_body() {
-    local out rc=3
+    local rc=0
+    it_jq_body "$1" || rc=$?
+    if [ "$rc" = 0 ]; then printf '%s\n' "$IT_JQ_OUT"; else printf '%s\n' "$IT_JQ_OUT" >&2; fi
+    return "$rc"
+}
+
+# it_jq_body FILTER: jq_body's answer into IT_JQ_OUT (its error message on
+# failure), its status returned: expect_json asks without a subshell, and
+# the body goes in as a here-string (no printf process in a pipe).
+IT_JQ_OUT=
+it_jq_body() {
+    local rc=3
     if [ -x "$IT_JSON_PATH" ]; then
-        out=$(printf '%s' "$HTTP_BODY" | "$IT_JSON_PATH" "$1") && { printf '%s\n' "$out"; return 0; }
+        IT_JQ_OUT=$("$IT_JSON_PATH" "$1" 2>&1 <<< "$HTTP_BODY") && return 0
         rc=$?
     fi
     [ "$rc" = 3 ] || return "$rc"
-    printf '%s' "$HTTP_BODY" | jq -r "$1"
+    IT_JQ_OUT=$(jq -r "$1" 2>&1 <<< "$HTTP_BODY")
 }
 
 # expect_json FILTER EXPECTED: jq -r FILTER on the body prints EXPECTED.
 expect_json() {
-    local got
-    if ! got=$(jq_body "$1" 2>&1); then
-        it_fail "$HTTP_REQUEST: body is not JSON or filter $1 failed ($got); body: $(it_body_excerpt)"
+    if ! it_jq_body "$1"; then
+        it_fail "$HTTP_REQUEST: body is not JSON or filter $1 failed ($IT_JQ_OUT); body: $(it_body_excerpt)"
         return 1
     fi
-    [ "$got" = "$2" ] && return 0
-    it_fail "$HTTP_REQUEST: expected $1 = $2, got $got; body: $(it_body_excerpt)"
+    [ "$IT_JQ_OUT" = "$2" ] && return 0
+    it_fail "$HTTP_REQUEST: expected $1 = $2, got $IT_JQ_OUT; body: $(it_body_excerpt)"
 }
 
 # expect_jq FILTER: jq -e FILTER on the body is true (e.g. '.score >= 0').
 expect_jq() {
-    printf '%s' "$HTTP_BODY" | jq -e "$1" >/dev/null 2>&1 && return 0
+    jq -e "$1" >/dev/null 2>&1 <<< "$HTTP_BODY" && return 0
     it_fail "$HTTP_REQUEST: expected $1 to hold; body: $(it_body_excerpt)"
 }
 
 # expect_header NAME [VALUE]: the response carries header NAME (with VALUE).
 expect_header() {
-    local name got
-    name=${1,,}
-    if ! printf '%s\n' "$HTTP_HEADERS" | grep -q "^$name:"; then
-        it_fail "$HTTP_REQUEST: expected header $1; headers: $(printf '%s' "$HTTP_HEADERS" | tr '\n' '|')"
+    local name=${1,,}
+    if [[ $'\n'$HTTP_HEADERS != *$'\n'$name:* ]]; then
+        it_fail "$HTTP_REQUEST: expected header $1; headers: ${HTTP_HEADERS//$'\n'/|}"
         return 1
     fi
     [ $# -lt 2 ] && return 0
-    got=$(header_value "$1")
-    [ "$got" = "$2" ] && return 0
-    it_fail "$HTTP_REQUEST: expected header $1: $2, got $got"
+    it_header_value "$1"
+    [ "$IT_HEADER" = "$2" ] && return 0
+    it_fail "$HTTP_REQUEST: expected header $1: $2, got $IT_HEADER"
 }
 
 # header_value NAME: print the value of response header NAME (first one).
-header_value() {
-    local name
-    name=${1,,}
-    printf '%s\n' "$HTTP_HEADERS" | sed -n "s/^$name: *//p" | head -n 1
+header_value() { it_header_value "$1"; printf '%s\n' "$IT_HEADER"; }
+
+# it_header_value NAME: that value into IT_HEADER (leading blanks left
+# out), in bash: no process for each header looked at
+it_header_value() {
+    local name=${1,,} line
+    IT_HEADER=
+    while IFS= read -r line; do
+        [[ $line == "$name:"* ]] || continue
+        line=${line#*:}
+        IT_HEADER=${line#"${line%%[! ]*}"}
+        return 0
+    done <<< "$HTTP_HEADERS"
 }
 
 # json FILTER: print jq -r FILTER of the last body (for keeping ids).

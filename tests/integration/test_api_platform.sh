@@ -583,7 +583,7 @@ t_openapi_json() {
     expect_header Content-Type 'application/json; charset=utf-8' || return 1
     expect_json .openapi 3.1.0 || return 1
     # the very document built from src/api/openapi.yaml
-    jq -e --slurpfile d "$top_srcdir/src/api/openapi.json" '. == $d[0]' "$IT_DIR/http/body" >/dev/null ||
+    jq -e --slurpfile d "$top_srcdir/src/api/openapi.json" '. == $d[0]' "$HTTP_BODY_FILE" >/dev/null ||
         it_fail "GET /v1/openapi.json is not src/api/openapi.json" || return 1
     # no key needed; like every request without a usable key it is counted
     # in its address's bucket (5 a minute)
