@@ -14,7 +14,7 @@
 // add-on uses, and throw where Apps Script would (range outside the sheet,
 // cache times over 6 hours, property values over 9 kB), so that a misuse
 // fails here rather than in Google's servers. UrlFetchApp makes real HTTP
-// requests (http_helper.js in a child process, so that fetch and fetchAll
+// requests (http_helper.js: a worker thread, so that fetch and fetchAll
 // stay synchronous as in Apps Script). world.log records what happened in
 // order: {kind: 'http' | 'fetchAll' | 'write' | 'flush' | 'toast' | 'alert'
 // | 'prompt' | 'sidebar' | 'menu' | 'sleep', ...}.
@@ -25,7 +25,7 @@ const cp = require('node:child_process');
 const crypto = require('node:crypto');
 
 const ADDON = path.resolve(__dirname, '..');
-const HELPER = path.join(__dirname, 'http_helper.js');
+const { fetchAllSync } = require('./http_helper.js');
 
 // ------------------------------------------------------------ the stack
 
@@ -104,10 +104,7 @@ function verifyPosts(acc) {
 
 // httpAll(requests): the helper's answers ({status, headers, body} or {error})
 function httpAll(reqs) {
-  const out = cp.execFileSync(process.execPath, [HELPER, '--serve'], {
-    input: JSON.stringify(reqs), maxBuffer: 512 * 1024 * 1024, timeout: 180000,
-  });
-  return JSON.parse(out.toString('utf8'));
+  return fetchAllSync(reqs);
 }
 
 // api(method, path, key, body): a request of the test's own, {status, body}

@@ -1,11 +1,12 @@
 'use strict';
-// http_helper.js: the real HTTP behind the fake UrlFetchApp. Run as
-// "node http_helper.js --serve" with a JSON array of requests on stdin
-// ({url, method, headers, payload, contentType}); sends them all at once
-// (as UrlFetchApp.fetchAll does) and prints a JSON array of answers in the
-// same order: {status, headers, body} or {error}. Node's standard library
-// only. Loaded without --serve (node --test loads every file of a test
-// folder), it does nothing.
+// http_helper.js: the real HTTP behind the fake UrlFetchApp, kept
+// synchronous as in Apps Script. The requests ({url, method, headers,
+// payload, contentType}) are sent all at once (as UrlFetchApp.fetchAll
+// does) by a worker thread, while the test's own thread waits on a shared
+// flag (Atomics.wait) and then takes the answers, in the same order:
+// {status, headers, body} or {error}. One thread for the whole test file:
+// a child process for each fetch cost a node start (about a quarter of a
+// second of CPU) each time. Node's standard library only.
 const http = require('node:http');
 const https = require('node:https');
 
@@ -42,17 +43,50 @@ function send(req) {
   });
 }
 
-async function serve() {
-  const chunks = [];
-  for await (const c of process.stdin)
-    chunks.push(c);
-  const reqs = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  const out = await Promise.all(reqs.map(send));
-  process.stdout.write(JSON.stringify(out));
+// The worker thread: each message is {reqs, flag}; the answers go back on
+// the port it was given, then the flag is set and the waiting thread woken.
+function serveThread() {
+  const { parentPort, workerData } = require('node:worker_threads');
+  const answers = workerData.port;
+  parentPort.on('message', async ({ reqs, flag }) => {
+    let out;
+    try {
+      out = await Promise.all(reqs.map(send));
+    } catch (e) {
+      out = reqs.map(() => ({ error: String(e && e.message || e) }));
+    }
+    answers.postMessage(out);
+    const f = new Int32Array(flag);
+    Atomics.store(f, 0, 1);
+    Atomics.notify(f, 0);
+  });
 }
 
-if (require.main === module && process.argv[2] === '--serve')
-  serve().catch((e) => {
-    process.stderr.write(String(e && e.stack || e) + '\n');
-    process.exit(1);
-  });
+let thread = null;
+let answers = null;
+
+// fetchAllSync(reqs, timeoutMs): the answers, waited for
+function fetchAllSync(reqs, timeoutMs = 180000) {
+  const { Worker, MessageChannel, receiveMessageOnPort } = require('node:worker_threads');
+  if (!thread) {
+    const ch = new MessageChannel();
+    answers = ch.port1;
+    thread = new Worker(__filename, { workerData: { port: ch.port2 }, transferList: [ch.port2] });
+    // the test's process may end while the thread waits for more
+    thread.unref();
+    answers.unref();
+  }
+  const flag = new SharedArrayBuffer(4);
+  thread.postMessage({ reqs, flag });
+  if (Atomics.wait(new Int32Array(flag), 0, 0, timeoutMs) === 'timed-out')
+    throw new Error('the HTTP requests took over ' + timeoutMs + ' ms');
+  const m = receiveMessageOnPort(answers);
+  if (!m)
+    throw new Error('the HTTP thread answered nothing');
+  return m.message;
+}
+
+if (require('node:worker_threads').isMainThread)
+  module.exports = { fetchAllSync };
+else
+  serveThread();
