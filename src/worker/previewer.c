@@ -421,15 +421,20 @@ out:
 
 /* Which of the list's addresses the account has suppressed (the address
  * or its domain), looked up by the table's key SUPPRESSIONS_LOOKUP_MAX at a
- * time: an account may hold a million entries, never loaded whole. */
+ * time: an account may hold a million entries, never loaded whole. An
+ * account without a list (most) is asked once, not once per thousand
+ * addresses (500 lookups for a 500,000-address upload). */
 static int
 previewer_suppressed(struct previewer *p, const char *account)
 {
 	size_t i, n;
+	int any;
 
 	if ((p->suppressed = calloc(p->l->n ? p->l->n : 1, 1)) == NULL)
 		return -1;
-	for (i = 0; i < p->l->n; i += n) {
+	if (suppressions_any(p->db, account, &any) != SUPPRESSIONS_OK)
+		return -1;
+	for (i = 0; any && i < p->l->n; i += n) {
 		n = p->l->n - i < SUPPRESSIONS_LOOKUP_MAX ? p->l->n - i :
 		    SUPPRESSIONS_LOOKUP_MAX;
 		if (suppressions_lookup(p->db, account, p->l->emails + i, n,
