@@ -127,7 +127,15 @@ printf '%s' "$HTTP_BODY" | jq -c '.preview | {total_emails, duplicates_removed, 
 [ "$(json .preview.duplicates_removed)" = "$(( ROWS - UNIQUE ))" ] || bad "duplicates_removed $(json .preview.duplicates_removed)"
 [ "$(json '.preview.free_checks | .resolved_without_smtp + .needs_smtp')" = "$UNIQUE" ] || bad "free checks do not add up"
 [ "$(json .preview.smtp_sample.size)" = 200 ] || bad "sample size $(json .preview.smtp_sample.size)"
-[ "$(json '.preview.smtp_sample.counts | .valid + .invalid')" = 200 ] || bad "the sample was not all answered: $(json -c .preview.smtp_sample.counts)"
+# every sampled address answered (accepted or rejected by the fake server):
+# the published counts are rounded down to multiples of 5 and the unknown
+# share takes what the rounding left (jobs/preview.h), so with the two
+# classes answered here it shows at most 4 + 4 = 8 that no probe left
+# unknown (seen: 98 accepted and 102 rejected published as 95, 100 and 5
+# unknown)
+[ "$(json '.preview.smtp_sample.counts | .valid + .invalid + .unknown')" = 200 ] &&
+    [ "$(json .preview.smtp_sample.counts.unknown)" -le 8 ] ||
+    bad "the sample was not all answered: $(json .preview.smtp_sample.counts | tr -d ' \n')"
 awk -v s="$secs" -v g="$GOAL_S" 'BEGIN { exit !(s < g) }' && say "GOAL MET: ${secs} s (goal under ${GOAL_S} s)" || bad "${secs} s, goal under ${GOAL_S} s"
 [ -n "$API_HWM" ] && [ "$API_HWM" -lt "$API_RSS_KB" ] && say "GOAL MET: responder ${API_HWM} kB (goal under $API_RSS_KB kB)" ||
     bad "responder peak ${API_HWM:-?} kB, goal under $API_RSS_KB kB"
