@@ -308,14 +308,14 @@ IT_OPENAPI_N=0
 # is read with read/mapfile and the header block parsed in bash, into files
 # named for the call that the OpenAPI check then reads where they are.
 http() {
-    local method=$1 path=$2 body=${3-} out=$IT_DIR/http n
+    local method=$1 path=$2 body=${3-} out=$IT_DIR/http n record=${SVC_TEST_OPENAPI:-1}
     # a call in a background subshell keeps its answer apart, so that one
     # running at the same time does not overwrite it (nor its record)
     [ "$BASHPID" = "$$" ] || out=$IT_DIR/http.$BASHPID
     shift 2
     [ $# -gt 0 ] && shift
     [ -d "$out" ] || mkdir -p "$out"
-    if [ "${SVC_TEST_OPENAPI:-1}" = 1 ]; then
+    if [ "$record" = 1 ]; then
         # (a background subshell counts from its parent's number: its own
         # pid keeps the names apart)
         IT_OPENAPI_N=$((IT_OPENAPI_N + 1))
@@ -346,7 +346,7 @@ http() {
         return 1
     fi
     it_read_file HTTP_BODY "$n.body"
-    [ "${SVC_TEST_OPENAPI:-1}" = 1 ] &&
+    [ "$record" = 1 ] &&
         printf '%s\t%s\t%s\t%s\t%s\n' "$method" "$path" "$HTTP_STATUS" "$n.body" \
             "$n.headers" >> "$IT_DIR/openapi.record"
     # the last header block (after any 100 Continue), CRs removed, names
