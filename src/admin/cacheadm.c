@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 int
 cacheadm_ensure_key(const struct conf *c, struct buf *err)
@@ -22,6 +23,7 @@ cacheadm_rotate(struct db *db, const struct conf *c,
     unsigned long long *deleted, struct buf *err)
 {
 	const char *path = conf_str(c, CONF_CACHE_HASH_KEY_FILE);
+	struct timespec pause;
 
 	*deleted = 0;
 	if (*path == '\0') {
@@ -31,6 +33,13 @@ cacheadm_rotate(struct db *db, const struct conf *c,
 	}
 	if (cachekey_write_file(path, err) == -1)
 		return -1;
+	/* every running process looks at the file again within
+	 * CACHEKEY_RECHECK_MS (a tick of its coarse clock more): rows it
+	 * stores with the old key until then go with the rest */
+	pause.tv_sec = (CACHEKEY_RECHECK_MS + 50) / 1000;
+	pause.tv_nsec = (CACHEKEY_RECHECK_MS + 50) % 1000 * 1000000L;
+	while (nanosleep(&pause, &pause) == -1 && errno == EINTR)
+		continue;
 	if (db_exec(db, "DELETE FROM verdict_cache", DB_NOARGS, deleted) !=
 	    DB_OK) {
 		buf_printf(err, "deleting the cache: %s", db_error(db));

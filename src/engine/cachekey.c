@@ -2,6 +2,7 @@
 #include "engine/cachekey.h"
 #include "util/log.h"
 #include "util/strparse.h"
+#include "util/timeutil.h"
 #include <sodium.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,7 @@ cachekey_init(struct cachekey *c, const struct conf *conf)
 	const char *path = conf_str(conf, CONF_CACHE_HASH_KEY_FILE);
 
 	memset(c, 0, sizeof(*c));
+	c->recheck_ms = CACHEKEY_RECHECK_MS;
 	strparse_copy(c->path, sizeof(c->path), path);
 	if (*path == '\0') {
 		c->have = addrhash_key_from_hex(&c->key, conf_str(conf,
@@ -74,18 +76,23 @@ cachekey_init(struct cachekey *c, const struct conf *conf)
 		return;
 	}
 	cachekey_load(c);
+	c->checked_ms = timeutil_mono_coarse_ms();
 }
 
 /* The key file again when it was replaced (rotate-key renames a new file
- * into place): one stat(2) an address, so that once rotate-key has
- * returned no process hashes with the old key. */
+ * into place), looked at when recheck_ms have passed since the last look:
+ * an address hashed more than recheck_ms after the rename is hashed with
+ * the new key, which is what rotate-key waits for. */
 static void
 cachekey_refresh(struct cachekey *c)
 {
+	int64_t now = timeutil_mono_coarse_ms();
 	struct stat st;
 
-	if (c->path[0] == '\0')
+	if (c->path[0] == '\0' || (c->loaded && now - c->checked_ms <
+	    c->recheck_ms))
 		return;
+	c->checked_ms = now;
 	if (stat(c->path, &st) == -1)
 		memset(&st, 0, sizeof(st));
 	if (st.st_dev == c->dev && st.st_ino == c->ino &&

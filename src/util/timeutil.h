@@ -8,6 +8,9 @@
 
 int64_t	 timeutil_now_ms(void);
 int64_t	 timeutil_mono_ms(void);
+/* The monotonic clock to a tick (a few ms), for "has a second passed"
+ * checks on hot paths: about 3 ns a reading against 28 for the exact one. */
+int64_t	 timeutil_mono_coarse_ms(void);
 /* "2026-11-22T10:00:00Z" */
 void	 timeutil_iso8601(time_t, char out[TIMEUTIL_ISO_LEN]);
 /* Accepts "YYYY-MM-DDTHH:MM:SSZ" (and a fraction or +00:00). */

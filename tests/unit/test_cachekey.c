@@ -2,7 +2,8 @@
  * from cache_hash_key_file (or cache_hash_key), no key (missing or
  * malformed file) turning the cache off, a key file written with mode
  * 0640 and replaced keeping its mode, and a running reader taking a
- * replaced file's key at its next address (svcadm cache rotate-key). */
+ * replaced file's key at its first address after recheck_ms (svcadm cache
+ * rotate-key waits that long), not looking at the file before. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -46,6 +47,8 @@ test_cachekey_file_and_rotation(void **state)
 	conf_with(&c, path, "");
 	/* missing file: no key, the cache is off */
 	cachekey_init(&k, &c);
+	assert_int_equal(k.recheck_ms, CACHEKEY_RECHECK_MS);
+	k.recheck_ms = 0;	/* looked at at every address */
 	assert_int_equal(cachekey_hash(&k, "jane@example.com", h1), -1);
 	assert_string_equal(h1, "");
 	assert_int_equal(cachekey_check(&c, &err), -1);
@@ -66,6 +69,19 @@ test_cachekey_file_and_rotation(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(cachekey_hash(&k, "jane@example.com", h3), 0);
 	assert_string_not_equal(h1, h3);
+	/* looked at once a recheck_ms: a replaced key is not seen before the
+	 * time has passed since the last look (moved back here instead of
+	 * waited for), and is at the first address after */
+	k.recheck_ms = 3600 * 1000;
+	assert_int_equal(cachekey_hash(&k, "jane@example.com", h1), 0);
+	assert_string_equal(h1, h3);
+	assert_int_equal(cachekey_write_file(path, &err), 0);
+	assert_int_equal(cachekey_hash(&k, "jane@example.com", h2), 0);
+	assert_string_equal(h2, h3);
+	k.checked_ms -= k.recheck_ms;
+	assert_int_equal(cachekey_hash(&k, "jane@example.com", h2), 0);
+	assert_string_not_equal(h2, h3);
+	k.recheck_ms = 0;
 	/* malformed: off again */
 	{
 		FILE *f = fopen(path, "w");
