@@ -4,8 +4,9 @@
 # its silent mode: it accepts the connection and never answers, so every
 # POST /v1/verify of an address there holds its responder for the whole
 # verify_time_budget_ms (60 s here). The script measures, with wrk on
-# GET /v1/credits (a cached key, BENCH_PROBES_CONNECTIONS connections, one
-# wrk thread, BENCH_PROBES_DURATION seconds):
+# GET /v1/credits (4 keys of accounts of its own per measure, taken in
+# turn; BENCH_PROBES_CONNECTIONS connections, one wrk thread,
+# BENCH_PROBES_DURATION seconds):
 #   1. idle: no probe out;
 #   2. BENCH_PROBES_INFLIGHT (64) tarpit probes in flight, from 8 accounts
 #      (probe_concurrency_per_account = 8), with api_workers =
@@ -59,7 +60,21 @@ for i in 1 2 3 4 5 6 7 8; do
     acc=$(svcadm account create --email "p$i@bench.example" --tier admin --credits 1000000 2>/dev/null)
     KEYS+=("$(svcadm key create --account "$acc" --scopes '*' --rate-limit 100000 2>/dev/null)")
 done
-WRK_KEY=${KEYS[0]}
+# wrk's keys: for each measure 4 accounts of its own (keys.lua takes them in
+# turn), none of the probes': a key's limit is 100,000 requests a minute at
+# most and its window is its account's, so one account would answer 429 to
+# a 10 s measure past 10,000 req/s, and to the next measure in the same
+# minute (both happened with one key shared by all)
+WRK_MEASURES=0
+wrk_keys() {
+    local i acc
+    WRK_MEASURES=$(( WRK_MEASURES + 1 ))
+    for i in 1 2 3 4; do
+        acc=$(svcadm account create --email "w$WRK_MEASURES-$i@bench.example" --tier admin --credits 1000000 2>/dev/null)
+        svcadm key create --account "$acc" --scopes '*' --rate-limit 100000 2>/dev/null
+    done > "$IT_DIR/wrk-keys-$WRK_MEASURES"
+    export BENCH_KEYS_FILE=$IT_DIR/wrk-keys-$WRK_MEASURES
+}
 
 rss_kb() {
     local p t=0
@@ -73,7 +88,8 @@ inflight() { ss -Htn state established dst 127.0.0.32 2>/dev/null | wc -l; }
 # measure LABEL: wrk on GET /v1/credits, one summary line
 measure() {
     local out
-    out=$(wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -H "Authorization: Bearer $WRK_KEY" \
+    wrk_keys
+    out=$(wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -s "$top_srcdir/tests/bench/keys.lua" \
         "$BASE_URL/v1/credits" 2>&1)
     echo "$out" > "$IT_DIR/wrk-$1.txt"
     grep -q 'Non-2xx' <<< "$out" && bad "$1: answers other than 2xx: $(grep Non-2xx <<< "$out")"
@@ -99,7 +115,6 @@ stop_probes() {
 
 say "svc-api $API, $(nproc) cores, wrk -t1 -c$CONNS -d${DURATION}s GET /v1/credits"
 start_api "$WORKERS" "probe_concurrency_per_account = 8" "probe_reserved_responders = 2"
-curl -s -o /dev/null -H "Authorization: Bearer $WRK_KEY" "$BASE_URL/v1/credits"
 measure "idle, api_workers=$WORKERS"
 : > "$IT_DIR/probes.codes"
 probes "$INFLIGHT"
@@ -111,7 +126,6 @@ stop_probes
 # the defaults as shipped
 start_api "$(conf_default api_workers)"
 : > "$IT_DIR/probes.codes"
-curl -s -o /dev/null -H "Authorization: Bearer $WRK_KEY" "$BASE_URL/v1/credits"
 probes "$INFLIGHT"
 sleep 3
 measure "$INFLIGHT tarpit probes tried, defaults (api_workers=$(conf_default api_workers), probe_concurrency_per_account=$(conf_default probe_concurrency_per_account), probe_reserved_responders=$(conf_default probe_reserved_responders))"
