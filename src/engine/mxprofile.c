@@ -1,10 +1,13 @@
 /* mxprofile.c: the learned profile of a mail host (mxprofile.h). One row
  * per MX host name in mx_profiles; a note is one INSERT ... ON DUPLICATE
  * KEY UPDATE whose unknown fields are bound as NULL and kept by COALESCE,
- * so that workers noting different facts at once never undo each other. */
+ * so that workers noting different facts at once never undo each other;
+ * many notes go in one statement of several rows, applied in order. */
 #include "engine/mxprofile.h"
+#include "core/dbsql.h"
 #include "util/strparse.h"
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 void
@@ -18,6 +21,26 @@ mxprofile_init(struct mxprofile *p, const char *host)
 		p->host[i] = (char)tolower((unsigned char)p->host[i]);
 	p->rcpts_per_session = p->accept_all = p->greylist_delay_s = -1;
 	p->starttls = p->rate_421 = -1;
+}
+
+void
+mxprofile_merge(struct mxprofile *into, const struct mxprofile *n)
+{
+	if (n->provider[0] != '\0')
+		memcpy(into->provider, n->provider, sizeof(into->provider));
+	if (n->rcpts_per_session >= 0)
+		into->rcpts_per_session = n->rcpts_per_session;
+	if (n->accept_all >= 0)
+		into->accept_all = n->accept_all;
+	if (n->greylist_delay_s >= 0)
+		into->greylist_delay_s = n->greylist_delay_s;
+	if (n->starttls >= 0)
+		into->starttls = n->starttls;
+	if (n->rate_421 >= 0)
+		into->rate_421 = n->rate_421;
+	if (n->last_block[0] != '\0')
+		memcpy(into->last_block, n->last_block,
+		    sizeof(into->last_block));
 }
 
 static int
@@ -34,6 +57,28 @@ mxprofile_str(char *dst, size_t sz, struct db_res *r, unsigned col)
 	strparse_copy(dst, sz, s ? s : "");
 }
 
+/* The columns a profile is read from, in mxprofile_row's order. */
+#define MXPROFILE_COLUMNS "provider, rcpts_per_session, accept_all, " \
+	"greylist_delay_s, starttls, rate_421, rate_421_at, last_block_at, " \
+	"last_block, updated_at"
+
+/* p from a row whose MXPROFILE_COLUMNS begin at column first. */
+static void
+mxprofile_row(struct db_res *r, unsigned first, struct mxprofile *p)
+{
+	mxprofile_str(p->provider, sizeof(p->provider), r, first);
+	p->rcpts_per_session = mxprofile_int(r, first + 1);
+	p->accept_all = mxprofile_int(r, first + 2);
+	p->greylist_delay_s = mxprofile_int(r, first + 3);
+	p->starttls = mxprofile_int(r, first + 4);
+	p->rate_421 = mxprofile_int(r, first + 5);
+	mxprofile_str(p->rate_421_at, sizeof(p->rate_421_at), r, first + 6);
+	mxprofile_str(p->last_block_at, sizeof(p->last_block_at), r,
+	    first + 7);
+	mxprofile_str(p->last_block, sizeof(p->last_block), r, first + 8);
+	mxprofile_str(p->updated_at, sizeof(p->updated_at), r, first + 9);
+}
+
 enum db_err
 mxprofile_get(struct db *db, const char *host, struct mxprofile *p,
     int *found)
@@ -43,28 +88,52 @@ mxprofile_get(struct db *db, const char *host, struct mxprofile *p,
 
 	mxprofile_init(p, host);
 	*found = 0;
-	e = db_query(db, "SELECT provider, rcpts_per_session, accept_all, "
-	    "greylist_delay_s, starttls, rate_421, rate_421_at, "
-	    "last_block_at, last_block, updated_at FROM mx_profiles "
+	e = db_query(db, "SELECT " MXPROFILE_COLUMNS " FROM mx_profiles "
 	    "WHERE host = ?", DB_ARGS(DBP_STR(p->host)), &r);
 	if (e != DB_OK)
 		return e;
 	if (db_res_next(r) == 1) {
 		*found = 1;
-		mxprofile_str(p->provider, sizeof(p->provider), r, 0);
-		p->rcpts_per_session = mxprofile_int(r, 1);
-		p->accept_all = mxprofile_int(r, 2);
-		p->greylist_delay_s = mxprofile_int(r, 3);
-		p->starttls = mxprofile_int(r, 4);
-		p->rate_421 = mxprofile_int(r, 5);
-		mxprofile_str(p->rate_421_at, sizeof(p->rate_421_at), r, 6);
-		mxprofile_str(p->last_block_at, sizeof(p->last_block_at), r,
-		    7);
-		mxprofile_str(p->last_block, sizeof(p->last_block), r, 8);
-		mxprofile_str(p->updated_at, sizeof(p->updated_at), r, 9);
+		mxprofile_row(r, 0, p);
 	}
 	db_res_free(r);
 	return DB_OK;
+}
+
+struct mxprofile_many {
+	struct mxprofile	*p;
+	int			*found;
+};
+
+static void
+mxprofile_many_row(void *arg, struct db_res *r, size_t i)
+{
+	struct mxprofile_many *m = arg;
+
+	m->found[i] = 1;
+	mxprofile_row(r, 1, &m->p[i]);
+}
+
+enum db_err
+mxprofile_get_many(struct db *db, struct mxprofile *p, int *found, size_t n)
+{
+	struct mxprofile_many m = { p, found };
+	const char **keys;
+	enum db_err e;
+	size_t i;
+
+	if (n == 0)
+		return DB_OK;
+	if ((keys = calloc(n, sizeof(*keys))) == NULL)
+		return DB_ERR_QUERY;
+	for (i = 0; i < n; i++) {
+		found[i] = 0;
+		keys[i] = p[i].host;
+	}
+	e = dbsql_select_in(db, "SELECT host, " MXPROFILE_COLUMNS " FROM "
+	    "mx_profiles WHERE host IN (", keys, n, mxprofile_many_row, &m);
+	free(keys);
+	return e;
 }
 
 static struct db_param
@@ -73,36 +142,70 @@ mxprofile_param(int v)
 	return v < 0 ? DBP_NULL : DBP_INT(v);
 }
 
+/* Notes per INSERT at most (a power of two, see dbsql.h). */
+#define MXPROFILE_GROUP_MAX	32
+#define MXPROFILE_NOTE_PARAMS	10
+
+static void
+mxprofile_note_params(const struct mxprofile *n, struct db_param *q)
+{
+	q[0] = DBP_STR(n->host);
+	q[1] = DBP_STR(n->provider[0] ? n->provider : NULL);
+	q[2] = mxprofile_param(n->rcpts_per_session);
+	q[3] = mxprofile_param(n->accept_all);
+	q[4] = mxprofile_param(n->greylist_delay_s);
+	q[5] = mxprofile_param(n->starttls);
+	q[6] = mxprofile_param(n->rate_421);
+	q[7] = mxprofile_param(n->rate_421);
+	q[8] = DBP_STR(n->last_block[0] ? n->last_block : NULL);
+	q[9] = DBP_STR(n->last_block[0] ? n->last_block : NULL);
+}
+
+enum db_err
+mxprofile_note_many(struct db *db, const struct mxprofile *notes, size_t n)
+{
+	struct db_param q[MXPROFILE_GROUP_MAX * MXPROFILE_NOTE_PARAMS];
+	struct buf sql;
+	enum db_err e = DB_OK;
+	size_t i = 0, k, j;
+
+	buf_init(&sql, BUF_NOMAX);
+	while (e == DB_OK && i < n) {
+		k = dbsql_group(n - i, MXPROFILE_GROUP_MAX);
+		dbsql_repeat(&sql, "INSERT INTO mx_profiles (host, provider, "
+		    "rcpts_per_session, accept_all, greylist_delay_s, starttls, "
+		    "rate_421, rate_421_at, last_block, last_block_at, "
+		    "updated_at) VALUES ", "(?, ?, ?, ?, ?, ?, ?, IF(? IS NULL, "
+		    "NULL, UTC_TIMESTAMP(3)), ?, IF(? IS NULL, NULL, "
+		    "UTC_TIMESTAMP(3)), UTC_TIMESTAMP(3))", ",", k,
+		    " ON DUPLICATE KEY UPDATE "
+		    "provider = COALESCE(VALUES(provider), provider), "
+		    "rcpts_per_session = COALESCE(VALUES(rcpts_per_session), "
+		    "rcpts_per_session), "
+		    "accept_all = COALESCE(VALUES(accept_all), accept_all), "
+		    "greylist_delay_s = COALESCE(VALUES(greylist_delay_s), "
+		    "greylist_delay_s), "
+		    "starttls = COALESCE(VALUES(starttls), starttls), "
+		    "rate_421 = COALESCE(VALUES(rate_421), rate_421), "
+		    "rate_421_at = COALESCE(VALUES(rate_421_at), rate_421_at), "
+		    "last_block = COALESCE(VALUES(last_block), last_block), "
+		    "last_block_at = COALESCE(VALUES(last_block_at), "
+		    "last_block_at), updated_at = VALUES(updated_at)");
+		for (j = 0; j < k; j++)
+			mxprofile_note_params(&notes[i + j],
+			    &q[j * MXPROFILE_NOTE_PARAMS]);
+		e = db_exec(db, buf_str(&sql), q, k * MXPROFILE_NOTE_PARAMS,
+		    NULL);
+		i += k;
+	}
+	buf_free(&sql);
+	return e;
+}
+
 enum db_err
 mxprofile_note(struct db *db, const struct mxprofile *n)
 {
-	return db_exec(db, "INSERT INTO mx_profiles (host, provider, "
-	    "rcpts_per_session, accept_all, greylist_delay_s, starttls, "
-	    "rate_421, rate_421_at, last_block, last_block_at, updated_at) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, IF(? IS NULL, NULL, "
-	    "UTC_TIMESTAMP(3)), ?, IF(? IS NULL, NULL, UTC_TIMESTAMP(3)), "
-	    "UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE "
-	    "provider = COALESCE(VALUES(provider), provider), "
-	    "rcpts_per_session = COALESCE(VALUES(rcpts_per_session), "
-	    "rcpts_per_session), "
-	    "accept_all = COALESCE(VALUES(accept_all), accept_all), "
-	    "greylist_delay_s = COALESCE(VALUES(greylist_delay_s), "
-	    "greylist_delay_s), "
-	    "starttls = COALESCE(VALUES(starttls), starttls), "
-	    "rate_421 = COALESCE(VALUES(rate_421), rate_421), "
-	    "rate_421_at = COALESCE(VALUES(rate_421_at), rate_421_at), "
-	    "last_block = COALESCE(VALUES(last_block), last_block), "
-	    "last_block_at = COALESCE(VALUES(last_block_at), last_block_at), "
-	    "updated_at = VALUES(updated_at)",
-	    DB_ARGS(DBP_STR(n->host),
-	    DBP_STR(n->provider[0] ? n->provider : NULL),
-	    mxprofile_param(n->rcpts_per_session),
-	    mxprofile_param(n->accept_all),
-	    mxprofile_param(n->greylist_delay_s),
-	    mxprofile_param(n->starttls), mxprofile_param(n->rate_421),
-	    mxprofile_param(n->rate_421),
-	    DBP_STR(n->last_block[0] ? n->last_block : NULL),
-	    DBP_STR(n->last_block[0] ? n->last_block : NULL)), NULL);
+	return mxprofile_note_many(db, n, 1);
 }
 
 static void

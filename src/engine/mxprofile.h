@@ -31,12 +31,26 @@ struct mxprofile {
 
 /* Nothing known of host (lower-cased, truncated to DNS_NAME_MAX). */
 void	 mxprofile_init(struct mxprofile *, const char *host);
+/* A later note of the same host into an earlier one: what n knows
+ * replaces what into says (the two written as n after into would be). */
+void	 mxprofile_merge(struct mxprofile *into, const struct mxprofile *n);
 /* The stored profile of host (*found 0: none, p as mxprofile_init). */
 enum db_err mxprofile_get(struct db *, const char *host, struct mxprofile *,
 	    int *found);
+/* The stored profiles of p[0..n-1]'s hosts, in one statement per
+ * DBSQL_IN_MAX (p made by mxprofile_init; found[i] 0: none, p[i] kept). */
+enum db_err mxprofile_get_many(struct db *, struct mxprofile *p, int *found,
+	    size_t n);
 /* Stores what note knows (the rest of the row is kept; rate_421 and
  * last_block get their time from the database's clock). */
 enum db_err mxprofile_note(struct db *, const struct mxprofile *note);
+/* The same for n notes in as few statements as dbsql_group allows, in
+ * order (a later note of a host wins where both know a field); callers
+ * that write from several processes at once give each host once, in the
+ * order of the hosts' names, so that two statements never wait for each
+ * other's rows. */
+enum db_err mxprofile_note_many(struct db *, const struct mxprofile *notes,
+	    size_t n);
 /* "host=... rcpts_per_session=1 ..." lines for svcadm mx show, into out. */
 void	 mxprofile_print(const struct mxprofile *, struct buf *out);
 #endif

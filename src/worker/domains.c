@@ -79,7 +79,7 @@ domains_host(struct process *p, const char *name)
 
 		verify_engine_host_provider(process_engine(p), name, provider);
 		h->opts = verify_engine_smtp_host(process_engine(p), name);
-		pacer_host_new(p, h);
+		profiles_want(p, h);
 		pacer_host_pairs(p, h, provider);
 	}
 	h->next = p->hosts;
@@ -481,6 +481,7 @@ domains_dns(struct process *p)
 		if (timeutil_mono_ms() - start >= DOMAINS_DNS_SLICE_MS)
 			break;
 	}
+	profiles_read(p);
 }
 
 /* Answers of the resolver threads: stored in the DNS cache, then their
@@ -504,4 +505,5 @@ domains_dns_answers(struct process *p)
 			verify_batch_mx_answer(p->db, &d->b, &a[i].mx);
 			domains_resolved(p, d);
 		}
+	profiles_read(p);
 }

@@ -16,7 +16,8 @@
  * After a session: the RCPTs answered are tallied, a "slow down" or a
  * block changes the pair (stored at once), and what the host showed of
  * itself (RCPTs per session, STARTTLS, catch-all, greylisting) is noted
- * in its profile when it differs from what was known. */
+ * in its profile when it differs from what was known (profiles.c reads
+ * and writes the profiles in batches). */
 #include "engine/egress_down.h"
 #include "engine/mxprofile.h"
 #include "engine/pacing.h"
@@ -339,14 +340,6 @@ pacer_allow(struct process *p, struct process_host *h, size_t route,
 
 /* ---------------------------------------------------------------- learning */
 
-static void
-pacer_note(struct process *p, const struct mxprofile *n)
-{
-	if (mxprofile_note(p->db, n) != DB_OK)
-		log_error("event=mx_profile_note host=%s error=\"%s\"", n->host,
-		    db_error(p->db));
-}
-
 /* A transaction of the domain ended (s: its answers; total RCPTs, the
  * probe's included; answered of them; before: RCPTs its session sent
  * before it; failed: a later transaction that failed, which teaches
@@ -434,7 +427,7 @@ pacer_learn(struct process *p, struct process_domain *d,
 		}
 	}
 	if (dirty)
-		pacer_note(p, &n);
+		profiles_note(p, &n);
 }
 
 /* An address that got through greylisting after attempts tries: the
@@ -451,7 +444,7 @@ pacer_greylist_passed(struct process *p, struct process_domain *d,
 		return;
 	mxprofile_init(&n, h->name);
 	n.greylist_delay_s = h->prof.greylist_delay_s = delay;
-	pacer_note(p, &n);
+	profiles_note(p, &n);
 }
 
 long
@@ -464,19 +457,4 @@ pacer_greylist_wait(const struct process *p, const struct process_domain *d,
 	    h->prof.greylist_delay_s <= p->grey_delay)
 		return 0;
 	return h->prof.greylist_delay_s;
-}
-
-/* A new MX host: its profile (what other workers learned of it). */
-void
-pacer_host_new(struct process *p, struct process_host *h)
-{
-	int found = 0;
-
-	if (mxprofile_get(p->db, h->name, &h->prof, &found) != DB_OK) {
-		log_error("event=mx_profile_read host=%s error=\"%s\"", h->name,
-		    db_error(p->db));
-		return;
-	}
-	if (found && h->prof.rcpts_per_session > 0)
-		h->session_limit = h->prof.rcpts_per_session;
 }

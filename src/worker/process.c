@@ -96,6 +96,7 @@ process_free(struct process *p)
 		free(h);
 	}
 	pacer_free(p);
+	profiles_free(p);
 	verify_engine_free(p->engine);
 	free(p->sessions);
 	free(p->pfd);
@@ -216,6 +217,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		if (*stop) {
 			process_drop_all(p, 1);
 			process_threads_stop(p);
+			profiles_write(p, now, 1);
 			return 0;
 		}
 		/* A chunk that finishes makes room for the next at once while
@@ -245,6 +247,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			if (writer_backlog(p->writer) == 0) {
 				process_threads_stop(p);
 				(void)connstats_flush(db, 1);
+				profiles_write(p, now, 1);
 				return 0;
 			}
 			/* Chunks ended but not yet written may be pending
@@ -270,6 +273,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			break;
 		domains_sweep(p, now);
 		pacer_sync(p, now);
+		profiles_write(p, now, 0);
 		if (heartbeat_beat(db) == -1 || connstats_flush(db, 0) == -1) {
 			p->db_failed = 1;
 			break;

@@ -169,6 +169,12 @@ struct process {
 	int64_t			 pacer_synced;
 	size_t			 route_next;	/* round robin of new sessions */
 	int64_t			 egress_synced;	/* egress_down read */
+	/* profiles.c: hosts whose profile is to be read, notes to write */
+	struct process_host	**prof_want;
+	size_t			 nprof_want, capprof_want;
+	struct mxprofile	*prof_notes;
+	size_t			 nprof_notes, capprof_notes;
+	int64_t			 prof_written;
 };
 
 /* chunks.c */
@@ -227,6 +233,17 @@ void	 domains_sweep(struct process *, int64_t now);
  * mailbox's answer). */
 int	 domains_too_many(const struct smtp_rcpt_result *);
 
+/* profiles.c */
+/* The new host's profile is read with the others met in the same pass
+ * (profiles_read, at the end of every pass that makes hosts). */
+void	 profiles_want(struct process *, struct process_host *);
+void	 profiles_read(struct process *);
+/* What a session taught of a host, written by profiles_write: when a
+ * second has passed since the last write, or many wait, or all. */
+void	 profiles_note(struct process *, const struct mxprofile *);
+void	 profiles_write(struct process *, int64_t now, int all);
+void	 profiles_free(struct process *);
+
 /* pacer.c */
 void	 pacer_init(struct process *);
 void	 pacer_free(struct process *);
@@ -265,7 +282,6 @@ long	 pacer_greylist_wait(const struct process *,
 	    const struct process_domain *, const struct process_addr *);
 void	 pacer_greylist_passed(struct process *, struct process_domain *,
 	    int attempts);
-void	 pacer_host_new(struct process *, struct process_host *);
 
 /* sessions.c */
 void	 sessions_schedule(struct process *, int64_t now);
