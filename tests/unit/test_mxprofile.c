@@ -1,0 +1,80 @@
+/* test_mxprofile.c: a mail host's profile notes (engine/mxprofile.h)
+ * without MariaDB: a new note knows nothing but the host (lower-cased),
+ * and a later note merged into an earlier one of the same host keeps what
+ * only the earlier knew and takes what the later knows, as writing the
+ * two one after the other would (svc-worker writes merged notes once a
+ * second, worker/profiles.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "engine/mxprofile.h"
+
+static void
+test_init_knows_nothing(void **state)
+{
+	struct mxprofile p;
+
+	(void)state;
+	mxprofile_init(&p, "MX1.Example.COM");
+	assert_string_equal(p.host, "mx1.example.com");
+	assert_string_equal(p.provider, "");
+	assert_int_equal(p.rcpts_per_session, -1);
+	assert_int_equal(p.accept_all, -1);
+	assert_int_equal(p.greylist_delay_s, -1);
+	assert_int_equal(p.starttls, -1);
+	assert_int_equal(p.rate_421, -1);
+	assert_string_equal(p.last_block, "");
+}
+
+static void
+test_merge_later_wins_where_it_knows(void **state)
+{
+	struct mxprofile a, b;
+
+	(void)state;
+	/* the first session: STARTTLS and no catch-all */
+	mxprofile_init(&a, "mx.example.com");
+	a.starttls = 1;
+	a.accept_all = 0;
+	a.rcpts_per_session = 3;
+	/* a later one: one RCPT a session, a block, catch-all after all */
+	mxprofile_init(&b, "mx.example.com");
+	b.rcpts_per_session = 1;
+	b.accept_all = 1;
+	strcpy(b.last_block, "554 5.7.1 blocked");
+	mxprofile_merge(&a, &b);
+	assert_int_equal(a.starttls, 1);		/* only a knew */
+	assert_int_equal(a.rcpts_per_session, 1);	/* b knew better */
+	assert_int_equal(a.accept_all, 1);
+	assert_string_equal(a.last_block, "554 5.7.1 blocked");
+	assert_int_equal(a.greylist_delay_s, -1);	/* nobody knew */
+	assert_int_equal(a.rate_421, -1);
+	/* a note that knows nothing changes nothing; 0 is knowledge */
+	mxprofile_init(&b, "mx.example.com");
+	mxprofile_merge(&a, &b);
+	assert_int_equal(a.accept_all, 1);
+	assert_string_equal(a.last_block, "554 5.7.1 blocked");
+	b.accept_all = 0;
+	b.rate_421 = 120;
+	strcpy(b.provider, "google");
+	mxprofile_merge(&a, &b);
+	assert_int_equal(a.accept_all, 0);
+	assert_int_equal(a.rate_421, 120);
+	assert_string_equal(a.provider, "google");
+	assert_string_equal(a.host, "mx.example.com");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_init_knows_nothing),
+		cmocka_unit_test(test_merge_later_wins_where_it_knows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
