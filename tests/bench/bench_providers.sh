@@ -356,6 +356,31 @@ while read -r id _ a1 _; do
     say "persona $id: bound $b s (in bursts of a window's L at once: $bw s); svc's shipped ramp alone lets its share through at the earliest at $(ramp "$id"); its last of ${last#* } addresses concluded ${last%% *} s after the POST; per window of ${WINDOW_MS} ms: ${per}; $rate"
 done <<< "$PERSONAS"
 ratio=$(awk -v t="$e2e" -v b="$bound" 'BEGIN { printf "%.2f", (b > 0 ? t / b : 0) }')
+# what svc sent: RCPTs (answered / in all) of each provider from each
+# route in each persona window after the POST, from svc.log's
+# event=smtp_session lines (one per transaction, at info)
+say "RCPTs answered/sent per provider and route in each window of ${WINDOW_MS} ms after the POST (svc.log):"
+"$PYTHON" - "$IT_DIR/domains.txt" "$IT_DIR/log/svc.log" "$post0" "$WINDOW_MS" <<'PY' | sed 's/^/#   /'
+import calendar, re, sys, time
+prov = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    prov[f[1].lower()] = f[5]
+t0, w = float(sys.argv[3]), int(sys.argv[4]) / 1000.0
+tab = {}
+pat = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{3})Z svc-worker\[\d+\] .*event=smtp_session .*host=(\S+) .*route=(\S+) .*rcpts=(\d+) answered=(\d+)")
+for line in open(sys.argv[2], errors="replace"):
+    m = pat.match(line)
+    if not m or prov.get(m.group(3).lower(), "friendly") == "friendly":
+        continue
+    t = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")) + int(m.group(2)) / 1000.0
+    c = tab.setdefault((prov[m.group(3).lower()], m.group(4)), {})
+    i = int((t - t0) // w)
+    a, n = c.get(i, (0, 0))
+    c[i] = (a + int(m.group(6)), n + int(m.group(5)))
+for k in sorted(tab):
+    print("%s %s: %s" % (k[0], k[1], " ".join("w%d %d/%d" % (i, a, n) for i, (a, n) in sorted(tab[k].items()))))
+PY
 
 say "pacing_pairs at the end (pair, egress, start, base, learned, strikes, in penalty, paused, reason):"
 it_sql "SELECT pair, egress, start_rate, base_rate, IFNULL(learned_rate, '-'), strikes, IFNULL(penalty_until > UTC_TIMESTAMP(3), 0), IFNULL(paused_until > UTC_TIMESTAMP(3), 0), IFNULL(reason, '-') FROM pacing_pairs ORDER BY pair, egress" |
