@@ -352,7 +352,7 @@ while read -r id _ a1 _; do
     n=$(v blocked); blocks=$(( blocks + ${n:-0} ))
     n=$(v refused); refused=$(( refused + ${n:-0} ))
     last=$(it_sql "SELECT ROUND(MAX(TIMESTAMPDIFF(MICROSECOND, j.created_at, e.verified_at)) / 1e6, 1), COUNT(*) FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE e.job_id = '$JOB' AND e.provider = '$id'" | tr '\t' ' ')
-    per=$(it_sql "SELECT CONCAT(FLOOR(TIMESTAMPDIFF(MICROSECOND, j.created_at, e.verified_at) / 1000 / $WINDOW_MS), ':', COUNT(*)) FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE e.job_id = '$JOB' AND e.provider = '$id' GROUP BY 1 ORDER BY MIN(e.verified_at)" | tr '\n' ' ')
+    per=$(it_sql "SELECT CONCAT('w', w, ' ', COUNT(*)) FROM (SELECT FLOOR(TIMESTAMPDIFF(MICROSECOND, j.created_at, e.verified_at) / 1000 / $WINDOW_MS) AS w FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE e.job_id = '$JOB' AND e.provider = '$id') x GROUP BY w ORDER BY w" | tr '\n' ' ')
     say "persona $id: bound $b s (in bursts of a window's L at once: $bw s); svc's shipped ramp alone lets its share through at the earliest at $(ramp "$id"); its last of ${last#* } addresses concluded ${last%% *} s after the POST; per window of ${WINDOW_MS} ms: ${per}; $rate"
 done <<< "$PERSONAS"
 ratio=$(awk -v t="$e2e" -v b="$bound" 'BEGIN { printf "%.2f", (b > 0 ? t / b : 0) }')
