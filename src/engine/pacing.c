@@ -332,6 +332,12 @@ pacing_hash(const char *s)
 	return h;
 }
 
+long
+pacing_take_window_ms(long window_ms)
+{
+	return window_ms + PACING_TAKE_SLACK_MS;
+}
+
 enum db_err
 pacing_db_take(struct db *db, const struct pacing_pair *pp, long limit,
     long want, long window_ms, long *granted)
@@ -349,7 +355,7 @@ pacing_db_take(struct db *db, const struct pacing_pair *pp, long limit,
 	 * is remembered and none is given back */
 	e = db_query(db, "CALL ratelimit_lease(?, '', 0, 0, 0, 0, ?, ?, ?, ?)",
 	    DB_ARGS(DBP_STR(bucket), DBP_INT(limit), DBP_INT(want * 1000),
-	    DBP_INT(want), DBP_INT(window_ms)), &r);
+	    DBP_INT(want), DBP_INT(pacing_take_window_ms(window_ms))), &r);
 	if (e != DB_OK)
 		return e;
 	if (db_res_next(r) == 1)

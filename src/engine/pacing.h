@@ -135,9 +135,23 @@ enum db_err pacing_db_read(struct db *, const char *key, int64_t now,
  * learned of it). */
 #define PACING_KEEP_DAYS	30
 long long pacing_db_purge(struct db *);
+/* The window a budget of window_ms is counted over: longer by
+ * PACING_TAKE_SLACK_MS. rate_counts holds whole seconds and
+ * ratelimit_lease sums those after (now - window) DIV 1000, which leaves
+ * out up to a second of RCPTs that the host, with its own exact clock,
+ * still counts in its window; and an RCPT reaches the host a while after
+ * it was taken (connect, STARTTLS, EHLO: flights). Without the slack a
+ * host that takes exactly the pair's rate got more than that in its
+ * window when a window's sends were taken early in a second
+ * (make bench-providers: 421 4.7.28, then strikes and a block). (A
+ * housekeeping pass may purge the oldest of those seconds first, when
+ * rate_window_seconds is no longer than the pacing window: rarely, and a
+ * second at most.) */
+#define PACING_TAKE_SLACK_MS	2000
+long	 pacing_take_window_ms(long window_ms);
 /* Takes up to want RCPTs of the pair's budget (limit RCPTs in any
- * window_ms, every worker host counted): *granted gets how many (0: the
- * window is full). */
+ * window_ms, every worker host counted, pacing_take_window_ms): *granted
+ * gets how many (0: the window is full). */
 enum db_err pacing_db_take(struct db *, const struct pacing_pair *,
 	    long limit, long want, long window_ms, long *granted);
 #endif

@@ -4,7 +4,8 @@
  * down", which halves the rate, keeps the rate it came at and lets it
  * creep back only to three quarters of it; strikes in a row make a block;
  * a "slow down" heard outside the worker (no tally) penalises an unpaced
- * pair without inventing a rate;
+ * pair without inventing a rate; the window a budget is counted over
+ * holds every RCPT the host still counts (whole seconds, late arrival);
  * which replies say "slow down" and which block us. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,6 +214,38 @@ test_penalty_covers_window(void **state)
 	assert_true(pacing_may_send(&p, 1000 + 60000));
 }
 
+/* ratelimit_lease's rule (sql/010): a second sec is summed when
+ * sec > (now_ms - window) DIV 1000. */
+static int
+counted(int64_t sent_ms, int64_t now_ms, long window)
+{
+	return sent_ms / 1000 > (now_ms - window) / 1000;
+}
+
+static void
+test_take_window_covers_host(void **state)
+{
+	int64_t now, t, lag;
+	long w = 60000;
+	int missed_plain = 0;
+
+	(void)state;
+	/* an RCPT taken at t reaches the host up to lag ms later; the host
+	 * counts it while it arrived less than w ago. Every one the host
+	 * still counts is in the budget's sum, at any ms of the second, for
+	 * lags up to a second; the plain window (no slack) misses some. */
+	for (now = 120000; now < 122000; now += 7)
+		for (t = now - w - 1000; t <= now; t += 13)
+			for (lag = 0; lag <= 1000; lag += 100) {
+				if (t + lag > now || t + lag <= now - w)
+					continue;	/* not in the host's window */
+				assert_true(counted(t, now,
+				    pacing_take_window_ms(w)));
+				missed_plain += !counted(t, now, w);
+			}
+	assert_true(missed_plain > 0);
+}
+
 static void
 test_unmeasured(void **state)
 {
@@ -281,6 +314,7 @@ main(void)
 		cmocka_unit_test(test_friendly_learns_on_first_421),
 		cmocka_unit_test(test_strikes_block),
 		cmocka_unit_test(test_penalty_covers_window),
+		cmocka_unit_test(test_take_window_covers_host),
 		cmocka_unit_test(test_unmeasured),
 		cmocka_unit_test(test_replies),
 	};
