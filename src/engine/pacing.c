@@ -173,6 +173,13 @@ pacing_slow_down_unmeasured(struct pacing_pair *pp,
 	return pacing_penalise(pp, c, reason, now);
 }
 
+int
+pacing_echo(const struct pacing_pair *pp, int64_t taken, int64_t now)
+{
+	/* pacing_slow_down set since when the penalty began */
+	return pp->paced && now < pp->penalty_until && taken < pp->since;
+}
+
 void
 pacing_block(struct pacing_pair *pp, const struct pacing_conf *c,
     const char *reason, int64_t now)

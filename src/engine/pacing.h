@@ -101,6 +101,14 @@ int	 pacing_slow_down(struct pacing_pair *, const struct pacing_conf *,
  * "slow down" says nothing of the rate the host takes). */
 int	 pacing_slow_down_unmeasured(struct pacing_pair *,
 	    const struct pacing_conf *, const char *reason, int64_t now);
+/* A "slow down" heard by a transaction whose RCPTs were taken before the
+ * pair's current penalty began (pacing_slow_down), while it lasts: the
+ * echo of the one the penalty is for (flights of other sessions already
+ * on their way), not a new one. The worker neither strikes nor halves
+ * again for it: make bench-providers saw one 421 answered to three
+ * sessions in 7 ms become three strikes, the learned rate halved three
+ * times (179 to 44 RCPTs a minute) and the pair paused for an hour. */
+int	 pacing_echo(const struct pacing_pair *, int64_t taken, int64_t now);
 /* A block: the pair is paused for pause_ms. */
 void	 pacing_block(struct pacing_pair *, const struct pacing_conf *,
 	    const char *reason, int64_t now);

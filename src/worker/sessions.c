@@ -86,6 +86,7 @@ sessions_take(struct process *p, struct process_tx *tx,
 	}
 	/* (a transaction is held while tx->d is set, addresses or not) */
 	tx->d = d;
+	tx->taken = now;
 	d->active++;
 	return tx->n + (size_t)probe_alone;
 }
@@ -323,7 +324,7 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 	if (tx->probe)
 		verify_batch_probe_done(p->db, &d->b, tx->s);
 	pacer_learn(p, d, tx->s, total, answered, ss->rcpts >= total ?
-	    ss->rcpts - total : 0, tx->failed, now);
+	    ss->rcpts - total : 0, tx->failed, tx->taken, now);
 	if (tx->probe) {
 		sessions_conclude(p, tx);
 		if (!tx->failed || d->b.probe != VERIFY_PROBE_UNKNOWN ||

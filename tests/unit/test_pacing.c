@@ -6,6 +6,7 @@
  * a "slow down" heard outside the worker (no tally) penalises an unpaced
  * pair without inventing a rate; the window a budget is counted over
  * holds every RCPT the host still counts (whole seconds, late arrival);
+ * the answers of transactions taken before a "slow down" are its echo;
  * which replies say "slow down" and which block us. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,6 +215,35 @@ test_penalty_covers_window(void **state)
 	assert_true(pacing_may_send(&p, 1000 + 60000));
 }
 
+static void
+test_echo_is_no_new_strike(void **state)
+{
+	struct pacing_default d = { .start_rate = 60, .penalty_s = 300 };
+	struct pacing_pair p;
+	int64_t t = 200000;
+
+	(void)state;
+	strcpy(d.pattern, "google");
+	pacing_pair_init(&p, &conf, "google", "bind:192.0.2.1", &d, 0);
+	/* nothing is an echo before the first "slow down" */
+	assert_false(pacing_echo(&p, t - 10, t));
+	pacing_slow_down(&p, &conf, "421 4.7.28", t);
+	assert_int_equal(p.strikes, 1);
+	/* the answers of transactions taken before it, heard during its
+	 * penalty, are its echo; one taken after it is not */
+	assert_true(pacing_echo(&p, t - 1, t + 3));
+	assert_true(pacing_echo(&p, t - 5000, t + 299999));
+	assert_false(pacing_echo(&p, t, t + 3));
+	assert_false(pacing_echo(&p, t + 1, t + 400000));
+	/* once the penalty is over, a "slow down" is a new one */
+	assert_false(pacing_echo(&p, t - 1, t + 300000));
+	/* an unpaced pair (a session outside the worker penalised it, no
+	 * rate of its own) has no echo */
+	pacing_pair_init(&p, &conf, "mx.e.test", "direct", NULL, 0);
+	pacing_slow_down_unmeasured(&p, &conf, "421", t);
+	assert_false(pacing_echo(&p, t - 1, t + 3));
+}
+
 /* ratelimit_lease's rule (sql/010): a second sec is summed when
  * sec > (now_ms - window) DIV 1000. */
 static int
@@ -315,6 +345,7 @@ main(void)
 		cmocka_unit_test(test_strikes_block),
 		cmocka_unit_test(test_penalty_covers_window),
 		cmocka_unit_test(test_take_window_covers_host),
+		cmocka_unit_test(test_echo_is_no_new_strike),
 		cmocka_unit_test(test_unmeasured),
 		cmocka_unit_test(test_replies),
 	};
