@@ -85,7 +85,8 @@ int	 pacing_past_patience(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
 /* n RCPTs answered by the host. */
 void	 pacing_tally_add(struct pacing_pair *, long n, int64_t now);
-/* RCPTs answered in the last window, as a rate a minute. */
+/* RCPTs answered in the last window (and the slack of
+ * pacing_take_window_ms), as a rate a minute. */
 long	 pacing_tally_rate(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
 

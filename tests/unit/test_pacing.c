@@ -7,6 +7,7 @@
  * pair without inventing a rate; the window a budget is counted over
  * holds every RCPT the host still counts (whole seconds, late arrival);
  * the answers of transactions taken before a "slow down" are its echo;
+ * the tally it learns from holds the last window's burst;
  * which replies say "slow down" and which block us. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -216,6 +217,24 @@ test_penalty_covers_window(void **state)
 }
 
 static void
+test_tally_holds_last_window_burst(void **state)
+{
+	struct pacing_default d = { .start_rate = 60, .penalty_s = 300 };
+	struct pacing_pair p;
+
+	(void)state;
+	strcpy(d.pattern, "microsoft365");
+	pacing_pair_init(&p, &conf, "microsoft365", "bind:192.0.2.2", &d, 0);
+	/* the second window's burst answered at 60.3 s, the third one's
+	 * first RCPT at 120.1 s, then 421: the host said "slow down" at the
+	 * 61 it had in its window, not at 1 */
+	pacing_tally_add(&p, 60, 60300);
+	pacing_tally_add(&p, 1, 120100);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 120237);
+	assert_int_equal(p.learned_rate, 61);
+}
+
+static void
 test_echo_is_no_new_strike(void **state)
 {
 	struct pacing_default d = { .start_rate = 60, .penalty_s = 300 };
@@ -346,6 +365,7 @@ main(void)
 		cmocka_unit_test(test_penalty_covers_window),
 		cmocka_unit_test(test_take_window_covers_host),
 		cmocka_unit_test(test_echo_is_no_new_strike),
+		cmocka_unit_test(test_tally_holds_last_window_burst),
 		cmocka_unit_test(test_unmeasured),
 		cmocka_unit_test(test_replies),
 	};
