@@ -85,7 +85,8 @@ int	 pacing_past_patience(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
 /* n RCPTs answered by the host. */
 void	 pacing_tally_add(struct pacing_pair *, long n, int64_t now);
-/* RCPTs answered in the last window, as a rate a minute. */
+/* RCPTs answered in the last window (and the slack of
+ * pacing_take_window_ms), as a rate a minute. */
 long	 pacing_tally_rate(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
 
@@ -101,6 +102,14 @@ int	 pacing_slow_down(struct pacing_pair *, const struct pacing_conf *,
  * "slow down" says nothing of the rate the host takes). */
 int	 pacing_slow_down_unmeasured(struct pacing_pair *,
 	    const struct pacing_conf *, const char *reason, int64_t now);
+/* A "slow down" heard by a transaction whose RCPTs were taken before the
+ * pair's current penalty began (pacing_slow_down), while it lasts: the
+ * echo of the one the penalty is for (flights of other sessions already
+ * on their way), not a new one. The worker neither strikes nor halves
+ * again for it: make bench-providers saw one 421 answered to three
+ * sessions in 7 ms become three strikes, the learned rate halved three
+ * times (179 to 44 RCPTs a minute) and the pair paused for an hour. */
+int	 pacing_echo(const struct pacing_pair *, int64_t taken, int64_t now);
 /* A block: the pair is paused for pause_ms. */
 void	 pacing_block(struct pacing_pair *, const struct pacing_conf *,
 	    const char *reason, int64_t now);
@@ -135,9 +144,23 @@ enum db_err pacing_db_read(struct db *, const char *key, int64_t now,
  * learned of it). */
 #define PACING_KEEP_DAYS	30
 long long pacing_db_purge(struct db *);
+/* The window a budget of window_ms is counted over: longer by
+ * PACING_TAKE_SLACK_MS. rate_counts holds whole seconds and
+ * ratelimit_lease sums those after (now - window) DIV 1000, which leaves
+ * out up to a second of RCPTs that the host, with its own exact clock,
+ * still counts in its window; and an RCPT reaches the host a while after
+ * it was taken (connect, STARTTLS, EHLO: flights). Without the slack a
+ * host that takes exactly the pair's rate got more than that in its
+ * window when a window's sends were taken early in a second
+ * (make bench-providers: 421 4.7.28, then strikes and a block). (A
+ * housekeeping pass may purge the oldest of those seconds first, when
+ * rate_window_seconds is no longer than the pacing window: rarely, and a
+ * second at most.) */
+#define PACING_TAKE_SLACK_MS	2000
+long	 pacing_take_window_ms(long window_ms);
 /* Takes up to want RCPTs of the pair's budget (limit RCPTs in any
- * window_ms, every worker host counted): *granted gets how many (0: the
- * window is full). */
+ * window_ms, every worker host counted, pacing_take_window_ms): *granted
+ * gets how many (0: the window is full). */
 enum db_err pacing_db_take(struct db *, const struct pacing_pair *,
 	    long limit, long want, long window_ms, long *granted);
 #endif

@@ -343,11 +343,11 @@ pacer_allow(struct process *p, struct process_host *h, size_t route,
 /* A transaction of the domain ended (s: its answers; total RCPTs, the
  * probe's included; answered of them; before: RCPTs its session sent
  * before it; failed: a later transaction that failed, which teaches
- * nothing of the rate). */
+ * nothing of the rate; taken: when its RCPTs were taken). */
 void
 pacer_learn(struct process *p, struct process_domain *d,
     const struct smtp_session *s, size_t total, size_t answered,
-    size_t before, int failed, int64_t now)
+    size_t before, int failed, int64_t taken, int64_t now)
 {
 	const struct smtp_session_info *si = smtp_session_info(s);
 	struct process_host *h = d->host[PROCESS_BY_NAME];
@@ -357,7 +357,7 @@ pacer_learn(struct process *p, struct process_domain *d,
 	struct mxprofile n;
 	char why[PACING_REASON_MAX];
 	size_t i;
-	int block, t, dirty = 0;
+	int block = 0, heard, t, dirty = 0;
 
 	if (h == NULL)
 		return;
@@ -397,8 +397,16 @@ pacer_learn(struct process *p, struct process_domain *d,
 	}
 	if (pp != NULL) {
 		pacing_tally_add(&pp->s, (long)answered, now);
-		if (!failed && pacing_signal(verify_engine_smtp(p->engine)->rules,
-		    s, total, &block, why, sizeof(why)) != NULL) {
+		heard = !failed && pacing_signal(verify_engine_smtp(p->engine)->
+		    rules, s, total, &block, why, sizeof(why)) != NULL;
+		if (heard && !block && pacing_echo(&pp->s, taken, now)) {
+			/* the penalty is already for this one */
+			log_info("event=pacing_echo pair=%s egress=%s host=%s "
+			    "reply=\"%s\"", pp->s.key, pp->s.egress, h->name,
+			    why);
+			heard = 0;
+		}
+		if (heard) {
 			if (block)
 				pacing_block(&pp->s, &p->pconf, why, now);
 			else if (pacing_slow_down(&pp->s, &p->pconf, why, now))

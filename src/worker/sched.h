@@ -108,6 +108,7 @@ struct process_tx {
 						 * session, ended before every
 						 * RCPT was answered */
 	int			 unsent;	/* the session ended before it */
+	int64_t			 taken;		/* when its RCPTs were taken */
 };
 
 /* An SMTP session: a connection that carries transactions of domains
@@ -273,7 +274,7 @@ size_t	 pacer_allow(struct process *, struct process_host *, size_t route,
 	    size_t want, int64_t now);
 void	 pacer_learn(struct process *, struct process_domain *,
 	    const struct smtp_session *, size_t total, size_t answered,
-	    size_t before, int failed, int64_t now);
+	    size_t before, int failed, int64_t taken, int64_t now);
 /* The wait before an address's first retry when its host greylists it:
  * the delay that got through last time (the host's profile) when it is
  * longer than worker_greylist_delay, else 0 (the setting's); later

@@ -12,7 +12,10 @@
 #    Outlook.com does;
 #  - mx-sv (127.0.0.43) and mx-pv (127.0.0.44) take one RCPT in 10 minutes,
 #    then say 421 4.7.28: for POST /v1/verify and an upload's preview, whose
-#    sessions learn and obey the same pairs.
+#    sessions learn and obey the same pairs;
+#  - mx-pp (127.0.0.45), paced from the start by a local pacing default,
+#    counts the RCPTs it gets: the catch-all probe is taken from the
+#    pair's budget like the addresses.
 # The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
 # mx-bl's. Sessions to one host run one at a time
 # (worker_domain_concurrency = 1): a flight already on its way when the 421
@@ -34,6 +37,7 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     'rl IN A 192.0.2.1' 'rl IN MX 10 mx-rl' 'bl IN A 192.0.2.1' 'bl IN MX 10 mx-bl' 'o1 IN A 192.0.2.1' 'o1 IN MX 10 mx-o1' \
     'mx-sv IN A 127.0.0.43' 'sv IN A 192.0.2.1' 'sv IN MX 10 mx-sv' \
     'mx-pv IN A 127.0.0.44' 'pv IN A 192.0.2.1' 'pv IN MX 10 mx-pv' \
+    'mx-pp IN A 127.0.0.45' 'pp IN A 192.0.2.1' 'pp IN MX 10 mx-pp' \
     > "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
 fake 127.0.0.40 rate_limit=20 rate_window_ms=2000 rate_penalty_ms=1000 block_after=3
@@ -41,7 +45,10 @@ fake 127.0.0.41 rate_limit=5 rate_window_ms=60000 rate_penalty_ms=60000 block_af
 fake 127.0.0.42 rcpt_max=1
 fake 127.0.0.43 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_after=100
 fake 127.0.0.44 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_after=100
+fake 127.0.0.45 rate_limit=1000 rate_window_ms=600000
 mail_env_lists
+# mx-pp is paced from the start (an operator's default, 600 a minute)
+echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
 worker_poll_interval = 1
@@ -154,6 +161,23 @@ t_profile_shared() {
     expect_eq "452 4.5.3 answers" 0 "$(rate_field 127.0.0.42 too_many)"
 }
 t_case "a later worker run reads the learned tolerance and sends one RCPT a session from the start" t_profile_shared
+
+t_probe_budgeted() {
+    local bucket
+    printf '%s\n' user1@pp.pace.test user2@pp.pace.test unknown1@pp.pace.test | mkjob probe || return 1
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
+    expect_eq "RCPTs mx-pp got (three addresses and the probe)" 4 "$(rate_field 127.0.0.45 rcpts)" || return 1
+    # the pair's bucket in rate_counts (pacing.c: FNV-1a of "pair|egress")
+    bucket=$(python3 -c 'import sys
+h = 14695981039346656037
+for c in sys.argv[1].encode():
+    h = ((h ^ c) * 1099511628211) % 2**64
+print("pace:%016x" % h)' 'mx-pp.pace.test|direct')
+    expect_eq "RCPTs taken from the pair's budget" 4 \
+        "$(it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket = '$bucket'")"
+}
+t_case "a paced pair's budget counts the catch-all probe: as many RCPTs taken as the host got" t_probe_budgeted
 
 t_single_learns() {
     local rcpts

@@ -4,7 +4,10 @@
  * down", which halves the rate, keeps the rate it came at and lets it
  * creep back only to three quarters of it; strikes in a row make a block;
  * a "slow down" heard outside the worker (no tally) penalises an unpaced
- * pair without inventing a rate;
+ * pair without inventing a rate; the window a budget is counted over
+ * holds every RCPT the host still counts (whole seconds, late arrival);
+ * the answers of transactions taken before a "slow down" are its echo;
+ * the tally it learns from holds the last window's burst;
  * which replies say "slow down" and which block us. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,6 +217,85 @@ test_penalty_covers_window(void **state)
 }
 
 static void
+test_tally_holds_last_window_burst(void **state)
+{
+	struct pacing_default d = { .start_rate = 60, .penalty_s = 300 };
+	struct pacing_pair p;
+
+	(void)state;
+	strcpy(d.pattern, "microsoft365");
+	pacing_pair_init(&p, &conf, "microsoft365", "bind:192.0.2.2", &d, 0);
+	/* the second window's burst answered at 60.3 s, the third one's
+	 * first RCPT at 120.1 s, then 421: the host said "slow down" at the
+	 * 61 it had in its window, not at 1 */
+	pacing_tally_add(&p, 60, 60300);
+	pacing_tally_add(&p, 1, 120100);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 120237);
+	assert_int_equal(p.learned_rate, 61);
+}
+
+static void
+test_echo_is_no_new_strike(void **state)
+{
+	struct pacing_default d = { .start_rate = 60, .penalty_s = 300 };
+	struct pacing_pair p;
+	int64_t t = 200000;
+
+	(void)state;
+	strcpy(d.pattern, "google");
+	pacing_pair_init(&p, &conf, "google", "bind:192.0.2.1", &d, 0);
+	/* nothing is an echo before the first "slow down" */
+	assert_false(pacing_echo(&p, t - 10, t));
+	pacing_slow_down(&p, &conf, "421 4.7.28", t);
+	assert_int_equal(p.strikes, 1);
+	/* the answers of transactions taken before it, heard during its
+	 * penalty, are its echo; one taken after it is not */
+	assert_true(pacing_echo(&p, t - 1, t + 3));
+	assert_true(pacing_echo(&p, t - 5000, t + 299999));
+	assert_false(pacing_echo(&p, t, t + 3));
+	assert_false(pacing_echo(&p, t + 1, t + 400000));
+	/* once the penalty is over, a "slow down" is a new one */
+	assert_false(pacing_echo(&p, t - 1, t + 300000));
+	/* an unpaced pair (a session outside the worker penalised it, no
+	 * rate of its own) has no echo */
+	pacing_pair_init(&p, &conf, "mx.e.test", "direct", NULL, 0);
+	pacing_slow_down_unmeasured(&p, &conf, "421", t);
+	assert_false(pacing_echo(&p, t - 1, t + 3));
+}
+
+/* ratelimit_lease's rule (sql/010): a second sec is summed when
+ * sec > (now_ms - window) DIV 1000. */
+static int
+counted(int64_t sent_ms, int64_t now_ms, long window)
+{
+	return sent_ms / 1000 > (now_ms - window) / 1000;
+}
+
+static void
+test_take_window_covers_host(void **state)
+{
+	int64_t now, t, lag;
+	long w = 60000;
+	int missed_plain = 0;
+
+	(void)state;
+	/* an RCPT taken at t reaches the host up to lag ms later; the host
+	 * counts it while it arrived less than w ago. Every one the host
+	 * still counts is in the budget's sum, at any ms of the second, for
+	 * lags up to a second; the plain window (no slack) misses some. */
+	for (now = 120000; now < 122000; now += 7)
+		for (t = now - w - 1000; t <= now; t += 13)
+			for (lag = 0; lag <= 1000; lag += 100) {
+				if (t + lag > now || t + lag <= now - w)
+					continue;	/* not in the host's window */
+				assert_true(counted(t, now,
+				    pacing_take_window_ms(w)));
+				missed_plain += !counted(t, now, w);
+			}
+	assert_true(missed_plain > 0);
+}
+
+static void
 test_unmeasured(void **state)
 {
 	struct pacing_pair p;
@@ -281,6 +363,9 @@ main(void)
 		cmocka_unit_test(test_friendly_learns_on_first_421),
 		cmocka_unit_test(test_strikes_block),
 		cmocka_unit_test(test_penalty_covers_window),
+		cmocka_unit_test(test_take_window_covers_host),
+		cmocka_unit_test(test_echo_is_no_new_strike),
+		cmocka_unit_test(test_tally_holds_last_window_burst),
 		cmocka_unit_test(test_unmeasured),
 		cmocka_unit_test(test_replies),
 	};
