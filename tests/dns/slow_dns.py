@@ -151,17 +151,19 @@ def main(argv):
             conn, _ = tcp.accept()
             serve(fwd.tcp_conn, conn)
 
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    # SIGTERM and SIGINT blocked (the threads inherit it) and taken with
+    # sigwait: a handler setting an Event the main thread is waiting in
+    # can wait for ever for the Event's lock (tests/smtp/fake_smtp.py
+    # hung a CI run's teardown so).
+    stop_signals = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     serve(udp_loop)
     serve(tcp_loop)
     tmp = a.ready + ".tmp"
     with open(tmp, "w") as f:
         f.write("%s:%d\n" % (a.host, port))
     os.rename(tmp, a.ready)
-    while not stop.wait(0.5):
-        pass
+    signal.sigwait(stop_signals)
     return 0
 
 

@@ -710,11 +710,14 @@ def main(argv):
     control = Server((host, 0), Control)
     servers.append(control)
 
-    def on_signal(signum, frame):
-        stop_event.set()
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    # The stopping signals are blocked (the threads below inherit it) and
+    # taken by the main thread with sigtimedwait, not by a handler: a
+    # Python handler runs in the main thread between bytecodes, and one
+    # that set stop_event while the main thread was inside
+    # stop_event.wait() waited for ever for the Event's lock the main
+    # thread held (a CI run's teardown waited 13 minutes for this exit).
+    stop_signals = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
 
     threads = []
     for s in servers:
@@ -729,8 +732,10 @@ def main(argv):
         os.rename(tmp, ready)
     else:
         print("%d %d" % (port, control.server_address[1]), flush=True)
-    while not stop_event.wait(0.2):
-        pass
+    while not stop_event.is_set():   # (set by the control's "quit")
+        if signal.sigtimedwait(stop_signals, 0.2) is not None:
+            break
+    stop_event.set()
     for s in servers:
         s.shutdown()
         s.server_close()
