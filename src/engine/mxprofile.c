@@ -79,27 +79,6 @@ mxprofile_row(struct db_res *r, unsigned first, struct mxprofile *p)
 	mxprofile_str(p->updated_at, sizeof(p->updated_at), r, first + 9);
 }
 
-enum db_err
-mxprofile_get(struct db *db, const char *host, struct mxprofile *p,
-    int *found)
-{
-	struct db_res *r = NULL;
-	enum db_err e;
-
-	mxprofile_init(p, host);
-	*found = 0;
-	e = db_query(db, "SELECT " MXPROFILE_COLUMNS " FROM mx_profiles "
-	    "WHERE host = ?", DB_ARGS(DBP_STR(p->host)), &r);
-	if (e != DB_OK)
-		return e;
-	if (db_res_next(r) == 1) {
-		*found = 1;
-		mxprofile_row(r, 0, p);
-	}
-	db_res_free(r);
-	return DB_OK;
-}
-
 struct mxprofile_many {
 	struct mxprofile	*p;
 	int			*found;
@@ -134,6 +113,14 @@ mxprofile_get_many(struct db *db, struct mxprofile *p, int *found, size_t n)
 	    "mx_profiles WHERE host IN (", keys, n, mxprofile_many_row, &m);
 	free(keys);
 	return e;
+}
+
+enum db_err
+mxprofile_get(struct db *db, const char *host, struct mxprofile *p,
+    int *found)
+{
+	mxprofile_init(p, host);
+	return mxprofile_get_many(db, p, found, 1);
 }
 
 static struct db_param
