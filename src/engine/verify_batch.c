@@ -5,6 +5,7 @@
  * catch-all probe, the probe's answer by one rule, and conclusions. */
 #include "engine/verify_batch.h"
 #include "engine/complainers.h"
+#include "engine/pacing.h"
 #include "engine/vcache.h"
 #include "util/strparse.h"
 #include <stdio.h>
@@ -414,8 +415,11 @@ verify_batch_probe_done(struct db *db, struct verify_batch *b,
 	    NULL;
 	struct vcache_facts f;
 
-	if (rr == NULL || (rr->code / 100 != 2 && rr->code / 100 != 5)) {
-		b->probe = VERIFY_PROBE_UNKNOWN;	/* the next session */
+	/* no answer, a 4xx, or a block (a 5.7.x naming us says nothing of
+	 * the address): asked again in the next session */
+	if (rr == NULL || (rr->code / 100 != 2 && rr->code / 100 != 5) ||
+	    pacing_is_block(rr->code, rr->enhanced, rr->verdict)) {
+		b->probe = VERIFY_PROBE_UNKNOWN;
 		return 0;
 	}
 	b->probe = VERIFY_PROBE_KNOWN;

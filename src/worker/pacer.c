@@ -343,8 +343,9 @@ pacer_allow(struct process *p, struct process_host *h, size_t route,
 /* A transaction of the domain ended (s: its answers; total RCPTs, the
  * probe's included; answered of them; before: RCPTs its session sent
  * before it; failed: a later transaction that failed, which teaches
- * nothing of the rate; taken: when its RCPTs were taken). */
-void
+ * nothing of the rate; taken: when its RCPTs were taken). 1 when the
+ * answers paused the pair. */
+int
 pacer_learn(struct process *p, struct process_domain *d,
     const struct smtp_session *s, size_t total, size_t answered,
     size_t before, int failed, int64_t taken, int64_t now)
@@ -357,10 +358,10 @@ pacer_learn(struct process *p, struct process_domain *d,
 	struct mxprofile n;
 	char why[PACING_REASON_MAX];
 	size_t i;
-	int block = 0, heard, t, dirty = 0;
+	int block = 0, heard = 0, t, dirty = 0;
 
 	if (h == NULL)
-		return;
+		return 0;
 	mxprofile_init(&n, h->name);
 	/* RCPTs a session takes: 452 4.5.3 "too many recipients" */
 	for (i = 0; i < total; i++) {
@@ -436,6 +437,7 @@ pacer_learn(struct process *p, struct process_domain *d,
 	}
 	if (dirty)
 		profiles_note(p, &n);
+	return heard && block;
 }
 
 /* An address that got through greylisting after attempts tries: the

@@ -108,6 +108,7 @@ struct process_tx {
 						 * session, ended before every
 						 * RCPT was answered */
 	int			 unsent;	/* the session ended before it */
+	int			 blocked;	/* its answers paused its pair */
 	int64_t			 taken;		/* when its RCPTs were taken */
 };
 
@@ -272,7 +273,9 @@ const char *pacer_reason(const struct process_host *);
 /* How many of want RCPTs may go to the host by route now. */
 size_t	 pacer_allow(struct process *, struct process_host *, size_t route,
 	    size_t want, int64_t now);
-void	 pacer_learn(struct process *, struct process_domain *,
+/* Learns from a transaction's answers; 1 when they were a block (or the
+ * last "slow down" before one) that paused the route's pair. */
+int	 pacer_learn(struct process *, struct process_domain *,
 	    const struct smtp_session *, size_t total, size_t answered,
 	    size_t before, int failed, int64_t taken, int64_t now);
 /* The wait before an address's first retry when its host greylists it:

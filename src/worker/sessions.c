@@ -256,6 +256,14 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 			domains_enqueue(d, pa, 1);	/* keeps the order */
 			continue;
 		}
+		/* the host blocked us, not the address: the pair is paused, so
+		 * the address waits for another route or the pause's end, and
+		 * ends smtp_blocked only past the patience (sessions_give_up) */
+		if (tx->blocked && (rr == NULL || rr->code == 0 ||
+		    pacing_is_block(rr->code, rr->enhanced, rr->verdict))) {
+			domains_enqueue(d, pa, 1);
+			continue;
+		}
 		/* more RCPTs than the host takes in a session: again, in a
 		 * session of its own size */
 		if (rr != NULL && domains_too_many(rr) &&
@@ -337,8 +345,9 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 		domains_learn(d, si, answered, now);
 	if (tx->probe)
 		verify_batch_probe_done(p->db, &d->b, tx->s);
-	pacer_learn(p, d, tx->s, total, answered, ss->rcpts >= total ?
-	    ss->rcpts - total : 0, tx->failed, tx->taken, now);
+	tx->blocked = pacer_learn(p, d, tx->s, total, answered,
+	    ss->rcpts >= total ? ss->rcpts - total : 0, tx->failed, tx->taken,
+	    now);
 	if (tx->probe) {
 		sessions_conclude(p, tx);
 		if (!tx->failed || d->b.probe != VERIFY_PROBE_UNKNOWN ||

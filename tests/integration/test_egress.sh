@@ -12,7 +12,9 @@
 # addresses; the proxy-only host refuses those; through the proxy alone the
 # verdicts are right (single verification and bulk job); a dead proxy gives
 # unknown, never invalid, and the next route is used when there is one; a
-# wrong password gives unknown with a clear log line.
+# wrong password gives unknown with a clear log line; a host that blocks
+# one source address (127.0.0.47) has that session's addresses verified
+# by the other route.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require danted useradd userdel chpasswd
@@ -32,6 +34,10 @@ mkdir -p "$IT_DIR/zones"
     for i in 1 2 3; do echo "q$i 300 IN MX 10 mx-pinned"; done
     # r1-r25: MX hosts where nothing listens (a closed port 25)
     for i in $(seq 1 25); do echo "r$i 300 IN MX 10 mx-r$i"; echo "mx-r$i 300 IN A 127.0.0.46"; done
+    # b1-b4 (catch-all domains) on a host that answers every RCPT from
+    # 127.0.0.2 with a block
+    echo 'mx-block 300 IN A 127.0.0.47'
+    for i in 1 2 3 4; do echo "b$i 300 IN MX 10 mx-block"; done
 } > "$IT_DIR/zones/egress.test.zone"
 mail_env_dns "$IT_DIR/zones/egress.test.zone"
 SMTP_PORT=$(stack_free_port)
@@ -39,6 +45,7 @@ PROXY_ADDR=127.0.0.45	# the proxy's outgoing (external) address
 fake 127.0.0.41
 fake 127.0.0.42 allow_from=$PROXY_ADDR
 fake 127.0.0.43 allow_from=127.0.0.3
+fake 127.0.0.47 block_rcpt_from=127.0.0.2 'catchall_domains=b[0-9]+\.egress\.test'
 
 # the proxy's user: a system user of this test only, removed at exit
 PROXY_USER=svcegress$$
@@ -437,6 +444,34 @@ t_port25_blocked() {
         *) it_fail "svcadm doctor: $out"; return 1 ;; esac
 }
 t_case "port 25 closed: direct connects refused for most domains give unknown smtp_unreachable, and svcadm status and doctor say port 25 looks blocked" t_port25_blocked
+
+t_block_rescheduled() {
+    local p
+    # mx-block answers every RCPT from 127.0.0.2 with "554 5.7.1 ... Client
+    # host [127.0.0.2] blocked using zen.spamhaus.org" (a block naming our
+    # client, told at RCPT): that route's pair is paused, and the addresses
+    # of the blocked transaction go again by 127.0.0.3 and get their real
+    # verdicts; none ends smtp_blocked. The blocked transaction was its
+    # domain's first, with the catch-all probe: a probe answered with a
+    # block says nothing of the domain, so it is asked again and the
+    # domains are all found catch-all. One domain and one transaction a
+    # session, so that sessions alternate routes.
+    egress "bind:127.0.0.2 bind:127.0.0.3"
+    conf_set worker_domain_concurrency 1
+    conf_set worker_transactions_per_session 1
+    { for i in 1 2 3 4; do for k in 1 2; do echo "user9$i$k@b$i.egress.test"; done; done
+      echo unknown9@b1.egress.test; } | job rescheduled
+    conf_unset worker_domain_concurrency
+    conf_unset worker_transactions_per_session
+    [ -n "$JOB_RESULTS" ] || return 1
+    expect_eq "results" "1 invalid,8 risky" "$JOB_RESULTS" || return 1
+    p=$(peers 127.0.0.47)
+    [[ $p =~ 127\.0\.0\.2= ]] || { it_fail "no session came from 127.0.0.2 (the block was not met): $p"; return 1; }
+    expect_eq "paused pair" "bind:127.0.0.2 1" \
+        "$(it_sql "SELECT egress, paused_until > UTC_TIMESTAMP(3) FROM pacing_pairs
+                   WHERE pair = 'mx-block.egress.test' AND paused_until IS NOT NULL" | tr '\t' ' ')" || return 1
+}
+t_case "a host that blocks one source address at RCPT: that route's pair is paused, and the blocked transaction's addresses and catch-all probe are asked again by the other route (none ends smtp_blocked, every domain found catch-all: risky)" t_block_rescheduled
 
 t_pacing_pairs_purged() {
     # three pairs: unused for 40 days (deleted), unused as long but paused

@@ -38,6 +38,11 @@ the session log):
   allow_from=ADDR,...              only these client source addresses are
                                    served (the others get "554 5.7.1 ...
                                    not allowed" and are closed); empty: all
+  block_rcpt_from=ADDR,...         these client source addresses are served,
+                                   but every RCPT gets "554 5.7.1 Service
+                                   unavailable; Client host [ADDRESS] blocked
+                                   using zen.spamhaus.org" (a block told at
+                                   RCPT, not at the greeting)
   hold=1|0                         1: every flight of commands waits, unanswered,
                                    until hold is set back to 0 (a test that must
                                    know a session is still going, without a
@@ -127,7 +132,7 @@ DEFAULTS = {
     "mail_limit": "0", "rset": "ok", "catchall_domains": "",
     "hold": "0", "rcpt_max": "0", "rate_limit": "0",
     "rate_window_ms": "1000", "rate_penalty_ms": "1000", "block_after": "0",
-    "allow_from": "", "rate_from": "",
+    "allow_from": "", "rate_from": "", "block_rcpt_from": "",
 }
 
 # Real texts of the providers and gateways (issue 24), by keyword:
@@ -325,6 +330,8 @@ class Session:
         if addr.upper().startswith("TO:"):
             addr = addr[3:].strip()
         addr = addr.strip("<>")
+        if self.log["peer"] in [a for a in setting("block_rcpt_from").split(",") if a]:
+            return self.reply(554, ["5.7.1 Service unavailable; Client host [%s] blocked using zen.spamhaus.org" % self.log["peer"]]), None
         local = addr.split("@")[0].lower()
         m = re.fullmatch(r"(close421|[a-z]+)[0-9]*", local)
         local = m.group(1) if m else ""
