@@ -798,7 +798,13 @@ static const struct {
 	{ "554 5.7.1 Service unavailable; Client host [192.0.2.1] blocked "
 	  "using zen.spamhaus.org; https://www.spamhaus.org/query/ip/"
 	  "192.0.2.1\r\n", V(BLOCKED) },
-	{ "554 5.7.1 <x@example.com>: Relay access denied\r\n", V(BLOCKED) },
+	/* relaying refused says nothing of us: not a block */
+	{ "554 5.7.1 <x@example.com>: Relay access denied\r\n",
+	    V(BAD_DESTINATION) },
+	{ "550 5.7.1 <x@example.com>... Relaying denied\r\n",
+	    V(BAD_DESTINATION) },
+	{ "550 5.7.54 SMTP; Unable to relay recipient in non-accepted domain"
+	  "\r\n", V(BAD_DESTINATION) },
 	{ "554 5.7.1 <x@example.com>: Recipient address rejected: Access "
 	  "denied\r\n", V(BLOCKED) },
 	{ "450 4.7.1 Client host rejected: cannot find your hostname, "
@@ -862,8 +868,8 @@ static const struct {
 	  "\r\n", V(UNKNOWN) },
 	{ "552 5.3.4 Message size exceeds fixed limit\r\n", V(UNKNOWN) },
 	{ "553 sorry, that domain isn't in my list of allowed rcpthosts "
-	  "(#5.7.1)\r\n", V(UNKNOWN) },
-	{ "550 relay not permitted\r\n", V(UNKNOWN) },
+	  "(#5.7.1)\r\n", V(BAD_DESTINATION) },
+	{ "550 relay not permitted\r\n", V(BAD_DESTINATION) },
 	{ "554 Transaction failed\r\n", V(UNKNOWN) },
 	{ "500 5.5.1 Command unrecognized\r\n", V(UNKNOWN) },
 	{ "550 2.1.5 odd server\r\n", V(UNKNOWN) },
