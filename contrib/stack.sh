@@ -65,15 +65,23 @@ stack_show_log() {
 # was not handed out recently. Handed-out ports are noted in STACK_PORTS_FILE,
 # shared by every shell (port=$(stack_free_port) runs in a subshell, and test
 # scripts run in parallel), so a port picked but not yet bound is not reused.
+# Ports come from below the kernel's ephemeral range (ip_local_port_range),
+# which the source ports of outgoing connections and the listeners that bind
+# port 0 take from: a port picked there could be taken by any client's
+# connection before the server binds it (a CI run's mariadbd once failed on
+# "Address already in use").
 STACK_PORTS_FILE=${STACK_PORTS_FILE:-${TMPDIR:-/tmp}/svc-stack-ports.$(id -u)}
 stack_free_port() {
-    local used port i
+    local used port i low=32768 span
+    read -r low _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+    [ "$low" -gt 12000 ] 2>/dev/null || low=32768
+    span=$(( low - 10000 ))
     used=$(ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')
     if [ -f "$STACK_PORTS_FILE" ] && [ "$(wc -l < "$STACK_PORTS_FILE")" -gt 5000 ]; then
         : > "$STACK_PORTS_FILE"
     fi
     for i in $(seq 1 200); do
-        port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+        port=$(( 10000 + (RANDOM * 32768 + RANDOM) % span ))
         if grep -qx "$port" "$STACK_PORTS_FILE" 2>/dev/null; then continue; fi
         if printf '%s\n' "$used" | grep -qx "$port"; then continue; fi
         # connect test as a second opinion (ss may be missing)
@@ -301,6 +309,7 @@ stack_mariadb_start() {
         stack_mariadb_write_cnf "$dir" "$STACK_DB_PORT"
     fi
     bin=$(stack_mariadb_bin) || return 1
+    local attempt=1
     rm -f "$dir/mariadbd.pid" "$dir/mariadb.sock"
     : > "$dir/mariadbd.err"
     : > "$dir/mariadbd.out"
@@ -309,6 +318,19 @@ stack_mariadb_start() {
     for i in $(seq 1 $(( STACK_TIMEOUT * 10 ))); do
         if stack_mariadb_sql "$dir" -e 'SELECT 1' >/dev/null 2>&1; then
             return 0
+        fi
+        if ! stack_alive "$pid" && [ "$attempt" -lt 3 ] &&
+                grep -q 'Address already in use' "$dir/mariadbd.err" 2>/dev/null; then
+            # another program bound the port between the pick and the
+            # bind: start again on another one
+            attempt=$((attempt + 1))
+            STACK_DB_PORT=$(stack_free_port) || return 1
+            echo "$STACK_DB_PORT" > "$dir/port"
+            stack_mariadb_write_cnf "$dir" "$STACK_DB_PORT"
+            rm -f "$dir/mariadbd.pid" "$dir/mariadb.sock"
+            : > "$dir/mariadbd.err"
+            pid=$(stack_daemon "$dir/mariadbd.pid" "$dir/mariadbd.out" "$bin" --defaults-file="$dir/my.cnf")
+            continue
         fi
         if ! stack_alive "$pid"; then
             stack_err "mariadbd exited during start-up ($dir)"

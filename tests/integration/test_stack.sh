@@ -83,6 +83,29 @@ t_db_idempotent() {
 }
 t_case "initialising, starting and creating the database again changes nothing" t_db_idempotent
 
+t_port_taken_at_bind() {
+    local old new holder rc
+    stack_mariadb_stop "$IT_DIR/mariadb" || return 1
+    # a port handed out, then bound by another program without listening:
+    # a connect finds it free (as when the bind comes after the check), and
+    # mariadbd's bind fails with "Address already in use"
+    old=$(stack_free_port) || return 1
+    python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); print("bound", flush=True); time.sleep(600)' "$old" > "$IT_DIR/holder.out" 2>&1 &
+    holder=$!
+    for _ in $(seq 1 100); do grep -q bound "$IT_DIR/holder.out" && break; sleep 0.1; done
+    echo "$old" > "$IT_DIR/mariadb/port"
+    stack_mariadb_write_cnf "$IT_DIR/mariadb" "$old"
+    stack_mariadb_start "$IT_DIR/mariadb"; rc=$?
+    kill "$holder"; wait "$holder" 2>/dev/null
+    grep -q bound "$IT_DIR/holder.out" || { it_fail "the port holder did not start: $(cat "$IT_DIR/holder.out")"; return 1; }
+    [ "$rc" = 0 ] || { it_fail "mariadbd did not start on another port"; return 1; }
+    new=$(cat "$IT_DIR/mariadb/port")
+    [ "$new" != "$old" ] || { it_fail "the port did not change ($old)"; return 1; }
+    expect_eq "answers on 127.0.0.1:$new" 1 "$(mariadb --no-defaults -h 127.0.0.1 -P "$new" -u "$STACK_DB_USER" -p"$STACK_DB_PASSWORD" -N -B -e 'SELECT 1' 2>&1)"
+}
+t_case "a port taken between the pick and mariadbd's bind: it starts again on another port" t_port_taken_at_bind
+
 # web_server_checks NAME: the FastCGI program behind BASE_URL gets what svc-api needs
 web_server_checks() {
     local name=$1 want_conf=$2
