@@ -8,7 +8,9 @@
 # without preview (409) and another account's (404); nothing charged by
 # any of it; POST .../confirm charging exactly once under ten concurrent
 # confirms (the others 409 with details.status), 402 with details, and a
-# job cancelled while awaiting confirmation (nothing charged or refunded).
+# job cancelled while awaiting confirmation (nothing charged or refunded);
+# the SMTP sample stratified by who runs the mail (a provider with 1 row
+# in 100 has its row sampled).
 # The lines that are no address are rows but cost nothing: not in
 # credits_needed, not charged by confirm, never refunded.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -239,5 +241,33 @@ t_cancel_awaiting() {
     expect_eq "balance" "$before" "$(balance "$ACC")" && expect_eq "ledger rows" "$rows" "$(ledger_rows "$ACC")"
 }
 t_case "cancelling a job awaiting confirmation charges and refunds nothing" t_cancel_awaiting
+
+t_stratified_sample() {
+    local job n
+    # 99 rows at catchall.svc.test (its MX mta21 named "bigmail" by the
+    # operator's mx_providers.txt) and one at mx.svc.test (mta20: the
+    # registrable domain svc.test): two strata. The sample, min(200, 2%) =
+    # 2 rows, gives each stratum one: the small one's row is probed every
+    # time (a uniform draw would take it 2 times in 100).
+    echo 'mta21.svc.test bigmail' >> "$IT_DIR/lists/local/mx_providers.txt"
+    { echo email; for i in $(seq 1 99); do echo "someone$i@catchall.svc.test"; done
+      echo nobody777@mx.svc.test; } > "$F/strata.csv"
+    n=$(grep -c 'event=preview_computed .* strata=2 ' "$IT_DIR/log/svc.log")
+    http POST /v1/verify/bulk/upload "" -F "file=@$F/strata.csv" -F preview=true
+    expect_status 202 || return 1
+    job=$(json .job_id)
+    it_job_wait "$job" awaiting_confirmation || return 1
+    sed -i '/^mta21.svc.test bigmail$/d' "$IT_DIR/lists/local/mx_providers.txt"
+    http POST "/v1/verify/bulk/$job/preview" "" --data ""
+    expect_status 200 && expect_json .preview.free_checks.needs_smtp 100 &&
+        expect_json .preview.smtp_sample.size 2 || return 1
+    expect_eq "the small stratum's row probed" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(it_cache_keys nobody777@mx.svc.test))")" || return 1
+    expect_eq "previews computed from two strata" $((n + 1)) \
+        "$(grep -c 'event=preview_computed .* strata=2 ' "$IT_DIR/log/svc.log")" || return 1
+    http DELETE "/v1/jobs/$job"
+    expect_status 200
+}
+t_case "the SMTP sample is stratified by who runs the mail: a provider with 1 row in 100 gets one of the 2 sampled rows" t_stratified_sample
 
 t_done
