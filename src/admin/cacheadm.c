@@ -1,6 +1,7 @@
 /* cacheadm.c: create, rotate and use the verdict cache's key (cacheadm.h). */
 #include "admin/cacheadm.h"
 #include "engine/addr.h"
+#include "util/timeutil.h"
 #include <sodium.h>
 #include <errno.h>
 #include <string.h>
@@ -23,8 +24,6 @@ cacheadm_rotate(struct db *db, const struct conf *c,
     unsigned long long *deleted, struct buf *err)
 {
 	const char *path = conf_str(c, CONF_CACHE_HASH_KEY_FILE);
-	struct timespec pause;
-
 	*deleted = 0;
 	if (*path == '\0') {
 		buf_puts(err, "cache_hash_key_file is empty (the key is "
@@ -36,10 +35,7 @@ cacheadm_rotate(struct db *db, const struct conf *c,
 	/* every running process looks at the file again within
 	 * CACHEKEY_RECHECK_MS (a tick of its coarse clock more): rows it
 	 * stores with the old key until then go with the rest */
-	pause.tv_sec = (CACHEKEY_RECHECK_MS + 50) / 1000;
-	pause.tv_nsec = (CACHEKEY_RECHECK_MS + 50) % 1000 * 1000000L;
-	while (nanosleep(&pause, &pause) == -1 && errno == EINTR)
-		continue;
+	timeutil_sleep_ms(CACHEKEY_RECHECK_MS + 50);
 	if (db_exec(db, "DELETE FROM verdict_cache", DB_NOARGS, deleted) !=
 	    DB_OK) {
 		buf_printf(err, "deleting the cache: %s", db_error(db));

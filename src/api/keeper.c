@@ -6,7 +6,7 @@
  * it gives back every lease the host still holds. */
 #include "api/keeper.h"
 #include "util/log.h"
-#include <errno.h>
+#include "util/timeutil.h"
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -33,17 +33,6 @@ keeper_changed(const char *bucket, void *arg)
 
 	if (strncmp(bucket, RATELIMIT_ACCOUNT_PREFIX, n) == 0)
 		authcache_counted(arg, bucket + n);
-}
-
-/* Sleeps ms, or less when a signal comes. */
-static void
-keeper_sleep(long ms)
-{
-	struct timespec ts;
-
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = ms % 1000 * 1000000L;
-	nanosleep(&ts, NULL);
 }
 
 static struct db *
@@ -85,7 +74,7 @@ keeper_loop(const struct conf *c, const struct api_shared *sh)
 	authcache_init(&cache, 0, sh->gens);
 	while (!keeper_stop) {
 		if (db == NULL && (db = keeper_db(c, &logged)) == NULL) {
-			keeper_sleep(1000);
+			timeutil_nap_ms(1000);
 			continue;
 		}
 		if ((next = permits_sweep(sh->permits, db, 0, keeper_changed,
@@ -96,7 +85,7 @@ keeper_loop(const struct conf *c, const struct api_shared *sh)
 			db = NULL;
 			next = 1000;
 		}
-		keeper_sleep(next < KEEPER_TICK_MS ? (next > 0 ? next : 1) :
+		timeutil_nap_ms(next < KEEPER_TICK_MS ? (next > 0 ? next : 1) :
 		    KEEPER_TICK_MS);
 	}
 	/* The host stops: what it has not used goes back now rather than

@@ -12,6 +12,7 @@
 #include "cli/apierr.h"
 #include "cli/version.h"
 #include "util/strparse.h"
+#include "util/timeutil.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,14 +110,10 @@ client_resp_free(struct client_resp *r)
 int
 client_sleep(struct client *c, long ms)
 {
-	struct timespec ts;
-
 	while (ms > 0) {
 		if (c->stop && *c->stop)
 			return -1;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (ms > 100 ? 100 : ms) * 1000000L;
-		nanosleep(&ts, NULL);
+		timeutil_nap_ms(ms > 100 ? 100 : ms);
 		ms -= 100;
 	}
 	return c->stop && *c->stop ? -1 : 0;

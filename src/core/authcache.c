@@ -11,7 +11,7 @@
  * share an index only make each other's entries stale more often. */
 #include "core/authcache.h"
 #include "util/khash.h"
-#include <errno.h>
+#include "util/timeutil.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -310,12 +310,5 @@ authcache_gens_shared(void)
 void
 authcache_settle(long ttl_ms)
 {
-	struct timespec ts;
-
-	if (ttl_ms <= 0)
-		return;
-	ts.tv_sec = ttl_ms / 1000;
-	ts.tv_nsec = (ttl_ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
+	timeutil_sleep_ms(ttl_ms);
 }

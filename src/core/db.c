@@ -6,6 +6,7 @@
 #include "core/db.h"
 #include "util/dbhosts.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include <errmsg.h>
 #include <mysql.h>
 #include <mysqld_error.h>
@@ -216,7 +217,6 @@ fail:
 static enum db_err
 db_connect(struct db *db)
 {
-	struct timespec ts;
 	size_t n = db->nhosts ? db->nhosts : 1, k, i;
 	int round, rounds = db->nhosts > 1 ? DB_CONNECT_ROUNDS : 1;
 	long ms = DB_BACKOFF_MS;
@@ -231,9 +231,7 @@ db_connect(struct db *db)
 	db->in_tx = 0;
 	for (round = 0; round < rounds; round++) {
 		if (round > 0) {
-			ts.tv_sec = ms / 1000;
-			ts.tv_nsec = (ms % 1000) * 1000000L;
-			nanosleep(&ts, NULL);
+			timeutil_nap_ms(ms);
 			ms *= 2;
 		}
 		for (k = 0; k < n; k++) {

@@ -419,16 +419,6 @@ permits_round_trip(struct permits *p, struct permits_slot *s,
 	return DB_OK;
 }
 
-static void
-permits_sleep(int64_t ms)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
 
 enum db_err
 permits_take(struct permits *p, struct db *db, const char *bucket,
@@ -486,7 +476,7 @@ permits_take(struct permits *p, struct db *db, const char *bucket,
 			break;
 		log_debug("event=permits_wait bucket=%s others=%ld ms=%lld",
 		    bucket, res.others, (long long)wait);
-		permits_sleep(wait);
+		timeutil_sleep_ms(wait);
 		waited += wait;
 	}
 	return DB_OK;		/* refused: st says so */

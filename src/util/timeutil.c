@@ -1,5 +1,6 @@
 /* timeutil.c: wall and monotonic clocks in milliseconds, ISO 8601 UTC. */
 #include "util/timeutil.h"
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,39 @@ timeutil_mono_coarse_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct timespec
+timeutil_ts(int64_t ms)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	return ts;
+}
+
+void
+timeutil_sleep_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts = timeutil_ts(ms);
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		continue;
+}
+
+void
+timeutil_nap_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts = timeutil_ts(ms);
+	nanosleep(&ts, NULL);
 }
 
 void
