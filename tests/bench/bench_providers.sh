@@ -262,36 +262,11 @@ stack_proc_start "$IT_DIR/worker" svc-worker "$WORKER" -c "$SVC_CONF" || { bad "
 WPID=$(stack_pidfile_pid "$IT_DIR/worker/svc-worker.pid")
 sleep 1.5
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-# the client: the POST, then GET /progress every 0.2 s until the job has
-# ended: "JOB id code t0 t1 total" (POST sent and answered, epoch seconds),
-# "DONE t status"
-"$PYTHON" - "$BASE_URL" "$API_KEY" "$IT_DIR/job.json" "$TIMEOUT" > "$IT_DIR/client.out" 2> "$IT_DIR/client.err" <<'EOF' &
-import json, sys, time, urllib.error, urllib.request
-base, key, body, timeout = sys.argv[1:5]
-head = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
-t0 = time.time()
-try:
-    r = urllib.request.urlopen(urllib.request.Request(base + "/v1/verify/bulk", data=open(body, "rb").read(),
-                                                      headers=head, method="POST"), timeout=600)
-    code, j = r.status, json.loads(r.read())
-except urllib.error.HTTPError as e:
-    print("ERROR %d %s" % (e.code, e.read()[:300]), flush=True)
-    sys.exit(1)
-t1 = time.time()
-job = j.get("job_id") or j.get("id")
-print("JOB %s %d %.6f %.6f %s" % (job, code, t0, t1, j.get("total_emails")), flush=True)
-while time.time() - t0 < float(timeout):
-    try:
-        r = urllib.request.urlopen(urllib.request.Request(base + "/v1/jobs/%s/progress" % job, headers=head), timeout=30)
-        p = json.loads(r.read())
-    except (urllib.error.URLError, OSError, ValueError):
-        time.sleep(0.2)
-        continue
-    if p.get("status") in ("completed", "failed", "cancelled"):
-        print("DONE %.6f %s" % (time.time(), p.get("status")), flush=True)
-        break
-    time.sleep(0.2)
-EOF
+# the client (tests/bench/job_client.py): the POST, then GET /progress
+# every 0.2 s until the job has ended: "JOB id code t0 t1 total" (POST
+# sent and answered, epoch seconds), "DONE t status"
+"$PYTHON" "$top_srcdir/tests/bench/job_client.py" "$BASE_URL" "$API_KEY" /v1/verify/bulk "$IT_DIR/job.json" \
+    200 "$TIMEOUT" > "$IT_DIR/client.out" 2> "$IT_DIR/client.err" &
 CLIENT=$!
 while kill -0 "$CLIENT" 2>/dev/null; do
     stack_alive "$WPID" || { bad "svc-worker exited"; kill "$CLIENT"; break; }

@@ -351,37 +351,9 @@ EOF
     # the client: the POST, then GET /progress every PROGRESS_MS until the
     # job has ended: "JOB id status t0 t1 total" (POST sent and answered,
     # epoch seconds), "SAMPLE t processed status" per answer, "DONE t status"
-    "$PYTHON" - "$BASE_URL" "$API_KEY" "/v1/verify/$TYPE" "$IT_DIR/job-$run.json" "$PROGRESS_MS" "$TIMEOUT" \
-        > "$IT_DIR/client-$run.out" 2> "$IT_DIR/client-$run.err" <<'EOF' &
-import json, sys, time, urllib.error, urllib.request
-base, key, path, body, every, timeout = sys.argv[1:7]
-every = int(every) / 1000.0
-head = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
-data = open(body, "rb").read()
-t0 = time.time()
-try:
-    r = urllib.request.urlopen(urllib.request.Request(base + path, data=data, headers=head, method="POST"), timeout=600)
-    code, j = r.status, json.loads(r.read())
-except urllib.error.HTTPError as e:
-    print("ERROR %d %s" % (e.code, e.read()[:300]), flush=True)
-    sys.exit(1)
-t1 = time.time()
-job = j.get("job_id") or j.get("id")
-print("JOB %s %d %.6f %.6f %s" % (job, code, t0, t1, j.get("total_emails")), flush=True)
-while time.time() - t0 < float(timeout):
-    try:
-        r = urllib.request.urlopen(urllib.request.Request(base + "/v1/jobs/%s/progress" % job, headers=head), timeout=30)
-        p = json.loads(r.read())
-    except (urllib.error.URLError, OSError, ValueError):
-        time.sleep(every)
-        continue
-    now = time.time()
-    print("SAMPLE %.6f %d %s" % (now, p.get("processed_emails") or 0, p.get("status")), flush=True)
-    if p.get("status") in ("completed", "failed", "cancelled"):
-        print("DONE %.6f %s" % (now, p.get("status")), flush=True)
-        break
-    time.sleep(every)
-EOF
+    "$PYTHON" "$top_srcdir/tests/bench/job_client.py" "$BASE_URL" "$API_KEY" "/v1/verify/$TYPE" \
+        "$IT_DIR/job-$run.json" "$PROGRESS_MS" "$TIMEOUT" \
+        > "$IT_DIR/client-$run.out" 2> "$IT_DIR/client-$run.err" &
     CLIENT=$!
     conn_max=0; conn_sum=0; conn_n=0
     while kill -0 "$CLIENT" 2>/dev/null; do
