@@ -272,6 +272,7 @@ pacing_conf_read(struct pacing_conf *pc, const struct conf *c)
 	pc->patience_ms = conf_int(c, CONF_PACING_PATIENCE_MS);
 	pc->max_rate = conf_int(c, CONF_PACING_MAX_RATE);
 	pc->block_strikes = (int)conf_int(c, CONF_PACING_BLOCK_STRIKES);
+	pc->pair_sessions = (int)conf_int(c, CONF_PACING_PAIR_SESSIONS);
 }
 
 long long

@@ -48,6 +48,8 @@ struct pacing_conf {
 	long	 patience_ms;		/* waiting addresses give up after */
 	long	 max_rate;		/* RCPTs a minute, 0: no ceiling */
 	int	 block_strikes;		/* "slow down"s in a row = a block */
+	int	 pair_sessions;		/* sessions at once on a paced pair,
+					 * 0: no cap (svc-worker) */
 };
 
 struct pacing_pair {

@@ -222,6 +222,13 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "3", 0, 100, 0,
 	    "\"slow down\"s in a row (each within a penalty of the last one's "
 	    "end) that count as a block (0: never)" },
+	[CONF_PACING_PAIR_SESSIONS] = { "pacing_pair_sessions", CONF_TYPE_INT,
+	    "1", 0, 1000, 0,
+	    "SMTP sessions svc-worker keeps open at once on one paced (mail "
+	    "host, egress) pair (0: no cap; worker_domain_concurrency still "
+	    "holds): the commands of a session already on their way when "
+	    "another session hears 421 reach the host during its penalty, "
+	    "which counts them as coming back" },
 	[CONF_WORKER_GREYLIST_DELAY] = { "worker_greylist_delay",
 	    CONF_TYPE_INT, "300", 1, 86400, 0,
 	    "seconds before a greylisted address of a job is tried again" },

@@ -39,6 +39,7 @@ struct pacer_pair {
 	struct pacing_pair	 s;
 	int64_t			 next_take;
 	int			 refs;
+	int			 sessions;	/* open on it now */
 	struct pacer_pair	*next;
 };
 
@@ -255,6 +256,28 @@ pacer_may_send(const struct process_host *h, size_t route, int64_t now)
 
 	pp = pacer_route_pair(h, route, &missing);
 	return !missing && (pp == NULL || pacing_may_send(&pp->s, now));
+}
+
+int
+pacer_session_room(const struct process *p, const struct process_host *h,
+    size_t route)
+{
+	struct pacer_pair *pp;
+	int missing;
+
+	pp = pacer_route_pair(h, route, &missing);
+	return pp == NULL || !pp->s.paced || p->pconf.pair_sessions == 0 ||
+	    pp->sessions < p->pconf.pair_sessions;
+}
+
+void
+pacer_session_count(struct process_host *h, size_t route, int delta)
+{
+	struct pacer_pair *pp;
+	int missing;
+
+	if ((pp = pacer_route_pair(h, route, &missing)) != NULL)
+		pp->sessions += delta;
 }
 
 int

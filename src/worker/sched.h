@@ -265,6 +265,13 @@ size_t	 pacer_route_start(struct process *);
 int	 pacer_may_send(const struct process_host *, size_t route,
 	    int64_t now);
 int	 pacer_any_may_send(const struct process_host *, int64_t now);
+/* Whether one more session may open on the host's pair of route: always
+ * for a pair not paced, else while fewer than pacing_pair_sessions are
+ * open on it. pacer_session_count counts one opening (+1) or ending
+ * (-1). */
+int	 pacer_session_room(const struct process *,
+	    const struct process_host *, size_t route);
+void	 pacer_session_count(struct process_host *, size_t route, int delta);
 /* Every route's pair of the host is paused past the addresses' patience. */
 int	 pacer_past_patience(const struct process *, const struct process_host *,
 	    int64_t now);

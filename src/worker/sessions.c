@@ -127,7 +127,8 @@ sessions_unreachable(struct process *p, struct process_tx *tx)
  * transaction is taken now and given when the session is READY. Its
  * egress route: from the round robin's, the first that is not down
  * (egress_down.h, while another is up) and whose pair for the domain's
- * host may send and grants RCPTs (pacer.c). */
+ * host may send, has room for one more session (pacing_pair_sessions) and
+ * grants RCPTs (pacer.c). */
 static int
 sessions_start(struct process *p, struct process_domain *d, int64_t now)
 {
@@ -142,7 +143,8 @@ sessions_start(struct process *p, struct process_domain *d, int64_t now)
 		r = (start + i) % n;
 		if (!egress_in(o->routes, r) || egress_avoid_in(o->egress, r,
 		    now, o->routes) || !pacer_may_send(d->host[PROCESS_BY_NAME],
-		    r, now))
+		    r, now) || !pacer_session_room(p, d->host[PROCESS_BY_NAME],
+		    r))
 			continue;
 		if (sessions_take(p, &ss->tx, d, limit, r, now) > 0)
 			break;
@@ -157,6 +159,7 @@ sessions_start(struct process *p, struct process_domain *d, int64_t now)
 	}
 	ss->route = r;
 	domains_hold(ss->host, d);
+	pacer_session_count(ss->host[PROCESS_BY_NAME], r, 1);
 	p->nsessions++;
 	log_debug("event=smtp_session_start domain=%s host=%s route=%zu "
 	    "rcpts=%zu", d->b.domain, d->host[PROCESS_BY_NAME] ?
@@ -518,6 +521,7 @@ sessions_done(struct process *p, struct process_session *ss, int64_t now)
 	smtp_session_free(ss->s);
 	ss->s = NULL;
 	memset(&ss->tx, 0, sizeof(ss->tx));
+	pacer_session_count(ss->host[PROCESS_BY_NAME], ss->route, -1);
 	domains_release(ss->host);
 }
 
@@ -618,6 +622,7 @@ sessions_drop_all(struct process *p)
 		sessions_drop(&ss->tx);
 		smtp_session_free(ss->s);
 		ss->s = NULL;
+		pacer_session_count(ss->host[PROCESS_BY_NAME], ss->route, -1);
 		domains_release(ss->host);
 	}
 	p->nsessions = 0;

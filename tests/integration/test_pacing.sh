@@ -18,9 +18,10 @@
 #    pair's budget like the addresses.
 # The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
 # mx-bl's. Sessions to one host run one at a time
-# (worker_domain_concurrency = 1): a flight already on its way when the 421
-# comes cannot be called back, so with several at once a strike could be
-# the flight's and not the pacing's. Assertions are counts from the fake
+# (worker_domain_concurrency = 1, and pacing_pair_sessions = 1 for a paced
+# pair, case 7): a flight already on its way when the 421 comes cannot be
+# called back, so with several at once a strike could be the flight's and
+# not the pacing's. Assertions are counts from the fake
 # servers and rows, never times.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
@@ -178,6 +179,24 @@ print("pace:%016x" % h)' 'mx-pp.pace.test|direct')
         "$(it_sql "SELECT COALESCE(SUM(n), 0) FROM rate_counts WHERE bucket = '$bucket'")"
 }
 t_case "a paced pair's budget counts the catch-all probe: as many RCPTs taken as the host got" t_probe_budgeted
+
+t_one_session_a_pair() {
+    # mx-pp is paced; with 5 sessions a host allowed (worker_domain_concurrency)
+    # and 10 RCPTs a session, 60 addresses would go out in several
+    # sessions at once: a paced pair has one at a time (pacing_pair_sessions)
+    fake_ctl 127.0.0.45 reset > /dev/null
+    sed -i 's/^worker_domain_concurrency = 1$/worker_domain_concurrency = 5/; s/^worker_rcpts_per_session = 20$/worker_rcpts_per_session = 10/' "$SVC_CONF"
+    for i in $(seq 1 60); do echo "user$i@pp.pace.test"; done | mkjob onesession || return 1
+    once || it_fail "svc-worker --once failed"
+    sed -i 's/^worker_domain_concurrency = 5$/worker_domain_concurrency = 1/; s/^worker_rcpts_per_session = 10$/worker_rcpts_per_session = 20/' "$SVC_CONF"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
+    expect_eq "valid" 60 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND classification = 'valid'")" || return 1
+    expect_eq "sessions at mx-pp at once, at most" 1 \
+        "$(fake_ctl 127.0.0.45 concurrency | tr ' ' '\n' | sed -n 's/^max=//p')" || return 1
+    [ "$(fake_ctl 127.0.0.45 concurrency | tr ' ' '\n' | sed -n 's/^sessions=//p')" -ge 2 ] ||
+        it_fail "one session carried all: $(fake_ctl 127.0.0.45 concurrency)"
+}
+t_case "a paced pair has one SMTP session at a time (pacing_pair_sessions), whatever worker_domain_concurrency allows" t_one_session_a_pair
 
 t_single_learns() {
     local rcpts
