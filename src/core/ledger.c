@@ -210,22 +210,56 @@ ledger_verify(struct db *db, const char *pool, int *equal)
 	return LEDGER_OK;
 }
 
-/* One movement as a transaction of its own. */
+/* One movement as a transaction of its own. It always has a ref (the
+ * caller's, or one made for it), so that a run again after a lost
+ * connection (db_tx_retry) finds out whether the first run's COMMIT was
+ * applied before its answer was lost: then the movement is done, and
+ * making it again would charge or grant twice. */
 struct ledger_move {
-	const char	*pool, *account, *text;	/* text: ref or note */
+	const char	*pool, *account, *note;
+	char		 ref[IDS_MAX];
 	long long	 amount, available;
-	int		 grant;
+	int		 grant, runs;
 	enum ledger_err	 rc;
 };
+
+/* Whether the move's row is there already (a run before this one
+ * committed): *done 1 with m->available read, or 0. */
+static enum db_err
+ledger_move_done(struct db *db, struct ledger_move *m, int *done)
+{
+	long long n = 0;
+	int found = 0;
+	enum db_err e;
+
+	*done = 0;
+	if ((e = db_query_int(db, "SELECT COUNT(*) FROM credit_ledger WHERE "
+	    "ref = ?", DB_ARGS(DBP_STR(m->ref)), &n, &found)) != DB_OK ||
+	    n == 0)
+		return e;
+	*done = 1;
+	return db_query_int(db, "SELECT balance FROM credit_pools WHERE "
+	    "owner_id = ?", DB_ARGS(DBP_STR(m->pool)), &m->available, &found);
+}
 
 static enum db_err
 ledger_move_work(struct db *db, void *arg)
 {
 	struct ledger_move *m = arg;
+	enum db_err e;
+	int done;
 
-	m->rc = m->grant ? ledger_grant(db, m->pool, m->account, m->amount,
-	    m->text) : ledger_charge(db, m->pool, m->account, m->amount,
-	    m->text, &m->available);
+	if (m->runs++ > 0) {
+		if ((e = ledger_move_done(db, m, &done)) != DB_OK)
+			return e;
+		if (done) {
+			m->rc = LEDGER_OK;
+			return DB_OK;
+		}
+	}
+	m->rc = m->grant ? ledger_credit(db, m->pool, m->account, "grant",
+	    m->amount, m->ref, m->note) : ledger_charge(db, m->pool,
+	    m->account, m->amount, m->ref, &m->available);
 	switch (m->rc) {
 	case LEDGER_OK:
 		return DB_OK;
@@ -253,13 +287,34 @@ ledger_move_tx(struct db *db, struct ledger_move *m)
 	}
 }
 
+/* A move of amount with the caller's ref, or a new one ("prefix_..."). */
+static int
+ledger_move_init(struct ledger_move *m, const char *pool, const char *account,
+    long long amount, const char *ref, const char *prefix)
+{
+	memset(m, 0, sizeof(*m));
+	m->pool = pool;
+	m->account = account;
+	m->amount = amount;
+	if (ref != NULL) {
+		if (strlen(ref) >= sizeof(m->ref))
+			return -1;
+		memcpy(m->ref, ref, strlen(ref) + 1);
+		return 0;
+	}
+	return ids_new(prefix, m->ref);
+}
+
 enum ledger_err
 ledger_charge_tx(struct db *db, const char *pool, const char *account,
     long long amount, const char *ref, long long *available)
 {
-	struct ledger_move m = { pool, account, ref, amount, 0, 0, LEDGER_OK };
-	enum ledger_err rc = ledger_move_tx(db, &m);
+	struct ledger_move m;
+	enum ledger_err rc;
 
+	if (ledger_move_init(&m, pool, account, amount, ref, "charge") == -1)
+		return LEDGER_DB;
+	rc = ledger_move_tx(db, &m);
 	if (available)
 		*available = m.available;
 	return rc;
@@ -269,7 +324,11 @@ enum ledger_err
 ledger_grant_tx(struct db *db, const char *pool, const char *account,
     long long amount, const char *note)
 {
-	struct ledger_move m = { pool, account, note, amount, 0, 1, LEDGER_OK };
+	struct ledger_move m;
 
+	if (ledger_move_init(&m, pool, account, amount, NULL, "grant") == -1)
+		return LEDGER_DB;
+	m.note = note;
+	m.grant = 1;
 	return ledger_move_tx(db, &m);
 }

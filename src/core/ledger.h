@@ -32,7 +32,10 @@ enum ledger_err ledger_refund(struct db *, const char *pool,
 enum ledger_err ledger_grant(struct db *, const char *pool,
 	    const char *account, long long amount, const char *note);
 /* ledger_charge and ledger_grant as transactions of their own, retried
- * on deadlock (db_tx_retry). */
+ * on deadlock and after a lost connection (db_tx_retry). Without a ref
+ * (a single verification's charge, a grant) each gets one of its own
+ * ("charge_...", "grant_..."), so that a run again after a COMMIT whose
+ * answer was lost finds the movement done instead of making it twice. */
 enum ledger_err ledger_charge_tx(struct db *, const char *pool,
 	    const char *account, long long amount, const char *ref,
 	    long long *available);

@@ -2,7 +2,9 @@
 # test_ledger.sh: runs tests/integration/db_ledger (the credit ledger and the
 # Idempotency-Key store, with concurrent processes) against a real MariaDB,
 # and checks that "svcadm credits check" finds a pool whose running totals
-# no longer add up to its ledger rows.
+# no longer add up to its ledger rows, and that a grant whose COMMIT was
+# applied but whose answer was lost (tests/integration/commit_drop_proxy.py
+# between svcadm and MariaDB) is made once, not again by the retry.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_stack_start --db-only
@@ -28,4 +30,29 @@ t_check_finds_drift() {
     expect_eq "svcadm credits check once the totals are back" ok "$(svcadm credits check "$acc")"
 }
 t_case "svcadm credits check fails when the balance, used, refunded or granted total differs from the ledger rows" t_check_finds_drift
+t_lost_commit_answer() {
+    local acc conf proxy n
+    acc=$(svcadm account create --email "lost$RANDOM@example.com" --tier pro --credits 10) || return 1
+    python3 "$top_srcdir/tests/integration/commit_drop_proxy.py" --ready "$IT_DIR/proxy.addr" \
+        --upstream "127.0.0.1:$(cat "$IT_DIR/mariadb/port")" --arm "$IT_DIR/proxy.arm" \
+        > "$IT_DIR/proxy.out" 2>&1 &
+    proxy=$!
+    for _ in $(seq 1 100); do [ -s "$IT_DIR/proxy.addr" ] && break; sleep 0.1; done
+    [ -s "$IT_DIR/proxy.addr" ] || { kill "$proxy"; it_fail "the proxy did not start"; return 1; }
+    # svcadm on TCP through the proxy; the next COMMIT's answer is lost
+    conf=$IT_DIR/proxied.conf
+    sed -e '/^db_host = /d' -e '/^db_socket = /d' "$SVC_CONF" > "$conf"
+    echo "db_hosts = $(cat "$IT_DIR/proxy.addr")" >> "$conf"
+    touch "$IT_DIR/proxy.arm"
+    "$top_builddir/src/admin/svcadm" -c "$conf" credits grant "$acc" 5 > "$IT_DIR/grant.out" 2>&1 ||
+        { kill "$proxy"; it_fail "svcadm credits grant failed: $(cat "$IT_DIR/grant.out")"; return 1; }
+    kill "$proxy"; wait "$proxy" 2>/dev/null
+    expect_eq "answers dropped by the proxy" 1 "$(grep -c 'dropped the answer' "$IT_DIR/proxy.out")" || return 1
+    n=$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE account_id = '$acc' AND kind = 'grant'")
+    expect_eq "grant rows (the account's first and the one retried)" 2 "$n" || return 1
+    expect_eq "balance" 15 "$(it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$acc'")" || return 1
+    expect_eq "svcadm credits check" ok "$(svcadm credits check "$acc")"
+}
+t_case "a grant whose COMMIT was applied but whose answer was lost is retried without a second grant" t_lost_commit_answer
+
 t_done

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""commit_drop_proxy.py: a TCP proxy in front of MariaDB that loses the
+answer to one COMMIT, as a network or a database node that dies at the
+wrong moment does: the COMMIT reaches the server and is applied, the
+server's answer is thrown away, and the client's connection is closed.
+
+  commit_drop_proxy.py --ready FILE --upstream HOST:PORT --arm FILE
+
+It listens on 127.0.0.1 (a free port) and writes "127.0.0.1:PORT" to the
+ready file when it listens. Every connection is passed through both ways.
+The client's commands are read as MySQL protocol packets (3-byte length,
+sequence number; a command is a packet with sequence 0): when a COM_QUERY
+"COMMIT" comes while the --arm file exists, the file is removed, the
+COMMIT is sent on, and what the server answers next is not passed back:
+both sides of that connection are closed instead. One line per dropped
+answer goes to stdout. SIGTERM or SIGINT stops it. Python 3 standard
+library only.
+"""
+import argparse
+import os
+import signal
+import socket
+import sys
+import threading
+
+COM_QUERY = 3
+
+
+def serve(client, upstream, arm):
+    try:
+        server = socket.create_connection(upstream, timeout=10)
+        server.settimeout(None)
+    except OSError:
+        client.close()
+        return
+    drop = threading.Event()
+
+    def close_both():
+        for s in (client, server):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def server_to_client():
+        try:
+            while True:
+                data = server.recv(65536)
+                if not data:
+                    break
+                if drop.is_set():
+                    print("dropped the answer to a COMMIT", flush=True)
+                    break
+                client.sendall(data)
+        except OSError:
+            pass
+        close_both()
+
+    threading.Thread(target=server_to_client, daemon=True).start()
+    buf = b""
+    try:
+        while True:
+            data = client.recv(65536)
+            if not data:
+                break
+            buf += data
+            # forward whole packets, looking at each command
+            while len(buf) >= 4:
+                n = buf[0] | buf[1] << 8 | buf[2] << 16
+                if len(buf) < 4 + n:
+                    break
+                pkt, buf = buf[:4 + n], buf[4 + n:]
+                payload = pkt[4:]
+                if (pkt[3] == 0 and payload[:1] == bytes([COM_QUERY]) and
+                        payload[1:].strip().upper() == b"COMMIT" and
+                        os.path.exists(arm)):
+                    os.unlink(arm)
+                    drop.set()
+                server.sendall(pkt)
+    except OSError:
+        pass
+    if not drop.is_set():
+        close_both()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ready", required=True)
+    ap.add_argument("--upstream", required=True)
+    ap.add_argument("--arm", required=True)
+    a = ap.parse_args()
+    host, port = a.upstream.rsplit(":", 1)
+    upstream = (host, int(port))
+    # the stopping signals are taken by the main thread with sigwait
+    # (a handler would run between bytecodes of the accept loop)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(64)
+
+    def accept_loop():
+        while True:
+            c, _ = ls.accept()
+            threading.Thread(target=serve, args=(c, upstream, a.arm), daemon=True).start()
+
+    threading.Thread(target=accept_loop, daemon=True).start()
+    tmp = a.ready + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("127.0.0.1:%d\n" % ls.getsockname()[1])
+    os.rename(tmp, a.ready)
+    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
