@@ -176,7 +176,31 @@ struct feedback_storing {
 	size_t			 n;
 	long long		 max;
 	struct feedback_counts	*c;
+	/* the first row the last run inserted (0: none): when a run again
+	 * after a lost connection (db_tx_retry) finds it, that run's COMMIT
+	 * was applied, and its counts stand */
+	long long		 first_id;
+	int			 runs;
 };
+
+/* Whether the last run committed (its first row is there). */
+static enum db_err
+feedback_store_done(struct db *db, struct feedback_storing *s, int *done)
+{
+	long long n = 0;
+	int found = 0;
+	enum db_err e;
+
+	*done = 0;
+	if (s->runs++ == 0 || s->first_id == 0)
+		return DB_OK;
+	e = db_query_int(db, "SELECT COUNT(*) FROM feedback_outcomes WHERE "
+	    "id = ? AND account_id = ?", DB_ARGS(DBP_INT(s->first_id),
+	    DBP_STR(s->account)), &n, &found);
+	*done = e == DB_OK && n > 0;
+	s->first_id = 0;
+	return e;
+}
 
 static enum db_err
 feedback_store_work(struct db *db, void *arg)
@@ -190,7 +214,10 @@ feedback_store_work(struct db *db, void *arg)
 	char when[TIMEUTIL_ISO_LEN];
 	enum db_err e;
 	size_t i;
+	int done, found;
 
+	if ((e = feedback_store_done(db, s, &done)) != DB_OK || done)
+		return e;
 	c->accepted = c->replayed = c->suppressed = c->suppress_skipped =
 	    c->complainers = 0;
 	if (c->replay != NULL)
@@ -225,6 +252,10 @@ feedback_store_work(struct db *db, void *arg)
 			continue;
 		}
 		c->accepted++;
+		if (s->first_id == 0 && (e = db_query_int(db,
+		    "SELECT LAST_INSERT_ID()", DB_NOARGS, &s->first_id,
+		    &found)) != DB_OK)
+			return e;
 		if (ev->outcome == FEEDBACK_COMPLAINT) {
 			if ((e = db_exec(db, "INSERT IGNORE INTO "
 			    "account_complainers (account_id, addr_hash, "
@@ -259,7 +290,7 @@ feedback_store(struct db *db, const char *account, enum feedback_source src,
     struct feedback_counts *c)
 {
 	struct feedback_storing s = { account, src, ev, n, suppressions_max,
-	    c };
+	    c, 0, 0 };
 
 	return db_tx_retry(db, feedback_store_work, &s);
 }
