@@ -5,14 +5,17 @@
 # started once for every case. A bulk job runs while the node the programs
 # use is killed (SIGKILL by pid): the job completes with one result per
 # address, the ledger charges each address once, and the API keeps
-# answering (200, or at worst 503 with Retry-After, never 500).
+# answering (200, or at worst 503 with Retry-After, never 500). A backup
+# taken with mariadb-backup from the node in use while a job runs, restored
+# on a single server without wsrep, holds a ledger that matches its totals
+# and the half-done job as it was.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 WORKER=$top_builddir/src/worker/svc-worker
 GALERA=/usr/lib/galera/libgalera_smm.so
 [ -x "$WORKER" ] || it_skip "$WORKER is not built"
 [ -r "$GALERA" ] || it_skip "$GALERA is missing (apt-get install galera-4)"
-it_require rsync mariadbd lighttpd
+it_require rsync mariadbd lighttpd mariadb-backup
 [ -x "$(it_api)" ] || it_skip "$(it_api) is not built"
 
 mail_env_dns
@@ -189,5 +192,91 @@ t_status_doctor() {
     case $(doctor_cluster) in "fail: 127.0.0.1:${DBPORT[3]} is not ready"*) ;; *) it_fail "doctor with node 3 stopped: $(doctor_cluster)" ;; esac
 }
 t_case "svcadm status shows each endpoint's state, the cluster size and the endpoint used; svcadm doctor fails while a node is down, passes when the killed node has rejoined" t_status_doctor
+
+# ---- backup with mariadb-backup from the node in use, restored on a
+# single server (README, "High availability")
+NXDOM=nx-backup.svc.test	# no such name: a verdict without SMTP
+job_halfway() {
+    held_flights && [ "$(it_sql "SELECT processed_emails FROM jobs WHERE id = '$1'")" -ge "$2" ]
+}
+# verify_stream KEY STOPFILE: POST /v1/verify (a charge each) until STOPFILE
+verify_stream() {
+    local i=0
+    while [ ! -e "$2" ]; do
+        i=$((i + 1))
+        curl -sS -o /dev/null -w '%{http_code}\n' --max-time 30 -H "Authorization: Bearer $1" \
+            -H 'Content-Type: application/json' --data-binary "{\"email\":\"s$i@$NXDOM\"}" \
+            "$BASE_URL/v1/verify" || echo 000
+    done
+}
+rsql() { stack_mariadb_sql "$IT_DIR/restore" -N -B svc -e "$1"; }
+
+t_backup() {
+    local held=20 nx=40 body job acc2 key2 stream bdir=$IT_DIR/backup rdir=$IT_DIR/restore \
+        node info got
+    # the node svc-api and svc-worker use: the one with their connections
+    # (svcadm's own go to the first ready one)
+    node=$(for n in 1 2 3; do
+            echo "$(gsql $n -e "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'svc'" 2>/dev/null || echo 0) $n"
+        done | sort -n | tail -n 1 | cut -d' ' -f2)
+    it_log "backup from node $node"
+    fake_set 127.0.0.30 hold=1
+    body=$({ seq 1 $held | sed 's/.*/b&@pristine.svc.test/'; seq 1 $nx | sed "s/.*/n&@$NXDOM/"; } |
+        jq -R . | jq -sc '{name: "backup", emails: .}')
+    http POST /v1/verify/bulk "$body"
+    expect_status 202 || return 1
+    job=$(json .job_id)
+    # under way: the addresses without a domain done, the others' SMTP held
+    wait_for 60 "for the job to be half done" job_halfway "$job" "$nx" || return 1
+    # and charges made while the backup is taken
+    acc2=$(it_account pro 100000) && key2=$(it_key "$acc2" '*' --rate-limit 100000) || return 1
+    rm -f "$IT_DIR/backup.done"
+    verify_stream "$key2" "$IT_DIR/backup.done" > "$IT_DIR/backup-stream.codes" &
+    stream=$!
+    wait_for 30 "for the first single verification" test -s "$IT_DIR/backup-stream.codes" ||
+        { touch "$IT_DIR/backup.done"; wait "$stream"; return 1; }
+    mariadb-backup --defaults-file="$IT_DIR/g$node/my.cnf" --backup --galera-info \
+        --user=root --socket="$IT_DIR/g$node/mariadb.sock" --target-dir="$bdir" \
+        > "$IT_DIR/backup.log" 2>&1 || it_fail "mariadb-backup --backup: $(tail -n 5 "$IT_DIR/backup.log")"
+    touch "$IT_DIR/backup.done"
+    wait "$stream"
+    fake_set 127.0.0.30 hold=0
+    [ "$IT_CASE_FAILED" = 0 ] || return 1
+    it_log "single verifications during the backup (count status): $(sort "$IT_DIR/backup-stream.codes" | uniq -c | tr -s ' ' | paste -sd, -)"
+    info=$(cat "$bdir/xtrabackup_galera_info" 2>/dev/null)
+    [[ $info =~ ^[0-9a-f-]{36}:[0-9]+ ]] ||
+        it_fail "xtrabackup_galera_info is not uuid:seqno: '$info'"
+    mariadb-backup --prepare --target-dir="$bdir" > "$IT_DIR/prepare.log" 2>&1 ||
+        { it_fail "mariadb-backup --prepare: $(tail -n 5 "$IT_DIR/prepare.log")"; return 1; }
+    # restored on a single server: wsrep off (no [galera] section)
+    mkdir -p "$rdir/tmp"
+    stack_free_port > "$rdir/port"
+    stack_mariadb_write_cnf "$rdir" "$(cat "$rdir/port")"
+    mariadb-backup --defaults-file="$rdir/my.cnf" --move-back --target-dir="$bdir" \
+        --datadir="$rdir/data" > "$IT_DIR/restore.log" 2>&1 ||
+        { it_fail "mariadb-backup --move-back: $(tail -n 5 "$IT_DIR/restore.log")"; return 1; }
+    stack_mariadb_start "$rdir" || { it_fail "mariadbd on the restored datadir"; return 1; }
+    expect_eq "wsrep on the restored server" 0 "$(rsql 'SELECT @@wsrep_on')"
+    sed "s|^db_hosts = .*|db_host = localhost\ndb_socket = $rdir/mariadb.sock|" "$SVC_CONF" > "$IT_DIR/restore.conf"
+    # the ledger matches the credit totals: no charge torn in two
+    for a in "$ACC" "$acc2"; do
+        expect_eq "credits check of $a on the restored server" ok \
+            "$("$top_builddir/src/admin/svcadm" -c "$IT_DIR/restore.conf" credits check "$a" 2>&1)"
+    done
+    got=$(rsql "SELECT COUNT(*) FROM credit_ledger WHERE account_id = '$acc2' AND kind = 'charge'")
+    it_log "charges of the single verifications in the backup: $got of $(grep -c '^200$' "$IT_DIR/backup-stream.codes")"
+    [ "$got" -gt 0 ] || it_fail "no charge of the verifications made during the backup in it"
+    # the job as it was, half done: its counts agree with its rows
+    expect_eq "the job restored: status, processed, rows done, counts' sum" "processing $nx $nx $nx" \
+        "$(rsql "SELECT j.status, j.processed_emails,
+                  (SELECT COUNT(*) FROM job_emails e WHERE e.job_id = j.id AND e.state = 'done'),
+                  j.count_valid + j.count_invalid + j.count_risky + j.count_catch_all + j.count_disposable + j.count_unknown
+                FROM jobs j WHERE j.id = '$job'" | tr '\t' ' ')"
+    expect_eq "the job's charge rows and credits in the backup" "1 $((held + nx))" \
+        "$(rsql "SELECT COUNT(*), SUM(amount) FROM credit_ledger WHERE ref LIKE 'job:$job:%' AND kind = 'charge'" | tr '\t' ' ')"
+    stack_mariadb_stop "$rdir"
+    rm -rf "$bdir" "$rdir/data"
+}
+t_case "a backup taken with mariadb-backup --galera-info from the node in use while a job runs and charges are made, prepared and restored on a single server (wsrep off): the ledger matches the totals, the half-done job's counts match its rows" t_backup
 
 t_done
