@@ -8,7 +8,10 @@
 # answering (200, or at worst 503 with Retry-After, never 500). A backup
 # taken with mariadb-backup from the node in use while a job runs, restored
 # on a single server without wsrep, holds a ledger that matches its totals
-# and the half-done job as it was.
+# and the half-done job as it was. Two of the three nodes killed during a
+# job: the API answers 503 with Retry-After while the survivor is not
+# Primary (how long is measured and printed), the cluster forms again when
+# they are restarted, and the job completes, each address charged once.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 WORKER=$top_builddir/src/worker/svc-worker
@@ -24,6 +27,13 @@ fake 127.0.0.30 hold=1
 mail_env_lists
 mail_env_conf
 it_conf_add "worker_poll_interval = 1"
+# every request reads its key from the database (a causal read on Galera,
+# wsrep_sync_wait), not from the responder's one-second cache: what a node
+# answers while it loses its quorum is seen at each request
+it_conf_add "auth_cache_ms = 0"
+# chunks a worker could not finish while the database was unavailable are
+# taken up again 5 s after, not 120 (the default)
+it_conf_add "worker_lease_seconds = 5"
 
 # ---- the cluster: node 1 bootstraps it, 2 and 3 join by SST
 declare -a GPORT DBPORT
@@ -278,5 +288,134 @@ t_backup() {
     rm -rf "$bdir" "$rdir/data"
 }
 t_case "a backup taken with mariadb-backup --galera-info from the node in use while a job runs and charges are made, prepared and restored on a single server (wsrep off): the ledger matches the totals, the half-done job's counts match its rows" t_backup
+
+# ---- quorum lost and regained
+node_primary() { [ "$(gstatus "$1" wsrep_cluster_status)" = Primary ]; }
+node_synced() { [ "$(gstatus "$1" wsrep_local_state_comment)" = Synced ]; }
+node_gone() { ! stack_alive "$1"; }
+# node_in_use: the node with svc-api's and svc-worker's connections
+node_in_use() {
+    for n in 1 2 3; do
+        echo "$(gsql $n -e "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'svc'" 2>/dev/null || echo 0) $n"
+    done | sort -n | tail -n 1 | cut -d' ' -f2
+}
+# node_rejoin N: start node N again after it died: its position recovered
+# from InnoDB first (what galera_recovery does), so that IST from the
+# others' gcache suffices; its datadir given to nobody in case an rsync
+# SST is needed after all. Does not wait for it to answer.
+node_rejoin() {
+    local n=$1 pos
+    mariadbd --defaults-file="$IT_DIR/g$n/my.cnf" --wsrep-recover \
+        --log-error="$IT_DIR/g$n/recover.err" > /dev/null 2>&1
+    pos=$(sed -n 's/.*WSREP: Recovered position: *//p' "$IT_DIR/g$n/recover.err" | tail -n 1)
+    [ -n "$pos" ] && echo "wsrep_start_position = $pos" >> "$IT_DIR/g$n/my.cnf"
+    it_log "node $n recovered position: ${pos:-none}"
+    chown -R nobody "$IT_DIR/g$n/data"
+    rm -f "$IT_DIR/g$n/mariadb.sock"
+    stack_daemon "$IT_DIR/g$n/mariadbd.pid" "$IT_DIR/g$n/mariadbd.out" \
+        "$(stack_mariadb_bin)" --defaults-file="$IT_DIR/g$n/my.cnf" > /dev/null
+}
+# api_watch KEY STOPFILE: GET /v1/credits until STOPFILE exists; a line
+# per answer: the microsecond it came, its status, 1 with a Retry-After
+api_watch() {
+    local API_KEY=$1 HTTP_TIMEOUT=30
+    while [ ! -e "$2" ]; do
+        http GET /v1/credits || HTTP_STATUS=000
+        echo "${EPOCHREALTIME/./} $HTTP_STATUS $(printf '%s' "$HTTP_HEADERS" | grep -ci '^retry-after:')"
+    done
+}
+# prim_watch NODE STOPFILE: a line whenever node NODE's wsrep_cluster_status
+# changes: the microsecond it was seen and the new status
+prim_watch() {
+    local st last=
+    while [ ! -e "$2" ]; do
+        st=$(gstatus "$1" wsrep_cluster_status)
+        [ "$st" = "$last" ] || { echo "${EPOCHREALTIME/./} ${st:-unreachable}"; last=$st; }
+        sleep 0.05
+    done
+}
+api_status_since() {	# FILE FROM_US: the last status at or after FROM_US
+    awk -v t="$2" '$1 >= t { s = $2 } END { print s }' "$1"
+}
+api_answered_503() { grep -q ' 503 ' "$IT_DIR/quorum.codes"; }
+api_answers_200_since() { [ "$(api_status_since "$IT_DIR/quorum.codes" "$1")" = 200 ]; }
+
+t_quorum() {
+    local n=100 body job key watch pwatch used survivor dead=() k pid t_kill t_lost t_prim bad \
+        first last back codes=$IT_DIR/quorum.codes
+    # three nodes (case 2 stopped node 3)
+    for k in 1 2 3; do
+        node_synced "$k" 2>/dev/null && continue
+        stack_mariadb_start "$IT_DIR/g$k" || { it_fail "node $k did not start"; return 1; }
+    done
+    for k in 1 2 3; do wait_for 60 "for node $k to be Synced in a cluster of 3" sh -c "
+        [ \"\$(mariadb --no-defaults --socket='$IT_DIR/g$k/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_cluster_size'\" | cut -f2)\" = 3 ]" || return 1; done
+    key=$(it_key "$ACC" '*' --rate-limit 100000) || return 1
+    fake_set 127.0.0.30 hold=1
+    body=$(seq 1 $n | sed 's/.*/q&@pristine.svc.test/' | jq -R . | jq -sc '{name: "quorum", emails: .}')
+    http POST /v1/verify/bulk "$body"
+    expect_status 202 || return 1
+    job=$(json .job_id)
+    wait_for 30 "for held SMTP flights" held_flights || return 1
+    # kill the node in use and another: the survivor is alone, not Primary
+    used=$(node_in_use)
+    for k in 1 2 3; do [ "$k" = "$used" ] || { survivor=$k; break; }; done
+    for k in 1 2 3; do [ "$k" = "$survivor" ] || dead+=("$k"); done
+    it_log "programs on node $used; killing nodes ${dead[*]}, node $survivor survives"
+    rm -f "$IT_DIR/quorum.stop"
+    api_watch "$key" "$IT_DIR/quorum.stop" > "$codes" &
+    watch=$!
+    prim_watch "$survivor" "$IT_DIR/quorum.stop" > "$IT_DIR/quorum.prim" &
+    pwatch=$!
+    wait_for 30 "for the API's first answer" test -s "$codes" ||
+        { touch "$IT_DIR/quorum.stop"; wait "$watch" "$pwatch"; return 1; }
+    t_kill=${EPOCHREALTIME/./}
+    for k in "${dead[@]}"; do
+        pid=$(stack_pidfile_pid "$IT_DIR/g$k/mariadbd.pid") && kill -9 "$pid"
+        wait_for 30 "for node $k to die" node_gone "$pid"
+    done
+    wait_for 60 "for node $survivor to lose the Primary component" sh -c "
+        [ \"\$(mariadb --no-defaults --socket='$IT_DIR/g$survivor/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_cluster_status'\" | cut -f2)\" = non-Primary ]" ||
+        { touch "$IT_DIR/quorum.stop"; wait "$watch" "$pwatch"; return 1; }
+    wait_for 60 "for the API to answer 503" api_answered_503 ||
+        { touch "$IT_DIR/quorum.stop"; wait "$watch" "$pwatch"; return 1; }
+    # the held SMTP sessions end while there is no Primary component
+    fake_set 127.0.0.30 hold=0
+    # the killed nodes come back
+    for k in "${dead[@]}"; do node_rejoin "$k"; done
+    wait_for 120 "for a Primary component again" node_primary "$survivor" ||
+        { touch "$IT_DIR/quorum.stop"; wait "$watch" "$pwatch"; return 1; }
+    wait_for 60 "for the API to answer 200 again" api_answers_200_since "${EPOCHREALTIME/./}"
+    touch "$IT_DIR/quorum.stop"
+    wait "$watch" "$pwatch"
+    for k in "${dead[@]}"; do
+        wait_for 60 "for node $k to be Synced" node_synced "$k" || return 1
+    done
+    # the statuses: 200 or 503 with Retry-After, never another
+    it_log "API answers from the kill on (count status): $(awk -v t="$t_kill" '$1 >= t { print $2 }' "$codes" | sort | uniq -c | tr -s ' ' | paste -sd, -)"
+    bad=$(awk '!($2 == 200 || ($2 == 503 && $3 > 0))' "$codes" | head -3 | paste -sd, -)
+    expect_eq "answers other than 200 or 503 with Retry-After" "" "$bad"
+    # how long: the survivor's view of its component, the API's answers
+    # (times in ms from the kill)
+    t_lost=$(awk '$2 == "non-Primary" { print $1; exit }' "$IT_DIR/quorum.prim")
+    t_prim=$(awk -v t="$t_lost" '$1 > t && $2 == "Primary" { print $1; exit }' "$IT_DIR/quorum.prim")
+    first=$(awk '$2 != 200 { print $1; exit }' "$codes")
+    last=$(awk '$2 != 200 { t = $1 } END { print t }' "$codes")
+    back=$(awk -v t="$last" '$1 > t && $2 == 200 { print $1; exit }' "$codes")
+    it_log "ms after the kill: survivor non-Primary $(( (t_lost - t_kill) / 1000 )), Primary again $(( (t_prim - t_kill) / 1000 )); API non-2xx from $(( (first - t_kill) / 1000 )) to $(( (last - t_kill) / 1000 )) ($(( (last - first) / 1000 )) ms), 200 again $(( (back - t_kill) / 1000 )) ($(( (back - t_prim) / 1000 )) ms after Primary)"
+    it_log "the slowest answer to GET /v1/credits: $(sed -n 's|.*path="/v1/credits" status=\([0-9]*\) ms=\([0-9]*\).*|\2 ms (\1)|p' "$IT_DIR/log/svc.log" | sort -n | tail -n 1)"
+    # the API answers 200 at most 5 s after the component is Primary again
+    [ $(( (back - t_prim) / 1000 )) -le 5000 ] ||
+        it_fail "the API answered 200 only $(( (back - t_prim) / 1000 )) ms after the cluster was Primary again"
+    wait_for 180 "for the job to complete" job_done "$job" ||
+        { it_sql "SELECT status, processed_emails FROM jobs WHERE id = '$job'"; return 1; }
+    expect_eq "addresses with a result" "$n" \
+        "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$job' AND state = 'done' AND classification IS NOT NULL" | tr '\t' ' ')"
+    expect_eq "the job's processed count" "$n" "$(it_sql "SELECT processed_emails FROM jobs WHERE id = '$job'")"
+    expect_eq "the job's charge rows and credits (charged once)" "1 $n" \
+        "$(it_sql "SELECT COUNT(*), SUM(amount) FROM credit_ledger WHERE ref LIKE 'job:$job:%' AND kind = 'charge'" | tr '\t' ' ')"
+    expect_eq "ledger totals" ok "$(svcadm credits check "$ACC")"
+}
+t_case "the cluster loses its quorum (two of three nodes killed) during a bulk job and regains it when they come back: the API answers 503 with Retry-After meanwhile, never 500, and 200 once the component is Primary again; the job completes, each address with one result and one charge" t_quorum
 
 t_done
