@@ -166,13 +166,35 @@ t_failover() {
 }
 t_case "a bulk job runs on while the node its programs use is killed (SIGKILL): it completes, each address charged once, the API answers 200 or 503 with Retry-After" t_failover
 
+# node_in_use: the node with svc-api's and svc-worker's connections
+node_in_use() {
+    for n in 1 2 3; do
+        echo "$(gsql $n -e "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'svc'" 2>/dev/null || echo 0) $n"
+    done | sort -n | tail -n 1 | cut -d' ' -f2
+}
+# node_rejoin N: start node N again after it died: its position recovered
+# from InnoDB first (what galera_recovery does), so that IST from the
+# others' gcache suffices; its datadir given to nobody in case an rsync
+# SST is needed after all. Does not wait for it to answer.
+node_rejoin() {
+    local n=$1 pos
+    mariadbd --defaults-file="$IT_DIR/g$n/my.cnf" --wsrep-recover \
+        --log-error="$IT_DIR/g$n/recover.err" > /dev/null 2>&1
+    pos=$(sed -n 's/.*WSREP: Recovered position: *//p' "$IT_DIR/g$n/recover.err" | tail -n 1)
+    [ -n "$pos" ] && echo "wsrep_start_position = $pos" >> "$IT_DIR/g$n/my.cnf"
+    it_log "node $n recovered position: ${pos:-none}"
+    chown -R nobody "$IT_DIR/g$n/data"
+    rm -f "$IT_DIR/g$n/mariadb.sock"
+    stack_daemon "$IT_DIR/g$n/mariadbd.pid" "$IT_DIR/g$n/mariadbd.out" \
+        "$(stack_mariadb_bin)" --defaults-file="$IT_DIR/g$n/my.cnf" > /dev/null
+}
 # doctor_cluster: svcadm doctor's db_cluster line alone (the other checks skipped)
 doctor_cluster() {
     svcadm doctor --skip ptr,fcrdns,port25,dnsbl,port25_seen 2>&1 | sed -n 's/^db_cluster: //p'
 }
 
 t_status_doctor() {
-    local out pos
+    local out
     # node 1 is still down: two of three
     out=$(svcadm status 2>&1)
     case $out in *"db node: 127.0.0.1:${DBPORT[1]}: unreachable (not ready)"*) ;; *) it_fail "status without node 1: $out" ;; esac
@@ -182,16 +204,8 @@ t_status_doctor() {
         "$(svcadm status --json 2>/dev/null | jq -r '"\(.database.cluster_size) \([.database.nodes[] | select(.ready)] | length)"')"
     out=$(doctor_cluster)
     expect_eq "doctor with node 1 down" "fail: 127.0.0.1:${DBPORT[1]} is not ready: unreachable" "${out%%: Can*}"
-    # node 1 rejoins: its position recovered from InnoDB first (what
-    # galera_recovery does), so that IST from the others' gcache suffices;
-    # its datadir given to nobody in case an rsync SST is needed after all
-    mariadbd --defaults-file="$IT_DIR/g1/my.cnf" --wsrep-recover \
-        --log-error="$IT_DIR/g1/recover.err" > /dev/null 2>&1
-    pos=$(sed -n 's/.*WSREP: Recovered position: *//p' "$IT_DIR/g1/recover.err" | tail -n 1)
-    [ -n "$pos" ] && echo "wsrep_start_position = $pos" >> "$IT_DIR/g1/my.cnf"
-    it_log "node 1 recovered position: ${pos:-none}"
-    chown -R nobody "$IT_DIR/g1/data"
-    stack_mariadb_start "$IT_DIR/g1" || { it_fail "node 1 did not rejoin"; return 1; }
+    # node 1 rejoins
+    node_rejoin 1
     wait_for 60 "for node 1 to rejoin" cluster_size_is 2 3 || return 1
     wait_for 30 "for node 1 to be Synced" sh -c "[ \"\$(mariadb --no-defaults --socket='$IT_DIR/g1/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_local_state_comment'\" | cut -f2)\" = Synced ]" || return 1
     grep -q "IST received" "$IT_DIR/g1/mariadbd.err" || it_log "node 1 rejoined without IST (SST)"
@@ -224,11 +238,7 @@ rsql() { stack_mariadb_sql "$IT_DIR/restore" -N -B svc -e "$1"; }
 t_backup() {
     local held=20 nx=40 body job acc2 key2 stream bdir=$IT_DIR/backup rdir=$IT_DIR/restore \
         node info got
-    # the node svc-api and svc-worker use: the one with their connections
-    # (svcadm's own go to the first ready one)
-    node=$(for n in 1 2 3; do
-            echo "$(gsql $n -e "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'svc'" 2>/dev/null || echo 0) $n"
-        done | sort -n | tail -n 1 | cut -d' ' -f2)
+    node=$(node_in_use)
     it_log "backup from node $node"
     fake_set 127.0.0.30 hold=1
     body=$({ seq 1 $held | sed 's/.*/b&@pristine.svc.test/'; seq 1 $nx | sed "s/.*/n&@$NXDOM/"; } |
@@ -293,28 +303,6 @@ t_case "a backup taken with mariadb-backup --galera-info from the node in use wh
 node_primary() { [ "$(gstatus "$1" wsrep_cluster_status)" = Primary ]; }
 node_synced() { [ "$(gstatus "$1" wsrep_local_state_comment)" = Synced ]; }
 node_gone() { ! stack_alive "$1"; }
-# node_in_use: the node with svc-api's and svc-worker's connections
-node_in_use() {
-    for n in 1 2 3; do
-        echo "$(gsql $n -e "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'svc'" 2>/dev/null || echo 0) $n"
-    done | sort -n | tail -n 1 | cut -d' ' -f2
-}
-# node_rejoin N: start node N again after it died: its position recovered
-# from InnoDB first (what galera_recovery does), so that IST from the
-# others' gcache suffices; its datadir given to nobody in case an rsync
-# SST is needed after all. Does not wait for it to answer.
-node_rejoin() {
-    local n=$1 pos
-    mariadbd --defaults-file="$IT_DIR/g$n/my.cnf" --wsrep-recover \
-        --log-error="$IT_DIR/g$n/recover.err" > /dev/null 2>&1
-    pos=$(sed -n 's/.*WSREP: Recovered position: *//p' "$IT_DIR/g$n/recover.err" | tail -n 1)
-    [ -n "$pos" ] && echo "wsrep_start_position = $pos" >> "$IT_DIR/g$n/my.cnf"
-    it_log "node $n recovered position: ${pos:-none}"
-    chown -R nobody "$IT_DIR/g$n/data"
-    rm -f "$IT_DIR/g$n/mariadb.sock"
-    stack_daemon "$IT_DIR/g$n/mariadbd.pid" "$IT_DIR/g$n/mariadbd.out" \
-        "$(stack_mariadb_bin)" --defaults-file="$IT_DIR/g$n/my.cnf" > /dev/null
-}
 # api_watch KEY STOPFILE: GET /v1/credits until STOPFILE exists; a line
 # per answer: the microsecond it came, its status, 1 with a Retry-After
 api_watch() {
