@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 struct migration {
 	long	 version;
@@ -182,7 +181,6 @@ migrate_lock_try(struct db *db, struct buf *err)
 static int
 migrate_lock(struct db *db, long wait_s, struct buf *err)
 {
-	struct timespec ts = { 0, MIGRATE_POLL_MS * 1000000L };
 	int64_t end = timeutil_mono_ms() + (int64_t)wait_s * 1000;
 	int said = 0, r;
 
@@ -203,7 +201,7 @@ migrate_lock(struct db *db, long wait_s, struct buf *err)
 			fflush(stdout);
 			said = 1;
 		}
-		nanosleep(&ts, NULL);
+		timeutil_nap_ms(MIGRATE_POLL_MS);
 	}
 	return r == 1 ? 0 : -1;
 }
