@@ -330,7 +330,7 @@ api_answers_200_since() { [ "$(api_status_since "$IT_DIR/quorum.codes" "$1")" = 
 
 t_quorum() {
     local n=100 body job key watch pwatch used survivor dead=() k pid t_kill t_lost t_prim bad \
-        first last back codes=$IT_DIR/quorum.codes
+        first last back gap codes=$IT_DIR/quorum.codes
     # three nodes (case 2 stopped node 3)
     for k in 1 2 3; do
         node_synced "$k" 2>/dev/null && continue
@@ -390,7 +390,10 @@ t_quorum() {
     first=$(awk '$2 != 200 { print $1; exit }' "$codes")
     last=$(awk '$2 != 200 { t = $1 } END { print t }' "$codes")
     back=$(awk -v t="$last" '$1 > t && $2 == 200 { print $1; exit }' "$codes")
-    it_log "ms after the kill: survivor non-Primary $(( (t_lost - t_kill) / 1000 )), Primary again $(( (t_prim - t_kill) / 1000 )); API non-2xx from $(( (first - t_kill) / 1000 )) to $(( (last - t_kill) / 1000 )) ($(( (last - first) / 1000 )) ms), 200 again $(( (back - t_kill) / 1000 )) ($(( (back - t_prim) / 1000 )) ms after Primary)"
+    # the longest time without a 2xx: from a 200 to the next, non-2xx between
+    gap=$(awk '$2 == 200 { if (bad && $1 - ok > max) max = $1 - ok; ok = $1; bad = 0; next }
+               { bad = 1 } END { print int(max / 1000) }' "$codes")
+    it_log "ms after the kill: survivor non-Primary $(( (t_lost - t_kill) / 1000 )), Primary again $(( (t_prim - t_kill) / 1000 )); API non-2xx from $(( (first - t_kill) / 1000 )) to $(( (last - t_kill) / 1000 )), 200 again $(( (back - t_kill) / 1000 )) ($(( (back - t_prim) / 1000 )) ms after Primary); the longest time without a 2xx: $gap ms"
     it_log "the slowest answer to GET /v1/credits: $(sed -n 's|.*path="/v1/credits" status=\([0-9]*\) ms=\([0-9]*\).*|\2 ms (\1)|p' "$IT_DIR/log/svc.log" | sort -n | tail -n 1)"
     # the API answers 200 at most 5 s after the component is Primary again
     [ $(( (back - t_prim) / 1000 )) -le 5000 ] ||
