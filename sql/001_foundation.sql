@@ -2,7 +2,9 @@
 -- window and idempotency store. All times are UTC (the connection sets
 -- time_zone = '+00:00').
 
-CREATE TABLE schema_version (
+-- svcadm db migrate makes this table first (src/admin/migrate.c: its lock
+-- row needs it before this file runs), hence IF NOT EXISTS
+CREATE TABLE IF NOT EXISTS schema_version (
   version     INT NOT NULL PRIMARY KEY,
   applied_at  DATETIME(3) NOT NULL
 ) ENGINE=InnoDB;

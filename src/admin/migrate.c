@@ -5,9 +5,11 @@
  * procedures whose bodies hold ';'), then recorded in schema_version. Two
  * migrating hosts are kept apart by a lock row in schema_version (version
  * -1, a unique key: it works on a Galera cluster, where GET_LOCK is local
- * to one node), so migrations run once for the whole cluster. */
+ * to one node), so migrations run once for the whole cluster; the one that
+ * finds the row taken waits for it to go, then finds nothing left to do. */
 #include "admin/migrate.h"
 #include "util/strparse.h"
+#include "util/timeutil.h"
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -136,22 +138,24 @@ migrate_file(struct db *db, const char *path, struct buf *err)
 #define MIGRATE_LOCK_VERSION -1
 /* A lock row older than this was left by a migration that died. */
 #define MIGRATE_LOCK_STALE "INTERVAL 30 MINUTE"
+/* How often a migration waiting for another's lock row looks again. */
+#define MIGRATE_POLL_MS 200
+/* schema_version as sql/001_foundation.sql declares it (IF NOT EXISTS
+ * there too). The lock row needs its table before the first migration:
+ * made first, two hosts migrating an empty database meet at the lock row,
+ * not at 001's CREATE TABLE ("table exists" for one of them). DDL: on
+ * Galera replicated in total order, the second a no-op. */
+#define MIGRATE_TABLE_SQL "CREATE TABLE IF NOT EXISTS schema_version (" \
+	"version INT NOT NULL PRIMARY KEY, applied_at DATETIME(3) NOT NULL" \
+	") ENGINE=InnoDB"
 
-/* Takes the cluster-wide migration lock: 1 taken, 0 none needed (no
- * schema_version yet: the first migration's CREATE TABLE lets one host
- * through), -1 held by another host or an error (in err). */
+/* One try at the lock row (a stale one removed first): 1 taken, 0 held by
+ * another migration, -1 an error (in err). */
 static int
-migrate_lock(struct db *db, struct buf *err)
+migrate_lock_try(struct db *db, struct buf *err)
 {
-	long long have = 0;
 	enum db_err rc;
 
-	if (migrate_version(db, &have) == -1) {
-		buf_printf(err, "reading schema_version: %s", db_error(db));
-		return -1;
-	}
-	if (have == 0)
-		return 0;
 	if (db_exec(db, "DELETE FROM schema_version WHERE version = ? AND "
 	    "applied_at < UTC_TIMESTAMP(3) - " MIGRATE_LOCK_STALE,
 	    DB_ARGS(DBP_INT(MIGRATE_LOCK_VERSION)), NULL) != DB_OK) {
@@ -163,23 +167,55 @@ migrate_lock(struct db *db, struct buf *err)
 	    DB_ARGS(DBP_INT(MIGRATE_LOCK_VERSION)), NULL);
 	if (rc == DB_OK)
 		return 1;
+	/* a duplicate, or on Galera a certification failure: another
+	 * node's host inserted it at the same moment */
 	if (rc == DB_ERR_DUPLICATE || rc == DB_ERR_RETRY)
-		buf_puts(err, "another migration holds the lock");
-	else
-		buf_printf(err, "migration lock: %s", db_error(db));
+		return 0;
+	buf_printf(err, "migration lock: %s", db_error(db));
 	return -1;
 }
 
+/* Takes the cluster-wide migration lock, waiting up to wait_s seconds for
+ * another migration to give it back: 0 taken, -1 still held after the
+ * wait or an error (why in err). */
+static int
+migrate_lock(struct db *db, long wait_s, struct buf *err)
+{
+	int64_t end = timeutil_mono_ms() + (int64_t)wait_s * 1000;
+	int said = 0, r;
+
+	if (db_exec_plain(db, MIGRATE_TABLE_SQL) != DB_OK) {
+		buf_printf(err, "creating schema_version: %s", db_error(db));
+		return -1;
+	}
+	while ((r = migrate_lock_try(db, err)) == 0) {
+		if (timeutil_mono_ms() >= end) {
+			buf_printf(err, "another migration holds the lock "
+			    "(waited %ld s); run svcadm db migrate again when "
+			    "it is done", wait_s);
+			return -1;
+		}
+		if (!said) {
+			printf("waiting up to %ld s for another migration "
+			    "to finish\n", wait_s);
+			fflush(stdout);
+			said = 1;
+		}
+		timeutil_nap_ms(MIGRATE_POLL_MS);
+	}
+	return r == 1 ? 0 : -1;
+}
+
 int
-migrate_apply(struct db *db, const char *dir, struct buf *err)
+migrate_apply(struct db *db, const char *dir, long wait_s, struct buf *err)
 {
 	struct migration *m = NULL;
 	long long current;
 	char path[1024];
 	size_t n, i;
-	int locked, rc = -1, applied = 0;
+	int rc = -1, applied = 0;
 
-	if ((locked = migrate_lock(db, err)) == -1)
+	if (migrate_lock(db, wait_s, err) == -1)
 		return -1;
 	if (migrate_version(db, &current) == -1) {
 		buf_printf(err, "reading schema_version: %s", db_error(db));
@@ -213,9 +249,8 @@ migrate_apply(struct db *db, const char *dir, struct buf *err)
 	printf("schema at version %lld (%d applied)\n", current, applied);
 	rc = 0;
 out:
-	if (locked)
-		db_exec(db, "DELETE FROM schema_version WHERE version = ?",
-		    DB_ARGS(DBP_INT(MIGRATE_LOCK_VERSION)), NULL);
+	db_exec(db, "DELETE FROM schema_version WHERE version = ?",
+	    DB_ARGS(DBP_INT(MIGRATE_LOCK_VERSION)), NULL);
 	free(m);
 	return rc;
 }

@@ -49,7 +49,7 @@ static void
 svcadm_usage(void)
 {
 	fputs("usage: svcadm [-c svc.conf] COMMAND ...\n"
-	    "  db migrate [--sql-dir DIR]\n"
+	    "  db migrate [--sql-dir DIR] [--wait SECONDS]\n"
 	    "  db version\n"
 	    "  cache rotate-key  (a new key in cache_hash_key_file; the cache is "
 	    "emptied)\n"
@@ -233,7 +233,8 @@ svcadm_pool_exists(struct db *db, const char *id)
 static int
 svcadm_cmd_db(int argc, char **argv)
 {
-	struct opt o[] = { { "sql-dir", 1, PKGDATADIR "/sql", 0 } };
+	struct opt o[] = { { "sql-dir", 1, PKGDATADIR "/sql", 0 },
+	    { "wait", 1, "60", 0 } };
 	char *pos[1];
 	struct buf err;
 	struct db *db;
@@ -242,10 +243,11 @@ svcadm_cmd_db(int argc, char **argv)
 	if (argc < 1)
 		svcadm_usage();
 	if (strcmp(argv[0], "migrate") == 0) {
-		svcadm_parse_opts(argc - 1, argv + 1, o, 1, pos, 0);
+		svcadm_parse_opts(argc - 1, argv + 1, o, 2, pos, 0);
 		db = svcadm_open_db(0);
 		buf_init(&err, 1024);
-		if (migrate_apply(db, o[0].val, &err) == -1)
+		if (migrate_apply(db, o[0].val, svcadm_number(o[1].val,
+		    "--wait", 0, 86400), &err) == -1)
 			svcadm_die("migrate: %s", buf_str(&err));
 		buf_reset(&err);
 		if (keyfiles_ensure(&conf, &err) == -1)

@@ -34,6 +34,7 @@ struct db {
 	size_t		 evict;
 	char		 err[512];
 	int		 lost;		/* the server is unreachable for now */
+	unsigned	 errcode;	/* the server's last error number */
 	struct dbhost	 hosts[DBHOSTS_MAX];
 	size_t		 nhosts;	/* 0: db_host/db_port/db_socket */
 	size_t		 cur;		/* the endpoint connected to, or last tried */
@@ -74,6 +75,7 @@ static enum db_err
 db_classify(struct db *db, unsigned code, const char *msg)
 {
 	snprintf(db->err, sizeof(db->err), "%u: %s", code, msg);
+	db->errcode = code;
 	switch (code) {
 	case ER_DUP_ENTRY:
 		return DB_ERR_DUPLICATE;
@@ -321,8 +323,13 @@ db_sync_wait(struct db *db, int on)
 {
 	enum db_err e = DB_OK;
 
-	if (db->my == NULL && (e = db_connect(db)) != DB_OK)
-		return e;
+	/* without a connection, the next one sets it (db_connect_one): none
+	 * is opened here, nor is db_unreachable's answer changed (the caller
+	 * turning it off after a failed read is about to report that) */
+	if (db->my == NULL) {
+		db->sync_wait = on;
+		return DB_OK;
+	}
 	if (db->galera && on != db->sync_wait)
 		e = db_exec_plain(db, on ? "SET SESSION wsrep_sync_wait = 1" :
 		    "SET SESSION wsrep_sync_wait = 0");
@@ -432,6 +439,22 @@ db_run_once(struct db *db, const char *sql, const struct db_param *p,
 	return rc;
 }
 
+/* Galera: a read that waits for the cluster (db_sync_wait) fails with
+ * 1205 "Lock wait timeout", not 1047, when its node cannot reach the rest
+ * of the cluster (it is losing or has lost its Primary component; for a
+ * moment it may still say it is ready): that node is lost to us, not busy.
+ * Returns 1 (db->lost set) for such a failure; a 1205 without sync_wait is
+ * a row lock's, retried as before. */
+static int
+db_wsrep_lost(struct db *db)
+{
+	if (!db->galera || !db->sync_wait ||
+	    db->errcode != ER_LOCK_WAIT_TIMEOUT)
+		return 0;
+	db->lost = 1;
+	return 1;
+}
+
 /* Runs a statement; a lost connection outside a transaction is re-opened
  * and the statement tried once more. */
 static enum db_err
@@ -440,10 +463,14 @@ db_run(struct db *db, const char *sql, const struct db_param *p, size_t n,
 {
 	enum db_err rc = db_run_once(db, sql, p, n, out);
 
+	if (rc == DB_ERR_RETRY && db_wsrep_lost(db))
+		rc = DB_ERR_CONNECT;
 	if (rc == DB_ERR_CONNECT && !db->in_tx) {
 		log_warn("event=db_reconnect error=\"%s\"", db->err);
-		if (db_connect(db) == DB_OK)
-			rc = db_run_once(db, sql, p, n, out);
+		if (db_connect(db) == DB_OK &&
+		    (rc = db_run_once(db, sql, p, n, out)) == DB_ERR_RETRY &&
+		    db_wsrep_lost(db))
+			rc = DB_ERR_CONNECT;
 	}
 	if (rc == DB_ERR_CONNECT && db->in_tx)
 		db->in_tx = 0;

@@ -57,9 +57,10 @@ t_galera_safe_schema() {
         WHERE t.table_schema = 'svc' AND t.table_type = 'BASE TABLE'
           AND c.constraint_name IS NULL" | paste -sd' ' -)
     expect_eq "tables without a primary key" "" "$nopk"
-    # the migration lock is a row (GET_LOCK is one node's): held, it refuses
+    # the migration lock is a row (GET_LOCK is one node's): held for the
+    # whole of --wait, it refuses
     it_sql "INSERT INTO schema_version (version, applied_at) VALUES (-1, UTC_TIMESTAMP(3))"
-    if svcadm db migrate --sql-dir "$top_srcdir/sql" > "$IT_DIR/migrate3.log" 2>&1; then
+    if svcadm db migrate --sql-dir "$top_srcdir/sql" --wait 0 > "$IT_DIR/migrate3.log" 2>&1; then
         it_fail "migrate ran while another held the lock"
     fi
     grep -q "another migration holds the lock" "$IT_DIR/migrate3.log" ||
@@ -71,6 +72,66 @@ t_galera_safe_schema() {
     expect_eq "lock rows left after migrate" 0 "$(it_sql "SELECT COUNT(*) FROM schema_version WHERE version < 1")"
 }
 t_case "every table has a primary key (Galera); the migration lock is a schema_version row, refused while held, a stale one taken over" t_galera_safe_schema
+
+# race_sql SQL: SQL as root on the database svc_race
+race_sql() { stack_mariadb_sql "$IT_DIR/mariadb" -N -B svc_race -e "$1"; }
+race_waiting() {
+    [ "$(it_sql "SELECT COUNT(*) FROM information_schema.processlist
+        WHERE db = 'svc_race' AND user = 'svc' AND state LIKE 'Waiting for%lock%'")" = 2 ]
+}
+ftwrl_held() {
+    [ -n "$(it_sql "SELECT id FROM information_schema.processlist WHERE info = 'SELECT SLEEP(600)'")" ]
+}
+# wait_until SECONDS WHAT COMMAND...: poll COMMAND until it succeeds
+wait_until() {
+    local end=$((SECONDS + $1)) what=$2
+    shift 2
+    until "$@"; do
+        [ "$SECONDS" -lt "$end" ] || { it_fail "waited $what"; return 1; }
+        sleep 0.1
+    done
+}
+
+t_migrate_race() {
+    local conf=$IT_DIR/race.conf holder p1 p2 rc1=0 rc2=0 files want tables
+    it_sql "CREATE DATABASE svc_race CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
+        GRANT ALL PRIVILEGES ON svc_race.* TO 'svc'@'localhost'"
+    sed 's/^db_name = .*/db_name = svc_race/' "$SVC_CONF" > "$conf"
+    # both meet at their first DDL at the same moment: a global read lock
+    # holds every DDL back until both wait for it, then lets them go at once
+    stack_mariadb_sql "$IT_DIR/mariadb" -e 'FLUSH TABLES WITH READ LOCK; SELECT SLEEP(600)' \
+        > /dev/null 2>&1 &
+    holder=$!
+    wait_until 30 "for the global read lock" ftwrl_held || return 1
+    "$top_builddir/src/admin/svcadm" -c "$conf" db migrate --sql-dir "$top_srcdir/sql" \
+        > "$IT_DIR/race1.log" 2>&1 &
+    p1=$!
+    "$top_builddir/src/admin/svcadm" -c "$conf" db migrate --sql-dir "$top_srcdir/sql" \
+        > "$IT_DIR/race2.log" 2>&1 &
+    p2=$!
+    wait_until 30 "for both migrations to wait at their first DDL" race_waiting ||
+        { kill "$holder" "$p1" "$p2"; return 1; }
+    it_sql "KILL $(it_sql "SELECT id FROM information_schema.processlist WHERE info = 'SELECT SLEEP(600)'")"
+    wait "$holder" || :
+    wait "$p1" || rc1=$?
+    wait "$p2" || rc2=$?
+    expect_eq "exit statuses of the two migrations" "0 0" "$rc1 $rc2" ||
+        { sed 's/^/# /' "$IT_DIR/race1.log" "$IT_DIR/race2.log"; return 1; }
+    files=$(find "$top_srcdir/sql" -name '[0-9][0-9][0-9]_*.sql' | wc -l)
+    # one applied every file, the other waited for it and found nothing
+    expect_eq "migrations applied by each (sorted)" "0 $files" \
+        "$(sed -n 's/^schema at version [0-9]* (\([0-9]*\) applied)$/\1/p' "$IT_DIR/race1.log" "$IT_DIR/race2.log" | sort -n | paste -sd' ' -)"
+    expect_eq "migrations that waited for the other" 1 \
+        "$(cat "$IT_DIR/race1.log" "$IT_DIR/race2.log" | grep -c '^waiting up to 60 s for another migration')"
+    want=$(build_schema)
+    expect_eq "versions recorded, the highest, lock rows left" "$files $want 0" \
+        "$(race_sql "SELECT SUM(version > 0), MAX(version), SUM(version < 1) FROM schema_version" | tr '\t' ' ')"
+    tables=$(it_sql "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'svc'")
+    expect_eq "tables in svc_race as in svc" "$tables" \
+        "$(it_sql "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'svc_race'")"
+    it_sql "DROP DATABASE svc_race"
+}
+t_case "two svcadm db migrate started at once on an empty database both succeed: one applies every migration (each recorded once), the other waits for it and finds nothing to do" t_migrate_race
 
 t_db_idempotent() {
     local pw
