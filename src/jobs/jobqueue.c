@@ -188,6 +188,17 @@ jobqueue_release(struct db *db, const struct jobqueue_chunk *c,
 	return changed ? JOBQUEUE_OK : JOBQUEUE_LOST;
 }
 
+enum jobqueue_err
+jobqueue_release_owner(struct db *db, const char *owner,
+    unsigned long long *n)
+{
+	*n = 0;
+	return db_exec(db, "UPDATE job_chunks SET state = 'pending', "
+	    "lease_owner = NULL, lease_expires = NULL WHERE state = 'leased' "
+	    "AND lease_owner = ?", DB_ARGS(DBP_STR(owner)), n) == DB_OK ?
+	    JOBQUEUE_OK : JOBQUEUE_DB;
+}
+
 /* ---------------------------------------------------------------- rows */
 
 void

@@ -69,6 +69,10 @@ enum jobqueue_err jobqueue_renew(struct db *, const struct jobqueue_chunk *,
 /* Gives a chunk back (pending, lease cleared), results written stay. */
 enum jobqueue_err jobqueue_release(struct db *, const struct jobqueue_chunk *,
 	    const char *owner);
+/* Gives back every chunk leased to owner (a run that lost its database
+ * and dropped its chunks without a word); *n how many. */
+enum jobqueue_err jobqueue_release_owner(struct db *, const char *owner,
+	    unsigned long long *n);
 
 /* The chunk's addresses that need work, in input order; *total gets the
  * number of rows the chunk has in any state. Free with jobqueue_rows_free. */

@@ -204,11 +204,24 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 	int64_t now;
 	time_t t;
 	int timeout;
+	unsigned long long n;
 
 	if (process_threads_start(p) == -1)
 		return -1;
 	p->db = db;
 	p->db_failed = 0;
+	/* The last run lost the database holding chunks: they are this
+	 * process's still (its owner name), given back now rather than when
+	 * their leases run out (worker_lease_seconds) */
+	if (p->orphaned) {
+		if (jobqueue_release_owner(db, p->owner, &n) != JOBQUEUE_OK) {
+			process_threads_stop(p);
+			return -1;
+		}
+		p->orphaned = 0;
+		log_info("event=chunks_released reason=db_failure chunks=%llu",
+		    n);
+	}
 	p->claim_empty = 0;
 	p->claim_short = 0;
 	p->last_claim = 0;
@@ -290,6 +303,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 	}
 	log_error("event=process_stopped reason=db_failed error=\"%s\"",
 	    db_error(db));
+	p->orphaned = p->nchunks > 0;
 	process_drop_all(p, 0);
 	process_threads_stop(p);
 	return -1;

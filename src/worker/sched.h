@@ -164,6 +164,8 @@ struct process {
 	int			 woken;		/* one came: claim at once */
 	unsigned		 rr;		/* first hash bucket scheduled */
 	int			 db_failed;
+	int			 orphaned;	/* the last run lost the database
+						 * with chunks leased */
 	int64_t			 dns_deadline;	/* process_set_deadline */
 	struct pacing_conf	 pconf;		/* pacer.c */
 	struct pacing_defaults	 pdefaults;

@@ -554,12 +554,16 @@ t_db_restart() {
     expect_eq "status" completed "$(job_field $id status)" || return 1
     grep -q 'event=process_stopped' "$IT_DIR/log/svc.log" ||
         it_fail "the worker did not notice the database going away" || return 1
+    # its chunks given back by itself when the database came back, not
+    # left for their leases to run out
+    grep -Eq 'event=chunks_released reason=db_failure chunks=[1-9]' "$IT_DIR/log/svc.log" ||
+        it_fail "the worker did not give its chunks back after the outage" || return 1
     expect_eq "rows not done" 0 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$id' AND state <> 'done'")"
     expect_eq "processed_emails" 600 "$(job_field $id processed_emails)"
     expect_eq "valid" 600 "$(job_field $id count_valid)"
     check_counts $id && check_ledger $id
 }
-t_case "MariaDB restarted mid-job: the daemon retries and the job completes with one result per address" t_db_restart
+t_case "MariaDB restarted mid-job: the daemon retries, gives back its chunks when the database is back, and the job completes with one result per address" t_db_restart
 
 # ---------------------------------------------------------------- crash
 t_crash() {
