@@ -309,7 +309,7 @@ stack_mariadb_start() {
         stack_mariadb_write_cnf "$dir" "$STACK_DB_PORT"
     fi
     bin=$(stack_mariadb_bin) || return 1
-    local attempt=1
+    local attempt=1 continue_wait
     rm -f "$dir/mariadbd.pid" "$dir/mariadb.sock"
     : > "$dir/mariadbd.err"
     : > "$dir/mariadbd.out"
@@ -319,7 +319,10 @@ stack_mariadb_start() {
         if stack_mariadb_sql "$dir" -e 'SELECT 1' >/dev/null 2>&1; then
             return 0
         fi
-        if ! stack_alive "$pid" && [ "$attempt" -lt 3 ] &&
+        # alive or not, looked at once: a server dying between two looks
+        # would skip the retry below and be reported as a failure
+        stack_alive "$pid" && continue_wait=1 || continue_wait=0
+        if [ "$continue_wait" = 0 ] && [ "$attempt" -lt 3 ] &&
                 grep -q 'Address already in use' "$dir/mariadbd.err" 2>/dev/null; then
             # another program bound the port between the pick and the
             # bind: start again on another one
@@ -332,7 +335,7 @@ stack_mariadb_start() {
             pid=$(stack_daemon "$dir/mariadbd.pid" "$dir/mariadbd.out" "$bin" --defaults-file="$dir/my.cnf")
             continue
         fi
-        if ! stack_alive "$pid"; then
+        if [ "$continue_wait" = 0 ]; then
             stack_err "mariadbd exited during start-up ($dir)"
             stack_show_log "$dir/mariadbd.err"
             stack_show_log "$dir/mariadbd.out"

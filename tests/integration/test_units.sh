@@ -198,13 +198,17 @@ t_logrotate() {
         "$top_srcdir/contrib/logrotate/svc" > "$IT_DIR/logrotate.conf"
     grep -q "^$IT_DIR/log/\*.log {" "$IT_DIR/logrotate.conf" || it_fail "the logrotate file names no /var/log/svc/*.log" || return 1
     serves "http://127.0.0.1:$HTTP_PORT" || return 1
-    lines_before=$(wc -l < "$log")
+    cp "$log" "$IT_DIR/before-rotation.log"
+    lines_before=$(wc -l < "$IT_DIR/before-rotation.log")
     [ "$lines_before" -gt 0 ] || it_fail "svc-api wrote nothing to $log" || return 1
     logrotate -f -s "$IT_DIR/logrotate.state" "$IT_DIR/logrotate.conf" > "$IT_DIR/logrotate.out" 2>&1 ||
         it_fail "logrotate: $(cat "$IT_DIR/logrotate.out")" || return 1
     rotated=$log.1
     [ -s "$rotated" ] || it_fail "no $rotated" || return 1
-    expect_eq "lines kept in $rotated" "$lines_before" "$(wc -l < "$rotated")"
+    # the old lines kept, first (svc-api may have written more since the
+    # copy above: they are in one file or the other)
+    head -n "$lines_before" "$rotated" | cmp -s - "$IT_DIR/before-rotation.log" ||
+        it_fail "$rotated does not begin with the $lines_before lines the log had" || return 1
     serves "http://127.0.0.1:$HTTP_PORT" || return 1
     [ -s "$log" ] || it_fail "svc-api writes no more to $log after the rotation" || return 1
     [ "$(tr -d '\000' < "$log" | wc -c)" = "$(wc -c < "$log")" ] || it_fail "the new $log starts with a hole (NUL bytes)"
