@@ -1,0 +1,11 @@
+/* calibration_db.h: reads the table of calibration counts (028's
+ * calibration) into a calibration_table, for the engine's verdicts. */
+#ifndef SVC_CALIBRATION_DB_H
+#define SVC_CALIBRATION_DB_H
+#include "core/db.h"
+#include "engine/calibration.h"
+
+/* Replaces t's rows with the table's (rows of an unknown classification
+ * are skipped). DB_OK, or the error with t left as it was. */
+enum db_err calibration_db_load(struct db *, struct calibration_table *t);
+#endif
