@@ -97,7 +97,7 @@ feedback_report_add(struct feedback_tally *t, int outcome)
 		t->outcome[outcome]++;
 }
 
-static struct feedback_tally *
+static struct feedback_provider_tally *
 feedback_report_prov(struct feedback_report *r, const char *name)
 {
 	struct feedback_provider_tally *p;
@@ -105,14 +105,14 @@ feedback_report_prov(struct feedback_report *r, const char *name)
 
 	for (i = 0; i < r->nprov; i++)
 		if (strcmp(r->prov[i].provider, name) == 0)
-			return &r->prov[i].t;
+			return &r->prov[i];
 	if ((p = realloc(r->prov, (r->nprov + 1) * sizeof(*p))) == NULL)
 		return NULL;
 	r->prov = p;
 	memset(&p[r->nprov], 0, sizeof(*p));
 	strparse_copy(p[r->nprov].provider, sizeof(p[r->nprov].provider),
 	    name);
-	return &p[r->nprov++].t;
+	return &p[r->nprov++];
 }
 
 static enum db_err
@@ -174,7 +174,7 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
 {
 	struct feedback_report_out *outs = NULL;
 	struct feedback_report_seen *seen = NULL, *sg;
-	struct feedback_tally *pt;
+	struct feedback_provider_tally *pt;
 	struct addr a;
 	const struct db_param p[] = { DBP_INT(since), DBP_INT(until),
 	    DBP_STR(account ? account : "") };
@@ -237,7 +237,8 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
 			row = -1;
 			break;
 		}
-		feedback_report_add(pt, outcome);
+		feedback_report_add(&pt->t, outcome);
+		feedback_report_add(&pt->by_class[k], outcome);
 		if (sg->hash[0])
 			nseen++;
 	}
