@@ -69,6 +69,19 @@ calibration_apply(int rules_score, const struct calibration_counts *provider,
 	return calibration_score(rules_score, provider, all);
 }
 
+enum verdict_catch_all
+calibration_catch_all(enum verdict_catch_all rules, int score, int safe_min,
+    int avoid_below)
+{
+	if (rules == VERDICT_CA_NONE || rules == VERDICT_CA_AVOID)
+		return rules;
+	if (score < avoid_below)
+		return VERDICT_CA_AVOID;
+	if (score >= safe_min)
+		return VERDICT_CA_SEND_SAFE;
+	return VERDICT_CA_SEND_WITH_CAUTION;
+}
+
 int
 calibration_basis_parse(const char *s, enum calibration_basis *out)
 {

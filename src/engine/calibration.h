@@ -16,7 +16,9 @@
  *                                     N_p - D_p + K (1 - m));
  *   score = 100 r rounded half up, in whole numbers (exact integer maths).
  * The score is calibrated when N_p is at least the threshold
- * (calibration_min_outcomes); else the rules' s stands. */
+ * (calibration_min_outcomes); else the rules' s stands. A calibrated
+ * catch-all verdict's send verdict follows the calibrated score
+ * (calibration_catch_all). */
 #ifndef SVC_CALIBRATION_H
 #define SVC_CALIBRATION_H
 #include "engine/verdict.h"
@@ -47,6 +49,14 @@ int	 calibration_apply(int rules_score,
 	    const struct calibration_counts *provider,
 	    const struct calibration_counts *all, long long min_outcomes,
 	    enum calibration_basis *basis);
+/* The catch-all send verdict of a calibrated verdict whose rules gave
+ * rules (not VERDICT_CA_NONE) and whose calibrated score is score:
+ * send_safe when score >= safe_min, avoid when score < avoid_below,
+ * else send_with_caution; but avoid whenever the rules said avoid (no web
+ * presence, a machine-made or role local part: a delivery rate says
+ * nothing of spam traps, which take mail). VERDICT_CA_NONE stays. */
+enum verdict_catch_all calibration_catch_all(enum verdict_catch_all rules,
+	    int score, int safe_min, int avoid_below);
 /* A basis from its name: 0, or -1. NULL or unknown names are "rules". */
 int	 calibration_basis_parse(const char *, enum calibration_basis *);
 

@@ -588,14 +588,15 @@ verify_with_mx(struct verify_engine *e, struct verify_result *r,
 
 /* A verdict the mail host's answer concluded: its score follows the
  * outcomes counted for its provider and classification once there are
- * calibration_min_outcomes of them (calibration.h), else the rules' score
- * stands. The counts are read again every calibration_reload_seconds; a
+ * calibration_min_outcomes of them (calibration.h), and so does its
+ * catch-all send verdict (calibration_catch_all); else the rules' stand. The counts are read again every calibration_reload_seconds; a
  * failed read keeps the last ones (none: rules) until then. */
 static void
 verify_calibrate(struct verify_engine *e, struct db *db,
     struct verify_result *r)
 {
 	struct calibration_counts p, all;
+	enum verdict_catch_all ca;
 	time_t now = time(NULL);
 	int rules = r->score;
 
@@ -614,11 +615,19 @@ verify_calibrate(struct verify_engine *e, struct db *db,
 	    &all);
 	r->score = calibration_apply(rules, &p, &all, conf_int(e->conf,
 	    CONF_CALIBRATION_MIN_OUTCOMES), &r->score_basis);
-	if (r->score_basis == CALIBRATION_CALIBRATED)
-		log_debug("event=score_calibrated provider=%s class=%s "
-		    "delivered=%lld bounced=%lld rules=%d score=%d",
-		    r->provider, verdict_class_names[r->v.classification],
-		    p.delivered, p.bounced, rules, r->score);
+	if (r->score_basis != CALIBRATION_CALIBRATED)
+		return;
+	ca = r->catch_all;
+	r->catch_all = calibration_catch_all(ca, r->score,
+	    (int)conf_int(e->conf, CONF_CALIBRATION_SEND_SAFE_MIN),
+	    (int)conf_int(e->conf, CONF_CALIBRATION_AVOID_BELOW));
+	log_debug("event=score_calibrated provider=%s class=%s "
+	    "delivered=%lld bounced=%lld rules=%d score=%d send=%s->%s",
+	    r->provider, verdict_class_names[r->v.classification],
+	    p.delivered, p.bounced, rules, r->score,
+	    verdict_catch_all_names[ca] ? verdict_catch_all_names[ca] : "-",
+	    verdict_catch_all_names[r->catch_all] ?
+	    verdict_catch_all_names[r->catch_all] : "-");
 }
 
 enum verify_err

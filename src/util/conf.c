@@ -342,6 +342,12 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "300", 0, 86400, 0, "each process reads the "
 	    "calibration counts again after this many seconds (0: for every "
 	    "verdict)" },
+	[CONF_CALIBRATION_SEND_SAFE_MIN] = { "calibration_send_safe_min",
+	    CONF_TYPE_INT, "95", 0, 100, 0, "a calibrated catch-all verdict "
+	    "is send_safe from this score up (unless the rules said avoid)" },
+	[CONF_CALIBRATION_AVOID_BELOW] = { "calibration_avoid_below",
+	    CONF_TYPE_INT, "80", 0, 100, 0, "a calibrated catch-all verdict "
+	    "is avoid below this score (send_with_caution between)" },
 	[CONF_SESSION_IDLE_SECONDS] = { "session_idle_seconds", CONF_TYPE_INT,
 	    "1800", 60, 30L * 86400, 0, "a dashboard session ends after this "
 	    "many seconds without a request" },

@@ -15,7 +15,8 @@
 # worker's housekeeping) counts outcomes per provider and classification
 # only, and a later verdict there (single, bulk, download) has
 # score_basis "calibrated" with the score computed from the counts as the
-# README says; before calibration_min_outcomes it says "rules".
+# README says, and its catch-all send verdict follows that score; before
+# calibration_min_outcomes it says "rules".
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -349,7 +350,8 @@ t_calibration() {
     out=$(svcadm calibration update) || { it_fail "svcadm calibration update: $out"; return 1; }
     expect_eq "counts before" "0 2" "$(cal_counts)" || return 1
     API_KEY=$key http POST /v1/verify '{"email":"lena@ca.feedback.test"}'
-    expect_status 200 && expect_json .reason catch_all && expect_json .score_basis rules && expect_json .score "$rules" || return 1
+    expect_status 200 && expect_json .reason catch_all && expect_json .score_basis rules && expect_json .score "$rules" &&
+        expect_json .catch_all_verdict send_safe || return 1
     # outcomes: 7 of the 8 delivered, 1 hard bounce
     events=$(for n in $CAL_NAMES; do echo "$n"; done | jq -Rsc --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" 'split("\n") | map(select(length > 0)) |
         map({email: "\(.)@ca.feedback.test", outcome: (if . == "hanna" then "hard_bounce" else "delivered" end), occurred_at: $t,
@@ -363,6 +365,8 @@ t_calibration() {
     [ "$want" -gt "$rules" ] || it_fail "mostly delivered, yet $want is not above $rules" || return 1
     API_KEY=$key http POST /v1/verify '{"email":"mona@ca.feedback.test"}'
     expect_status 200 && expect_json .reason catch_all && expect_json .score_basis calibrated && expect_json .score "$want" || return 1
+    # the send verdict follows the calibrated score: 70 is below calibration_avoid_below (80)
+    expect_json .catch_all_verdict avoid || return 1
     # a job's result (stored with its basis) and its download
     API_KEY=$key http POST /v1/verify/bulk '{"emails":["nora@ca.feedback.test","user@good.feedback.test"]}'
     expect_status 202 || return 1
@@ -370,14 +374,17 @@ t_calibration() {
     it_job_wait "$id" completed || return 1
     API_KEY=$key http GET "/v1/jobs/$id/results"
     expect_status 200 && expect_json '.results[0].score_basis' calibrated && expect_json '.results[0].score' "$want" &&
-        expect_json '.results[1].score_basis' rules || return 1
+        expect_json '.results[0].catch_all_verdict' avoid && expect_json '.results[1].score_basis' rules || return 1
     expect_eq "stored bases" "calibrated rules" "$(it_sql "SELECT GROUP_CONCAT(score_basis ORDER BY seq SEPARATOR ' ') FROM job_emails WHERE job_id = '$id'")" || return 1
     good=$(json '.results[1].score')
     curl -s -H "Authorization: Bearer $key" -o "$IT_DIR/cal.csv" "$BASE_URL/v1/jobs/$id/download?format=csv"
     expect_eq "download: email, svc_score, svc_score_basis" "nora@ca.feedback.test,$want,calibrated user@good.feedback.test,$good,rules" \
-        "$(tr -d '\r' < "$IT_DIR/cal.csv" | awk -F, 'NR > 1 { print $1 "," $6 "," $NF }' | tr '\n' ' ' | sed 's/ $//')"
+        "$(tr -d '\r' < "$IT_DIR/cal.csv" | awk -F, 'NR > 1 { print $1 "," $6 "," $NF }' | tr '\n' ' ' | sed 's/ $//')" || return 1
+    curl -s -H "Authorization: Bearer $key" -o "$IT_DIR/cal-safe.csv" "$BASE_URL/v1/jobs/$id/download?format=csv&filter=send_safe"
+    expect_eq "send_safe download (the calibrated avoid left out)" "user@good.feedback.test" \
+        "$(tr -d '\r' < "$IT_DIR/cal-safe.csv" | awk -F, 'NR > 1 { print $1 }' | tr '\n' ' ' | sed 's/ $//')"
 }
-t_case "calibration: a catch-all host's later verdicts follow its outcomes (score_basis calibrated, score from the counts); below calibration_min_outcomes the rules stand" t_calibration
+t_case "calibration: a catch-all host's later verdicts follow its outcomes (score_basis calibrated, score from the counts, send verdict from the score); below calibration_min_outcomes the rules stand" t_calibration
 
 t_calibration_counts_only() {
     local before

@@ -4,7 +4,8 @@
  * classification's rate over all providers; many outcomes give the
  * observed rate; all delivered or all bounced reach 100 and 0; halves
  * round up; the threshold decides the basis; huge counts do not overflow;
- * and the table merges, sums and finds its rows. */
+ * a calibrated catch-all send verdict follows the score (never better
+ * than the rules' avoid); and the table merges, sums and finds its rows. */
 #include "engine/calibration.h"
 #include <setjmp.h>
 #include <stdarg.h>
@@ -88,6 +89,37 @@ test_threshold_decides_the_basis(void **st)
 }
 
 static void
+test_catch_all_verdict_follows_the_calibrated_score(void **st)
+{
+	static const struct {
+		enum verdict_catch_all rules;
+		int score;
+		enum verdict_catch_all want;
+	} c[] = {
+		{ VERDICT_CA_SEND_SAFE, 70, VERDICT_CA_AVOID },
+		{ VERDICT_CA_SEND_SAFE, 79, VERDICT_CA_AVOID },
+		{ VERDICT_CA_SEND_SAFE, 80, VERDICT_CA_SEND_WITH_CAUTION },
+		{ VERDICT_CA_SEND_SAFE, 94, VERDICT_CA_SEND_WITH_CAUTION },
+		{ VERDICT_CA_SEND_WITH_CAUTION, 95, VERDICT_CA_SEND_SAFE },
+		{ VERDICT_CA_SEND_WITH_CAUTION, 100, VERDICT_CA_SEND_SAFE },
+		{ VERDICT_CA_SEND_WITH_CAUTION, 0, VERDICT_CA_AVOID },
+		/* the rules' avoid stays, however well the host delivers */
+		{ VERDICT_CA_AVOID, 100, VERDICT_CA_AVOID },
+		/* not a catch-all verdict: none */
+		{ VERDICT_CA_NONE, 100, VERDICT_CA_NONE },
+	};
+	size_t i;
+
+	(void)st;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (calibration_catch_all(c[i].rules, c[i].score, 95, 80) !=
+		    c[i].want)
+			fail_msg("case %zu: %s", i, verdict_catch_all_names[
+			    calibration_catch_all(c[i].rules, c[i].score, 95,
+			    80)]);
+}
+
+static void
 test_table_merges_sums_and_finds(void **st)
 {
 	struct calibration_table t;
@@ -127,6 +159,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scores_are_exact),
 		cmocka_unit_test(test_threshold_decides_the_basis),
+		cmocka_unit_test(test_catch_all_verdict_follows_the_calibrated_score),
 		cmocka_unit_test(test_table_merges_sums_and_finds),
 	};
 
