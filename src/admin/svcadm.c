@@ -4,10 +4,13 @@
  * retention and erasure (retentionadm.c), dashboard passwords and
  * invitations (webadm.c), organizations, credits, API keys, the
  * known-complainer list (complainersadm.c), the verdict cache (cacheadm.c),
- * delivery feedback (feedbackadm.c), the effective configuration, the
- * service's health (status.c) and a verifier host's checks (doctor.c).
+ * delivery feedback (feedbackadm.c), the calibration counts
+ * (calibrationadm.c), the effective configuration, the service's health
+ * (status.c) and a verifier host's checks (doctor.c).
  * Output is plain: ids and keys alone on stdout so scripts can capture
- * them; errors on stderr with a non-zero exit. */
+ * them; errors on stderr with a non-zero exit. It is long because it
+ * holds every command's usage line, option table and dispatch, each a
+ * short function that hands the work to one of those files. */
 #include "admin/cacheadm.h"
 #include "admin/complainersadm.h"
 #include "admin/calibrationadm.h"
