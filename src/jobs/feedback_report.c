@@ -16,10 +16,14 @@ struct feedback_report_out {	/* one stored outcome */
 	int		 outcome;
 };
 
-struct feedback_report_seen {	/* one result row, for stability */
+struct feedback_report_seen {	/* one result row, for stability and
+				 * the calibration's counts */
 	char		 account[41];
 	char		 hash[ADDRHASH_HEX_LEN + 1];
 	int		 cls;
+	int		 outcome;	/* -1: none */
+	long long	 at;		/* verified_at */
+	size_t		 prov;		/* index in the report's prov */
 };
 
 static int
@@ -173,7 +177,7 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
     struct feedback_report *rep)
 {
 	struct feedback_report_out *outs = NULL;
-	struct feedback_report_seen *seen = NULL, *sg;
+	struct feedback_report_seen *seen = NULL, *sg, *last;
 	struct feedback_provider_tally *pt;
 	struct addr a;
 	const struct db_param p[] = { DBP_INT(since), DBP_INT(until),
@@ -238,7 +242,9 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
 			break;
 		}
 		feedback_report_add(&pt->t, outcome);
-		feedback_report_add(&pt->by_class[k], outcome);
+		sg->outcome = outcome;
+		sg->at = db_res_int(r, 4);
+		sg->prov = (size_t)(pt - rep->prov);
 		if (sg->hash[0])
 			nseen++;
 	}
@@ -250,14 +256,23 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
 		qsort(seen, nseen, sizeof(*seen), feedback_report_seen_cmp);
 	for (i = 0; i < nseen; i = j) {
 		same = 1;
+		last = seen[i].outcome >= 0 ? &seen[i] : NULL;
 		for (j = i + 1; j < nseen && feedback_report_seen_cmp(&seen[i],
-		    &seen[j]) == 0; j++)
+		    &seen[j]) == 0; j++) {
 			if (seen[j].cls != seen[i].cls)
 				same = 0;
+			if (seen[j].outcome >= 0 && (last == NULL ||
+			    seen[j].at > last->at))
+				last = &seen[j];
+		}
 		if (j - i > 1) {
 			rep->repeated++;
 			rep->repeated_same += same;
 		}
+		/* the address once: its latest result that has an outcome */
+		if (last != NULL)
+			feedback_report_add(&rep->prov[last->prov].by_class[
+			    last->cls], last->outcome);
 	}
 	if (rep->nprov > 1)
 		qsort(rep->prov, rep->nprov, sizeof(*rep->prov),
