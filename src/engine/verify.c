@@ -589,8 +589,9 @@ verify_with_mx(struct verify_engine *e, struct verify_result *r,
 /* A verdict the mail host's answer concluded: its score follows the
  * outcomes counted for its provider and classification once there are
  * calibration_min_outcomes of them (calibration.h), and so does its
- * catch-all send verdict (calibration_catch_all); else the rules' stand. The counts are read again every calibration_reload_seconds; a
- * failed read keeps the last ones (none: rules) until then. */
+ * catch-all send verdict (calibration_catch_all); else the rules' stand.
+ * The counts are read again every calibration_reload_seconds; a failed
+ * read keeps the last ones (none: rules) until then. */
 static void
 verify_calibrate(struct verify_engine *e, struct db *db,
     struct verify_result *r)

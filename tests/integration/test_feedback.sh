@@ -361,6 +361,9 @@ t_calibration() {
     expect_status 200 && expect_json .accepted 9 || return 1
     out=$(svcadm calibration update) || { it_fail "svcadm calibration update: $out"; return 1; }
     expect_eq "counts after" "8 2" "$(cal_counts)" || return 1
+    case $out in "window_days 90 results "*" rows "*) ;; *) it_fail "svcadm calibration update printed: $out"; return 1 ;; esac
+    svcadm calibration show | grep -Eq '^feedback\.test +catch_all +8 +2 +90 ' ||
+        it_fail "svcadm calibration show: $(svcadm calibration show)" || return 1
     want=$(cal_expect "$rules")
     it_log "rules score $rules, calibrated $want (8 delivered, 2 bounced)"
     [ "$want" -gt "$rules" ] || it_fail "mostly delivered, yet $want is not above $rules" || return 1
