@@ -70,6 +70,8 @@ struct calibration_row {
 struct calibration_table {
 	struct calibration_row	*rows;		/* sorted by provider, class */
 	size_t			 n;
+	/* each classification's sum over providers: calibration_table_done
+	 * sums the rows; a reader that keeps only some rows sets it */
 	struct calibration_counts all[VERDICT_CLASS__MAX];
 };
 

@@ -606,7 +606,8 @@ verify_calibrate(struct verify_engine *e, struct db *db,
 		return;
 	if (!e->cal_read || now - e->cal_at >= conf_int(e->conf,
 	    CONF_CALIBRATION_RELOAD_SECONDS) || now < e->cal_at) {
-		if (calibration_db_load(db, &e->cal) != DB_OK)
+		if (calibration_db_load(db, conf_int(e->conf,
+		    CONF_CALIBRATION_MIN_OUTCOMES), &e->cal) != DB_OK)
 			log_warn("event=calibration_read_failed error=\"%s\"",
 			    db_error(db));
 		e->cal_read = 1;

@@ -364,8 +364,11 @@ t_calibration() {
     case $out in "window_days 90 results "*" rows "*) ;; *) it_fail "svcadm calibration update printed: $out"; return 1 ;; esac
     svcadm calibration show | grep -Eq '^feedback\.test +catch_all +8 +2 +90 ' ||
         it_fail "svcadm calibration show: $(svcadm calibration show)" || return 1
+    # another provider's catch-all rows, below the threshold, still move
+    # the classification's rate (the prior): 5 bounces elsewhere
+    it_sql "INSERT INTO calibration VALUES ('elsewhere.test', 'catch_all', 0, 5, 90, UTC_TIMESTAMP(3))"
     want=$(cal_expect "$rules")
-    it_log "rules score $rules, calibrated $want (8 delivered, 2 bounced)"
+    it_log "rules score $rules, calibrated $want (8 delivered, 2 bounced; 5 bounced elsewhere)"
     [ "$want" -gt "$rules" ] || it_fail "mostly delivered, yet $want is not above $rules" || return 1
     API_KEY=$key http POST /v1/verify '{"email":"mona@ca.feedback.test"}'
     expect_status 200 && expect_json .reason catch_all && expect_json .score_basis calibrated && expect_json .score "$want" || return 1
@@ -387,7 +390,8 @@ t_calibration() {
         "$(tr -d '\r' < "$IT_DIR/cal.csv" | awk -F, 'NR > 1 { print $1 "," $6 "," $NF }' | tr '\n' ' ' | sed 's/ $//')" || return 1
     curl -s -H "Authorization: Bearer $key" -o "$IT_DIR/cal-safe.csv" "$BASE_URL/v1/jobs/$id/download?format=csv&filter=send_safe"
     expect_eq "send_safe download (the calibrated avoid left out)" "user@good.feedback.test" \
-        "$(tr -d '\r' < "$IT_DIR/cal-safe.csv" | awk -F, 'NR > 1 { print $1 }' | tr '\n' ' ' | sed 's/ $//')"
+        "$(tr -d '\r' < "$IT_DIR/cal-safe.csv" | awk -F, 'NR > 1 { print $1 }' | tr '\n' ' ' | sed 's/ $//')" || return 1
+    it_sql "DELETE FROM calibration WHERE provider = 'elsewhere.test'"
 }
 t_case "calibration: a catch-all host's later verdicts follow its outcomes (score_basis calibrated, score from the counts, send verdict from the score); below calibration_min_outcomes the rules stand" t_calibration
 
