@@ -4,12 +4,16 @@
  * retention and erasure (retentionadm.c), dashboard passwords and
  * invitations (webadm.c), organizations, credits, API keys, the
  * known-complainer list (complainersadm.c), the verdict cache (cacheadm.c),
- * delivery feedback (feedbackadm.c), the effective configuration, the
- * service's health (status.c) and a verifier host's checks (doctor.c).
+ * delivery feedback (feedbackadm.c), the calibration counts
+ * (calibrationadm.c), the effective configuration, the service's health
+ * (status.c) and a verifier host's checks (doctor.c).
  * Output is plain: ids and keys alone on stdout so scripts can capture
- * them; errors on stderr with a non-zero exit. */
+ * them; errors on stderr with a non-zero exit. It is long because it
+ * holds every command's usage line, option table and dispatch, each a
+ * short function that hands the work to one of those files. */
 #include "admin/cacheadm.h"
 #include "admin/complainersadm.h"
+#include "admin/calibrationadm.h"
 #include "admin/feedbackadm.h"
 #include "admin/keyfiles.h"
 #include "admin/lists_update.h"
@@ -82,6 +86,8 @@ svcadm_usage(void)
 	    "               [--sendgrid-public-key KEY]\n"
 	    "  feedback import --account ID FILE|-   (a Postfix mail log)\n"
 	    "  report accuracy [--account ID] [--since ISO] [--until ISO] [--json]\n"
+	    "  calibration update   (count outcomes per provider and class now)\n"
+	    "  calibration show\n"
 	    "  mx show HOST    (what the workers learned of a mail host)\n"
 	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
 	    "  lists check     (load lists_dir and print the counts)\n"
@@ -686,6 +692,28 @@ svcadm_cmd_report(int argc, char **argv)
 }
 
 static int
+svcadm_cmd_calibration(int argc, char **argv)
+{
+	struct buf err;
+	struct db *db;
+	int np, rc = 0;
+
+	db = svcadm_subcommand(argc, argv, NULL, 0, NULL, 0, 0, &np);
+	buf_init(&err, 1024);
+	if (strcmp(argv[0], "update") == 0)
+		rc = calibrationadm_update(db, &conf, stdout, &err);
+	else if (strcmp(argv[0], "show") == 0)
+		rc = calibrationadm_show(db, stdout, &err);
+	else
+		svcadm_usage();
+	if (rc == -1)
+		svcadm_die("calibration %s: %s", argv[0], buf_str(&err));
+	buf_free(&err);
+	db_close(db);
+	return 0;
+}
+
+static int
 svcadm_cmd_lists(int argc, char **argv)
 {
 	const char *dir = conf_str(&conf, CONF_LISTS_DIR);
@@ -885,6 +913,8 @@ main(int argc, char **argv)
 		return svcadm_cmd_feedback(argc, argv + i + 1);
 	if (strcmp(argv[i], "report") == 0)
 		return svcadm_cmd_report(argc, argv + i + 1);
+	if (strcmp(argv[i], "calibration") == 0)
+		return svcadm_cmd_calibration(argc, argv + i + 1);
 	if (strcmp(argv[i], "mx") == 0)
 		return svcadm_cmd_mx(argc, argv + i + 1);
 	if (strcmp(argv[i], "doctor") == 0)

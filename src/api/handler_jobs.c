@@ -236,7 +236,7 @@ handler_jobs_progress(struct api_call *c)
 	"email, classification, status, reason, sub_status, score, free, " \
 	"role, disposable, accept_all, catch_all_verdict, " \
 	"DATE_FORMAT(verified_at, '%Y-%m-%dT%H:%i:%sZ'), suppressed, " \
-	"provider"
+	"provider, COALESCE(score_basis, 'rules')"
 
 static const char *
 handler_jobs_yes_no(const struct db_res *r, unsigned col)
@@ -282,12 +282,13 @@ handler_jobs_results(struct api_call *c)
 	rows = json_array();
 	while ((row = db_res_next(r)) == 1)
 		json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:s,s:o,"
-		    "s:i,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}",
+		    "s:i,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}",
 		    "email", db_res_str(r, 0), "classification",
 		    db_res_str(r, 1), "status", db_res_str(r, 2),
 		    "reason", db_res_str(r, 3), "sub_status",
 		    handler_jobs_opt(db_res_str(r, 4)),
 		    "score", (int)db_res_int(r, 5),
+		    "score_basis", db_res_str(r, 14),
 		    "free", handler_jobs_yes_no(r, 6),
 		    "role", handler_jobs_yes_no(r, 7),
 		    "disposable", handler_jobs_yes_no(r, 8),
@@ -394,7 +395,7 @@ handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 	buf_puts(&b, "svc_status,svc_classification,svc_sub_status,"
 	    "svc_reason,svc_score,svc_free,svc_role,svc_disposable,"
 	    "svc_accept_all,svc_catch_all_verdict,svc_verified_at,"
-	    "svc_provider\r\n");
+	    "svc_provider,svc_score_basis\r\n");
 	do {
 		/* Keyset pagination by seq: each page is one short query. */
 		if (db_query(d->db, "SELECT seq, " RESULT_COLUMNS ", original FROM "
@@ -413,7 +414,7 @@ handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 			after = db_res_int(r, 0);
 			n++;
 			if (d->header != NULL)
-				handler_jobs_csv_original(&b, db_res_str(r, 15),
+				handler_jobs_csv_original(&b, db_res_str(r, 16),
 				    json_array_size(d->header));
 			else
 				handler_jobs_csv_field(&b, db_res_str(r, 1), 0);
@@ -433,7 +434,8 @@ handler_jobs_csv_stream(void *arg, http_write_fn w, void *io)
 			    handler_jobs_yes_no(r, 10), 0);
 			handler_jobs_csv_field(&b, db_res_str(r, 11), 0);
 			handler_jobs_csv_field(&b, db_res_str(r, 12), 0);
-			handler_jobs_csv_field(&b, db_res_str(r, 14), 1);
+			handler_jobs_csv_field(&b, db_res_str(r, 14), 0);
+			handler_jobs_csv_field(&b, db_res_str(r, 15), 1);
 			if (b.len > 256 * 1024) {
 				if (w(io, b.data, b.len) == -1)
 					rc = -1;

@@ -42,6 +42,7 @@ cmd_verify(struct cli *c, int argc, char **argv)
 	out_kv_field("reason", r, "reason", 1);
 	out_kv_field("sub-status", r, "sub_status", 0);
 	out_kv_field("score", r, "score", 1);
+	out_kv_field("score-basis", r, "score_basis", 0);
 	out_kv_field("disposable", r, "domain.disposable", 1);
 	out_kv_field("free", r, "domain.free", 1);
 	out_kv_field("accept-all", r, "domain.acceptAll", 1);

@@ -11,6 +11,7 @@
 #include "engine/verify_batch.h"
 #include "engine/addr.h"
 #include "engine/cachekey.h"
+#include "engine/calibration_db.h"
 #include "engine/verify_cache.h"
 #include "engine/verify_json.h"
 #include "engine/complainers.h"
@@ -50,6 +51,9 @@ struct verify_engine {
 	struct cachekey		 ck;		/* the verdict cache's key */
 	struct addrhash_key	 lk;		/* the complainer list's */
 	int			 have_lk;
+	struct calibration_table cal;		/* calibration_db_load */
+	time_t			 cal_at;	/* when it was read */
+	int			 cal_read;	/* read (or tried) once */
 };
 
 struct verify_engine *
@@ -147,6 +151,7 @@ verify_engine_free(struct verify_engine *e)
 	free(e->pin_opts);
 	egress_pins_free(&e->pins);
 	pacing_defaults_free(&e->pdefaults);
+	calibration_table_free(&e->cal);
 	free(e);
 }
 
@@ -581,6 +586,52 @@ verify_with_mx(struct verify_engine *e, struct verify_result *r,
 	return VERIFY_STEP_NEXT;
 }
 
+/* A verdict the mail host's answer concluded: its score follows the
+ * outcomes counted for its provider and classification once there are
+ * calibration_min_outcomes of them (calibration.h), and so does its
+ * catch-all send verdict (calibration_catch_all); else the rules' stand.
+ * The counts are read again every calibration_reload_seconds; a failed
+ * read keeps the last ones (none: rules) until then. */
+static void
+verify_calibrate(struct verify_engine *e, struct db *db,
+    struct verify_result *r)
+{
+	struct calibration_counts p, all;
+	enum verdict_catch_all ca;
+	time_t now = time(NULL);
+	int rules = r->score;
+
+	r->score_basis = CALIBRATION_RULES;
+	if (db == NULL || r->sandbox || r->provider[0] == '\0')
+		return;
+	if (!e->cal_read || now - e->cal_at >= conf_int(e->conf,
+	    CONF_CALIBRATION_RELOAD_SECONDS) || now < e->cal_at) {
+		if (calibration_db_load(db, conf_int(e->conf,
+		    CONF_CALIBRATION_MIN_OUTCOMES), &e->cal) != DB_OK)
+			log_warn("event=calibration_read_failed error=\"%s\"",
+			    db_error(db));
+		e->cal_read = 1;
+		e->cal_at = now;
+	}
+	calibration_table_find(&e->cal, r->provider, r->v.classification, &p,
+	    &all);
+	r->score = calibration_apply(rules, &p, &all, conf_int(e->conf,
+	    CONF_CALIBRATION_MIN_OUTCOMES), &r->score_basis);
+	if (r->score_basis != CALIBRATION_CALIBRATED)
+		return;
+	ca = r->catch_all;
+	r->catch_all = calibration_catch_all(ca, r->score,
+	    (int)conf_int(e->conf, CONF_CALIBRATION_SEND_SAFE_MIN),
+	    (int)conf_int(e->conf, CONF_CALIBRATION_AVOID_BELOW));
+	log_debug("event=score_calibrated provider=%s class=%s "
+	    "delivered=%lld bounced=%lld rules=%d score=%d send=%s->%s",
+	    r->provider, verdict_class_names[r->v.classification],
+	    p.delivered, p.bounced, rules, r->score,
+	    verdict_catch_all_names[ca] ? verdict_catch_all_names[ca] : "-",
+	    verdict_catch_all_names[r->catch_all] ?
+	    verdict_catch_all_names[r->catch_all] : "-");
+}
+
 enum verify_err
 verify_conclude(struct verify_engine *e, struct db *db,
     struct verify_result *r, const struct addr *a, const char *provider,
@@ -604,6 +655,7 @@ verify_conclude(struct verify_engine *e, struct db *db,
 			return rc;
 	}
 	verify_finish(r, k, 0, a->local);
+	verify_calibrate(e, db, r);
 	return VERIFY_OK;
 }
 

@@ -5,6 +5,7 @@
 #ifndef SVC_VERIFY_H
 #define SVC_VERIFY_H
 #include "engine/addr.h"
+#include "engine/calibration.h"
 #include "core/db.h"
 #include "engine/dns.h"
 #include "engine/lists.h"
@@ -35,6 +36,9 @@ struct verify_result {
 	char		 ascii_domain[256];
 	struct verdict	 v;
 	int		 score;
+	/* rules, or calibrated from delivery outcomes (calibration.h):
+	 * verify_conclude's verdicts only */
+	enum calibration_basis score_basis;
 	char		 did_you_mean[VERIFY_EMAIL_MAX + 1]; /* "" none */
 	enum verdict_trap trap;
 	int		 role, free_provider, disposable, accept_all;

@@ -34,13 +34,14 @@ verify_json_result(const struct verify_result *r)
 	    "enhanced_code", verify_json_opt(r->smtp_enhanced),
 	    "message", r->smtp_message, "tls", r->smtp_tls) : json_null();
 	timeutil_iso8601(r->verified_at, when);
-	return json_pack("{s:s,s:s,s:s,s:o,s:i,s:o,s:s,s:s,s:o,"
+	return json_pack("{s:s,s:s,s:s,s:o,s:i,s:s,s:o,s:s,s:s,s:o,"
 	    "s:{s:s,s:s,s:s,s:s},s:o,s:o,s:o,s:s,s:b}",
 	    "email", r->email,
 	    "status", verdict_status_names[r->v.status],
 	    "reason", verdict_reason_names[r->v.reason],
 	    "sub_status", verify_json_opt(verdict_sub_names[r->v.sub]),
 	    "score", r->score,
+	    "score_basis", calibration_basis_names[r->score_basis],
 	    "did_you_mean", verify_json_opt(r->did_you_mean),
 	    "spam_trap", verify_json_yes_no(r->v.kind == VERDICT_K_SPAM_TRAP),
 	    "role", verify_json_yes_no(r->role),
@@ -81,6 +82,9 @@ verify_json_read(json_t *j, struct verify_result *r)
 	s = json_string_value(json_object_get(j, "sub_status"));
 	r->v = verdict_of(k, s && strcmp(s, "possible_typo") == 0);
 	r->score = (int)json_integer_value(json_object_get(j, "score"));
+	/* (an entry cached before calibration has none: rules) */
+	(void)calibration_basis_parse(json_string_value(json_object_get(j,
+	    "score_basis")), &r->score_basis);
 	/* (the suggestion's domain: verify_from_cache adds the local part) */
 	if ((s = json_string_value(json_object_get(j, "did_you_mean_domain"))))
 		strparse_copy(r->did_you_mean, sizeof(r->did_you_mean), s);

@@ -16,10 +16,14 @@ struct feedback_report_out {	/* one stored outcome */
 	int		 outcome;
 };
 
-struct feedback_report_seen {	/* one result row, for stability */
+struct feedback_report_seen {	/* one result row, for stability and
+				 * the calibration's counts */
 	char		 account[41];
 	char		 hash[ADDRHASH_HEX_LEN + 1];
 	int		 cls;
+	int		 outcome;	/* -1: none */
+	long long	 at;		/* verified_at */
+	size_t		 prov;		/* index in the report's prov */
 };
 
 static int
@@ -97,7 +101,7 @@ feedback_report_add(struct feedback_tally *t, int outcome)
 		t->outcome[outcome]++;
 }
 
-static struct feedback_tally *
+static struct feedback_provider_tally *
 feedback_report_prov(struct feedback_report *r, const char *name)
 {
 	struct feedback_provider_tally *p;
@@ -105,14 +109,14 @@ feedback_report_prov(struct feedback_report *r, const char *name)
 
 	for (i = 0; i < r->nprov; i++)
 		if (strcmp(r->prov[i].provider, name) == 0)
-			return &r->prov[i].t;
+			return &r->prov[i];
 	if ((p = realloc(r->prov, (r->nprov + 1) * sizeof(*p))) == NULL)
 		return NULL;
 	r->prov = p;
 	memset(&p[r->nprov], 0, sizeof(*p));
 	strparse_copy(p[r->nprov].provider, sizeof(p[r->nprov].provider),
 	    name);
-	return &p[r->nprov++].t;
+	return &p[r->nprov++];
 }
 
 static enum db_err
@@ -173,8 +177,8 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
     struct feedback_report *rep)
 {
 	struct feedback_report_out *outs = NULL;
-	struct feedback_report_seen *seen = NULL, *sg;
-	struct feedback_tally *pt;
+	struct feedback_report_seen *seen = NULL, *sg, *last;
+	struct feedback_provider_tally *pt;
 	struct addr a;
 	const struct db_param p[] = { DBP_INT(since), DBP_INT(until),
 	    DBP_STR(account ? account : "") };
@@ -237,7 +241,10 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
 			row = -1;
 			break;
 		}
-		feedback_report_add(pt, outcome);
+		feedback_report_add(&pt->t, outcome);
+		sg->outcome = outcome;
+		sg->at = db_res_int(r, 4);
+		sg->prov = (size_t)(pt - rep->prov);
 		if (sg->hash[0])
 			nseen++;
 	}
@@ -249,14 +256,23 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
 		qsort(seen, nseen, sizeof(*seen), feedback_report_seen_cmp);
 	for (i = 0; i < nseen; i = j) {
 		same = 1;
+		last = seen[i].outcome >= 0 ? &seen[i] : NULL;
 		for (j = i + 1; j < nseen && feedback_report_seen_cmp(&seen[i],
-		    &seen[j]) == 0; j++)
+		    &seen[j]) == 0; j++) {
 			if (seen[j].cls != seen[i].cls)
 				same = 0;
+			if (seen[j].outcome >= 0 && (last == NULL ||
+			    seen[j].at > last->at))
+				last = &seen[j];
+		}
 		if (j - i > 1) {
 			rep->repeated++;
 			rep->repeated_same += same;
 		}
+		/* the address once: its latest result that has an outcome */
+		if (last != NULL)
+			feedback_report_add(&rep->prov[last->prov].by_class[
+			    last->cls], last->outcome);
 	}
 	if (rep->nprov > 1)
 		qsort(rep->prov, rep->nprov, sizeof(*rep->prov),

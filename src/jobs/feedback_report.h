@@ -7,7 +7,9 @@
  * Each result row counts once: under the latest outcome of its address
  * that occurred at or after the row was verified (delivered, hard_bounce,
  * soft_bounce, complaint), or under no_outcome. Rows are counted per
- * classification and per provider (NULL provider: "none"). unknown_share
+ * classification and per provider (NULL provider: "none"); for the
+ * calibration, each address with an outcome counts once per provider and
+ * classification, under its latest result (by_class). unknown_share
  * is the share of rows classified unknown. Stability: the addresses (per
  * account) verified more than once in the window, and how many of them got
  * the same classification every time. */
@@ -28,6 +30,10 @@ struct feedback_tally {
 struct feedback_provider_tally {
 	char			 provider[254];
 	struct feedback_tally	 t;
+	/* the calibration's counts: each address of an account once, under
+	 * its latest result (in the window) that has an outcome: addresses,
+	 * not rows */
+	struct feedback_tally	 by_class[VERDICT_CLASS__MAX];
 };
 
 struct feedback_report {

@@ -290,6 +290,7 @@ jobqueue_result_set(struct jobqueue_result *o, int seq,
 	o->sub = r->v.sub;
 	o->catch_all = r->catch_all;
 	o->score = r->score < 0 ? 0 : r->score > 100 ? 100 : r->score;
+	o->score_basis = r->score_basis;
 	o->free_provider = r->free_provider != 0;
 	o->role = r->role != 0;
 	o->disposable = r->disposable != 0;
@@ -300,7 +301,7 @@ jobqueue_result_set(struct jobqueue_result *o, int seq,
 
 /* Results per multi-row UPDATE at most (a power of two, see dbsql.h). */
 #define JOBQUEUE_WRITE_GROUP 64
-#define JOBQUEUE_WRITE_COLS 13
+#define JOBQUEUE_WRITE_COLS 14
 
 static int
 jobqueue_int_cmp(const void *a, const void *b)
@@ -399,14 +400,15 @@ jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
 	    "SELECT ? AS seq, ? AS classification, ? AS status, ? AS reason, "
 	    "? AS sub_status, ? AS score, ? AS free, ? AS role, "
 	    "? AS disposable, ? AS accept_all, ? AS catch_all_verdict, "
-	    "? AS verified_at, ? AS provider", " UNION ALL ", n, ") v ON e.seq = v.seq "
+	    "? AS verified_at, ? AS provider, ? AS score_basis", " UNION ALL ",
+	    n, ") v ON e.seq = v.seq "
 	    "SET e.state = 'done', e.retry_at = NULL, e.classification = "
 	    "v.classification, e.status = v.status, e.reason = v.reason, "
 	    "e.sub_status = v.sub_status, e.score = v.score, e.free = v.free, "
 	    "e.role = v.role, e.disposable = v.disposable, e.accept_all = "
 	    "v.accept_all, e.catch_all_verdict = v.catch_all_verdict, "
 	    "e.verified_at = FROM_UNIXTIME(v.verified_at), "
-	    "e.provider = v.provider "
+	    "e.provider = v.provider, e.score_basis = v.score_basis "
 	    "WHERE e.job_id = ? AND e.state <> 'done'");
 	for (i = 0; i < n; i++) {
 		r = v[i];
@@ -424,6 +426,7 @@ jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
 		q[10] = DBP_STR(verdict_catch_all_names[r->catch_all]);
 		q[11] = DBP_INT((long long)r->verified_at);
 		q[12] = DBP_STR(r->provider[0] ? r->provider : NULL);
+		q[13] = DBP_STR(calibration_basis_names[r->score_basis]);
 	}
 	p[n * JOBQUEUE_WRITE_COLS] = DBP_STR(job_id);
 	return db_exec(db, buf_str(sql), p, n * JOBQUEUE_WRITE_COLS + 1,

@@ -52,6 +52,7 @@ struct jobqueue_result {
 	enum verdict_sub	 sub;
 	enum verdict_catch_all	 catch_all;
 	int			 score;
+	enum calibration_basis	 score_basis;
 	int			 free_provider, role, disposable, accept_all;
 	char			 provider[PROVIDERS_NAME_MAX];	/* "": NULL */
 	time_t			 verified_at;

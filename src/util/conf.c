@@ -327,6 +327,27 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "feedback_webhook_rate_limit", CONF_TYPE_INT, "600", 1, 1000000, 0,
 	    "requests a minute the senders' webhooks (/v1/feedback/{sender}) "
 	    "may make for one account (counted per ?account=)" },
+	[CONF_CALIBRATION_WINDOW_DAYS] = { "calibration_window_days",
+	    CONF_TYPE_INT, "90", 1, 3650, 0, "the calibration counts the "
+	    "outcomes of results verified in this many last days" },
+	[CONF_CALIBRATION_MIN_OUTCOMES] = { "calibration_min_outcomes",
+	    CONF_TYPE_INT, "50", 1, 1000000000L, 0, "outcomes (delivered and "
+	    "hard-bounced) a provider needs in a classification before the "
+	    "score of its verdicts is calibrated" },
+	[CONF_CALIBRATION_UPDATE_SECONDS] = { "calibration_update_seconds",
+	    CONF_TYPE_INT, "3600", 0, 30L * 86400, 0, "svc-worker's "
+	    "housekeeping rewrites the calibration counts when they are older "
+	    "than this (0: never; svcadm calibration update does it at once)" },
+	[CONF_CALIBRATION_RELOAD_SECONDS] = { "calibration_reload_seconds",
+	    CONF_TYPE_INT, "300", 0, 86400, 0, "each process reads the "
+	    "calibration counts again after this many seconds (0: for every "
+	    "verdict)" },
+	[CONF_CALIBRATION_SEND_SAFE_MIN] = { "calibration_send_safe_min",
+	    CONF_TYPE_INT, "95", 0, 100, 0, "a calibrated catch-all verdict "
+	    "is send_safe from this score up (unless the rules said avoid)" },
+	[CONF_CALIBRATION_AVOID_BELOW] = { "calibration_avoid_below",
+	    CONF_TYPE_INT, "80", 0, 100, 0, "a calibrated catch-all verdict "
+	    "is avoid below this score (send_with_caution between)" },
 	[CONF_SESSION_IDLE_SECONDS] = { "session_idle_seconds", CONF_TYPE_INT,
 	    "1800", 60, 30L * 86400, 0, "a dashboard session ends after this "
 	    "many seconds without a request" },

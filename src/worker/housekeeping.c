@@ -11,10 +11,14 @@
  * heartbeat rows of workers not seen for a day, delivery outcomes
  * older than feedback_retention_days, pacing pairs unused for
  * PACING_KEEP_DAYS (pacing.h), and the dashboard's ended sessions and
- * used or expired invitations. Each pass logs what it removed. */
+ * used or expired invitations. Each pass logs what it removed. And the
+ * calibration counts (calibration_update.h) are rewritten when the
+ * table's are older than calibration_update_seconds (whichever worker
+ * comes first; each tries at most that often). */
 #include "worker/housekeeping.h"
 #include "worker/heartbeat.h"
 #include "core/idempotency.h"
+#include "jobs/calibration_update.h"
 #include "jobs/events.h"
 #include "jobs/feedback.h"
 #include "jobs/jobend.h"
@@ -38,11 +42,52 @@
 /* Ended sessions, and used or expired invitations, deleted per pass at most. */
 #define HOUSEKEEPING_SESSIONS_MAX 10000
 
+/* When this process last tried to rewrite the calibration counts. */
+static time_t housekeeping_calibrated;
+
+/* The calibration counts, when due: 1 written, 0 not due (or no key), -1
+ * the database failed. */
+static int
+housekeeping_calibrate(const struct conf *c, struct db *db)
+{
+	struct calibration_update_stats st;
+	struct addrhash_key key;
+	long every = conf_int(c, CONF_CALIBRATION_UPDATE_SECONDS);
+	time_t now = time(NULL), last;
+	long long any = 1;
+	int found;
+
+	if (every == 0 || (housekeeping_calibrated != 0 &&
+	    now - housekeeping_calibrated < every && now >=
+	    housekeeping_calibrated))
+		return 0;
+	housekeeping_calibrated = now;
+	if (addrhash_key_from_conf(c, CONF_FEEDBACK_HASH_KEY, &key) == -1)
+		return 0;
+	if (calibration_update_last(db, &last) != DB_OK)
+		return -1;
+	if (last != 0 && now - last < every && now >= last)
+		return 0;	/* another worker did */
+	if (last == 0 && (db_query_int(db, "SELECT EXISTS (SELECT 1 FROM "
+	    "feedback_outcomes)", NULL, 0, &any, &found) != DB_OK))
+		return -1;
+	if (last == 0 && !any)
+		return 0;	/* nothing to count */
+	if (calibration_update_run(db, &key, conf_int(c,
+	    CONF_CALIBRATION_WINDOW_DAYS), now, &st) != DB_OK)
+		return -1;
+	log_info("event=calibration_updated results=%lld delivered=%lld "
+	    "bounced=%lld rows=%zu", st.results, st.delivered, st.bounced,
+	    st.rows);
+	return 1;
+}
+
 int
 housekeeping_run(const struct conf *c, struct db *db)
 {
 	long long idem, hits, buckets, cached, jobs, orphans, events, workers;
 	long long egress, outcomes, pairs, web;
+	int calibrated;
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	idem = idempotency_expire(db);
@@ -62,9 +107,10 @@ housekeeping_run(const struct conf *c, struct db *db)
 	pairs = pacing_db_purge(db);
 	web = websession_purge(db, conf_int(c, CONF_SESSION_IDLE_SECONDS),
 	    conf_int(c, CONF_SESSION_MAX_SECONDS), HOUSEKEEPING_SESSIONS_MAX);
+	calibrated = housekeeping_calibrate(c, db);
 	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0 ||
 	    orphans < 0 || events < 0 || workers < 0 || egress < 0 ||
-	    outcomes < 0 || pairs < 0 || web < 0) {
+	    outcomes < 0 || pairs < 0 || web < 0 || calibrated < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}

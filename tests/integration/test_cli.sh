@@ -235,7 +235,8 @@ t_verify_human() {
     cli verify "catch_all@$SB"; expect_rc 0 || return 1
     expect_kv email "catch_all@$SB" && expect_kv status unknown && expect_kv reason catch_all &&
         expect_kv sub-status catch_all && expect_kv accept-all yes && expect_kv disposable no &&
-        expect_kv free no && expect_kv role no && expect_kv "catch-all verdict" send_with_caution || return 1
+        expect_kv free no && expect_kv role no && expect_kv "catch-all verdict" send_with_caution &&
+        expect_kv score-basis rules || return 1
     [[ $(kv score) =~ ^[0-9]+$ ]] && [[ $(kv verified-at) =~ Z$ ]] || it_fail "score or verified-at: $(cat "$IT_DIR/cli.out")" || return 1
     cli verify "accepted_email@$SB"; expect_rc 0 || return 1
     expect_kv status deliverable && expect_kv reason accepted_email || return 1

@@ -10,7 +10,13 @@
 # counts per classification and provider, the unknown share and the
 # stability of verdicts verified twice. svcadm feedback import reads a
 # Postfix log into another account's outcomes, twice: the second time
-# changes nothing.
+# changes nothing. Calibration: a list at the accept-all host is verified,
+# most of it reported delivered; svcadm calibration update (and the
+# worker's housekeeping) counts outcomes per provider and classification
+# only, and a later verdict there (single, bulk, download) has
+# score_basis "calibrated" with the score computed from the counts as the
+# README says, and its catch-all send verdict follows that score; before
+# calibration_min_outcomes it says "rules".
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -29,7 +35,9 @@ mail_env_lists
 mail_env_conf
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
 worker_poll_interval = 1
-account_suppressions_max = 5"
+account_suppressions_max = 5
+calibration_min_outcomes = 10
+calibration_reload_seconds = 0"
 it_stack_start
 [ -s "$IT_DIR/feedback-hash-key" ] || { echo "Bail out! svcadm db migrate wrote no feedback_hash_key_file"; exit 1; }
 
@@ -310,5 +318,96 @@ t_sendgrid() {
     expect_status 400 && expect_json .error.code invalid_json && expect_eq "outcomes" 4 "$(outcomes "$acc4")"
 }
 t_case "sendgrid: a signed array stored (bounce suppresses, blocked is soft, spamreport listed, opens ignored); a bad signature or no key is 401, a replay ignored, an unreadable event refuses the array" t_sendgrid
+
+# ---- calibration
+CAL_NAMES="anna bella carla dora emma fiona gina hanna ivy"
+cal_counts() {	# cal_counts: "delivered bounced" of (feedback.test, catch_all)
+    it_sql "SELECT CONCAT(delivered, ' ', bounced) FROM calibration WHERE provider = 'feedback.test' AND classification = 'catch_all'"
+}
+# cal_expect RULES: the calibrated score of a catch-all verdict at
+# feedback.test whose rules gave RULES, from the table (README, Calibration)
+cal_expect() {
+    local s=$1 dp bp dc bc np nc num den
+    read -r dp bp < <(cal_counts)
+    read -r dc bc < <(it_sql "SELECT SUM(delivered), SUM(bounced) FROM calibration WHERE classification = 'catch_all'")
+    np=$((dp + bp)); nc=$((dc + bc))
+    num=$((100 * dp * (nc + 2) + 2 * (100 * dc + 2 * s)))
+    den=$(((nc + 2) * (np + 2)))
+    echo $(((2 * num + den) / (2 * den)))
+}
+t_calibration() {
+    local acc key list id events rules want n out good
+    acc=$(it_account admin 1000); key=$(it_key "$acc" '*')
+    list=$(for n in $CAL_NAMES; do echo "$n@ca.feedback.test"; done | jq -Rsc 'split("\n") | map(select(length > 0))')
+    API_KEY=$key http POST /v1/verify/bulk "{\"emails\":$list}"
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    it_job_wait "$id" completed || return 1
+    API_KEY=$key http GET "/v1/jobs/$id/results?limit=100"
+    expect_status 200 && expect_jq '[.results[] | .classification == "catch_all" and .score_basis == "rules"] | all and length == 9' || return 1
+    rules=$(json '.results[0].score')
+    # before: only the hard bounce of jane@ca (first case: verified twice,
+    # counted once), below 10
+    out=$(svcadm calibration update) || { it_fail "svcadm calibration update: $out"; return 1; }
+    expect_eq "counts before" "0 1" "$(cal_counts)" || return 1
+    API_KEY=$key http POST /v1/verify '{"email":"lena@ca.feedback.test"}'
+    expect_status 200 && expect_json .reason catch_all && expect_json .score_basis rules && expect_json .score "$rules" &&
+        expect_json .catch_all_verdict send_safe || return 1
+    # outcomes: 8 of the 9 delivered, 1 hard bounce
+    events=$(for n in $CAL_NAMES; do echo "$n"; done | jq -Rsc --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" 'split("\n") | map(select(length > 0)) |
+        map({email: "\(.)@ca.feedback.test", outcome: (if . == "hanna" then "hard_bounce" else "delivered" end), occurred_at: $t,
+             enhanced_code: (if . == "hanna" then "5.1.1" else null end)} | with_entries(select(.value != null)))')
+    API_KEY=$key http POST /v1/feedback "{\"events\":$events}"
+    expect_status 200 && expect_json .accepted 9 || return 1
+    out=$(svcadm calibration update) || { it_fail "svcadm calibration update: $out"; return 1; }
+    expect_eq "counts after" "8 2" "$(cal_counts)" || return 1
+    case $out in "window_days 90 results "*" rows "*) ;; *) it_fail "svcadm calibration update printed: $out"; return 1 ;; esac
+    svcadm calibration show | grep -Eq '^feedback\.test +catch_all +8 +2 +90 ' ||
+        it_fail "svcadm calibration show: $(svcadm calibration show)" || return 1
+    # another provider's catch-all rows, below the threshold, still move
+    # the classification's rate (the prior): 5 bounces elsewhere
+    it_sql "INSERT INTO calibration VALUES ('elsewhere.test', 'catch_all', 0, 5, 90, UTC_TIMESTAMP(3))"
+    want=$(cal_expect "$rules")
+    it_log "rules score $rules, calibrated $want (8 delivered, 2 bounced; 5 bounced elsewhere)"
+    [ "$want" -gt "$rules" ] || it_fail "mostly delivered, yet $want is not above $rules" || return 1
+    API_KEY=$key http POST /v1/verify '{"email":"mona@ca.feedback.test"}'
+    expect_status 200 && expect_json .reason catch_all && expect_json .score_basis calibrated && expect_json .score "$want" || return 1
+    # the send verdict follows the calibrated score: below calibration_avoid_below (80)
+    [ "$want" -lt 80 ] || it_fail "the calibrated score $want is not below 80: this case expects avoid" || return 1
+    expect_json .catch_all_verdict avoid || return 1
+    # a job's result (stored with its basis) and its download
+    API_KEY=$key http POST /v1/verify/bulk '{"emails":["nora@ca.feedback.test","user@good.feedback.test"]}'
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    it_job_wait "$id" completed || return 1
+    API_KEY=$key http GET "/v1/jobs/$id/results"
+    expect_status 200 && expect_json '.results[0].score_basis' calibrated && expect_json '.results[0].score' "$want" &&
+        expect_json '.results[0].catch_all_verdict' avoid && expect_json '.results[1].score_basis' rules || return 1
+    expect_eq "stored bases" "calibrated rules" "$(it_sql "SELECT GROUP_CONCAT(score_basis ORDER BY seq SEPARATOR ' ') FROM job_emails WHERE job_id = '$id'")" || return 1
+    good=$(json '.results[1].score')
+    curl -s -H "Authorization: Bearer $key" -o "$IT_DIR/cal.csv" "$BASE_URL/v1/jobs/$id/download?format=csv"
+    expect_eq "download: email, svc_score, svc_score_basis" "nora@ca.feedback.test,$want,calibrated user@good.feedback.test,$good,rules" \
+        "$(tr -d '\r' < "$IT_DIR/cal.csv" | awk -F, 'NR > 1 { print $1 "," $6 "," $NF }' | tr '\n' ' ' | sed 's/ $//')" || return 1
+    curl -s -H "Authorization: Bearer $key" -o "$IT_DIR/cal-safe.csv" "$BASE_URL/v1/jobs/$id/download?format=csv&filter=send_safe"
+    expect_eq "send_safe download (the calibrated avoid left out)" "user@good.feedback.test" \
+        "$(tr -d '\r' < "$IT_DIR/cal-safe.csv" | awk -F, 'NR > 1 { print $1 }' | tr '\n' ' ' | sed 's/ $//')" || return 1
+    it_sql "DELETE FROM calibration WHERE provider = 'elsewhere.test'"
+}
+t_case "calibration: a catch-all host's later verdicts follow its outcomes (score_basis calibrated, score from the counts, send verdict from the score); below calibration_min_outcomes the rules stand" t_calibration
+
+t_calibration_counts_only() {
+    local before
+    expect_eq "columns" "provider classification delivered bounced window_days updated_at" \
+        "$(it_sql "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY ORDINAL_POSITION SEPARATOR ' ') FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'calibration'")" || return 1
+    expect_eq "rows with an address, a hash or a provider no result has" 0 \
+        "$(it_sql "SELECT COUNT(*) FROM calibration WHERE provider LIKE '%@%' OR provider REGEXP '[0-9a-f]{32}' OR provider NOT IN (SELECT provider FROM job_emails WHERE provider IS NOT NULL) OR window_days <> 90")" || return 1
+    # svc-worker's housekeeping writes the same counts when the table is stale
+    before=$(it_sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', provider, classification, delivered, bounced) ORDER BY provider, classification) FROM calibration")
+    it_sql "DELETE FROM calibration"
+    it_worker_once || { it_fail "svc-worker --once"; return 1; }
+    expect_eq "counts written by housekeeping" "$before" \
+        "$(it_sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', provider, classification, delivered, bounced) ORDER BY provider, classification) FROM calibration")"
+}
+t_case "the calibration table holds counts only (no address, hash or account); svc-worker's housekeeping rewrites it" t_calibration_counts_only
 
 t_done

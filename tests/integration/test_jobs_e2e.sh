@@ -110,7 +110,7 @@ t_download() {
     local f want
     curl -s -H "Authorization: Bearer $API_KEY" -o "$IT_DIR/all.csv" -D "$IT_DIR/all.h" "$BASE_URL/v1/jobs/$JOB/download?format=csv"
     grep -qi '^content-type: text/csv' "$IT_DIR/all.h" || it_fail "download is not text/csv" || return 1
-    expect_eq "CSV header" "email,svc_status,svc_classification,svc_sub_status,svc_reason,svc_score,svc_free,svc_role,svc_disposable,svc_accept_all,svc_catch_all_verdict,svc_verified_at,svc_provider" \
+    expect_eq "CSV header" "email,svc_status,svc_classification,svc_sub_status,svc_reason,svc_score,svc_free,svc_role,svc_disposable,svc_accept_all,svc_catch_all_verdict,svc_verified_at,svc_provider,svc_score_basis" \
         "$(head -n 1 "$IT_DIR/all.csv" | tr -d '\r')" || return 1
     expect_eq "all rows" "$(echo "$CASES" | cut -d: -f1)" "$(csv_col "$IT_DIR/all.csv" email)" || return 1
     for f in deliverable undeliverable risky unknown; do

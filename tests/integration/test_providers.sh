@@ -125,11 +125,11 @@ t_case "a bulk job's results carry each row's provider (stored in job_emails.pro
 
 t_download() {
     curl -s -H "Authorization: Bearer $API_KEY" -o "$IT_DIR/all.csv" "$BASE_URL/v1/jobs/$JOB/download?format=csv"
-    expect_eq "CSV header" "email,svc_status,svc_classification,svc_sub_status,svc_reason,svc_score,svc_free,svc_role,svc_disposable,svc_accept_all,svc_catch_all_verdict,svc_verified_at,svc_provider" \
+    expect_eq "CSV header" "email,svc_status,svc_classification,svc_sub_status,svc_reason,svc_score,svc_free,svc_role,svc_disposable,svc_accept_all,svc_catch_all_verdict,svc_verified_at,svc_provider,svc_score_basis" \
         "$(head -n 1 "$IT_DIR/all.csv" | tr -d '\r')" || return 1
     expect_eq "svc_provider column" "$(echo "$CASES" | sed 's/.*://; s/^null$//')" "$(csv_col "$IT_DIR/all.csv" svc_provider)"
 }
-t_case "the download has svc_provider as its last column (empty without MX)" t_download
+t_case "the download has svc_provider after svc_verified_at (empty without MX)" t_download
 
 t_lists_check() {
     svcadm lists check > "$IT_DIR/lists-check.out" 2>&1

@@ -72,7 +72,7 @@ t_csv_to_completion() {
     # cell of the file gets its leading quote too
     http GET "/v1/jobs/$job/download?include_original=true"
     expect_status 200 || return 1
-    expect_eq "header" "Name,E-mail Address,Note,svc_status,svc_classification,svc_sub_status,svc_reason,svc_score,svc_free,svc_role,svc_disposable,svc_accept_all,svc_catch_all_verdict,svc_verified_at,svc_provider" \
+    expect_eq "header" "Name,E-mail Address,Note,svc_status,svc_classification,svc_sub_status,svc_reason,svc_score,svc_free,svc_role,svc_disposable,svc_accept_all,svc_catch_all_verdict,svc_verified_at,svc_provider,svc_score_basis" \
         "$(printf '%s' "$HTTP_BODY" | head -n 1 | tr -d '\r')" || return 1
     expect_eq "row of Ann" "Ann,accepted_email@$SB,\"says \"\"hi\"\", twice\",deliverable" \
         "$(printf '%s' "$HTTP_BODY" | sed -n 2p | cut -d, -f1-5)" || return 1

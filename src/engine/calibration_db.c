@@ -1,0 +1,79 @@
+/* calibration_db.c: the calibration counts from MariaDB
+ * (calibration_db.h): the classifications' sums, then the rows that may
+ * calibrate a verdict. */
+#include "engine/calibration_db.h"
+#include <string.h>
+
+/* The classification named s, or -1. */
+static int
+calibration_db_class(const char *s)
+{
+	int k;
+
+	for (k = 0; s != NULL && k < VERDICT_CLASS__MAX; k++)
+		if (strcmp(s, verdict_class_names[k]) == 0)
+			return k;
+	return -1;
+}
+
+/* Each classification's sums over every provider. */
+static enum db_err
+calibration_db_sums(struct db *db, struct calibration_counts *all)
+{
+	struct db_res *r;
+	enum db_err e;
+	int row, k;
+
+	if ((e = db_query(db, "SELECT classification, SUM(delivered), "
+	    "SUM(bounced) FROM calibration GROUP BY classification", NULL, 0,
+	    &r)) != DB_OK)
+		return e;
+	while ((row = db_res_next(r)) == 1)
+		if ((k = calibration_db_class(db_res_str(r, 0))) >= 0) {
+			all[k].delivered = db_res_int(r, 1);
+			all[k].bounced = db_res_int(r, 2);
+		}
+	db_res_free(r);
+	return row == -1 ? DB_ERR_QUERY : DB_OK;
+}
+
+enum db_err
+calibration_db_load(struct db *db, long long min_outcomes,
+    struct calibration_table *t)
+{
+	struct calibration_counts all[VERDICT_CLASS__MAX];
+	struct calibration_table n;
+	struct db_res *r;
+	enum db_err e;
+	int row, k;
+
+	memset(&n, 0, sizeof(n));
+	memset(all, 0, sizeof(all));
+	if ((e = calibration_db_sums(db, all)) != DB_OK)
+		return e;
+	if ((e = db_query(db, "SELECT provider, classification, delivered, "
+	    "bounced FROM calibration WHERE delivered + bounced >= ?",
+	    DB_ARGS(DBP_INT(min_outcomes)), &r)) != DB_OK)
+		return e;
+	while ((row = db_res_next(r)) == 1) {
+		if ((k = calibration_db_class(db_res_str(r, 1))) < 0 ||
+		    db_res_str(r, 0) == NULL)
+			continue;
+		if (calibration_table_add(&n, db_res_str(r, 0),
+		    (enum verdict_class)k, db_res_int(r, 2),
+		    db_res_int(r, 3)) == -1) {
+			row = -1;
+			break;
+		}
+	}
+	db_res_free(r);
+	if (row == -1) {
+		calibration_table_free(&n);
+		return DB_ERR_QUERY;
+	}
+	calibration_table_done(&n);
+	memcpy(n.all, all, sizeof(n.all));
+	calibration_table_free(t);
+	*t = n;
+	return DB_OK;
+}
