@@ -16,15 +16,17 @@ function keyRow(k, onRevoke) {
     ];
     if (k.expires_at)
         limits.push('expires ');
+    // (data-label: a phone's screen shows each row as a card, the
+    // column's name before each value)
     return h('tr', { 'data-key-id': k.id, 'data-status': k.status },
-        h('td', {}, k.name || h('span', { class: 'hint' }, '(no name)')),
-        h('td', {}, h('code', {}, k.hint)),
-        h('td', {}, k.scopes.join(', ')),
-        h('td', {}, limits.join('; '), k.expires_at ? when(k.expires_at) : null),
-        h('td', {}, when(k.created_at)),
-        h('td', {}, h('span', { class: 'status-' + k.status }, k.status === 'active' ? 'Active' : 'Revoked'),
+        h('td', { 'data-label': 'Name' }, k.name || h('span', { class: 'hint' }, '(no name)')),
+        h('td', { 'data-label': 'Key' }, h('code', {}, k.hint)),
+        h('td', { 'data-label': 'Scopes' }, k.scopes.join(', ')),
+        h('td', { 'data-label': 'Limits' }, limits.join('; '), k.expires_at ? when(k.expires_at) : null),
+        h('td', { 'data-label': 'Created' }, when(k.created_at)),
+        h('td', { 'data-label': 'Status' }, h('span', { class: 'status-' + k.status }, k.status === 'active' ? 'Active' : 'Revoked'),
             k.revoked_at ? [' ', when(k.revoked_at)] : null),
-        h('td', {}, k.status === 'active'
+        h('td', { 'data-label': 'Action' }, k.status === 'active'
             ? h('button', { type: 'button', class: 'danger revoke', 'aria-label': `Revoke key ${k.name || k.hint}`,
                 onclick: () => onRevoke(k) }, 'Revoke')
             : null));
@@ -79,7 +81,7 @@ export async function render(main, { stale }) {
             return;
         }
         clear(listBox, h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-labelledby': 'keys-list-title' },
-            h('table', {},
+            h('table', { class: 'cards-narrow' },
                 h('caption', { class: 'hint' }, `${data.length} keys, revoked ones included`),
                 h('thead', {}, h('tr', {}, ['Name', 'Key', 'Scopes', 'Limits', 'Created', 'Status', 'Action']
                     .map((t) => h('th', { scope: 'col' }, t)))),
@@ -100,7 +102,7 @@ export async function render(main, { stale }) {
         h('div', { class: 'field' }, h('label', { for: 'key-name' }, 'Name'), name,
             h('p', { class: 'hint' }, 'For you to tell your keys apart, such as the program that uses it.')),
         h('fieldset', {}, h('legend', {}, 'What the key may do'),
-            scopeBoxes.map((b) => h('label', { for: b.id }, b, scopeWords[b.value], ' ', h('code', {}, b.value)))),
+            scopeBoxes.map((b) => h('label', { for: b.id }, b, h('span', {}, scopeWords[b.value], ' ', h('code', {}, b.value))))),
         h('div', { class: 'field' }, h('label', { for: 'key-rate' }, 'Rate limit (requests a minute)'), rate,
             h('p', { class: 'hint', id: 'key-rate-hint' }, 'Leave empty for the usual limit of your account.')),
         h('div', { class: 'field' }, h('label', { for: 'key-sandbox', class: 'check' }, sandbox,
