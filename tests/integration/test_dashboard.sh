@@ -10,7 +10,8 @@
 # sign-out (the old cookie refused); axe-core on every page, no console
 # errors, a phone-sized screen, screenshots of every page in
 # tests/integration/test_dashboard.shots/). Then curl: the headers of
-# /app/ through lighttpd's snippet and through Apache's (apache-svc.conf).
+# /app/ through lighttpd's snippet, Apache's (apache-svc.conf) and the
+# shared host's .htaccess (fcgi-conf/htaccess).
 # puppeteer-core and axe-core come from npm, as pinned in
 # tests/integration/dashboard/package-lock.json, installed once per build
 # tree into tests/integration/dashboard-node (npm ci; never a browser
@@ -145,5 +146,42 @@ t_apache_headers() {
     stack_apache_stop "$IT_DIR/apache"
 }
 t_case "Apache (fcgi-conf/apache-svc.conf) serves /app/ with the same headers and types" t_apache_headers
+
+# the shared host's way (README, "Shared hosting"): the folder www copied
+# as app/ beside the .htaccess of fcgi-conf/htaccess and svc-api.fcgi, in a
+# document root that allows what the htaccess needs
+t_htaccess_headers() {
+    local port dir=$IT_DIR/apache-ht m
+    it_require apache2
+    for m in rewrite mime headers; do
+        [ -f "$STACK_APACHE_MODULES/mod_$m.so" ] || it_skip "mod_$m not found"
+    done
+    port=$(stack_free_port) || return 1
+    mkdir -p "$dir/htdocs" && chmod 0755 "$dir" || return 1
+    install -m 0755 "$top_builddir/tests/integration/fcgi_echo" "$dir/htdocs/svc-api.fcgi" &&
+        install -m 0644 "$top_srcdir/fcgi-conf/htaccess" "$dir/htdocs/.htaccess" &&
+        install -m 0644 "$top_srcdir/fcgi-conf/svc-413.html" "$dir/htdocs/" || return 1
+    # what make install puts in $(datadir)/svc/www, as the user copies it
+    (cd "$top_srcdir/src/www" && find . -type f ! -name Makefile.inc -exec install -D -m 0644 {} "$dir/htdocs/app/{}" \;) || return 1
+    cat > "$IT_DIR/htaccess-host.conf" <<EOF
+LoadModule rewrite_module "$STACK_APACHE_MODULES/mod_rewrite.so"
+LoadModule mime_module "$STACK_APACHE_MODULES/mod_mime.so"
+TypesConfig /etc/mime.types
+<Directory "$dir/htdocs">
+    # (as shared_hosting.sh's host: the htaccess says -Indexes)
+    AllowOverride FileInfo AuthConfig Options=ExecCGI,Indexes
+    Options SymLinksIfOwnerMatch
+</Directory>
+EOF
+    stack_apache_start "$dir" "$port" "$IT_DIR/fcgi_echo" /etc/svc-test.conf "$IT_DIR/htaccess-host.conf" || return 1
+    app_headers "http://127.0.0.1:$port" "Apache (.htaccess)" || return 1
+    BASE_URL=http://127.0.0.1:$port SVC_TEST_OPENAPI=0 API_KEY= http GET /v1/credits || return 1
+    expect_status 200
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'REQUEST_URI=/v1/credits' || it_fail "Apache (.htaccess): /v1 not the FastCGI program's"
+    BASE_URL=http://127.0.0.1:$port SVC_TEST_OPENAPI=0 API_KEY= http GET /svc-api.fcgi || return 1
+    expect_status 404
+    stack_apache_stop "$dir"
+}
+t_case "Apache with fcgi-conf/htaccess (shared hosting) serves app/ at /app/ with the same headers" t_htaccess_headers
 
 t_done
