@@ -1,6 +1,7 @@
 // app.js: the dashboard's entry point. Finds out whether the browser has a
 // session (GET /v1/session), then draws the view the address's #fragment
-// names: #signin, #overview, #keys, #verify. A view that is ready sets
+// names: #signin, #overview, #keys, #verify (and /app/invite#TOKEN, an
+// invitation link, the page that sets the password). A view that is ready sets
 // main's data-page and aria-busy="false" (what the browser test waits for).
 import { api, setCsrfToken, onSessionEnded } from './api.js';
 import { h, clear, timeZone } from './dom.js';
@@ -8,6 +9,7 @@ import * as signin from './signin.js';
 import * as overview from './overview.js';
 import * as keys from './keys.js';
 import * as verify from './verify.js';
+import * as invite from './invite.js';
 
 const views = {
     overview: { title: 'Overview', mod: overview },
@@ -103,12 +105,32 @@ document.getElementById('signout').addEventListener('click', async (ev) => {
     }
 });
 
+const onInvitePage = () => /\/invite$/.test(location.pathname);
+
+// the page of an invitation link (/app/invite#TOKEN): no session needed
+function showInvite() {
+    const token = location.hash.slice(1);
+    if (token)
+        history.replaceState(null, '', location.pathname);
+    document.title = 'Choose your password — svc dashboard';
+    invite.render(main, token);
+    main.dataset.page = 'invite';
+    main.setAttribute('aria-busy', 'false');
+}
+
 window.addEventListener('hashchange', () => {
-    draw().then(() => main.focus());
+    if (onInvitePage())
+        showInvite();
+    else
+        draw().then(() => main.focus());
 });
 
 async function start() {
     document.getElementById('tz').textContent = timeZone;
+    if (onInvitePage()) {
+        showInvite();
+        return;
+    }
     try {
         session = await api('GET', '/v1/session', undefined, { quietUnauthorized: true });
         setCsrfToken(session.csrf_token);

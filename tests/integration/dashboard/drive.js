@@ -9,7 +9,8 @@
 // Environment: DASH_NODE_DIR (node_modules), CHROMIUM, BASE_URL, DASH_EMAIL,
 // DASH_PASSWORD, DASH_LOCK_EMAIL (an account to lock out), DASH_KEY (an API
 // key of DASH_EMAIL's account, for curl), DASH_SANDBOX (the sandbox
-// domain), DASH_SHOTS (screenshot folder), DASH_TZ (the emulated time zone).
+// domain), DASH_SHOTS (screenshot folder), DASH_TZ (the emulated time zone),
+// DASH_INVITE (a link of svcadm account invite) and DASH_INVITE_EMAIL.
 'use strict';
 const { createRequire } = require('node:module');
 const { execFileSync } = require('node:child_process');
@@ -430,6 +431,50 @@ async function run(page) {
         const jar = await page.cookies(BASE);
         expect(pr, 'the cookie in the browser', undefined, jar.find((x) => x.name === 'svc_session'));
         await visit(page, 'signed-out');
+    });
+
+    await step('an invitation link sets the password once (the token leaves the address); then sign-in with it works', async (pr) => {
+        allowed = [['/v1/session', 401], ['/v1/session/invite', 401]];
+        const link = env('DASH_INVITE');
+        await page.goto(link);
+        await ready(page, 'invite');
+        expect(pr, 'the address after reading the token', BASE + '/app/invite', page.url());
+        await visit(page, 'invite');
+        await page.type('#invite-password', 'the invited password 1');
+        await page.type('#invite-confirm', 'the invited password 2');
+        await page.click('#invite-submit');
+        await page.waitForSelector('#invite-error:not(:empty)');
+        expect(pr, 'two different passwords', 'The two passwords are not the same.', await text(page, '#invite-error'));
+        await page.$eval('#invite-confirm', (e) => { e.value = ''; });
+        await page.type('#invite-confirm', 'the invited password 1');
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/session/invite'),
+            page.click('#invite-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 200, res.status());
+        await page.waitForSelector('#invite-done');
+        await visit(page, 'invite-done');
+        // the same link again: refused, in words
+        await page.goto(link);
+        await ready(page, 'invite');
+        await page.type('#invite-password', 'another password 3');
+        await page.type('#invite-confirm', 'another password 3');
+        await page.click('#invite-submit');
+        await page.waitForFunction(() => document.querySelector('#invite-error').dataset.code === 'invalid_invitation');
+        const t = await text(page, '#invite-error');
+        if (!/unknown, already used or expired/.test(t))
+            pr.push(`a used link: ${t}`);
+        // sign in with the password chosen
+        await page.goto(APP);
+        await ready(page, 'signin');
+        await page.type('#signin-email', env('DASH_INVITE_EMAIL'));
+        await page.type('#signin-password', 'the invited password 1');
+        const [r2] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/session' && r.request().method() === 'POST'),
+            page.click('#signin-submit'),
+        ]);
+        expect(pr, 'sign-in with the password chosen', 201, r2.status());
+        await ready(page, 'overview');
     });
 
     report('no console errors on any page (only the API refusals the steps provoked)', consoleProblems);
