@@ -136,7 +136,10 @@ async function start() {
         setCsrfToken(session.csrf_token);
     } catch (e) {
         session = null;
-        if (e.status !== 401) {
+        // (429: the anonymous window of the address, shared behind a NAT,
+        // is full; a browser without a session is the likely one, and
+        // signing in is not counted there)
+        if (e.status !== 401 && e.status !== 429) {
             await draw(`The service could not tell whether you are signed in: ${e.message}`);
             return;
         }

@@ -14,15 +14,13 @@ function keyRow(k, onRevoke) {
         k.sandbox ? 'sandbox' : 'live',
         k.ip_allowlist.length ? `only from ${k.ip_allowlist.join(', ')}` : 'from any address',
     ];
-    if (k.expires_at)
-        limits.push('expires ');
     // (data-label: a phone's screen shows each row as a card, the
     // column's name before each value)
     return h('tr', { 'data-key-id': k.id, 'data-status': k.status },
         h('td', { 'data-label': 'Name' }, k.name || h('span', { class: 'hint' }, '(no name)')),
         h('td', { 'data-label': 'Key' }, h('code', {}, k.hint)),
         h('td', { 'data-label': 'Scopes' }, k.scopes.join(', ')),
-        h('td', { 'data-label': 'Limits' }, limits.join('; '), k.expires_at ? when(k.expires_at) : null),
+        h('td', { 'data-label': 'Limits' }, limits.join('; '), k.expires_at ? ['; expires ', when(k.expires_at)] : null),
         h('td', { 'data-label': 'Created' }, when(k.created_at)),
         h('td', { 'data-label': 'Status' }, h('span', { class: 'status-' + k.status }, k.status === 'active' ? 'Active' : 'Revoked'),
             k.revoked_at ? [' ', when(k.revoked_at)] : null),
