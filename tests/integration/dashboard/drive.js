@@ -143,11 +143,16 @@ async function main() {
         executablePath: env('CHROMIUM'),
         headless: true,
         userDataDir: env('DASH_PROFILE'),
+        // loopback only: no name but 127.0.0.1 resolves, and the browser's
+        // own traffic (updates, reports, pings, field trials) is off
         args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
             '--no-default-browser-check', '--disable-extensions', '--disable-background-networking',
             '--disable-component-update', '--disable-sync', '--disable-default-apps', '--mute-audio',
-            '--password-store=basic', '--renderer-process-limit=1',
-            '--disable-features=Translate,MediaRouter,OptimizationHints'],
+            '--password-store=basic', '--renderer-process-limit=1', '--no-pings',
+            '--disable-domain-reliability', '--disable-client-side-phishing-detection',
+            '--disable-breakpad', '--metrics-recording-only', '--disable-field-trial-config',
+            '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+            '--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,CertificateTransparencyComponentUpdater'],
         defaultViewport: DESKTOP,
     });
     try {
