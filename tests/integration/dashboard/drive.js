@@ -172,6 +172,7 @@ async function run(page) {
     const key = env('DASH_KEY');
     let cookie = null;
     let secret = null;
+    let made = null;        // the key the keys page made (POST /v1/keys's answer)
 
     await step('without a session /app/ shows the sign-in form; the app\'s files carry the CSP', async (pr) => {
         allowed = [['/v1/session', 401]];
@@ -297,7 +298,7 @@ async function run(page) {
             page.click('#key-create'),
         ]);
         expect(pr, 'the API\'s status', 201, res.status());
-        const made = await res.json();
+        made = await res.json();
         await page.waitForSelector('#new-key-secret');
         secret = await page.$eval('#new-key-secret', (e) => e.value);
         expect(pr, 'the secret shown is the API\'s', made.key, secret);
@@ -322,7 +323,6 @@ async function run(page) {
         const list = curl('GET', '/v1/keys', { key });
         if (!list.body.data.some((k) => k.id === made.id && k.key === undefined))
             pr.push('the key is not in GET /v1/keys');
-        page.madeKey = made;
     });
 
     await step('the new key works against the API (curl)', async (pr) => {
@@ -333,7 +333,6 @@ async function run(page) {
     });
 
     await step('revoke asks first (Cancel keeps the key), then revokes; the API refuses the key', async (pr) => {
-        const made = page.madeKey;
         if (!made)
             throw new Error('no key was made');
         const btn = `tr[data-key-id="${made.id}"] button.revoke`;
