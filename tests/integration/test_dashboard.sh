@@ -97,7 +97,7 @@ t_case "browser: drive.js ran every step to the end" t_browser_ran
 
 t_shots() {
     local p
-    for p in signin signin-refused signin-locked overview keys-new-secret keys-revoke-confirm keys \
+    for p in signin signin-refused signin-locked overview keys-refused keys-new-secret keys-revoke-confirm keys \
             verify-result signed-out invite invite-done; do
         [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"
     done

@@ -291,8 +291,26 @@ async function run(page) {
         await page.type('#key-name', 'from the browser test');
         await page.click('#scope-verify_single');
         await page.click('#scope-credits_read');
-        await page.type('#key-rate', '50');
         await page.type('#key-allow', '127.0.0.1\n::1');
+        // above the tier's limit: the API's 400 said next to the form, on the field
+        allowed = [['/v1/keys', 400]];
+        await page.type('#key-rate', '5000');
+        const [bad] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
+            page.click('#key-create'),
+        ]);
+        expect(pr, 'a rate limit above the tier\'s', 400, bad.status());
+        const badBody = await bad.json();
+        await page.waitForSelector('#create-error:not(:empty)');
+        const et = await text(page, '#create-error');
+        if (!et.startsWith('The key was not created: ') || !et.includes(badBody.error.message))
+            pr.push(`the refusal in words: ${et}`);
+        expect(pr, 'the field marked', 'true', await page.$eval('#key-rate', (e) => e.getAttribute('aria-invalid')));
+        expect(pr, 'the focus on it', 'key-rate', await page.evaluate(() => document.activeElement.id));
+        await visit(page, 'keys-refused');
+        allowed = [];
+        await page.$eval('#key-rate', (e) => { e.value = ''; });
+        await page.type('#key-rate', '50');
         const [res] = await Promise.all([
             page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
             page.click('#key-create'),
