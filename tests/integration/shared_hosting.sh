@@ -75,12 +75,13 @@ EOF
         { it_fail "no jobs table after the migration"; return 1; }
     as_user cp "$prefix/share/svc/fcgi-conf/svc-api.fcgi" "$www/svc-api.fcgi" &&
         as_user cp "$prefix/share/svc/fcgi-conf/htaccess" "$www/.htaccess" &&
-        as_user cp "$prefix/share/svc/fcgi-conf/svc-413.html" "$www/" || return 1
+        as_user cp "$prefix/share/svc/fcgi-conf/svc-413.html" "$www/" &&
+        as_user cp -R "$prefix/share/svc/www" "$www/app" || return 1
     ACCOUNT=$(as_user svcadm account create --email me@example.com --tier pro --credits 100) ||
         { it_fail "svcadm account create"; return 1; }
     API_KEY=$(as_user svcadm key create --account "$ACCOUNT" --scopes '*' 2>/dev/null) ||
         { it_fail "svcadm key create"; return 1; }
-    expect_eq "files in the user's document root" ".htaccess svc-413.html svc-api.fcgi" \
+    expect_eq "files in the user's document root" ".htaccess app svc-413.html svc-api.fcgi" \
         "$(cd "$www" && ls -A | tr '\n' ' ' | sed 's/ $//')"
 }
 t_case "as the user: svc.conf and the password file 0600, svcadm migrates the host's database, an account and a key" t_setup
@@ -139,6 +140,25 @@ t_not_api() {
     expect_status 404
 }
 t_case "nothing but the API's paths is served: the folder, the wrapper and .htaccess are 404" t_not_api
+
+# the dashboard, copied as app/ (step 5): its files at /app/ with their
+# headers (the host has mod_headers; without it the .htaccess serves none)
+t_dashboard() {
+    local p
+    for p in /app/ /app/js/app.js /app/invite; do
+        SVC_TEST_OPENAPI=0 API_KEY='' http GET "$p" || return 1
+        expect_status 200 || return 1
+        header_value content-security-policy | grep -q "script-src 'self'.*frame-ancestors 'none'" ||
+            it_fail "$p: CSP $(header_value content-security-policy)"
+        expect_eq "$p nosniff" nosniff "$(header_value x-content-type-options | tr -d ' ')"
+        expect_eq "$p Referrer-Policy" no-referrer "$(header_value referrer-policy | tr -d ' ')"
+    done
+    SVC_TEST_OPENAPI=0 API_KEY='' http GET /app/js/app.js || return 1
+    case $(header_value content-type) in *javascript*) ;; *) it_fail "app.js: $(header_value content-type)" ;; esac
+    SVC_TEST_OPENAPI=0 API_KEY='' http GET /app || return 1
+    expect_status 301
+}
+t_case "the dashboard copied as app/ is served at /app/ with the CSP, nosniff and no-referrer" t_dashboard
 
 t_upload_length() {
     local out

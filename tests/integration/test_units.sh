@@ -98,6 +98,7 @@ NGINX_PORT=$(stack_free_port)
 mkdir -p "$IT_DIR/nginx/tmp"
 # (made at build time with the installed svc-413.html, here the source's)
 sed -e "s|unix:/run/svc-api.sock|unix:$SOCK|" -e "s|alias .*/fcgi-conf/svc-413.html;|alias $top_srcdir/fcgi-conf/svc-413.html;|" \
+    -e "s|alias .*/www/;|alias $top_srcdir/src/www/;|" -e "s|alias .*/www/index.html;|alias $top_srcdir/src/www/index.html;|" \
     "$top_builddir/contrib/systemd/nginx-svc.conf" > "$IT_DIR/nginx/svc.conf"
 grep -q "alias $top_srcdir/fcgi-conf/svc-413.html;" "$IT_DIR/nginx/svc.conf" || { echo "Bail out! no alias of svc-413.html in nginx-svc.conf"; exit 1; }
 # "include fastcgi_params" is read beside nginx.conf, as in /etc/nginx
@@ -177,6 +178,25 @@ t_nginx() {
     serves "http://127.0.0.1:$NGINX_PORT"
 }
 t_case "nginx through nginx-svc.conf, on the same socket: the same answers, 411 for a chunked upload, early JSON 413" t_nginx
+
+# the dashboard's files at /app/ through both snippets, with their headers
+t_dashboard_files() {
+    local via p
+    for via in "$BASE_URL" "http://127.0.0.1:$NGINX_PORT"; do
+        for p in /app/ /app/js/app.js /app/invite; do
+            BASE_URL=$via SVC_TEST_OPENAPI=0 API_KEY= http GET "$p" || return 1
+            expect_status 200 || { it_fail "$via$p"; return 1; }
+            header_value content-security-policy | grep -q "script-src 'self'.*frame-ancestors 'none'" ||
+                it_fail "$via$p: CSP $(header_value content-security-policy)"
+            expect_eq "$via$p nosniff" nosniff "$(header_value x-content-type-options | tr -d ' ')"
+            expect_eq "$via$p Referrer-Policy" no-referrer "$(header_value referrer-policy | tr -d ' ')"
+        done
+        case $(header_value content-type) in text/html*) ;; *) it_fail "$via/app/invite: $(header_value content-type)" ;; esac
+        BASE_URL=$via SVC_TEST_OPENAPI=0 API_KEY= http GET /app/js/app.js || return 1
+        case $(header_value content-type) in text/javascript*) ;; *) it_fail "$via app.js: $(header_value content-type)" ;; esac
+    done
+}
+t_case "the dashboard at /app/ through lighttpd-svc-socket.conf and nginx-svc.conf, with the CSP, nosniff and no-referrer" t_dashboard_files
 
 t_reload() {
     local before after i

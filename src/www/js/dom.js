@@ -1,0 +1,80 @@
+// dom.js: small helpers to build the pages with DOM calls (text is never
+// parsed as HTML) and to show times in the user's time zone.
+
+// h(TAG, ATTRS, ...CHILDREN): an element; ATTRS' on* functions become
+// listeners, true/false attributes are set or left out, strings and
+// numbers among CHILDREN become text
+export function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+        if (v === undefined || v === null || v === false)
+            continue;
+        if (k.startsWith('on') && typeof v === 'function')
+            el.addEventListener(k.slice(2), v);
+        else if (k === 'class')
+            el.className = v;
+        else if (k === 'text')
+            el.textContent = v;
+        else
+            el.setAttribute(k, v === true ? '' : String(v));
+    }
+    append(el, children);
+    return el;
+}
+
+function append(el, children) {
+    for (const c of children) {
+        if (c === undefined || c === null || c === false)
+            continue;
+        if (Array.isArray(c))
+            append(el, c);
+        else if (c instanceof Node)
+            el.appendChild(c);
+        else
+            el.appendChild(document.createTextNode(String(c)));
+    }
+}
+
+// the user's time zone, as the browser knows it
+export const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+const dateTime = new Intl.DateTimeFormat(undefined, {
+    year: 'numeric', month: 'short', day: 'numeric',
+    hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short',
+});
+
+// when(DATE): a <time> in the user's zone, its datetime attribute in UTC;
+// DATE is an ISO string, Unix seconds or a Date; '—' for null
+export function when(d) {
+    if (d === null || d === undefined || d === '')
+        return h('span', {}, '—');
+    const date = typeof d === 'number' ? new Date(d * 1000) : new Date(d);
+    if (Number.isNaN(date.getTime()))
+        return h('span', {}, String(d));
+    return h('time', { datetime: date.toISOString() }, dateTime.format(date));
+}
+
+// plural(N, ONE, MANY): "1 second", "3 seconds"
+export function plural(n, one, many) {
+    return `${n} ${n === 1 ? one : many}`;
+}
+
+// waitWords(SECONDS): "45 seconds", "3 minutes", "2 hours"
+export function waitWords(s) {
+    if (s < 90)
+        return plural(s, 'second', 'seconds');
+    if (s < 90 * 60)
+        return plural(Math.ceil(s / 60), 'minute', 'minutes');
+    return plural(Math.ceil(s / 3600), 'hour', 'hours');
+}
+
+// clear(EL, ...CHILDREN): replace EL's content
+export function clear(el, ...children) {
+    el.replaceChildren();
+    append(el, children);
+    return el;
+}
+
+let nextId = 0;
+// uid(PREFIX): an id unique on the page, for label/aria links
+export function uid(p) { nextId += 1; return `${p}-${nextId}`; }

@@ -1,0 +1,512 @@
+// drive.js: the dashboard's browser test, run by test_dashboard.sh (which
+// starts the stack and reads this script's "ok - NAME" / "not ok - NAME"
+// lines as its cases). One headless Debian Chromium (puppeteer-core, never a
+// downloaded browser) goes through the pages against the real stack behind
+// lighttpd; curl, as an API client would, checks what the pages did. Every
+// page is checked with axe-core (no serious or critical violation), for
+// console errors, on a phone-sized screen, and kept as a screenshot.
+//
+// Environment: DASH_NODE_DIR (node_modules), CHROMIUM, BASE_URL, DASH_EMAIL,
+// DASH_PASSWORD, DASH_LOCK_EMAIL (an account to lock out), DASH_KEY (an API
+// key of DASH_EMAIL's account, for curl), DASH_SANDBOX (the sandbox
+// domain), DASH_SHOTS (screenshot folder), DASH_TZ (the emulated time zone),
+// DASH_INVITE (a link of svcadm account invite) and DASH_INVITE_EMAIL.
+'use strict';
+const { createRequire } = require('node:module');
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const env = (n) => {
+    if (!process.env[n])
+        throw new Error(`${n} is not set`);
+    return process.env[n];
+};
+const nodeRequire = createRequire(path.join(env('DASH_NODE_DIR'), 'package.json'));
+const puppeteer = nodeRequire('puppeteer-core');
+const axeSource = fs.readFileSync(nodeRequire.resolve('axe-core/axe.min.js'), 'utf8');
+
+const BASE = env('BASE_URL');
+const APP = BASE + '/app/';
+const SHOTS = env('DASH_SHOTS');
+const TZ = env('DASH_TZ');
+const DESKTOP = { width: 1280, height: 900 };
+// (not isMobile: changing it reloads the page, and the page's state with it)
+const PHONE = { width: 390, height: 844 };
+
+// ---- results
+let failedBefore = false;
+const results = [];
+function report(name, problems) {
+    const ok = problems.length === 0;
+    console.log(`${ok ? 'ok' : 'not ok'} - ${name}`);
+    for (const p of problems)
+        console.log(`#   ${String(p).replace(/\n/g, '\n#   ')}`);
+    results.push(ok);
+}
+// step(NAME, FN): run FN; a throw or a problem it pushed fails the case
+async function step(name, fn) {
+    const problems = [];
+    try {
+        await fn(problems);
+    } catch (e) {
+        problems.push(e && e.stack ? e.stack.split('\n').slice(0, 4).join('\n') : String(e));
+        failedBefore = true;
+    }
+    report(name, problems);
+    return problems.length === 0;
+}
+function expect(problems, what, want, got) {
+    if (JSON.stringify(want) !== JSON.stringify(got))
+        problems.push(`${what}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
+}
+
+// curl(ARGS...): {status, body} of a request to BASE made with curl
+function curl(method, p, { key, cookie, body } = {}) {
+    const args = ['-sS', '-X', method, '-o', '-', '-w', '\n%{http_code}', '--max-time', '60'];
+    if (key)
+        args.push('-H', `Authorization: Bearer ${key}`);
+    if (cookie)
+        args.push('-H', `Cookie: ${cookie}`);
+    if (body !== undefined)
+        args.push('-H', 'Content-Type: application/json', '--data-binary', JSON.stringify(body));
+    args.push(BASE + p);
+    const out = execFileSync('curl', args, { encoding: 'utf8' });
+    const i = out.lastIndexOf('\n');
+    const text = out.slice(0, i);
+    let json = null;
+    try { json = JSON.parse(text); } catch (e) { json = null; }
+    return { status: Number(out.slice(i + 1)), body: json, text };
+}
+
+// ---- what every page must pass: console, axe, phone width, screenshot
+const consoleProblems = [];
+const axeProblems = [];
+const phoneProblems = [];
+let allowed = [];       // API refusals the running step provokes: [path, status]
+let pageName = 'start';
+
+function watch(page) {
+    page.on('console', (m) => {
+        if (m.type() !== 'error' && m.type() !== 'warn' && m.type() !== 'warning')
+            return;
+        const text = m.text();
+        const url = (m.location() && m.location().url) || '';
+        const st = /status of (\d{3})/.exec(text);
+        if (st && url.startsWith(BASE)) {
+            const p = new URL(url).pathname;
+            if (allowed.some(([ap, as]) => (ap instanceof RegExp ? ap.test(p) : ap === p) && as === Number(st[1])))
+                return;
+        }
+        consoleProblems.push(`${pageName}: console ${m.type()}: ${text} ${url}`);
+    });
+    page.on('pageerror', (e) => consoleProblems.push(`${pageName}: uncaught: ${e.message}`));
+    page.on('requestfailed', (r) => consoleProblems.push(`${pageName}: request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
+}
+
+async function ready(page, name) {
+    await page.waitForSelector(`main[data-page="${name}"][aria-busy="false"]`);
+}
+
+// visit(PAGE, NAME): the checks of every page, then a screenshot at both sizes
+async function visit(page, name) {
+    pageName = name;
+    await page.evaluate(axeSource);
+    const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+    for (const v of r.violations)
+        if (v.impact === 'serious' || v.impact === 'critical')
+            axeProblems.push(`${name}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join('; ')})`);
+    // every control has a name a screen reader can say
+    const nameless = await page.evaluate(() => [...document.querySelectorAll('input, button, select, textarea')]
+        .filter((el) => el.type !== 'hidden' && el.offsetParent !== null)
+        .filter((el) => !((el.labels && el.labels.length) || el.getAttribute('aria-label') ||
+            el.getAttribute('aria-labelledby') || (el.tagName === 'BUTTON' && el.textContent.trim())))
+        .map((el) => el.id || el.name || el.outerHTML.slice(0, 60)));
+    for (const n of nameless)
+        axeProblems.push(`${name}: a control without a label: ${n}`);
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    await page.setViewport(PHONE);
+    const wide = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    if (wide[0] > wide[1])
+        phoneProblems.push(`${name}: ${wide[0]} px wide on a ${wide[1]} px screen`);
+    await page.screenshot({ path: path.join(SHOTS, `${name}-phone.png`), fullPage: true });
+    await page.setViewport(DESKTOP);
+}
+
+async function text(page, sel) {
+    return page.$eval(sel, (el) => el.textContent.trim());
+}
+
+async function main() {
+    fs.mkdirSync(SHOTS, { recursive: true });
+    const browser = await puppeteer.launch({
+        executablePath: env('CHROMIUM'),
+        headless: true,
+        userDataDir: env('DASH_PROFILE'),
+        // loopback only: no name but 127.0.0.1 resolves, and the browser's
+        // own traffic (updates, reports, pings, field trials) is off
+        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
+            '--no-default-browser-check', '--disable-extensions', '--disable-background-networking',
+            '--disable-component-update', '--disable-sync', '--disable-default-apps', '--mute-audio',
+            '--password-store=basic', '--renderer-process-limit=1', '--no-pings',
+            '--disable-domain-reliability', '--disable-client-side-phishing-detection',
+            '--disable-breakpad', '--metrics-recording-only', '--disable-field-trial-config',
+            '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+            '--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,CertificateTransparencyComponentUpdater'],
+        defaultViewport: DESKTOP,
+    });
+    try {
+        const page = await browser.newPage();
+        page.setDefaultTimeout(30000);
+        await page.emulateTimezone(TZ);
+        watch(page);
+        await run(page);
+    } finally {
+        await browser.close();
+    }
+}
+
+async function run(page) {
+    const email = env('DASH_EMAIL');
+    const password = env('DASH_PASSWORD');
+    const key = env('DASH_KEY');
+    let cookie = null;
+    let secret = null;
+    let made = null;        // the key the keys page made (POST /v1/keys's answer)
+
+    await step('without a session /app/ shows the sign-in form; the app\'s files carry the CSP', async (pr) => {
+        allowed = [['/v1/session', 401]];
+        const res = await page.goto(APP);
+        expect(pr, 'status of /app/', 200, res.status());
+        const csp = res.headers()['content-security-policy'] || '';
+        if (!/frame-ancestors 'none'/.test(csp) || /unsafe-inline/.test(csp) || !/script-src 'self'/.test(csp))
+            pr.push(`CSP of /app/: ${csp}`);
+        await ready(page, 'signin');
+        expect(pr, 'the document title', 'Sign in — svc dashboard', await page.title());
+        await visit(page, 'signin');
+    });
+
+    await step('a wrong password is refused and the form says so in words', async (pr) => {
+        allowed = [['/v1/session', 401]];
+        await page.type('#signin-email', email);
+        await page.type('#signin-password', 'not the password at all');
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/session' && r.request().method() === 'POST'),
+            page.click('#signin-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 401, res.status());
+        await page.waitForSelector('#signin-error:not(:empty)');
+        expect(pr, 'the error\'s code', 'invalid_credentials', await page.$eval('#signin-error', (e) => e.dataset.code));
+        const t = await text(page, '#signin-error');
+        if (!/e-mail address or the password is not right/.test(t))
+            pr.push(`message: ${t}`);
+        expect(pr, 'still on the sign-in form', 'signin', await page.$eval('main', (m) => m.dataset.page));
+        expect(pr, 'the password field marked invalid', 'true', await page.$eval('#signin-password', (e) => e.getAttribute('aria-invalid')));
+        await visit(page, 'signin-refused');
+    });
+
+    await step('after repeated failures the lockout\'s 429 is shown with its wait', async (pr) => {
+        allowed = [['/v1/session', 401], ['/v1/session', 429]];
+        const lock = env('DASH_LOCK_EMAIL');
+        let last = null;
+        for (let i = 0; i < 10; i++) {
+            await page.$eval('#signin-email', (e) => { e.value = ''; });
+            await page.type('#signin-email', lock);
+            await page.type('#signin-password', `wrong password ${i}`);
+            const [res] = await Promise.all([
+                page.waitForResponse((r) => r.url() === BASE + '/v1/session' && r.request().method() === 'POST'),
+                page.click('#signin-submit'),
+            ]);
+            last = res;
+            if (res.status() === 429)
+                break;
+        }
+        expect(pr, 'the API\'s status at last', 429, last.status());
+        const wait = Number(last.headers()['retry-after']);
+        await page.waitForFunction(() => document.querySelector('#signin-error').dataset.code === 'too_many_signin_attempts');
+        const t = await text(page, '#signin-error');
+        const m = /^Too many failed sign-in attempts\. Wait (\d+) (seconds?|minutes?) before you try again\.$/.exec(t);
+        if (!m)
+            pr.push(`message: ${t}`);
+        else if (m[2].startsWith('second') && Number(m[1]) !== wait)
+            pr.push(`the wait shown (${m[1]} s) is not Retry-After (${wait})`);
+        await visit(page, 'signin-locked');
+    });
+
+    await step('sign-in with the keyboard (e-mail, Tab, password, Enter) opens the overview; the cookie is HttpOnly', async (pr) => {
+        allowed = [];
+        await page.$eval('#signin-email', (e) => { e.value = ''; });
+        await page.focus('#signin-email');
+        await page.keyboard.type(email);
+        await page.keyboard.press('Tab');
+        expect(pr, 'Tab goes to', 'signin-password', await page.evaluate(() => document.activeElement.id));
+        await page.keyboard.type(password);
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/session' && r.request().method() === 'POST'),
+            page.keyboard.press('Enter'),
+        ]);
+        expect(pr, 'the API\'s status', 201, res.status());
+        await ready(page, 'overview');
+        const jar = await page.cookies(BASE);
+        const c = jar.find((x) => x.name === 'svc_session');
+        if (!c)
+            throw new Error('no svc_session cookie after sign-in');
+        expect(pr, 'HttpOnly', true, c.httpOnly);
+        expect(pr, 'SameSite', 'Strict', c.sameSite);
+        cookie = `svc_session=${c.value}`;
+        const dc = await page.evaluate(() => document.cookie);
+        if (dc.includes('svc_session') || dc.includes(c.value))
+            pr.push(`document.cookie shows the session: ${dc}`);
+        const stored = await page.evaluate(() => JSON.stringify([Object.keys(localStorage), Object.keys(sessionStorage)]));
+        expect(pr, 'nothing kept in localStorage or sessionStorage', '[[],[]]', stored);
+    });
+
+    await step('the overview shows the balance the API gives, and the rate-limit window', async (pr) => {
+        const api = curl('GET', '/v1/credits', { key });
+        expect(pr, 'curl /v1/credits', 200, api.status);
+        expect(pr, 'balance on the page (data)', String(api.body.balance), await page.$eval('#balance', (e) => e.dataset.value));
+        expect(pr, 'balance on the page (text)', String(api.body.balance), await text(page, '#balance'));
+        const rl = Number(await page.$eval('#rl-remaining', (e) => e.dataset.value));
+        if (!(rl >= 0 && rl <= 100))
+            pr.push(`requests left: ${rl}`);
+        await visit(page, 'overview');
+    });
+
+    await step('times are shown in the user\'s time zone', async (pr) => {
+        expect(pr, 'the zone named in the footer', TZ, await text(page, '#tz'));
+        const t = await page.$eval('#rl-reset time', (el) => [el.textContent, new Intl.DateTimeFormat(undefined, {
+            year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit',
+            second: '2-digit', timeZoneName: 'short', timeZone: 'UTC' }).format(new Date(el.dateTime)),
+        new Intl.DateTimeFormat(undefined, { timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+            year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit',
+            second: '2-digit', timeZoneName: 'short' }).format(new Date(el.dateTime))]);
+        expect(pr, 'the reset time in the emulated zone', t[2], t[0]);
+        if (t[0] === t[1])
+            pr.push(`the reset time reads as UTC: ${t[0]}`);
+    });
+
+    await step('keys: a key made with scopes, rate limit and IP allowlist; its secret is shown once', async (pr) => {
+        await page.click('nav a[href="#keys"]');
+        await ready(page, 'keys');
+        await page.type('#key-name', 'from the browser test');
+        await page.click('#scope-verify_single');
+        await page.click('#scope-credits_read');
+        await page.type('#key-allow', '127.0.0.1\n::1');
+        // above the tier's limit: the API's 400 said next to the form, on the field
+        allowed = [['/v1/keys', 400]];
+        await page.type('#key-rate', '5000');
+        const [bad] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
+            page.click('#key-create'),
+        ]);
+        expect(pr, 'a rate limit above the tier\'s', 400, bad.status());
+        const badBody = await bad.json();
+        await page.waitForSelector('#create-error:not(:empty)');
+        const et = await text(page, '#create-error');
+        if (!et.startsWith('The key was not created: ') || !et.includes(badBody.error.message))
+            pr.push(`the refusal in words: ${et}`);
+        expect(pr, 'the field marked', 'true', await page.$eval('#key-rate', (e) => e.getAttribute('aria-invalid')));
+        expect(pr, 'the focus on it', 'key-rate', await page.evaluate(() => document.activeElement.id));
+        await visit(page, 'keys-refused');
+        allowed = [];
+        await page.$eval('#key-rate', (e) => { e.value = ''; });
+        await page.type('#key-rate', '50');
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
+            page.click('#key-create'),
+        ]);
+        expect(pr, 'the API\'s status', 201, res.status());
+        made = await res.json();
+        await page.waitForSelector('#new-key-secret');
+        secret = await page.$eval('#new-key-secret', (e) => e.value);
+        expect(pr, 'the secret shown is the API\'s', made.key, secret);
+        if (!/^svc_live_/.test(secret || ''))
+            pr.push(`secret: ${secret}`);
+        expect(pr, 'scopes', ['verify:single', 'credits:read'], made.scopes);
+        expect(pr, 'rateLimit', 50, made.rateLimit);
+        expect(pr, 'sandbox', false, made.sandbox);
+        expect(pr, 'ip_allowlist', 2, made.ip_allowlist.length);
+        await page.waitForSelector(`tr[data-key-id="${made.id}"][data-status="active"]`);
+        await page.click('#copy-key');
+        await page.waitForSelector('#copy-status:not(:empty)');
+        await visit(page, 'keys-new-secret');
+        // shown once: the page drawn again has it nowhere, nor the storage
+        await page.click('nav a[href="#overview"]');
+        await ready(page, 'overview');
+        await page.click('nav a[href="#keys"]');
+        await ready(page, 'keys');
+        const again = await page.evaluate((s) => document.documentElement.outerHTML.includes(s) ||
+            JSON.stringify({ ...localStorage }).includes(s) || JSON.stringify({ ...sessionStorage }).includes(s), secret);
+        expect(pr, 'the secret anywhere after the page is drawn again', false, again);
+        const list = curl('GET', '/v1/keys', { key });
+        if (!list.body.data.some((k) => k.id === made.id && k.key === undefined))
+            pr.push('the key is not in GET /v1/keys');
+    });
+
+    await step('the new key works against the API (curl)', async (pr) => {
+        if (!secret)
+            throw new Error('no key was made');
+        const r = curl('GET', '/v1/credits', { key: secret });
+        expect(pr, 'curl /v1/credits with the new key', 200, r.status);
+    });
+
+    await step('revoke asks first (Cancel keeps the key), then revokes; the API refuses the key', async (pr) => {
+        if (!made)
+            throw new Error('no key was made');
+        const btn = `tr[data-key-id="${made.id}"] button.revoke`;
+        await page.click(btn);
+        await page.waitForSelector('#revoke-dialog[open]');
+        expect(pr, 'focus in the dialog on', 'revoke-cancel', await page.evaluate(() => document.activeElement.id));
+        await visit(page, 'keys-revoke-confirm');
+        await page.keyboard.press('Escape');
+        await page.waitForSelector('#revoke-dialog:not([open])');
+        expect(pr, 'the key after Cancel', 200, curl('GET', '/v1/credits', { key: secret }).status);
+        await page.click(btn);
+        await page.waitForSelector('#revoke-dialog[open]');
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === `${BASE}/v1/keys/${made.id}` && r.request().method() === 'DELETE'),
+            page.click('#revoke-confirm'),
+        ]);
+        expect(pr, 'the API\'s status', 200, res.status());
+        await page.waitForSelector(`tr[data-key-id="${made.id}"][data-status="revoked"]`);
+        const t = await text(page, '#keys-notice');
+        if (!/is revoked/.test(t))
+            pr.push(`notice: ${t}`);
+        const r = curl('GET', '/v1/credits', { key: secret });
+        expect(pr, 'curl /v1/credits with the revoked key', 401, r.status);
+        await visit(page, 'keys');
+    });
+
+    await step('verify an address: the page shows the API\'s whole answer, the sub-status in words', async (pr) => {
+        const addr = `mailbox_full@${env('DASH_SANDBOX')}`;
+        await page.click('nav a[href="#verify"]');
+        await ready(page, 'verify');
+        await page.type('#verify-email', addr);
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify' && r.request().method() === 'POST'),
+            page.click('#verify-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 200, res.status());
+        const got = await res.json();
+        await page.waitForSelector('#verify-result');
+        const shown = await page.$$eval('[data-field]', (els) => Object.fromEntries(els.map((e) => [e.dataset.field, e.dataset.value])));
+        const flat = (v) => (v === null ? 'null' : String(v));
+        const want = {
+            email: got.email, status: got.status, reason: got.reason, sub_status: flat(got.sub_status),
+            score: flat(got.score), did_you_mean: flat(got.did_you_mean), role: got.role, spam_trap: got.spam_trap,
+            catch_all_verdict: flat(got.catch_all_verdict), 'domain.name': got.domain.name,
+            'domain.acceptAll': got.domain.acceptAll, 'domain.disposable': got.domain.disposable,
+            'domain.free': got.domain.free, mx: got.mx.map((m) => `${m.priority} ${m.host}`).join(', '),
+            provider: flat(got.provider), 'smtp.code': flat(got.smtp ? got.smtp.code : null),
+            'smtp.tls': flat(got.smtp ? got.smtp.tls : null), verified_at: got.verified_at,
+            cached: flat(got.cached), credits_charged: flat(got.credits_charged),
+            credits_remaining: flat(got.credits_remaining),
+        };
+        expect(pr, 'every field of the answer on the page', want, shown);
+        const covered = new Set(Object.keys(want).map((k) => k.split('.')[0]));
+        const missing = Object.keys(got).filter((k) => !covered.has(k));
+        if (missing.length)
+            pr.push(`fields of the answer the page does not show: ${missing.join(', ')}`);
+        expect(pr, 'the JSON shown', got, JSON.parse(await text(page, '#verify-json')));
+        const sub = await page.$eval('[data-field="sub_status"]', (e) => e.textContent);
+        if (!/mailbox is full/i.test(sub))
+            pr.push(`sub-status in words: ${sub}`);
+        // the same address through the API with curl: the same verdict
+        const c = curl('POST', '/v1/verify', { key, body: { email: addr } });
+        expect(pr, 'curl /v1/verify', 200, c.status);
+        for (const f of ['status', 'reason', 'sub_status', 'score', 'did_you_mean', 'role', 'spam_trap', 'catch_all_verdict', 'domain', 'mx', 'provider'])
+            expect(pr, `curl's ${f} against the page's`, got[f], c.body[f]);
+        expect(pr, 'sub_status', 'mailbox_full', got.sub_status);
+        await visit(page, 'verify-result');
+    });
+
+    await step('a state change without the CSRF token is refused (403 csrf_token_invalid) and makes nothing', async (pr) => {
+        allowed = [['/v1/keys', 403]];
+        const r = await page.evaluate(async () => {
+            const before = (await (await fetch('/v1/keys')).json()).data.length;
+            const res = await fetch('/v1/keys', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                body: JSON.stringify({ name: 'no token', scopes: ['jobs:read'] }) });
+            const body = await res.json();
+            const after = (await (await fetch('/v1/keys')).json()).data.length;
+            return { status: res.status, code: body.error && body.error.code, before, after };
+        });
+        expect(pr, 'status', 403, r.status);
+        expect(pr, 'code', 'csrf_token_invalid', r.code);
+        expect(pr, 'keys made', r.before, r.after);
+        allowed = [];
+    });
+
+    await step('sign-out returns to the sign-in form; the old cookie is refused by the API', async (pr) => {
+        if (!cookie)
+            throw new Error('never signed in');
+        expect(pr, 'the cookie before sign-out', 200, curl('GET', '/v1/session', { cookie }).status);
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/session' && r.request().method() === 'DELETE'),
+            page.click('#signout'),
+        ]);
+        expect(pr, 'the API\'s status', 200, res.status());
+        await ready(page, 'signin');
+        expect(pr, 'notice', 'You have signed out.', await text(page, '#signin-notice'));
+        const r = curl('GET', '/v1/session', { cookie });
+        expect(pr, 'GET /v1/session with the old cookie', 401, r.status);
+        expect(pr, 'its code', 'unauthorized', r.body && r.body.error && r.body.error.code);
+        const jar = await page.cookies(BASE);
+        expect(pr, 'the cookie in the browser', undefined, jar.find((x) => x.name === 'svc_session'));
+        await visit(page, 'signed-out');
+    });
+
+    await step('an invitation link sets the password once (the token leaves the address); then sign-in with it works', async (pr) => {
+        allowed = [['/v1/session', 401], ['/v1/session/invite', 401]];
+        const link = env('DASH_INVITE');
+        await page.goto(link);
+        await ready(page, 'invite');
+        expect(pr, 'the address after reading the token', BASE + '/app/invite', page.url());
+        await visit(page, 'invite');
+        await page.type('#invite-password', 'the invited password 1');
+        await page.type('#invite-confirm', 'the invited password 2');
+        await page.click('#invite-submit');
+        await page.waitForSelector('#invite-error:not(:empty)');
+        expect(pr, 'two different passwords', 'The two passwords are not the same.', await text(page, '#invite-error'));
+        await page.$eval('#invite-confirm', (e) => { e.value = ''; });
+        await page.type('#invite-confirm', 'the invited password 1');
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/session/invite'),
+            page.click('#invite-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 200, res.status());
+        await page.waitForSelector('#invite-done');
+        await visit(page, 'invite-done');
+        // the same link again: refused, in words
+        await page.goto(link);
+        await ready(page, 'invite');
+        await page.type('#invite-password', 'another password 3');
+        await page.type('#invite-confirm', 'another password 3');
+        await page.click('#invite-submit');
+        await page.waitForFunction(() => document.querySelector('#invite-error').dataset.code === 'invalid_invitation');
+        const t = await text(page, '#invite-error');
+        if (!/unknown, already used or expired/.test(t))
+            pr.push(`a used link: ${t}`);
+        // sign in with the password chosen
+        await page.goto(APP);
+        await ready(page, 'signin');
+        await page.type('#signin-email', env('DASH_INVITE_EMAIL'));
+        await page.type('#signin-password', 'the invited password 1');
+        const [r2] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/session' && r.request().method() === 'POST'),
+            page.click('#signin-submit'),
+        ]);
+        expect(pr, 'sign-in with the password chosen', 201, r2.status());
+        await ready(page, 'overview');
+    });
+
+    report('no console errors on any page (only the API refusals the steps provoked)', consoleProblems);
+    report('axe-core: no serious or critical violation on any page; every control has a label', axeProblems);
+    report('every page fits a phone-sized screen (390 px) without sideways scrolling', phoneProblems);
+}
+
+main().then(() => {
+    process.exitCode = results.every(Boolean) && !failedBefore ? 0 : 1;
+}, (e) => {
+    console.log(`not ok - the browser ran the steps\n#   ${e && e.stack ? e.stack : e}`);
+    process.exitCode = 1;
+});

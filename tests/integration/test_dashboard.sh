@@ -1,0 +1,194 @@
+#!/bin/bash
+# test_dashboard.sh: the dashboard (src/www, issue 27) in a real browser
+# against the real stack: Debian's chromium, headless, driven by
+# puppeteer-core through tests/integration/dashboard/drive.js (its steps are
+# this script's cases: sign-in refused, locked out, signed in with the
+# keyboard, the overview's balance against the API's, a key made (its
+# secret shown once, working with curl) and revoked (then refused), one
+# address verified (the page against the API's answer), a state change
+# without the CSRF token refused, the cookie out of JavaScript's reach,
+# sign-out (the old cookie refused); axe-core on every page, no console
+# errors, a phone-sized screen, screenshots of every page in
+# tests/integration/test_dashboard.shots/). Then curl: the headers of
+# /app/ through lighttpd's snippet, Apache's (apache-svc.conf) and the
+# shared host's .htaccess (fcgi-conf/htaccess).
+# puppeteer-core and axe-core come from npm, as pinned in
+# tests/integration/dashboard/package-lock.json, installed once per build
+# tree into tests/integration/dashboard-node (npm ci; never a browser
+# download).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+it_require node npm flock
+CHROMIUM=${SVC_TEST_CHROMIUM:-/usr/bin/chromium}
+[ -x "$CHROMIUM" ] || it_skip "$CHROMIUM is not installed (run contrib/install-deps)"
+
+# ---- puppeteer-core and axe-core, as the lock file says
+NODE_SRC=$top_srcdir/tests/integration/dashboard
+NODE_DIR=$top_builddir/tests/integration/dashboard-node
+dash_node_modules() {
+    local lock rc=0
+    mkdir -p "$NODE_DIR"
+    exec {lock}> "$NODE_DIR/.lock"
+    flock "$lock"
+    if ! cmp -s "$NODE_SRC/package-lock.json" "$NODE_DIR/package-lock.json" ||
+            [ ! -f "$NODE_DIR/node_modules/puppeteer-core/package.json" ] ||
+            [ ! -f "$NODE_DIR/node_modules/axe-core/axe.min.js" ]; then
+        rm -rf "$NODE_DIR/node_modules" "$NODE_DIR/package-lock.json"
+        cp "$NODE_SRC/package.json" "$NODE_SRC/package-lock.json" "$NODE_DIR/"
+        (cd "$NODE_DIR" && PUPPETEER_SKIP_DOWNLOAD=1 nice npm ci --ignore-scripts --no-audit --no-fund \
+            --loglevel=error) > "$IT_DIR/npm.log" 2>&1 || rc=1
+        [ $rc = 0 ] || rm -f "$NODE_DIR/package-lock.json"
+    fi
+    exec {lock}>&-
+    return $rc
+}
+dash_node_modules || { cat "$IT_DIR/npm.log"; it_skip "npm ci of tests/integration/dashboard failed (is the npm registry reachable?)"; }
+
+it_conf_add "signin_attempts_max = 3
+signin_address_attempts_max = 50"
+it_stack_start
+
+EMAIL=dash$RANDOM@example.com
+PW='a long dashboard password'
+ACC=$(svcadm account create --email "$EMAIL" --tier pro --credits 25)
+printf '%s\n' "$PW" | svcadm account set-password "$ACC"
+LOCK_EMAIL=locked$RANDOM@example.com
+LOCK_ACC=$(svcadm account create --email "$LOCK_EMAIL" --tier pro --credits 1)
+printf '%s\n' 'the locked account password' | svcadm account set-password "$LOCK_ACC"
+INVITE_EMAIL=invited$RANDOM@example.com
+INVITE_ACC=$(svcadm account create --email "$INVITE_EMAIL" --tier free --credits 0)
+INVITE=$(svcadm account invite "$INVITE_ACC")
+API_KEY=$(it_key "$ACC" '*')
+SANDBOX=sandbox.$(svcadm config | sed -n 's/^service_domain *= *//p')
+
+SHOTS=$top_builddir/tests/integration/test_dashboard.shots
+rm -rf "$SHOTS"
+
+# ---- the browser: one run of drive.js, its lines become the cases
+t_browser_line() {
+    printf '%s\n' "$2" | sed -n 's/^#   /#   /p'
+    [ "$1" = ok ]
+}
+TZ_EMULATED=Pacific/Chatham
+mkdir -p "$IT_DIR/home"
+# (HOME: whatever the browser keeps for a user stays in IT_DIR)
+(cd "$IT_DIR" && HOME=$IT_DIR/home DASH_NODE_DIR=$NODE_DIR CHROMIUM=$CHROMIUM BASE_URL=$BASE_URL DASH_EMAIL=$EMAIL \
+    DASH_PASSWORD=$PW DASH_LOCK_EMAIL=$LOCK_EMAIL DASH_KEY=$API_KEY DASH_SANDBOX=$SANDBOX \
+    DASH_SHOTS=$SHOTS DASH_TZ=$TZ_EMULATED DASH_PROFILE=$IT_DIR/chromium-profile \
+    DASH_INVITE=$INVITE DASH_INVITE_EMAIL=$INVITE_EMAIL \
+    timeout 600 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive.out" 2> "$IT_DIR/drive.err" || :
+name= detail= status=
+while IFS= read -r line || [ -n "$line" ]; do
+    case $line in
+    "ok - "*|"not ok - "*)
+        [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
+        status=${line%% - *}; [ "$status" = ok ] || status=fail
+        name=${line#* - }; detail= ;;
+    "#"*) detail+=$line$'\n' ;;
+    esac
+done < "$IT_DIR/drive.out"
+[ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
+t_browser_ran() {
+    grep -q '^ok - an invitation link' "$IT_DIR/drive.out" && [ ! -s "$IT_DIR/drive.err" ] && return 0
+    it_fail "drive.js did not run to its end"
+    sed 's/^/#   /' "$IT_DIR/drive.err" | head -n 30
+    return 1
+}
+t_case "browser: drive.js ran every step to the end" t_browser_ran
+
+t_shots() {
+    local p
+    for p in signin signin-refused signin-locked overview keys-refused keys-new-secret keys-revoke-confirm keys \
+            verify-result signed-out invite invite-done; do
+        [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"
+    done
+}
+t_case "a screenshot of every page (desktop and phone) kept in $(basename "$SHOTS")/" t_shots
+
+# ---- the headers of the app's files, from the web server's snippet
+# app_headers URL_BASE NAME: /app/ and its files with their types and headers
+app_headers() {
+    local base=$1 name=$2 p want
+    for p in /app/ /app/js/app.js /app/app.css /app/index.html /app/invite; do
+        BASE_URL=$base SVC_TEST_OPENAPI=0 API_KEY= http GET "$p" || return 1
+        expect_status 200 || { it_fail "$name $p"; return 1; }
+        header_value content-security-policy | grep -q "frame-ancestors 'none'" ||
+            it_fail "$name $p: CSP $(header_value content-security-policy)"
+        header_value content-security-policy | grep -q "script-src 'self'" ||
+            it_fail "$name $p: CSP without script-src 'self'"
+        ! header_value content-security-policy | grep -q "unsafe" || it_fail "$name $p: CSP allows unsafe"
+        expect_eq "$name $p nosniff" nosniff "$(header_value x-content-type-options | tr -d ' ')"
+        expect_eq "$name $p Referrer-Policy" no-referrer "$(header_value referrer-policy | tr -d ' ')"
+        case $p in
+        */|*.html|*/invite) want=text/html ;; *.js) want=text/javascript ;; *.css) want=text/css ;;
+        esac
+        case $(header_value content-type) in *"$want"*) ;; *) it_fail "$name $p: type $(header_value content-type)" ;; esac
+    done
+    BASE_URL=$base SVC_TEST_OPENAPI=0 API_KEY= http GET /app || return 1
+    expect_status 301
+    case $(header_value location) in */app/) ;; *) it_fail "$name /app: Location $(header_value location)" ;; esac
+    BASE_URL=$base SVC_TEST_OPENAPI=0 API_KEY= http GET /app/Makefile.inc || return 1
+    expect_status 404 || it_fail "$name: /app/Makefile.inc served"
+    ! grep -q '<script>' "$top_srcdir/src/www/index.html" || it_fail "an inline script in index.html"
+}
+t_lighttpd_headers() {
+    app_headers "$BASE_URL" lighttpd || return 1
+    # the API is still the API (with a key: the address's anonymous
+    # window of 5 requests a minute is for the browser's steps)
+    http GET /v1/credits
+    expect_status 200 && expect_jq '.balance | type == "number"'
+}
+t_case "lighttpd (fcgi-conf/lighttpd-svc.conf) serves /app/ with the CSP, nosniff, no-referrer and the right types; /v1 is still svc-api" t_lighttpd_headers
+
+t_apache_headers() {
+    local port
+    it_require apache2
+    port=$(stack_free_port) || return 1
+    # Apache's children run as www-data: a FastCGI program they can run
+    install -m 0755 "$top_builddir/tests/integration/fcgi_echo" "$IT_DIR/fcgi_echo" || return 1
+    stack_apache_start "$IT_DIR/apache" "$port" "$IT_DIR/fcgi_echo" /etc/svc-test.conf || return 1
+    app_headers "http://127.0.0.1:$port" Apache || return 1
+    BASE_URL=http://127.0.0.1:$port SVC_TEST_OPENAPI=0 API_KEY= http GET /v1/credits || return 1
+    expect_status 200
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'REQUEST_URI=/v1/credits' || it_fail "Apache: /v1 not the FastCGI program's"
+    stack_apache_stop "$IT_DIR/apache"
+}
+t_case "Apache (fcgi-conf/apache-svc.conf) serves /app/ with the same headers and types" t_apache_headers
+
+# the shared host's way (README, "Shared hosting"): the folder www copied
+# as app/ beside the .htaccess of fcgi-conf/htaccess and svc-api.fcgi, in a
+# document root that allows what the htaccess needs
+t_htaccess_headers() {
+    local port dir=$IT_DIR/apache-ht m
+    it_require apache2
+    for m in rewrite mime headers; do
+        [ -f "$STACK_APACHE_MODULES/mod_$m.so" ] || it_skip "mod_$m not found"
+    done
+    port=$(stack_free_port) || return 1
+    mkdir -p "$dir/htdocs" && chmod 0755 "$dir" || return 1
+    install -m 0755 "$top_builddir/tests/integration/fcgi_echo" "$dir/htdocs/svc-api.fcgi" &&
+        install -m 0644 "$top_srcdir/fcgi-conf/htaccess" "$dir/htdocs/.htaccess" &&
+        install -m 0644 "$top_srcdir/fcgi-conf/svc-413.html" "$dir/htdocs/" || return 1
+    # what make install puts in $(datadir)/svc/www, as the user copies it
+    (cd "$top_srcdir/src/www" && find . -type f ! -name Makefile.inc -exec install -D -m 0644 {} "$dir/htdocs/app/{}" \;) || return 1
+    cat > "$IT_DIR/htaccess-host.conf" <<EOF
+LoadModule rewrite_module "$STACK_APACHE_MODULES/mod_rewrite.so"
+LoadModule mime_module "$STACK_APACHE_MODULES/mod_mime.so"
+TypesConfig /etc/mime.types
+<Directory "$dir/htdocs">
+    # (as shared_hosting.sh's host: the htaccess says -Indexes)
+    AllowOverride FileInfo AuthConfig Options=ExecCGI,Indexes
+    Options SymLinksIfOwnerMatch
+</Directory>
+EOF
+    stack_apache_start "$dir" "$port" "$IT_DIR/fcgi_echo" /etc/svc-test.conf "$IT_DIR/htaccess-host.conf" || return 1
+    app_headers "http://127.0.0.1:$port" "Apache (.htaccess)" || return 1
+    BASE_URL=http://127.0.0.1:$port SVC_TEST_OPENAPI=0 API_KEY= http GET /v1/credits || return 1
+    expect_status 200
+    printf '%s\n' "$HTTP_BODY" | grep -qx 'REQUEST_URI=/v1/credits' || it_fail "Apache (.htaccess): /v1 not the FastCGI program's"
+    BASE_URL=http://127.0.0.1:$port SVC_TEST_OPENAPI=0 API_KEY= http GET /svc-api.fcgi || return 1
+    expect_status 404
+    stack_apache_stop "$dir"
+}
+t_case "Apache with fcgi-conf/htaccess (shared hosting) serves app/ at /app/ with the same headers" t_htaccess_headers
+
+t_done
