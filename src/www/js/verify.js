@@ -4,7 +4,7 @@
 // value carries the API's own in data-value (the browser test compares).
 import { api } from './api.js';
 import { h, clear, when } from './dom.js';
-import { statusWords, reasonWords, subStatusWords, catchAllWords, describe } from './words.js';
+import { statusWords, reasonWords, subStatusWords, catchAllWords, scoreBasisWords, describe } from './words.js';
 
 const yesNo = (v) => (v === 'yes' ? 'Yes' : v === 'no' ? 'No' : String(v));
 
@@ -29,6 +29,7 @@ function resultView(r, onTry) {
             row('sub_status', 'Sub-status', r.sub_status,
                 r.sub_status === null ? 'None.' : [h('code', {}, r.sub_status), ': ', describe(subStatusWords, r.sub_status)]),
             row('score', 'Score', r.score, `${r.score} of 100 (how likely a message reaches a mailbox)`),
+            row('score_basis', 'Score from', r.score_basis, describe(scoreBasisWords, r.score_basis)),
             row('did_you_mean', 'Did you mean', r.did_you_mean, r.did_you_mean === null ? 'No suggestion.' : r.did_you_mean),
             row('role', 'Role address', r.role, yesNo(r.role)),
             row('spam_trap', 'Spam trap', r.spam_trap, yesNo(r.spam_trap)),

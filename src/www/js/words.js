@@ -46,6 +46,11 @@ export const catchAllWords = {
     avoid: 'Better avoid: the domain or the name looks unlikely to belong to a reader.',
 };
 
+export const scoreBasisWords = {
+    rules: 'from the verifier\'s rules for this kind of answer',
+    calibrated: 'from what really happened to mail sent to such addresses at this provider (delivery outcomes reported back)',
+};
+
 export const scopeWords = {
     '*': 'Everything (including managing keys)',
     'verify:single': 'Verify single addresses',

@@ -393,7 +393,8 @@ async function run(page) {
         const flat = (v) => (v === null ? 'null' : String(v));
         const want = {
             email: got.email, status: got.status, reason: got.reason, sub_status: flat(got.sub_status),
-            score: flat(got.score), did_you_mean: flat(got.did_you_mean), role: got.role, spam_trap: got.spam_trap,
+            score: flat(got.score), score_basis: flat(got.score_basis), did_you_mean: flat(got.did_you_mean),
+            role: got.role, spam_trap: got.spam_trap,
             catch_all_verdict: flat(got.catch_all_verdict), 'domain.name': got.domain.name,
             'domain.acceptAll': got.domain.acceptAll, 'domain.disposable': got.domain.disposable,
             'domain.free': got.domain.free, mx: got.mx.map((m) => `${m.priority} ${m.host}`).join(', '),
@@ -414,7 +415,7 @@ async function run(page) {
         // the same address through the API with curl: the same verdict
         const c = curl('POST', '/v1/verify', { key, body: { email: addr } });
         expect(pr, 'curl /v1/verify', 200, c.status);
-        for (const f of ['status', 'reason', 'sub_status', 'score', 'did_you_mean', 'role', 'spam_trap', 'catch_all_verdict', 'domain', 'mx', 'provider'])
+        for (const f of ['status', 'reason', 'sub_status', 'score', 'score_basis', 'did_you_mean', 'role', 'spam_trap', 'catch_all_verdict', 'domain', 'mx', 'provider'])
             expect(pr, `curl's ${f} against the page's`, got[f], c.body[f]);
         expect(pr, 'sub_status', 'mailbox_full', got.sub_status);
         await visit(page, 'verify-result');
