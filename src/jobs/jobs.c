@@ -434,6 +434,9 @@ struct jobs_cancelling {
 	const char	*account, *id;
 	long long	 refunded;
 	enum jobs_err	 rc;
+	/* runs of the work: db_tx_retry runs it again after a lost
+	 * connection, when its COMMIT may have been applied */
+	int		 runs;
 };
 
 static enum db_err
@@ -465,6 +468,11 @@ jobs_cancel_work(struct db *db, void *arg)
 	before = db_res_int(r, 3);
 	strparse_copy(pool, sizeof(pool), db_res_str(r, 4));
 	db_res_free(r);
+	/* run again and cancelled: the last run's COMMIT was applied (its
+	 * refund, k->refunded, stands) */
+	if (status == JOBS_CANCELLED && k->runs > 0)
+		return DB_OK;
+	k->runs++;
 	if (!jobs_status_active(status) &&
 	    status != JOBS_AWAITING_CONFIRMATION && status != JOBS_INGESTING) {
 		k->rc = JOBS_NOT_CANCELLABLE;
@@ -497,7 +505,7 @@ enum jobs_err
 jobs_cancel(struct db *db, const char *account, const char *id,
     long long *refunded)
 {
-	struct jobs_cancelling k = { account, id, 0, JOBS_OK };
+	struct jobs_cancelling k = { account, id, 0, JOBS_OK, 0 };
 
 	switch (db_tx_retry(db, jobs_cancel_work, &k)) {
 	case DB_OK:

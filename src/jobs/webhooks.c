@@ -164,6 +164,9 @@ struct webhooks_tx {
 	long				 retry_after;
 	long long			 reset_at;
 	enum webhooks_err		 rc;
+	/* runs of the work (db_tx_retry runs it again after a lost
+	 * connection, when its COMMIT may have been applied) */
+	int				 runs;
 };
 
 /* Locks the account's webhook: DB_OK, or DB_ABORT with NOT_FOUND. */
@@ -208,8 +211,20 @@ webhooks_create_work(struct db *db, void *arg)
 	struct db_res *res = NULL;
 	char events[64];
 	unsigned long long n;
+	long long found = 0;
+	int one;
 	enum db_err e;
 
+	/* run again: the webhook is there when the last run committed (its
+	 * secret, in t->secret, is the one stored) */
+	if (t->runs++ > 0) {
+		if ((e = db_query_int(db, "SELECT COUNT(*) FROM webhooks WHERE "
+		    "id = ?", DB_ARGS(DBP_STR(t->id)), &found, &one)) !=
+		    DB_OK)
+			return e;
+		if (found)
+			return DB_OK;
+	}
 	/* the lock on the account's range keeps two creations apart */
 	e = db_query(db, "SELECT id FROM webhooks WHERE account_id = ? FOR "
 	    "UPDATE", DB_ARGS(DBP_STR(t->account)), &res);
@@ -238,6 +253,7 @@ webhooks_tx_run(struct db *db, enum db_err (*work)(struct db *, void *),
     struct webhooks_tx *t)
 {
 	t->rc = WEBHOOKS_OK;
+	t->runs = 0;
 	switch (db_tx_retry(db, work, t)) {
 	case DB_OK:
 		return WEBHOOKS_OK;
@@ -330,8 +346,16 @@ webhooks_delete_work(struct db *db, void *arg)
 	struct webhooks_tx *t = arg;
 	enum db_err e;
 
-	if ((e = webhooks_lock(db, t, NULL)) != DB_OK)
+	if ((e = webhooks_lock(db, t, NULL)) != DB_OK) {
+		/* run again and gone: the last run's COMMIT was applied */
+		if (e == DB_ABORT && t->rc == WEBHOOKS_NOT_FOUND &&
+		    t->runs > 0) {
+			t->rc = WEBHOOKS_OK;
+			return DB_OK;
+		}
 		return e;
+	}
+	t->runs++;
 	if ((e = db_exec(db, "DELETE a FROM event_attempts a JOIN "
 	    "event_deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = ?",
 	    DB_ARGS(DBP_STR(t->id)), NULL)) != DB_OK ||

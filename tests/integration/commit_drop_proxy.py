@@ -12,9 +12,13 @@ The client's commands are read as MySQL protocol packets (3-byte length,
 sequence number; a command is a packet with sequence 0): when a COM_QUERY
 "COMMIT" comes while the --arm file exists, the file is removed, the
 COMMIT is sent on, and what the server answers next is not passed back:
-both sides of that connection are closed instead. One line per dropped
-answer goes to stdout. SIGTERM or SIGINT stops it. Python 3 standard
-library only.
+both sides of that connection are closed instead. When the arm file
+holds text, only a COMMIT of a transaction that ran a statement with that
+text counts (a COM_QUERY with it, or a COM_STMT_EXECUTE of a statement
+prepared from it: the statement id is read from the server's answer to
+the COM_STMT_PREPARE), so that other transactions of a program pass.
+One line per dropped answer goes to stdout. SIGTERM or SIGINT stops it.
+Python 3 standard library only.
 """
 import argparse
 import os
@@ -24,6 +28,17 @@ import sys
 import threading
 
 COM_QUERY = 3
+COM_STMT_PREPARE = 0x16
+COM_STMT_EXECUTE = 0x17
+
+
+def armed(arm):
+    """None when not armed, else the text a transaction must have run."""
+    try:
+        with open(arm, "rb") as f:
+            return f.read().strip()
+    except OSError:
+        return None
 
 
 def serve(client, upstream, arm):
@@ -34,6 +49,10 @@ def serve(client, upstream, arm):
         client.close()
         return
     drop = threading.Event()
+    # per connection: statement ids prepared from the armed text, the
+    # text of the PREPARE whose answer is awaited, and whether the open
+    # transaction ran the armed text
+    st = {"ids": {}, "preparing": None, "ran": set()}
 
     def close_both():
         for s in (client, server):
@@ -52,6 +71,11 @@ def serve(client, upstream, arm):
                 if drop.is_set():
                     print("dropped the answer to a COMMIT", flush=True)
                     break
+                # the answer to a PREPARE: OK (0), statement id, ...
+                if st["preparing"] is not None and len(data) >= 9 and data[4] == 0:
+                    sid = int.from_bytes(data[5:9], "little")
+                    st["ids"][sid] = st["preparing"]
+                st["preparing"] = None
                 client.sendall(data)
         except OSError:
             pass
@@ -72,11 +96,23 @@ def serve(client, upstream, arm):
                     break
                 pkt, buf = buf[:4 + n], buf[4 + n:]
                 payload = pkt[4:]
-                if (pkt[3] == 0 and payload[:1] == bytes([COM_QUERY]) and
-                        payload[1:].strip().upper() == b"COMMIT" and
-                        os.path.exists(arm)):
-                    os.unlink(arm)
-                    drop.set()
+                cmd = payload[:1]
+                if pkt[3] == 0 and cmd == bytes([COM_STMT_PREPARE]):
+                    st["preparing"] = payload[1:]
+                elif pkt[3] == 0 and cmd == bytes([COM_STMT_EXECUTE]) and len(payload) >= 5:
+                    text = st["ids"].get(int.from_bytes(payload[1:5], "little"))
+                    if text is not None:
+                        st["ran"].add(text)
+                elif pkt[3] == 0 and cmd == bytes([COM_QUERY]):
+                    q = payload[1:].strip()
+                    st["ran"].add(q)
+                    if q.upper() in (b"COMMIT", b"ROLLBACK"):
+                        want = armed(arm)
+                        if (q.upper() == b"COMMIT" and want is not None and
+                                (want == b"" or any(want in t for t in st["ran"]))):
+                            os.unlink(arm)
+                            drop.set()
+                        st["ran"] = set()
                 server.sendall(pkt)
     except OSError:
         pass

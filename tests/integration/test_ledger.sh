@@ -8,7 +8,8 @@
 # same for delivery outcomes stored by svcadm feedback import.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
-it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key"
+it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
+allow_private_urls = yes"
 it_stack_start --db-only
 prog=$top_builddir/tests/integration/db_ledger
 [ -x "$prog" ] || it_skip "$prog is not built"
@@ -80,5 +81,63 @@ t_lost_commit_feedback() {
     expect_eq "suppressions" 1 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$acc'")"
 }
 t_case "svcadm feedback import whose COMMIT was applied but whose answer was lost reports what it stored, not duplicates" t_lost_commit_feedback
+
+# ------------------------------------------- svc-api on the proxy
+# A proxy for the rest of the script, armed by writing a statement's text
+# to proxy-api.arm: the next COMMIT of a transaction that ran it loses its
+# answer. svc-api (its own lighttpd) reaches MariaDB only through it.
+python3 "$top_srcdir/tests/integration/commit_drop_proxy.py" --ready "$IT_DIR/proxy-api.addr" \
+    --upstream "127.0.0.1:$(cat "$IT_DIR/mariadb/port")" --arm "$IT_DIR/proxy-api.arm" \
+    > "$IT_DIR/proxy-api.out" 2>&1 &
+API_PROXY=$!
+trap 'rc=$?; kill "$API_PROXY" 2>/dev/null; it_cleanup "$rc"' EXIT
+for _ in $(seq 1 100); do [ -s "$IT_DIR/proxy-api.addr" ] && break; sleep 0.1; done
+sed -e '/^db_host = /d' -e '/^db_socket = /d' "$SVC_CONF" > "$IT_DIR/api-proxied.conf"
+echo "db_hosts = $(cat "$IT_DIR/proxy-api.addr")" >> "$IT_DIR/api-proxied.conf"
+HTTP_PORT=$(stack_free_port)
+BASE_URL=http://127.0.0.1:$HTTP_PORT
+stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$(it_api)" "$IT_DIR/api-proxied.conf" ||
+    { echo "Bail out! lighttpd with svc-api on the proxy did not start"; exit 1; }
+ACC=$(svcadm account create --email "api$RANDOM@example.com" --tier admin --credits 100)
+API_KEY=$(svcadm key create --account "$ACC" --scopes '*')
+
+# arm TEXT: the next COMMIT after a statement with TEXT loses its answer
+arm() { printf '%s' "$1" > "$IT_DIR/proxy-api.arm"; }
+dropped() { grep -c 'dropped the answer' "$IT_DIR/proxy-api.out"; }
+
+t_lost_commit_webhooks() {
+    local n id
+    n=$(dropped)
+    arm "INSERT INTO webhooks ("
+    http POST /v1/webhooks '{"url":"https://127.0.0.1/hook"}'
+    expect_status 201 || return 1
+    id=$(json .id)
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "webhooks of the account" 1 "$(it_sql "SELECT COUNT(*) FROM webhooks WHERE account_id = '$ACC'")" || return 1
+    expect_eq "the secret answered is the one stored" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM webhook_secrets WHERE webhook_id = '$id' AND secret = '$(json .secret)'")" || return 1
+    arm "DELETE FROM webhooks WHERE id"
+    http DELETE "/v1/webhooks/$id"
+    expect_status 200 && expect_json .deleted true || return 1
+    expect_eq "answers dropped" $((n + 2)) "$(dropped)" || return 1
+    expect_eq "webhooks left" 0 "$(it_sql "SELECT COUNT(*) FROM webhooks WHERE id = '$id'")"
+}
+t_case "svc-api: a webhook created, then deleted, whose COMMIT's answer was lost: 201 with the stored secret, then 200 (not a 500 and a 404)" t_lost_commit_webhooks
+
+t_lost_commit_cancel() {
+    local n job
+    n=$(dropped)
+    http POST /v1/verify/bulk '{"emails":["a@one.example","b@one.example","c@one.example"]}'
+    case $HTTP_STATUS in 201|202) ;; *) it_fail "creating the job: $HTTP_STATUS $(it_body_excerpt)"; return 1 ;; esac
+    job=$(json .job_id)
+    arm "UPDATE jobs SET status = ?, credits_refunded"
+    http DELETE "/v1/jobs/$job"
+    expect_status 200 || return 1
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "status, one refund of the three" "cancelled 1 3" \
+        "$(it_sql "SELECT status, (SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$job:refund'), credits_refunded FROM jobs WHERE id = '$job'" | tr '\t' ' ')" || return 1
+    expect_eq "svcadm credits check" ok "$(svcadm credits check "$ACC")"
+}
+t_case "svc-api: a job cancelled whose COMMIT's answer was lost: 200, cancelled, refunded once (not a 409)" t_lost_commit_cancel
 
 t_done
