@@ -65,6 +65,10 @@ struct uploads_confirming {
 	const char	*account, *id;
 	struct uploads_confirmed *out;
 	enum uploads_err rc;
+	/* the last run got to its UPDATE: run again (db_tx_retry, after a
+	 * lost connection) and the job is no longer awaiting confirmation,
+	 * that run's COMMIT was applied, and its answer (out) stands */
+	int		 updated;
 };
 
 static enum db_err
@@ -87,6 +91,11 @@ uploads_confirm_work(struct db *db, void *arg)
 	default:
 		return DB_ERR_QUERY;
 	}
+	if (o->status != JOBS_AWAITING_CONFIRMATION && k->updated) {
+		o->status = JOBS_PENDING;	/* as the applied run said */
+		return DB_OK;
+	}
+	k->updated = 0;
 	if (o->status != JOBS_AWAITING_CONFIRMATION) {
 		k->rc = UPLOADS_WRONG_STATUS;
 		return DB_ABORT;
@@ -114,6 +123,7 @@ uploads_confirm_work(struct db *db, void *arg)
 		return DB_ERR_QUERY;
 	o->charged = o->required;
 	o->status = JOBS_PENDING;
+	k->updated = 1;
 	return db_exec(db, "UPDATE jobs SET status = ?, credits_charged = ? "
 	    "WHERE id = ?", DB_ARGS(DBP_STR(jobs_status_names[JOBS_PENDING]),
 	    DBP_INT(o->charged), DBP_STR(k->id)), NULL);
@@ -123,7 +133,7 @@ enum uploads_err
 uploads_confirm(struct db *db, const char *account, const char *id,
     struct uploads_confirmed *out)
 {
-	struct uploads_confirming k = { account, id, out, UPLOADS_OK };
+	struct uploads_confirming k = { account, id, out, UPLOADS_OK, 0 };
 	enum db_err e;
 
 	memset(out, 0, sizeof(*out));

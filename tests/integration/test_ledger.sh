@@ -140,4 +140,22 @@ t_lost_commit_cancel() {
 }
 t_case "svc-api: a job cancelled whose COMMIT's answer was lost: 200, cancelled, refunded once (not a 409)" t_lost_commit_cancel
 
+t_lost_commit_confirm() {
+    local n job
+    n=$(dropped)
+    printf '%s\n' email valid@sandbox.svc.example mailbox_full@sandbox.svc.example > "$IT_DIR/confirm.csv"
+    http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/confirm.csv" -F preview=true
+    expect_status 202 || return 1
+    job=$(json .job_id)
+    it_job_wait "$job" awaiting_confirmation || return 1
+    arm "UPDATE jobs SET status = ?, credits_charged"
+    http POST "/v1/verify/bulk/$job/confirm" "" --data ""
+    expect_status 200 && expect_json .status pending || return 1
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "charges of the job" "$(it_sql "SELECT IF(credits_needed > 0, 1, 0) FROM jobs WHERE id = '$job'")" \
+        "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$job:charge'")" || return 1
+    expect_eq "svcadm credits check" ok "$(svcadm credits check "$ACC")"
+}
+t_case "svc-api: an upload confirmed whose COMMIT's answer was lost: 200 pending, charged once (not a 409)" t_lost_commit_confirm
+
 t_done
