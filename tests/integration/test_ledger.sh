@@ -116,13 +116,20 @@ t_lost_commit_webhooks() {
     expect_eq "webhooks of the account" 1 "$(it_sql "SELECT COUNT(*) FROM webhooks WHERE account_id = '$ACC'")" || return 1
     expect_eq "the secret answered is the one stored" 1 \
         "$(it_sql "SELECT COUNT(*) FROM webhook_secrets WHERE webhook_id = '$id' AND secret = '$(json .secret)'")" || return 1
+    # a test event: the delivery answered is the one stored, still to send
+    arm "INSERT INTO event_deliveries ("
+    http POST "/v1/webhooks/$id/test" "" --data ""
+    expect_status 202 || return 1
+    expect_eq "answers dropped" $((n + 2)) "$(dropped)" || return 1
+    expect_eq "the test's deliveries: the one answered, pending" "$(json .delivery_id) pending" \
+        "$(it_sql "SELECT id, state FROM event_deliveries WHERE webhook_id = '$id'" | tr '\t' ' ')" || return 1
     arm "DELETE FROM webhooks WHERE id"
     http DELETE "/v1/webhooks/$id"
     expect_status 200 && expect_json .deleted true || return 1
-    expect_eq "answers dropped" $((n + 2)) "$(dropped)" || return 1
+    expect_eq "answers dropped" $((n + 3)) "$(dropped)" || return 1
     expect_eq "webhooks left" 0 "$(it_sql "SELECT COUNT(*) FROM webhooks WHERE id = '$id'")"
 }
-t_case "svc-api: a webhook created, then deleted, whose COMMIT's answer was lost: 201 with the stored secret, then 200 (not a 500 and a 404)" t_lost_commit_webhooks
+t_case "svc-api: a webhook created, tested, then deleted, each COMMIT's answer lost: 201 with the stored secret, 202 with the stored delivery, 200 (not a 500, a delivery that does not exist, a 404)" t_lost_commit_webhooks
 
 t_lost_commit_cancel() {
     local n job
