@@ -413,9 +413,21 @@ webhooks_rotate_work(struct db *db, void *arg)
 {
 	struct webhooks_tx *t = arg;
 	struct db_res *res = NULL;
+	long long stored = 0;
+	int one;
 	enum db_err e;
 
 	t->until[0] = '\0';
+	/* run again (db_tx_retry): when the last run's secret is stored, its
+	 * COMMIT was applied; rotating once more would sign with a secret
+	 * nobody was told */
+	if (t->runs++ > 0 && (e = db_query_int(db, "SELECT COUNT(*) FROM "
+	    "webhook_secrets WHERE webhook_id = ? AND secret = ?",
+	    DB_ARGS(DBP_STR(t->id), DBP_STR(t->secret)), &stored, &one)) !=
+	    DB_OK)
+		return e;
+	if (stored)
+		goto until;
 	if ((e = webhooks_lock(db, t, NULL)) != DB_OK)
 		return e;
 	/* the signing ones keep signing for the grace period (one that
@@ -434,6 +446,7 @@ webhooks_rotate_work(struct db *db, void *arg)
 	    "UTC_TIMESTAMP(3) WHERE id = ?", DB_ARGS(DBP_STR(t->id)), NULL)) !=
 	    DB_OK)
 		return e;
+until:
 	e = db_query(db, "SELECT " WEBHOOKS_ISO("MAX(expires_at)") " FROM "
 	    "webhook_secrets WHERE webhook_id = ? AND expires_at > "
 	    "UTC_TIMESTAMP(3)", DB_ARGS(DBP_STR(t->id)), &res);

@@ -123,13 +123,20 @@ t_lost_commit_webhooks() {
     expect_eq "answers dropped" $((n + 2)) "$(dropped)" || return 1
     expect_eq "the test's deliveries: the one answered, pending" "$(json .delivery_id) pending" \
         "$(it_sql "SELECT id, state FROM event_deliveries WHERE webhook_id = '$id'" | tr '\t' ' ')" || return 1
+    # a rotation: one new secret, the one answered
+    arm "INSERT INTO webhook_secrets ("
+    http POST "/v1/webhooks/$id/rotate-secret" '{}'
+    expect_status 200 || return 1
+    expect_eq "answers dropped" $((n + 3)) "$(dropped)" || return 1
+    expect_eq "secrets: the first and the one answered" "2 1" \
+        "$(it_sql "SELECT COUNT(*), SUM(secret = '$(json .secret)') FROM webhook_secrets WHERE webhook_id = '$id'" | tr '\t' ' ')" || return 1
     arm "DELETE FROM webhooks WHERE id"
     http DELETE "/v1/webhooks/$id"
     expect_status 200 && expect_json .deleted true || return 1
-    expect_eq "answers dropped" $((n + 3)) "$(dropped)" || return 1
+    expect_eq "answers dropped" $((n + 4)) "$(dropped)" || return 1
     expect_eq "webhooks left" 0 "$(it_sql "SELECT COUNT(*) FROM webhooks WHERE id = '$id'")"
 }
-t_case "svc-api: a webhook created, tested, then deleted, each COMMIT's answer lost: 201 with the stored secret, 202 with the stored delivery, 200 (not a 500, a delivery that does not exist, a 404)" t_lost_commit_webhooks
+t_case "svc-api: a webhook created, tested, its secret rotated, then deleted, each COMMIT's answer lost: 201 with the stored secret, 202 with the stored delivery, one new secret (the one answered), 200 (not a 500, a delivery never stored, two new secrets, a 404)" t_lost_commit_webhooks
 
 t_lost_commit_cancel() {
     local n job
