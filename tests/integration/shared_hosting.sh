@@ -11,7 +11,7 @@
 # The host's side runs as root: MariaDB (contrib/stack.sh) and a private
 # Apache on 127.0.0.1 with mod_fcgid, mod_rewrite, mod_setenvif and mod_mime, whose
 # <Directory> for the user's folder allows what the htaccess needs
-# (AllowOverride FileInfo AuthConfig Options=ExecCGI). Shared hosts run a
+# (AllowOverride FileInfo AuthConfig Options=ExecCGI,Indexes). Shared hosts run a
 # user's FastCGI programs as that user (suexec); this Apache runs as the
 # user instead, which gives the programs the same rights without setting
 # up suexec on the test machine. Everything else runs as the user.
