@@ -472,10 +472,14 @@ jobqueue_write_rows(struct db *db, const struct jobqueue_chunk *c,
 			todo[ntodo++] = &v[i];
 			continue;
 		}
+		/* a row waiting for a retry that is not due was written so
+		 * by this very result: a run again after a COMMIT that was
+		 * applied (db_tx_retry) must not count the attempt twice */
 		e = db_exec(db, "UPDATE job_emails SET state = 'retry', "
 		    "retry_at = UTC_TIMESTAMP(3) + INTERVAL ? SECOND, "
 		    "attempts = LEAST(attempts + 1, 127) "
-		    "WHERE job_id = ? AND seq = ? AND state <> 'done'",
+		    "WHERE job_id = ? AND seq = ? AND state <> 'done' AND "
+		    "NOT (state = 'retry' AND retry_at > UTC_TIMESTAMP(3))",
 		    DB_ARGS(DBP_INT(v[i].retry_after_s > 0 ?
 		    v[i].retry_after_s : retry_seconds), DBP_STR(c->job_id),
 		    DBP_INT(v[i].seq)), NULL);

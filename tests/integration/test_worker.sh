@@ -7,7 +7,9 @@
 # (tests/dns), Postfix with postgrey (tests/smtp/mta.sh) and the fake SMTP
 # server (tests/smtp/fake_smtp.py).
 # It proves per-address verdicts and counts, the refund of unknown results
-# (once), greylisted addresses retried later in the job, that a cancelled
+# (once), greylisted addresses retried later in the job (an attempt counted
+# once when the COMMIT that wrote it lost its answer:
+# tests/integration/commit_drop_proxy.py), that a cancelled
 # job stops counting, and that a worker killed again and again mid-job still
 # gives every address exactly one result and the job one charge and at most
 # one refund. With a zone of its own (reuse.test: many domains whose MX is
@@ -265,6 +267,30 @@ t_greylist() {
     check_counts $id && expect_eq "refund" 1 "$(job_field $id credits_refunded)" && check_ledger $id
 }
 t_case "greylisted addresses are retried later in the job: accepted on retry, greylisted result after worker_greylist_retries" t_greylist
+
+t_lost_commit_greylist() {
+    local id=job_lostgrey proxy conf=$IT_DIR/proxied.conf
+    # the writer's COMMIT of a greylisted result is applied and its answer
+    # lost (tests/integration/commit_drop_proxy.py between svc-worker and
+    # MariaDB): the retry must not count the attempt twice
+    rm -f "$IT_DIR/proxy.addr"
+    python3 "$top_srcdir/tests/integration/commit_drop_proxy.py" --ready "$IT_DIR/proxy.addr" \
+        --upstream "127.0.0.1:$(cat "$IT_DIR/mariadb/port")" --arm "$IT_DIR/proxy.arm" \
+        > "$IT_DIR/proxy.out" 2>&1 &
+    proxy=$!
+    for _ in $(seq 1 100); do [ -s "$IT_DIR/proxy.addr" ] && break; sleep 0.1; done
+    sed -e '/^db_host = /d' -e '/^db_socket = /d' "$SVC_CONF" > "$conf"
+    echo "db_hosts = $(cat "$IT_DIR/proxy.addr")" >> "$conf"
+    echo greyforever7@greyforever.svc.test | mkjob $id bulk || { kill "$proxy"; return 1; }
+    id=${JOBS[$id]}
+    printf '%s' "UPDATE job_emails SET state = 'retry'" > "$IT_DIR/proxy.arm"
+    timeout 300 "$WORKER" --once -c "$conf" 2>> "$IT_DIR/log/worker-stderr.log"
+    kill "$proxy"; wait "$proxy" 2>/dev/null
+    expect_eq "answers dropped" 1 "$(grep -c 'dropped the answer' "$IT_DIR/proxy.out")" || return 1
+    expect_eq "the greylisted row after one attempt" "retry 1" \
+        "$(it_sql "SELECT state, attempts FROM job_emails WHERE job_id = '$id'" | tr '\t' ' ')"
+}
+t_case "a greylisted result whose COMMIT was applied but whose answer was lost counts one attempt, not two" t_lost_commit_greylist
 
 t_greylist_learned() {
     local id=job_grey_learned t0
