@@ -69,6 +69,11 @@ struct suppressions_adding {
 	size_t		 n, added;
 	long long	 max, total;
 	int		 over;
+	/* a run that got to its end, and what it added: run again after a
+	 * lost connection (db_tx_retry) and adding nothing, that run's
+	 * COMMIT was applied and its count is the answer */
+	int		 finished;
+	size_t		 finished_added;
 };
 
 /* Under the account's lock: inserts, then counts; over the cap, undoes
@@ -91,6 +96,10 @@ suppressions_add_work(struct db *db, void *arg)
 		a->over = 1;
 		return DB_ABORT;
 	}
+	if (a->finished && a->added == 0)
+		a->added = a->finished_added;
+	a->finished = 1;
+	a->finished_added = a->added;
 	return DB_OK;
 }
 
@@ -99,7 +108,8 @@ suppressions_add(struct db *db, const char *account,
     char (*entries)[SUPPRESSIONS_ENTRY_MAX + 1], size_t n, long long max,
     size_t *added, size_t *existing, long long *total)
 {
-	struct suppressions_adding a = { account, entries, n, 0, max, 0, 0 };
+	struct suppressions_adding a = { account, entries, n, 0, max, 0, 0, 0,
+	    0 };
 	enum db_err e;
 
 	*added = *existing = 0;

@@ -172,4 +172,15 @@ t_lost_commit_confirm() {
 }
 t_case "svc-api: an upload confirmed whose COMMIT's answer was lost: 200 pending, charged once (not a 409)" t_lost_commit_confirm
 
+t_lost_commit_suppressions() {
+    local n
+    n=$(dropped)
+    arm "INSERT IGNORE INTO suppressions"
+    http POST /v1/suppressions '{"entries":["x1@lost.example","x2@lost.example","@lost2.example"]}'
+    expect_status 201 && expect_json .added 3 && expect_json .existing 0 || return 1
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "entries stored" 3 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$ACC'")"
+}
+t_case "svc-api: suppressions added whose COMMIT's answer was lost: added 3 (not 0 and 3 existing)" t_lost_commit_suppressions
+
 t_done
