@@ -5,7 +5,11 @@
 # no longer add up to its ledger rows, and that a grant whose COMMIT was
 # applied but whose answer was lost (tests/integration/commit_drop_proxy.py
 # between svcadm and MariaDB) is made once, not again by the retry; the
-# same for delivery outcomes stored by svcadm feedback import.
+# same for delivery outcomes stored by svcadm feedback import, and for
+# svc-api's webhooks (create, test, rotate, delete), a job's cancellation,
+# an upload's confirmation and suppressions added (a lighttpd and svc-api
+# of their own on the proxy): the client gets the answer of what was done,
+# not an error.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
