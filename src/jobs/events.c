@@ -446,7 +446,24 @@ events_claim_work(struct db *db, void *arg)
 	struct events_candidate *c = NULL;
 	enum db_err e = DB_OK;
 	size_t k, i, n;
+	long long mine = 0;
+	int one;
 
+	/* run again (db_tx_retry, after a lost connection): when the last
+	 * run's first delivery is leased to us at its attempt, that run's
+	 * COMMIT was applied and its claims stand (cleared, they would wait
+	 * for their leases to run out, sent by nobody) */
+	if (cl->n > 0) {
+		if ((e = db_query_int(db, "SELECT COUNT(*) FROM event_deliveries "
+		    "WHERE id = ? AND state = ? AND lease_owner = ? AND "
+		    "attempts = ?", DB_ARGS(DBP_STR(cl->out[0].id),
+		    DBP_STR(events_state_names[EVENTS_SENDING]),
+		    DBP_STR(cl->owner), DBP_INT(cl->out[0].attempt)), &mine,
+		    &one)) != DB_OK)
+			return e;
+		if (mine > 0)
+			return DB_OK;
+	}
 	events_claiming_clear(cl);
 	for (k = 0; e == DB_OK && k < 2 && cl->n < cl->max; k++) {
 		e = events_candidates(db, sql[k], (cl->max - cl->n) *
