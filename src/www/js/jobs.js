@@ -233,7 +233,8 @@ export async function renderJob(main, ctx) {
             count.textContent = sizeText(p);
             rate.textContent = `${p.rate_per_minute} addresses a minute`;
             rate.dataset.value = String(p.rate_per_minute);
-            eta.textContent = p.eta_seconds === null ? (ended(p.status) ? 'None: the job has ended.' : 'Not known yet.') : `About ${waitWords(p.eta_seconds)}`;
+            eta.textContent = ended(p.status) ? 'None: the job has ended.'
+                : p.eta_seconds === null ? 'Not known yet.' : `About ${waitWords(p.eta_seconds)}`;
             eta.dataset.value = p.eta_seconds === null ? 'null' : String(p.eta_seconds);
             if (p.status !== status.dataset.value)
                 settle(p.status);
