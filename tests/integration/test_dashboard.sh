@@ -11,8 +11,8 @@
 # computed it), the preview's figures, bar and 95% ranges against the API's
 # preview, confirm, live progress to completed, the results table (pages,
 # a classification filter) against the API's, a filtered download byte for
-# byte curl's, a dropped file's job cancelled after a confirmation, the
-# jobs list and its status filter, another account's job not found,
+# byte curl's, a dropped file's job cancelled after a confirmation, a
+# second preview's Confirm refused (402) in words, the jobs list and its status filter, another account's job not found,
 # sign-out (the old cookie refused); axe-core on every page, no console
 # errors, a phone-sized screen, screenshots of every page in
 # tests/integration/test_dashboard.shots/). Then curl: the headers of
@@ -134,7 +134,7 @@ t_shots() {
     local p
     for p in signin signin-refused signin-locked overview keys-refused keys-new-secret keys-revoke-confirm keys \
             verify-result upload-refused preview-computing preview job-progress job-results job-cancel-confirm \
-            job-cancelled jobs job-not-found signed-out invite invite-done; do
+            job-cancelled preview-402 jobs job-not-found signed-out invite invite-done; do
         [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"
     done
 }

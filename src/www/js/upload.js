@@ -18,6 +18,8 @@ function uploadError(e) {
         return 'The account has no credits left: an upload needs a positive balance.';
     case 'file_too_large':
         return 'The file is larger than 50 MB. Split it into smaller files.';
+    case 'invalid_source_url':
+        return `This address cannot be used: ${e.message.replace(/^source_url: /, '')}`;
     case 'missing_file':
         return 'Choose a file, drop one here, or give an https:// address.';
     case 'too_many_jobs':
@@ -208,7 +210,10 @@ function previewView(job, p, onConfirm) {
             h('h2', { id: 'free-title' }, 'Free checks'),
             h('dl', { class: 'result' }, freeChecks.map(([k, label]) => [h('dt', {}, label),
                 fig(`free_checks.${k}`, fc[k] === undefined ? 0 : fc[k])])),
-            h('p', { class: 'hint' }, `Mail servers asked for a sample: ${p.smtp_sample.size} addresses. ${p.smtp_sample.method || ''}`)),
+            h('p', { class: 'hint', 'data-field': 'smtp_sample.size', 'data-value': String(p.smtp_sample.size) },
+                `Mail servers asked, for a sample: ${p.smtp_sample.size} ${p.smtp_sample.size === 1 ? 'address' : 'addresses'}.`),
+            p.smtp_sample.method ? h('details', {}, h('summary', {}, 'How the sample and the ranges are made'),
+                h('p', { class: 'hint' }, p.smtp_sample.method)) : null),
         h('section', { class: 'card', 'aria-labelledby': 'credits-title' },
             h('h2', { id: 'credits-title' }, 'Credits'),
             h('dl', { class: 'result' },

@@ -493,7 +493,24 @@ async function run(page) {
         await page.click('#upload-submit');
         await page.waitForSelector('#upload-url-error:not(:empty)');
         expect(pr, 'the URL field marked', 'true', await page.$eval('#upload-url', (e) => e.getAttribute('aria-invalid')));
+        // one the API refuses (loopback): its 400 said next to the URL field
+        allowed = [['/v1/verify/bulk/upload', 400]];
+        await page.$eval('#upload-url', (e) => { e.value = ''; });
+        await page.type('#upload-url', 'https://127.0.0.1/list.csv');
+        const [bad] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
+            page.click('#upload-submit'),
+        ]);
+        expect(pr, 'the API\'s status for a loopback URL', 400, bad.status());
+        const badBody = await bad.json();
+        await page.waitForFunction(() => document.querySelector('#upload-url-error').dataset.code === 'invalid_source_url');
+        const ut = await text(page, '#upload-url-error');
+        if (!ut.startsWith('This address cannot be used: ') || !badBody.error.message.endsWith(ut.replace('This address cannot be used: ', '')))
+            pr.push(`the API's refusal in words: ${ut} (the API: ${badBody.error.message})`);
+        expect(pr, 'the URL field marked', 'true', await page.$eval('#upload-url', (e) => e.getAttribute('aria-invalid')));
+        expect(pr, 'nothing said on the form itself', '', await text(page, '#upload-error'));
         await visit(page, 'upload-refused');
+        allowed = [];
         await page.$eval('#upload-url', (e) => { e.value = ''; });
         const input = await page.$('#upload-file');
         await input.uploadFile(env('DASH_CSV'));
@@ -538,6 +555,7 @@ async function run(page) {
             unknown_share: String(p.unknown_share), unknown_share_interval: JSON.stringify(p.unknown_share_interval),
             confidence: p.confidence, credits_needed: String(p.credits_needed),
             estimated_credits_after_refunds: String(p.estimated_credits_after_refunds),
+            'smtp_sample.size': String(p.smtp_sample.size),
         };
         for (const k of ['syntax_invalid', 'no_mx', 'disposable', 'role_based', 'suppressed', 'free_provider', 'resolved_without_smtp', 'needs_smtp'])
             want[`free_checks.${k}`] = String(p.free_checks[k]);
@@ -673,6 +691,39 @@ async function run(page) {
         await page.waitForSelector('#job-notice:not(:empty)');
         expect(pr, 'curl', 'cancelled', curl('GET', `/v1/jobs/${second}`, { key }).body.status);
         await visit(page, 'job-cancelled');
+    });
+
+    await step('a second preview needing more credits than the account has: Confirm\'s 402 is said in words (needed, available); nothing charged', async (pr) => {
+        await go('#upload', 'upload');
+        await (await page.$('#upload-file')).uploadFile(env('DASH_CSV'));
+        await page.waitForFunction(() => /^Chosen: /.test(document.querySelector('#upload-chosen').textContent));
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
+            page.click('#upload-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 202, res.status());
+        const poor = (await res.json()).job_id;
+        await ready(page, 'preview');
+        await untilShown('#preview-chart', 'the second preview');
+        const before = curl('GET', '/v1/credits', { key }).body.balance;
+        const needed = Number(await page.$eval('[data-field="credits_needed"]', (e) => e.dataset.value));
+        if (!(needed > before))
+            throw new Error(`the list needs ${needed}, the account has ${before}: no 402 to show`);
+        allowed = [[`/v1/verify/bulk/${poor}/confirm`, 402]];
+        const [c] = await Promise.all([
+            page.waitForResponse((r) => r.url() === `${BASE}/v1/verify/bulk/${poor}/confirm`),
+            page.click('#preview-confirm'),
+        ]);
+        expect(pr, 'the API\'s status', 402, c.status());
+        await page.waitForFunction(() => document.querySelector('#confirm-error').dataset.code === 'insufficient_credits');
+        const t = await text(page, '#confirm-error');
+        if (!t.includes(`needs ${needed}, the account has ${before}`))
+            pr.push(`402 in words: ${t}`);
+        expect(pr, 'the focus back on Confirm', 'preview-confirm', await page.evaluate(() => document.activeElement.id));
+        expect(pr, 'the balance', before, curl('GET', '/v1/credits', { key }).body.balance);
+        expect(pr, 'the job', 'awaiting_confirmation', curl('GET', `/v1/jobs/${poor}`, { key }).body.status);
+        await visit(page, 'preview-402');
+        allowed = [];
     });
 
     await step('jobs: the list is the API\'s, and its status filter too', async (pr) => {
