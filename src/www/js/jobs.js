@@ -41,6 +41,19 @@ export async function render(main, ctx) {
         }
         if (mine !== n || ctx.stale())
             return;
+        // the rate and time left of the jobs not ended (the first 10), from
+        // their /progress, read before the table is drawn (no jump after)
+        const live = new Map();
+        await Promise.all(r.data.filter((j) => !ended(j.status)).slice(0, 10).map(async (j) => {
+            try {
+                live.set(j.job_id, await api('GET', `/v1/jobs/${enc(j.job_id)}/progress`));
+            } catch (e) { /* shown without */ }
+        }));
+        if (mine !== n || ctx.stale())
+            return;
+        const liveWords = (p) => h('span', { class: 'hint live', 'data-rate': String(p.rate_per_minute),
+            'data-eta': p.eta_seconds === null ? 'null' : String(p.eta_seconds) },
+        `${p.rate_per_minute} a minute; ${p.eta_seconds === null ? 'time left not known yet' : `about ${waitWords(p.eta_seconds)} left`}`);
         err.textContent = '';
         body.dataset.filter = filter.value;
         body.dataset.total = String(r.total);
@@ -55,7 +68,8 @@ export async function render(main, ctx) {
                 h('td', { 'data-label': 'Name' }, h('a', { href: `#job/${j.job_id}` }, j.name || j.job_id)),
                 h('td', { 'data-label': 'Status' }, describe(jobStatusWords, j.status)),
                 h('td', { 'data-label': 'Progress' }, progressBar(`p-${j.job_id}`, j.processed_emails, j.total_emails,
-                    j.total_emails ? Math.floor((100 * j.processed_emails) / j.total_emails) : 0)),
+                    j.total_emails ? Math.floor((100 * j.processed_emails) / j.total_emails) : 0),
+                live.has(j.job_id) ? liveWords(live.get(j.job_id)) : null),
                 h('td', { 'data-label': 'Created' }, when(j.created_at))))))));
         body.dataset.loaded = String(n);
         if (r.data.some((j) => !ended(j.status)))

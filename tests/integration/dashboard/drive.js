@@ -462,6 +462,7 @@ async function run(page) {
     // ---- upload, preview, confirm, progress, results, download, cancel
     let job = null;         // the job uploaded with preview through the page
     let second = null;      // the job uploaded without preview, then cancelled
+    let third = null;       // the second preview, whose Confirm is refused (402)
     const go = async (hash, name) => {
         await page.evaluate((x) => { location.hash = x; }, hash);
         await ready(page, name);
@@ -703,6 +704,7 @@ async function run(page) {
         ]);
         expect(pr, 'the API\'s status', 202, res.status());
         const poor = (await res.json()).job_id;
+        third = poor;
         await ready(page, 'preview');
         await untilShown('#preview-chart', 'the second preview');
         const before = curl('GET', '/v1/credits', { key }).body.balance;
@@ -732,6 +734,12 @@ async function run(page) {
         const ids = () => page.$$eval('#jobs-table tbody tr', (trs) => trs.map((tr) => [tr.dataset.jobId, tr.dataset.status]));
         const apiIds = (q) => curl('GET', `/v1/jobs?limit=50${q}`, { key }).body.data.map((j) => [j.job_id, j.status]);
         expect(pr, 'every job', apiIds(''), await ids());
+        // a job not ended (the one awaiting confirmation): its rate and ETA from /progress
+        if (third) {
+            const p = curl('GET', `/v1/jobs/${third}/progress`, { key }).body;
+            expect(pr, 'rate and ETA of the job awaiting confirmation', [String(p.rate_per_minute), p.eta_seconds === null ? 'null' : String(p.eta_seconds)],
+                await page.$eval(`tr[data-job-id="${third}"] .live`, (e) => [e.dataset.rate, e.dataset.eta]));
+        }
         await page.select('#jobs-status', 'cancelled');
         await page.waitForSelector('#jobs-out[data-filter="cancelled"]');
         const c = apiIds('&status=cancelled');
