@@ -227,6 +227,8 @@ export async function renderJob(main, ctx) {
                 h('dt', {}, 'Rate'), h('dd', {}, rate),
                 h('dt', {}, 'Time left'), h('dd', {}, eta)),
             job.status === 'awaiting_confirmation' ? h('p', {}, h('a', { href: `#preview/${id}` }, 'See the preview and confirm')) : null,
+            job.error ? h('p', { class: 'error', id: 'job-failure', 'data-code': job.error.code || '' },
+                `The job failed: ${job.error.message || job.error.code}`) : null,
             notice, cancelErr, h('div', { class: 'actions' }, cancel)),
         dlg, tail);
     if (ended(job.status)) {

@@ -1,5 +1,6 @@
 // upload.js: the upload page (#upload: a file picked or dropped, or an
-// https URL; preview on or off; an optional name) and the List Health
+// https URL; the column of the addresses from the file's header; preview
+// on or off; an optional name) and the List Health
 // Preview of an upload (#preview/JOB: the estimated status shares as a bar,
 // the free checks, the estimated bounce rate, catch-all and unknown shares
 // with their 95% ranges, the confidence, the credits; Confirm). While the
@@ -52,6 +53,39 @@ export async function render(main, ctx) {
     const name = h('input', { type: 'text', id: 'upload-name', name: 'name', maxlength: 200,
         autocomplete: 'off', 'aria-describedby': 'upload-name-error' });
     const preview = h('input', { type: 'checkbox', id: 'upload-preview', name: 'preview', checked: true });
+    // the column of the addresses, from the header read in the browser (a
+    // text file's first line); left to the service unless chosen
+    const column = h('select', { id: 'upload-column', name: 'email_column', 'aria-describedby': 'upload-column-hint upload-column-error' },
+        h('option', { value: '' }, 'Found by the service'));
+    const columnErr = h('p', { class: 'error', role: 'alert', id: 'upload-column-error' });
+    const columnField = h('div', { class: 'field', id: 'upload-column-field', hidden: true },
+        h('label', { for: 'upload-column' }, 'Column with the addresses'), column,
+        h('p', { class: 'hint', id: 'upload-column-hint' }, 'The columns of the file\'s first line. Without a choice the service finds the column itself.'),
+        columnErr);
+    let reading = 0;
+    async function headers(f) {
+        const mine = ++reading;
+        column.replaceChildren(h('option', { value: '' }, 'Found by the service'));
+        columnField.hidden = true;
+        if (!f || !/\.(csv|tsv|txt)$/i.test(f.name))
+            return;
+        let first = '';
+        try {
+            first = (await f.slice(0, 65536).text()).split(/\r?\n/)[0].replace(/^\uFEFF/, '');
+        } catch (e) {
+            return;
+        }
+        if (mine !== reading)
+            return;
+        const sep = first.includes('\t') ? '\t' : first.includes(';') && !first.includes(',') ? ';' : ',';
+        const cols = first.split(sep).map((c) => c.trim().replace(/^"(.*)"$/, '$1')).filter((c) => c !== '');
+        if (cols.length < 2 || cols.some((c) => c.includes('@')))
+            return;     // one column, or no header: nothing to choose
+        for (const c of cols)
+            column.appendChild(h('option', { value: c }, c));
+        columnField.hidden = false;
+        column.dataset.columns = JSON.stringify(cols);
+    }
     const button = h('button', { type: 'submit', id: 'upload-submit' }, 'Upload');
 
     function choose(f) {
@@ -59,6 +93,7 @@ export async function render(main, ctx) {
         chosen.textContent = f ? `Chosen: ${f.name} (${f.size} bytes)` : 'No file chosen yet.';
         fileErr.textContent = '';
         file.removeAttribute('aria-invalid');
+        headers(f);
     }
     file.addEventListener('change', () => choose(file.files.length ? file.files[0] : null));
     drop.addEventListener('dragover', (ev) => { ev.preventDefault(); drop.classList.add('over'); });
@@ -82,7 +117,8 @@ export async function render(main, ctx) {
             drop,
             h('div', { class: 'field' }, h('label', { for: 'upload-url' }, 'Or the https:// address of the file'), url,
                 h('p', { class: 'hint', id: 'upload-url-hint' }, 'A public address; the service downloads the file itself.'),
-                urlErr)),
+                urlErr),
+            columnField),
         h('div', { class: 'field' }, h('label', { for: 'upload-name' }, 'Name (optional)'), name, nameErr),
         h('div', { class: 'field' }, h('label', { class: 'check', for: 'upload-preview' }, preview,
             'Show me a free List Health Preview first; nothing is charged until I confirm')),
@@ -90,7 +126,7 @@ export async function render(main, ctx) {
 
     form.addEventListener('submit', async (ev) => {
         ev.preventDefault();
-        for (const [i, e] of [[file, fileErr], [url, urlErr], [name, nameErr]]) {
+        for (const [i, e] of [[file, fileErr], [url, urlErr], [name, nameErr], [column, columnErr]]) {
             e.textContent = '';
             i.removeAttribute('aria-invalid');
         }
@@ -109,6 +145,8 @@ export async function render(main, ctx) {
             body.append('preview', preview.checked ? 'true' : 'false');
             if (name.value.trim())
                 body.append('name', name.value.trim());
+            if (column.value)
+                body.append('email_column', column.value);
         } else {
             body = { source_url: src, preview: preview.checked };
             if (name.value.trim())
@@ -125,13 +163,15 @@ export async function render(main, ctx) {
                 mark(url, urlErr, uploadError(e));
             else if (field === 'name')
                 mark(name, nameErr, uploadError(e));
+            else if (picked && column.value && (field === 'email_column' || /column/i.test(e.code || '')))
+                mark(column, columnErr, uploadError(e));
             else if (picked && (field === 'file' || e.code === 'file_too_large' || e.code === 'missing_file' || e.status === 400 || e.status === 413))
                 mark(file, fileErr, uploadError(e));
             else
                 formErr.textContent = uploadError(e);
-            if (fileErr.textContent || urlErr.textContent || nameErr.textContent)
+            if (fileErr.textContent || urlErr.textContent || nameErr.textContent || columnErr.textContent)
                 formErr.textContent = '';
-            const shown = [fileErr, urlErr, nameErr, formErr].find((x) => x.textContent);
+            const shown = [fileErr, urlErr, nameErr, columnErr, formErr].find((x) => x.textContent);
             if (shown)
                 shown.dataset.code = e.code;
             main.setAttribute('aria-busy', 'false');

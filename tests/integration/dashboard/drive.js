@@ -517,12 +517,28 @@ async function run(page) {
         await input.uploadFile(env('DASH_CSV'));
         await page.waitForFunction(() => /^Chosen: /.test(document.querySelector('#upload-chosen').textContent));
         await page.type('#upload-name', 'from the dashboard');
+        // the columns of the file's header offered; the address column chosen
+        await page.waitForSelector('#upload-column-field:not([hidden])');
+        expect(pr, 'the columns offered', '["email","source"]', await page.$eval('#upload-column', (e) => e.dataset.columns));
+        await page.select('#upload-column', 'email');
         expect(pr, 'preview on by default', true, await page.$eval('#upload-preview', (e) => e.checked));
+        // (the form's text fields as the page hands them to fetch: the
+        // browser does not report a body holding a file)
+        await page.evaluate(() => {
+            const f = window.fetch;
+            window.fetch = (u, o) => {
+                if (o && o.body instanceof FormData)
+                    window.sentForm = [...o.body.entries()].filter(([, v]) => typeof v === 'string');
+                return f(u, o);
+            };
+        });
         const [res] = await Promise.all([
             page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
             page.click('#upload-submit'),
         ]);
         expect(pr, 'the API\'s status', 202, res.status());
+        expect(pr, 'the form\'s fields sent', [['preview', 'true'], ['name', 'from the dashboard'], ['email_column', 'email']],
+            await page.evaluate(() => window.sentForm));
         const up = await res.json();
         job = up.job_id;
         expect(pr, 'preview', true, up.preview);
