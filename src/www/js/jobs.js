@@ -11,6 +11,7 @@ import { jobStatusWords, classificationWords, describe } from './words.js';
 const POLL_MS = 1500;
 const PAGE = 10;
 const ended = (s) => s === 'completed' || s === 'failed' || s === 'cancelled';
+const running = (s) => s === 'ingesting' || s === 'pending' || s === 'processing';
 const enc = encodeURIComponent;
 
 function progressBar(id, processed, total, percent) {
@@ -72,8 +73,10 @@ export async function render(main, ctx) {
                 live.has(j.job_id) ? liveWords(live.get(j.job_id)) : null),
                 h('td', { 'data-label': 'Created' }, when(j.created_at))))))));
         body.dataset.loaded = String(n);
-        if (r.data.some((j) => !ended(j.status)))
-            setTimeout(() => { if (!ctx.stale()) load(); }, POLL_MS * 2);
+        // (refreshed while a job moves on by itself: not for one that
+        // waits for its confirmation)
+        if (r.data.some((j) => running(j.status)))
+            setTimeout(() => { if (!ctx.stale() && mine === n) load(); }, POLL_MS * 2);
     }
     filter.addEventListener('change', () => load());
     clear(main, h('h1', {}, 'Jobs'),
