@@ -187,7 +187,10 @@ export async function renderJob(main, ctx) {
     function settle(st) {
         status.dataset.value = st;
         status.textContent = describe(jobStatusWords, st);
-        cancel.hidden = ended(st);
+        // (kept in its place, invisible and out of the tab order: the
+        // box does not shrink when the job ends)
+        cancel.classList.toggle('gone', ended(st));
+        cancel.disabled = ended(st);
     }
     settle(job.status);
     cancel.addEventListener('click', () => { cancelErr.textContent = ''; dlg.showModal(); document.getElementById('cancel-keep').focus(); });

@@ -610,14 +610,18 @@ async function run(page) {
         expect(pr, 'the address', `${APP}#job/${job}`, page.url());
         expect(pr, 'charged', before - needed, curl('GET', '/v1/credits', { key }).body.balance);
         await page.waitForSelector('#job-rate[data-value]');
+        const card = () => page.$eval('#job-progress', (e) => e.closest('section').getBoundingClientRect().height);
+        const h1 = await card();
         await visit(page, 'job-progress');
         await untilShown('#job-status[data-value="completed"]', 'the job completed');
+        expect(pr, 'the progress box kept its height (no jump)', h1, await card());
         const p = curl('GET', `/v1/jobs/${job}/progress`, { key }).body;
         expect(pr, 'processed / total on the page', `${p.processed_emails}/${p.total_emails}`, await page.$eval('#job-count', (e) => e.dataset.value));
         expect(pr, 'the bar', [p.processed_emails, p.total_emails], await page.$eval('#job-progress', (e) => [e.value, e.max]));
         expect(pr, 'the ETA (the API\'s)', p.eta_seconds === null ? 'null' : String(p.eta_seconds), await page.$eval('#job-eta', (e) => e.dataset.value));
         expect(pr, 'the ETA in words once ended', 'None: the job has ended.', await text(page, '#job-eta'));
-        expect(pr, 'cancel offered once ended', true, await page.$eval('#job-cancel', (e) => e.hidden));
+        expect(pr, 'cancel no longer offered once ended', ['hidden', true],
+            await page.$eval('#job-cancel', (e) => [getComputedStyle(e).visibility, e.disabled]));
     });
 
     await step('results: the table is the API\'s results, page by page and filtered by classification', async (pr) => {
