@@ -7,6 +7,12 @@
 # secret shown once, working with curl) and revoked (then refused), one
 # address verified (the page against the API's answer), a state change
 # without the CSRF token refused, the cookie out of JavaScript's reach,
+# a CSV uploaded with preview (the page computing until svc-worker --once
+# computed it), the preview's figures, bar and 95% ranges against the API's
+# preview, confirm, live progress to completed, the results table (pages,
+# a classification filter) against the API's, a filtered download byte for
+# byte curl's, a dropped file's job cancelled after a confirmation, a
+# second preview's Confirm refused (402) in words, the jobs list and its status filter, another account's job not found,
 # sign-out (the old cookie refused); axe-core on every page, no console
 # errors, a phone-sized screen, screenshots of every page in
 # tests/integration/test_dashboard.shots/). Then curl: the headers of
@@ -17,6 +23,7 @@
 # tree into tests/integration/dashboard-node (npm ci; never a browser
 # download).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mail_env.sh"
 it_require node npm flock
 CHROMIUM=${SVC_TEST_CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || it_skip "$CHROMIUM is not installed (run contrib/install-deps)"
@@ -43,13 +50,23 @@ dash_node_modules() {
 }
 dash_node_modules || { cat "$IT_DIR/npm.log"; it_skip "npm ci of tests/integration/dashboard failed (is the npm registry reachable?)"; }
 
+# the mail world of test_preview.sh: the list's SMTP-bound rows are
+# refused by its Postfix; svc-worker runs --once, from drive.js
+mail_env_start
+mail_env_lists
+mail_env_conf
 it_conf_add "signin_attempts_max = 3
-signin_address_attempts_max = 50"
+signin_address_attempts_max = 50
+worker_poll_interval = 1
+verify_time_budget_ms = 12000"
 it_stack_start
 
 EMAIL=dash$RANDOM@example.com
 PW='a long dashboard password'
-ACC=$(svcadm account create --email "$EMAIL" --tier pro --credits 25)
+# 20 credits: 2 verifications, the list's 12, and even with all 5 of its
+# SMTP-bound rows refunded fewer than the 12 a second upload of the list
+# needs (its Confirm is refused: 402)
+ACC=$(svcadm account create --email "$EMAIL" --tier pro --credits 20)
 printf '%s\n' "$PW" | svcadm account set-password "$ACC"
 LOCK_EMAIL=locked$RANDOM@example.com
 LOCK_ACC=$(svcadm account create --email "$LOCK_EMAIL" --tier pro --credits 1)
@@ -59,6 +76,26 @@ INVITE_ACC=$(svcadm account create --email "$INVITE_EMAIL" --tier free --credits
 INVITE=$(svcadm account invite "$INVITE_ACC")
 API_KEY=$(it_key "$ACC" '*')
 SANDBOX=sandbox.$(svcadm config | sed -n 's/^service_domain *= *//p')
+
+# the list uploaded through the page: 4 unknown mailboxes at mx.svc.test
+# (refused by the MTA), a role address, 6 at a domain that does not exist,
+# a disposable one, a line that is no address and a repeat: 13 rows, 12
+# credits, two pages of results at 10 a page
+CSV=$IT_DIR/dash-list.csv
+{
+    echo "email,source"
+    for i in 1 2 3 4; do echo "nobody$i@mx.svc.test,web"; done
+    echo "info@mx.svc.test,form"
+    for i in 1 2 3 4 5 6; do echo "x$i@nosuch.svc.test,form"; done
+    echo "z@throwaway.svc.test,form"
+    echo "not an address,import"
+    echo "NOBODY1@mx.svc.test,dup"
+} > "$CSV"
+# another account's job, whose id the page must not find
+OTHER_KEY=$(it_key "$(it_account pro 10)" '*')
+OTHER_JOB=$(curl -sS -H "Authorization: Bearer $OTHER_KEY" -F "file=@$CSV" -F preview=true \
+    "$BASE_URL/v1/verify/bulk/upload" | jq -r .job_id)
+[ -n "$OTHER_JOB" ] && [ "$OTHER_JOB" != null ] || it_fail "another account's upload failed"
 
 SHOTS=$top_builddir/tests/integration/test_dashboard.shots
 rm -rf "$SHOTS"
@@ -74,8 +111,9 @@ mkdir -p "$IT_DIR/home"
 (cd "$IT_DIR" && HOME=$IT_DIR/home DASH_NODE_DIR=$NODE_DIR CHROMIUM=$CHROMIUM BASE_URL=$BASE_URL DASH_EMAIL=$EMAIL \
     DASH_PASSWORD=$PW DASH_LOCK_EMAIL=$LOCK_EMAIL DASH_KEY=$API_KEY DASH_SANDBOX=$SANDBOX \
     DASH_SHOTS=$SHOTS DASH_TZ=$TZ_EMULATED DASH_PROFILE=$IT_DIR/chromium-profile \
-    DASH_INVITE=$INVITE DASH_INVITE_EMAIL=$INVITE_EMAIL \
-    timeout 600 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive.out" 2> "$IT_DIR/drive.err" || :
+    DASH_INVITE=$INVITE DASH_INVITE_EMAIL=$INVITE_EMAIL DASH_CSV=$CSV DASH_OTHER_JOB=$OTHER_JOB \
+    DASH_WORKER=$top_builddir/src/worker/svc-worker DASH_CONF=$SVC_CONF DASH_WORKER_LOG=$IT_DIR/log/worker-stderr.log \
+    timeout 900 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive.out" 2> "$IT_DIR/drive.err" || :
 name= detail= status=
 while IFS= read -r line || [ -n "$line" ]; do
     case $line in
@@ -98,7 +136,8 @@ t_case "browser: drive.js ran every step to the end" t_browser_ran
 t_shots() {
     local p
     for p in signin signin-refused signin-locked overview keys-refused keys-new-secret keys-revoke-confirm keys \
-            verify-result signed-out invite invite-done; do
+            verify-result upload-refused preview-computing preview job-progress job-results job-cancel-confirm \
+            job-cancelled preview-402 jobs job-not-found signed-out invite invite-done; do
         [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"
     done
 }

@@ -23,9 +23,11 @@ let sessionEnded = () => {};
 export function onSessionEnded(f) { sessionEnded = f; }
 
 // api(METHOD, PATH[, BODY]): the parsed JSON answer, or throws ApiError
+// (a FormData BODY is sent as multipart/form-data, as the browser makes it)
 export async function api(method, path, body, opts = {}) {
     const headers = { Accept: 'application/json' };
-    if (body !== undefined)
+    const form = typeof FormData !== 'undefined' && body instanceof FormData;
+    if (body !== undefined && !form)
         headers['Content-Type'] = 'application/json';
     if (method !== 'GET' && method !== 'HEAD' && csrfToken)
         headers['X-CSRF-Token'] = csrfToken;
@@ -33,7 +35,7 @@ export async function api(method, path, body, opts = {}) {
     try {
         res = await fetch(path, {
             method, headers, credentials: 'same-origin', cache: 'no-store',
-            body: body === undefined ? undefined : JSON.stringify(body),
+            body: body === undefined ? undefined : form ? body : JSON.stringify(body),
         });
     } catch (e) {
         throw new ApiError(0, 'network', 'The service could not be reached. Check the connection and try again.', null, null);
@@ -53,5 +55,7 @@ export async function api(method, path, body, opts = {}) {
             sessionEnded(e);
         throw e;
     }
+    if (opts.withStatus)
+        return { status: res.status, data };
     return data;
 }

@@ -1,7 +1,8 @@
 // app.js: the dashboard's entry point. Finds out whether the browser has a
 // session (GET /v1/session), then draws the view the address's #fragment
-// names: #signin, #overview, #keys, #verify (and /app/invite#TOKEN, an
-// invitation link, the page that sets the password). A view that is ready sets
+// names: #signin, #overview, #keys, #verify, #upload, #preview/JOB, #jobs,
+// #job/JOB (and /app/invite#TOKEN, an invitation link, the page that sets
+// the password). A view that is ready sets
 // main's data-page and aria-busy="false" (what the browser test waits for).
 import { api, setCsrfToken, onSessionEnded } from './api.js';
 import { h, clear, timeZone } from './dom.js';
@@ -10,11 +11,18 @@ import * as overview from './overview.js';
 import * as keys from './keys.js';
 import * as verify from './verify.js';
 import * as invite from './invite.js';
+import * as upload from './upload.js';
+import * as jobs from './jobs.js';
 
 const views = {
     overview: { title: 'Overview', mod: overview },
     keys: { title: 'API keys', mod: keys },
     verify: { title: 'Verify an address', mod: verify },
+    upload: { title: 'Upload a list', mod: upload },
+    jobs: { title: 'Jobs', mod: jobs },
+    // (pages of one job: #NAME/JOB_ID)
+    preview: { title: 'List Health Preview', mod: { render: upload.renderPreview }, param: true, nav: 'upload' },
+    job: { title: 'Job', mod: { render: jobs.renderJob }, param: true, nav: 'jobs' },
 };
 
 const main = document.getElementById('main');
@@ -23,9 +31,13 @@ const account = document.getElementById('account');
 let session = null;     // the answer of GET or POST /v1/session
 let drawing = 0;        // the latest draw; an older one that finishes late is dropped
 
-function routeName() {
+// route(): [NAME, PARAM] of the address's #fragment (PARAM: a job's id)
+function route() {
     const r = location.hash.replace(/^#\/?/, '');
-    return Object.prototype.hasOwnProperty.call(views, r) ? r : 'overview';
+    const m = /^([a-z]+)\/([A-Za-z0-9_-]{1,64})$/.exec(r);
+    if (m && Object.prototype.hasOwnProperty.call(views, m[1]) && views[m[1]].param)
+        return [m[1], m[2]];
+    return Object.prototype.hasOwnProperty.call(views, r) && !views[r].param ? [r, null] : ['overview', null];
 }
 
 function showSignedIn(yes) {
@@ -48,17 +60,17 @@ async function draw(notice) {
         return;
     }
     showSignedIn(true);
-    const name = routeName();
+    const [name, param] = route();
     const v = views[name];
     for (const a of nav.querySelectorAll('a'))
-        if (a.getAttribute('href') === '#' + name)
+        if (a.getAttribute('href') === '#' + (v.nav || name))
             a.setAttribute('aria-current', 'page');
         else
             a.removeAttribute('aria-current');
     document.title = `${v.title} — svc dashboard`;
     clear(main, h('h1', {}, v.title), h('p', { class: 'loading' }, 'Loading…'));
     try {
-        await v.mod.render(main, { session, stale: () => n !== drawing });
+        await v.mod.render(main, { session, param, stale: () => n !== drawing });
     } catch (e) {
         if (n !== drawing)
             return;
@@ -75,7 +87,7 @@ async function draw(notice) {
 function signedIn(s) {
     session = s;
     setCsrfToken(s.csrf_token);
-    if (location.hash !== '#overview' && !views[location.hash.slice(1)])
+    if (route()[0] === 'overview' && location.hash !== '#overview')
         history.replaceState(null, '', '#overview');
     draw().then(() => main.focus());
 }

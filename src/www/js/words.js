@@ -62,6 +62,35 @@ export const scopeWords = {
     'feedback:write': 'Report delivery outcomes',
 };
 
+export const jobStatusWords = {
+    ingesting: 'being read',
+    awaiting_confirmation: 'waiting for your confirmation',
+    pending: 'queued',
+    processing: 'being verified',
+    completed: 'completed',
+    failed: 'failed',
+    cancelled: 'cancelled',
+};
+
+export const classificationWords = {
+    valid: 'Valid',
+    invalid: 'Invalid',
+    risky: 'Risky',
+    catch_all: 'Catch-all',
+    disposable: 'Throw-away',
+    unknown: 'Unknown',
+};
+
+// percent(SHARE): 0.0654 as "6.5%"
+export function percent(v) {
+    return `${(100 * v).toFixed(1)}%`;
+}
+
+// range([LOW, HIGH]): "2.1% to 38.0%"
+export function range(iv) {
+    return `${percent(iv[0])} to ${percent(iv[1])}`;
+}
+
 // describe(TABLE, CODE): the words for CODE, or a plain mention of it
 export function describe(table, code) {
     if (code === null || code === undefined)

@@ -10,7 +10,11 @@
 // DASH_PASSWORD, DASH_LOCK_EMAIL (an account to lock out), DASH_KEY (an API
 // key of DASH_EMAIL's account, for curl), DASH_SANDBOX (the sandbox
 // domain), DASH_SHOTS (screenshot folder), DASH_TZ (the emulated time zone),
-// DASH_INVITE (a link of svcadm account invite) and DASH_INVITE_EMAIL.
+// DASH_INVITE (a link of svcadm account invite) and DASH_INVITE_EMAIL,
+// DASH_CSV (a small list to upload), DASH_WORKER and DASH_CONF (svc-worker
+// and its config: the steps run it --once, as cron would, and
+// DASH_WORKER_LOG takes its output), DASH_OTHER_JOB (another account's
+// job).
 'use strict';
 const { createRequire } = require('node:module');
 const { execFileSync } = require('node:child_process');
@@ -70,6 +74,8 @@ function curl(method, p, { key, cookie, body } = {}) {
         args.push('-H', `Cookie: ${cookie}`);
     if (body !== undefined)
         args.push('-H', 'Content-Type: application/json', '--data-binary', JSON.stringify(body));
+    else if (method === 'POST')
+        args.push('--data', '');     // (a POST without a body still says its length: 411 otherwise)
     args.push(BASE + p);
     const out = execFileSync('curl', args, { encoding: 'utf8' });
     const i = out.lastIndexOf('\n');
@@ -131,6 +137,22 @@ async function visit(page, name) {
         phoneProblems.push(`${name}: ${wide[0]} px wide on a ${wide[1]} px screen`);
     await page.screenshot({ path: path.join(SHOTS, `${name}-phone.png`), fullPage: true });
     await page.setViewport(DESKTOP);
+}
+
+// curlBytes(PATH, KEY): the body of GET PATH with curl, as bytes
+function curlBytes(p, key) {
+    return execFileSync('curl', ['-sS', '--fail', '--max-time', '60', '-H', `Authorization: Bearer ${key}`, BASE + p]);
+}
+
+// workerOnce(): one pass of svc-worker --once (DASH_WORKER) on the test's
+// config (DASH_CONF), its output appended to DASH_WORKER_LOG
+function workerOnce() {
+    const fd = fs.openSync(env('DASH_WORKER_LOG'), 'a');
+    try {
+        execFileSync('timeout', ['120', env('DASH_WORKER'), '-c', env('DASH_CONF'), '--once'], { stdio: ['ignore', fd, fd] });
+    } finally {
+        fs.closeSync(fd);
+    }
 }
 
 async function text(page, sel) {
@@ -434,6 +456,330 @@ async function run(page) {
         expect(pr, 'status', 403, r.status);
         expect(pr, 'code', 'csrf_token_invalid', r.code);
         expect(pr, 'keys made', r.before, r.after);
+        allowed = [];
+    });
+
+    // ---- upload, preview, confirm, progress, results, download, cancel
+    let job = null;         // the job uploaded with preview through the page
+    let second = null;      // the job uploaded without preview, then cancelled
+    let third = null;       // the second preview, whose Confirm is refused (402)
+    const go = async (hash, name) => {
+        await page.evaluate((x) => { location.hash = x; }, hash);
+        await ready(page, name);
+    };
+    // untilShown(SEL): run svc-worker --once until the page shows SEL (the
+    // page polls the API by itself; each pass is followed by a wait for SEL)
+    const untilShown = async (sel, what) => {
+        for (let i = 0; i < 120; i++) {
+            if (await page.$(sel))
+                return;
+            workerOnce();
+            try {
+                await page.waitForSelector(sel, { timeout: 4000 });
+                return;
+            } catch (e) { /* another pass */ }
+        }
+        throw new Error(`${what}: not shown after 120 worker passes`);
+    };
+
+    await step('upload: a file refused without one (in words, on the file picker); a CSV uploaded with preview goes to its preview, computing (202) until the worker computed it', async (pr) => {
+        await page.click('nav a[href="#upload"]');
+        await ready(page, 'upload');
+        await page.click('#upload-submit');
+        await page.waitForSelector('#upload-file-error:not(:empty)');
+        expect(pr, 'the file picker marked', 'true', await page.$eval('#upload-file', (e) => e.getAttribute('aria-invalid')));
+        expect(pr, 'the focus on it', 'upload-file', await page.evaluate(() => document.activeElement.id));
+        // a URL that is not https: said next to the URL field
+        await page.type('#upload-url', 'http://example.com/list.csv');
+        await page.click('#upload-submit');
+        await page.waitForSelector('#upload-url-error:not(:empty)');
+        expect(pr, 'the URL field marked', 'true', await page.$eval('#upload-url', (e) => e.getAttribute('aria-invalid')));
+        // one the API refuses (loopback): its 400 said next to the URL field
+        allowed = [['/v1/verify/bulk/upload', 400]];
+        await page.$eval('#upload-url', (e) => { e.value = ''; });
+        await page.type('#upload-url', 'https://127.0.0.1/list.csv');
+        const [bad] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
+            page.click('#upload-submit'),
+        ]);
+        expect(pr, 'the API\'s status for a loopback URL', 400, bad.status());
+        const badBody = await bad.json();
+        await page.waitForFunction(() => document.querySelector('#upload-url-error').dataset.code === 'invalid_source_url');
+        const ut = await text(page, '#upload-url-error');
+        if (!ut.startsWith('This address cannot be used: ') || !badBody.error.message.endsWith(ut.replace('This address cannot be used: ', '')))
+            pr.push(`the API's refusal in words: ${ut} (the API: ${badBody.error.message})`);
+        expect(pr, 'the URL field marked', 'true', await page.$eval('#upload-url', (e) => e.getAttribute('aria-invalid')));
+        expect(pr, 'nothing said on the form itself', '', await text(page, '#upload-error'));
+        await visit(page, 'upload-refused');
+        allowed = [];
+        await page.$eval('#upload-url', (e) => { e.value = ''; });
+        const input = await page.$('#upload-file');
+        await input.uploadFile(env('DASH_CSV'));
+        await page.waitForFunction(() => /^Chosen: /.test(document.querySelector('#upload-chosen').textContent));
+        await page.type('#upload-name', 'from the dashboard');
+        // the columns of the file's header offered; the address column chosen
+        await page.waitForSelector('#upload-column-field:not([hidden])');
+        expect(pr, 'the columns offered', '["email","source"]', await page.$eval('#upload-column', (e) => e.dataset.columns));
+        await page.select('#upload-column', 'email');
+        expect(pr, 'preview on by default', true, await page.$eval('#upload-preview', (e) => e.checked));
+        // (the form's text fields as the page hands them to fetch: the
+        // browser does not report a body holding a file)
+        await page.evaluate(() => {
+            const f = window.fetch;
+            window.fetch = (u, o) => {
+                if (o && o.body instanceof FormData)
+                    window.sentForm = [...o.body.entries()].filter(([, v]) => typeof v === 'string');
+                return f(u, o);
+            };
+        });
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
+            page.click('#upload-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 202, res.status());
+        expect(pr, 'the form\'s fields sent', [['preview', 'true'], ['name', 'from the dashboard'], ['email_column', 'email']],
+            await page.evaluate(() => window.sentForm));
+        const up = await res.json();
+        job = up.job_id;
+        expect(pr, 'preview', true, up.preview);
+        await ready(page, 'preview');
+        expect(pr, 'the address', `${APP}#preview/${job}`, page.url());
+        // nothing has run the worker yet: computing, and said so
+        expect(pr, 'the page while the preview is computed', 'computing', await page.$eval('#preview-status', (e) => e.dataset.state));
+        await page.waitForSelector('#preview-waiting');
+        const box = await page.$eval('#preview-status', (e) => e.getBoundingClientRect().height);
+        await visit(page, 'preview-computing');
+        await untilShown('#preview-chart', 'the preview');
+        const box2 = await page.$eval('#preview-status', (e) => e.getBoundingClientRect().height);
+        expect(pr, 'the status box kept its height (no jump)', box, box2);
+        const c = curl('GET', `/v1/jobs/${job}`, { key });
+        expect(pr, 'the job (curl)', 'awaiting_confirmation', c.body.status);
+        expect(pr, 'its name', 'from the dashboard', c.body.name);
+    });
+
+    await step('the preview as a picture: every figure and 95% range on the page is the API\'s preview (exact), the bar\'s segments its shares', async (pr) => {
+        if (!job)
+            throw new Error('no job was uploaded');
+        const api = curl('POST', `/v1/verify/bulk/${job}/preview`, { key });
+        expect(pr, 'curl preview', 200, api.status);
+        const p = api.body.preview;
+        const shown = await page.$$eval('#preview [data-field]', (els) => Object.fromEntries(els.map((e) => [e.dataset.field, e.dataset.value])));
+        const want = {
+            total_emails: String(p.total_emails), duplicates_removed: String(p.duplicates_removed),
+            estimated_bounce_rate: String(p.estimated_bounce_rate),
+            estimated_bounce_rate_interval: JSON.stringify(p.estimated_bounce_rate_interval),
+            catch_all_share: String(p.catch_all_share), catch_all_share_interval: JSON.stringify(p.catch_all_share_interval),
+            unknown_share: String(p.unknown_share), unknown_share_interval: JSON.stringify(p.unknown_share_interval),
+            confidence: p.confidence, credits_needed: String(p.credits_needed),
+            estimated_credits_after_refunds: String(p.estimated_credits_after_refunds),
+            'smtp_sample.size': String(p.smtp_sample.size),
+        };
+        for (const k of ['syntax_invalid', 'no_mx', 'disposable', 'role_based', 'suppressed', 'free_provider', 'resolved_without_smtp', 'needs_smtp'])
+            want[`free_checks.${k}`] = String(p.free_checks[k]);
+        for (const k of ['deliverable', 'risky', 'undeliverable', 'unknown'])
+            want[`estimated_by_status.${k}`] = String(p.estimated_by_status[k]);
+        const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+        expect(pr, 'the figures on the page', sorted(want), sorted(shown));
+        // the words shown are the same numbers, as percentages
+        const pct = (v) => `${(100 * v).toFixed(1)}%`;
+        const t = await text(page, '[data-field="estimated_bounce_rate_interval"]');
+        expect(pr, 'the bounce rate\'s range in words', `${pct(p.estimated_bounce_rate_interval[0])} to ${pct(p.estimated_bounce_rate_interval[1])}`, t);
+        expect(pr, 'the unknown share in words', pct(p.unknown_share), await text(page, '[data-field="unknown_share"]'));
+        // the bar: each segment's width is its status's share of the list
+        const w = await page.$$eval('#preview-chart .seg', (els) => [els[0].parentElement.clientWidth,
+            Object.fromEntries(els.map((e) => [e.dataset.status, e.getBoundingClientRect().width]))]);
+        const total = Object.values(p.estimated_by_status).reduce((a, b) => a + b, 0);
+        for (const [k, px] of Object.entries(w[1]))
+            if (Math.abs(px - (w[0] * p.estimated_by_status[k]) / total) > 1.5)
+                pr.push(`segment ${k}: ${px} px of ${w[0]}, for ${p.estimated_by_status[k]} of ${total}`);
+        expect(pr, 'segments', 4, Object.keys(w[1]).length);
+        await visit(page, 'preview');
+    });
+
+    await step('confirm charges credits_needed; the job page shows live progress (bar, processed / total, rate, ETA) to completed while the worker runs', async (pr) => {
+        if (!job)
+            throw new Error('no job was uploaded');
+        const before = curl('GET', '/v1/credits', { key }).body.balance;
+        const needed = curl('POST', `/v1/verify/bulk/${job}/preview`, { key }).body.preview.credits_needed;
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === `${BASE}/v1/verify/bulk/${job}/confirm` && r.request().method() === 'POST'),
+            page.click('#preview-confirm'),
+        ]);
+        expect(pr, 'the API\'s status', 200, res.status());
+        await ready(page, 'job');
+        expect(pr, 'the address', `${APP}#job/${job}`, page.url());
+        expect(pr, 'charged', before - needed, curl('GET', '/v1/credits', { key }).body.balance);
+        await page.waitForSelector('#job-rate[data-value]');
+        const card = () => page.$eval('#job-progress', (e) => e.closest('section').getBoundingClientRect().height);
+        const h1 = await card();
+        await visit(page, 'job-progress');
+        await untilShown('#job-status[data-value="completed"]', 'the job completed');
+        expect(pr, 'the progress box kept its height (no jump)', h1, await card());
+        const p = curl('GET', `/v1/jobs/${job}/progress`, { key }).body;
+        expect(pr, 'processed / total on the page', `${p.processed_emails}/${p.total_emails}`, await page.$eval('#job-count', (e) => e.dataset.value));
+        expect(pr, 'the bar', [p.processed_emails, p.total_emails], await page.$eval('#job-progress', (e) => [e.value, e.max]));
+        expect(pr, 'the ETA (the API\'s)', p.eta_seconds === null ? 'null' : String(p.eta_seconds), await page.$eval('#job-eta', (e) => e.dataset.value));
+        expect(pr, 'the ETA in words once ended', 'None: the job has ended.', await text(page, '#job-eta'));
+        expect(pr, 'cancel no longer offered once ended', ['hidden', true],
+            await page.$eval('#job-cancel', (e) => [getComputedStyle(e).visibility, e.disabled]));
+    });
+
+    await step('results: the table is the API\'s results, page by page and filtered by classification', async (pr) => {
+        if (!job)
+            throw new Error('no job was uploaded');
+        await page.waitForSelector('#results-table');
+        const rows = () => page.$$eval('#results-table tbody tr', (trs) => trs.map((tr) => [tr.dataset.email, tr.dataset.classification,
+            ...[...tr.querySelectorAll('td[data-value]')].map((td) => td.dataset.value)]));
+        const apiRows = (q) => curl('GET', `/v1/jobs/${job}/results?${q}`, { key }).body.results.map((x) => [x.email,
+            x.classification, x.status, x.reason, x.sub_status === null ? 'null' : x.sub_status, String(x.score)]);
+        expect(pr, 'page 1', apiRows('page=1&limit=10'), await rows());
+        await page.click('#results-next');
+        await page.waitForSelector('#results-out[data-query="page=2&limit=10"][aria-busy="false"]');
+        const p2 = apiRows('page=2&limit=10');
+        expect(pr, 'page 2', p2, await rows());
+        if (!p2.length)
+            pr.push('no second page: the list is too short to test paging');
+        await page.select('#results-class', 'invalid');
+        await page.waitForSelector('#results-out[data-query="page=1&limit=10&classification=invalid"][aria-busy="false"]');
+        const inv = apiRows('page=1&limit=10&classification=invalid');
+        expect(pr, 'classification invalid', inv, await rows());
+        if (!inv.length || inv.some((r) => r[1] !== 'invalid'))
+            pr.push(`the filtered rows: ${JSON.stringify(inv)}`);
+        await visit(page, 'job-results');
+    });
+
+    await step('download: the links give the five filters and include_original; the undeliverable CSV is byte for byte curl\'s', async (pr) => {
+        if (!job)
+            throw new Error('no job was uploaded');
+        const links = await page.$$eval('#downloads a', (as) => as.map((a) => [a.dataset.filter, a.dataset.original]));
+        for (const f of ['all', 'deliverable', 'undeliverable', 'risky', 'unknown', 'send_safe'])
+            for (const o of ['false', 'true'])
+                if (!links.some((l) => l[0] === f && l[1] === o))
+                    pr.push(`no link for ${f}, include_original ${o}`);
+        const href = await page.$eval('#downloads a[data-filter="undeliverable"][data-original="false"]', (a) => a.getAttribute('href'));
+        expect(pr, 'the link', `/v1/jobs/${job}/download?format=csv&filter=undeliverable`, href);
+        const got = await page.evaluate(async (u) => {
+            const r = await fetch(u, { credentials: 'same-origin' });
+            const b = new Uint8Array(await r.arrayBuffer());
+            let s = '';
+            for (const x of b) s += String.fromCharCode(x);
+            return [r.status, btoa(s)];
+        }, href);
+        expect(pr, 'the browser\'s download', 200, got[0]);
+        const mine = Buffer.from(got[1], 'base64');
+        const theirs = curlBytes(href, key);
+        if (!mine.equals(theirs))
+            pr.push(`the CSVs differ: ${mine.length} bytes in the browser, ${theirs.length} with curl`);
+        if (!/^email,svc_status,/.test(theirs.toString('utf8')) || theirs.toString('utf8').split('\n').length < 3)
+            pr.push(`curl's CSV: ${theirs.toString('utf8').slice(0, 200)}`);
+    });
+
+    await step('a file dropped on the upload box, preview off, goes to its job page; cancel asks first, then cancels (curl agrees)', async (pr) => {
+        await go('#upload', 'upload');
+        // a drop: a File in a DataTransfer, as the browser gives it
+        await page.evaluate((csv) => {
+            const dt = new DataTransfer();
+            dt.items.add(new File([csv], 'dropped.csv', { type: 'text/csv' }));
+            const z = document.querySelector('#upload-drop');
+            z.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+            z.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        }, fs.readFileSync(env('DASH_CSV'), 'utf8'));
+        expect(pr, 'the file dropped', 'Chosen: dropped.csv', (await text(page, '#upload-chosen')).replace(/ \(.*/, ''));
+        await page.click('#upload-preview');
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
+            page.click('#upload-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 202, res.status());
+        second = (await res.json()).job_id;
+        await ready(page, 'job');
+        expect(pr, 'the address', `${APP}#job/${second}`, page.url());
+        await page.click('#job-cancel');
+        await page.waitForSelector('#cancel-dialog[open]');
+        expect(pr, 'focus in the dialog on', 'cancel-keep', await page.evaluate(() => document.activeElement.id));
+        await visit(page, 'job-cancel-confirm');
+        await page.click('#cancel-keep');
+        await page.waitForSelector('#cancel-dialog:not([open])');
+        expect(pr, 'the job after Keep', false, curl('GET', `/v1/jobs/${second}`, { key }).body.status === 'cancelled');
+        await page.click('#job-cancel');
+        await page.waitForSelector('#cancel-dialog[open]');
+        const [del] = await Promise.all([
+            page.waitForResponse((r) => r.url() === `${BASE}/v1/jobs/${second}` && r.request().method() === 'DELETE'),
+            page.click('#cancel-confirm'),
+        ]);
+        expect(pr, 'the API\'s status', 200, del.status());
+        await page.waitForSelector('#job-status[data-value="cancelled"]');
+        await page.waitForSelector('#job-notice:not(:empty)');
+        expect(pr, 'curl', 'cancelled', curl('GET', `/v1/jobs/${second}`, { key }).body.status);
+        await visit(page, 'job-cancelled');
+    });
+
+    await step('a second preview needing more credits than the account has: Confirm\'s 402 is said in words (needed, available); nothing charged', async (pr) => {
+        await go('#upload', 'upload');
+        await (await page.$('#upload-file')).uploadFile(env('DASH_CSV'));
+        await page.waitForFunction(() => /^Chosen: /.test(document.querySelector('#upload-chosen').textContent));
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
+            page.click('#upload-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 202, res.status());
+        const poor = (await res.json()).job_id;
+        third = poor;
+        await ready(page, 'preview');
+        await untilShown('#preview-chart', 'the second preview');
+        const before = curl('GET', '/v1/credits', { key }).body.balance;
+        const needed = Number(await page.$eval('[data-field="credits_needed"]', (e) => e.dataset.value));
+        if (!(needed > before))
+            throw new Error(`the list needs ${needed}, the account has ${before}: no 402 to show`);
+        allowed = [[`/v1/verify/bulk/${poor}/confirm`, 402]];
+        const [c] = await Promise.all([
+            page.waitForResponse((r) => r.url() === `${BASE}/v1/verify/bulk/${poor}/confirm`),
+            page.click('#preview-confirm'),
+        ]);
+        expect(pr, 'the API\'s status', 402, c.status());
+        await page.waitForFunction(() => document.querySelector('#confirm-error').dataset.code === 'insufficient_credits');
+        const t = await text(page, '#confirm-error');
+        if (!t.includes(`needs ${needed}, the account has ${before}`))
+            pr.push(`402 in words: ${t}`);
+        expect(pr, 'the focus back on Confirm', 'preview-confirm', await page.evaluate(() => document.activeElement.id));
+        expect(pr, 'the balance', before, curl('GET', '/v1/credits', { key }).body.balance);
+        expect(pr, 'the job', 'awaiting_confirmation', curl('GET', `/v1/jobs/${poor}`, { key }).body.status);
+        await visit(page, 'preview-402');
+        allowed = [];
+    });
+
+    await step('jobs: the list is the API\'s, and its status filter too', async (pr) => {
+        await page.click('nav a[href="#jobs"]');
+        await ready(page, 'jobs');
+        const ids = () => page.$$eval('#jobs-table tbody tr', (trs) => trs.map((tr) => [tr.dataset.jobId, tr.dataset.status]));
+        const apiIds = (q) => curl('GET', `/v1/jobs?limit=50${q}`, { key }).body.data.map((j) => [j.job_id, j.status]);
+        expect(pr, 'every job', apiIds(''), await ids());
+        // a job not ended (the one awaiting confirmation): its rate and ETA from /progress
+        if (third) {
+            const p = curl('GET', `/v1/jobs/${third}/progress`, { key }).body;
+            expect(pr, 'rate and ETA of the job awaiting confirmation', [String(p.rate_per_minute), p.eta_seconds === null ? 'null' : String(p.eta_seconds)],
+                await page.$eval(`tr[data-job-id="${third}"] .live`, (e) => [e.dataset.rate, e.dataset.eta]));
+        }
+        await page.select('#jobs-status', 'cancelled');
+        await page.waitForSelector('#jobs-out[data-filter="cancelled"]');
+        const c = apiIds('&status=cancelled');
+        expect(pr, 'cancelled jobs', c, await ids());
+        if (!c.some((x) => x[0] === second))
+            pr.push('the cancelled job is not listed');
+        await page.select('#jobs-status', 'completed');
+        await page.waitForSelector('#jobs-out[data-filter="completed"]');
+        expect(pr, 'completed jobs', apiIds('&status=completed'), await ids());
+        await visit(page, 'jobs');
+    });
+
+    await step('another account\'s job id in the address gives "not found" (job and preview pages)', async (pr) => {
+        const other = env('DASH_OTHER_JOB');
+        allowed = [[`/v1/jobs/${other}`, 404], [`/v1/verify/bulk/${other}/preview`, 404]];
+        await go(`#job/${other}`, 'job');
+        expect(pr, 'the job page', true, /^Not found/.test(await text(page, '#not-found')));
+        await visit(page, 'job-not-found');
+        await go(`#preview/${other}`, 'preview');
+        expect(pr, 'the preview page', true, /^Not found/.test(await text(page, '#not-found')));
         allowed = [];
     });
 
