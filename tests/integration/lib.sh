@@ -262,6 +262,37 @@ it_cache_keys() {
     svcadm cache hash "$@" | sed "s/.*/'&'/" | paste -sd, -
 }
 
+# it_wait_until SECONDS WHAT COMMAND...: polls COMMAND until it succeeds,
+# SECONDS at most (then fails saying it "waited WHAT").
+it_wait_until() {
+    local end=$((SECONDS + $1)) what=$2
+    shift 2
+    until "$@"; do
+        [ "$SECONDS" -lt "$end" ] || { it_fail "waited $what"; return 1; }
+        sleep 0.1
+    done
+}
+
+# it_commit_drop_proxy NAME: tests/integration/commit_drop_proxy.py in
+# front of this test's MariaDB (its pid in IT_PROXY_PID, its log in
+# IT_DIR/NAME.out) and IT_DIR/NAME.conf, svc.conf reaching the database
+# only through it. Writing a statement's text to IT_DIR/NAME.arm ("" for
+# any) makes the next COMMIT of a transaction that ran it lose its answer;
+# it_proxy_dropped NAME counts the answers lost so far.
+it_commit_drop_proxy() {
+    local name=$1
+    rm -f "$IT_DIR/$name.addr" "$IT_DIR/$name.arm"
+    python3 "$top_srcdir/tests/integration/commit_drop_proxy.py" --ready "$IT_DIR/$name.addr" \
+        --upstream "127.0.0.1:$(cat "$IT_DIR/mariadb/port")" --arm "$IT_DIR/$name.arm" \
+        > "$IT_DIR/$name.out" 2>&1 &
+    IT_PROXY_PID=$!
+    it_wait_until 10 "for commit_drop_proxy.py to listen" test -s "$IT_DIR/$name.addr" ||
+        { kill "$IT_PROXY_PID"; return 1; }
+    sed -e '/^db_host = /d' -e '/^db_socket = /d' "$SVC_CONF" > "$IT_DIR/$name.conf"
+    echo "db_hosts = $(cat "$IT_DIR/$name.addr")" >> "$IT_DIR/$name.conf"
+}
+it_proxy_dropped() { grep -c 'dropped the answer' "$IT_DIR/$1.out"; }
+
 # it_account TIER CREDITS: create an account, print its id.
 # build_schema: the schema version this build needs (src/core/db.h)
 build_schema() { sed -n 's/^#define DB_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$top_srcdir/src/core/db.h"; }

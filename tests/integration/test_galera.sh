@@ -77,15 +77,6 @@ CNF
 }
 gsql() { local n=$1; shift; stack_mariadb_sql "$IT_DIR/g$n" -N -B "$@"; }
 gstatus() { gsql "$1" -e "SHOW STATUS LIKE '$2'" 2>/dev/null | cut -f2; }
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (polled)
-wait_for() {
-    local end=$((SECONDS + $1)) what=$2
-    shift 2
-    until "$@"; do
-        [ "$SECONDS" -lt "$end" ] || { it_fail "waited $what"; return 1; }
-        sleep 0.1
-    done
-}
 cluster_size_is() { [ "$(gstatus "$1" wsrep_cluster_size)" = "$2" ]; }
 
 T0=$SECONDS
@@ -96,7 +87,7 @@ for n in 2 3; do
     galera_node $n "$GCOMM"
     stack_mariadb_start "$IT_DIR/g$n" || { echo "Bail out! Galera node $n did not join"; tail -n 30 "$IT_DIR/g$n/mariadbd.err"; exit 1; }
 done
-wait_for 30 "for a cluster of 3" cluster_size_is 1 3 || exit 1
+it_wait_until 30 "for a cluster of 3" cluster_size_is 1 3 || exit 1
 # node 1 rejoins the others when restarted, not a new cluster
 galera_node 1 "$GCOMM"
 it_log "cluster of 3 up in $((SECONDS - T0)) s"
@@ -141,7 +132,7 @@ t_failover() {
     expect_status 202 || return 1
     job=$(json .job_id)
     # the job is under way: svc-worker's SMTP sessions wait at the fake server
-    wait_for 30 "for held SMTP flights" held_flights || return 1
+    it_wait_until 30 "for held SMTP flights" held_flights || return 1
     expect_eq "svc connections on node 1 (the first listed)" yes \
         "$(gsql 1 -e "SELECT IF(COUNT(*) > 0, 'yes', 'no') FROM information_schema.processlist WHERE user = 'svc'")"
     kill -9 "$G1PID"
@@ -149,7 +140,7 @@ t_failover() {
     : > "$IT_DIR/codes"
     for _ in $(seq 1 20); do http GET /v1/credits; record; done
     fake_set 127.0.0.30 hold=0
-    wait_for 60 "for the job to complete" job_done "$job" ||
+    it_wait_until 60 "for the job to complete" job_done "$job" ||
         { it_sql "SELECT status, processed_emails FROM jobs WHERE id = '$job'"; return 1; }
     for _ in $(seq 1 10); do http GET "/v1/jobs/$job"; record; done
     codes=$(cut -d' ' -f1 "$IT_DIR/codes" | sort | uniq -c | tr -s ' ' | paste -sd, -)
@@ -206,13 +197,13 @@ t_status_doctor() {
     expect_eq "doctor with node 1 down" "fail: 127.0.0.1:${DBPORT[1]} is not ready: unreachable" "${out%%: Can*}"
     # node 1 rejoins
     node_rejoin 1
-    wait_for 60 "for node 1 to rejoin" cluster_size_is 2 3 || return 1
-    wait_for 30 "for node 1 to be Synced" sh -c "[ \"\$(mariadb --no-defaults --socket='$IT_DIR/g1/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_local_state_comment'\" | cut -f2)\" = Synced ]" || return 1
+    it_wait_until 60 "for node 1 to rejoin" cluster_size_is 2 3 || return 1
+    it_wait_until 30 "for node 1 to be Synced" sh -c "[ \"\$(mariadb --no-defaults --socket='$IT_DIR/g1/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_local_state_comment'\" | cut -f2)\" = Synced ]" || return 1
     grep -q "IST received" "$IT_DIR/g1/mariadbd.err" || it_log "node 1 rejoined without IST (SST)"
     expect_eq "doctor with three Synced nodes" "ok: 3 endpoints Synced, cluster size 3" "$(doctor_cluster)"
     # a node stopped: doctor fails again, naming it
     stack_mariadb_stop "$IT_DIR/g3"
-    wait_for 30 "for a cluster of 2" cluster_size_is 2 2 || return 1
+    it_wait_until 30 "for a cluster of 2" cluster_size_is 2 2 || return 1
     case $(doctor_cluster) in "fail: 127.0.0.1:${DBPORT[3]} is not ready"*) ;; *) it_fail "doctor with node 3 stopped: $(doctor_cluster)" ;; esac
 }
 t_case "svcadm status shows each endpoint's state, the cluster size and the endpoint used; svcadm doctor fails while a node is down, passes when the killed node has rejoined" t_status_doctor
@@ -247,13 +238,13 @@ t_backup() {
     expect_status 202 || return 1
     job=$(json .job_id)
     # under way: the addresses without a domain done, the others' SMTP held
-    wait_for 60 "for the job to be half done" job_halfway "$job" "$nx" || return 1
+    it_wait_until 60 "for the job to be half done" job_halfway "$job" "$nx" || return 1
     # and charges made while the backup is taken
     acc2=$(it_account pro 100000) && key2=$(it_key "$acc2" '*' --rate-limit 100000) || return 1
     rm -f "$IT_DIR/backup.done"
     verify_stream "$key2" "$IT_DIR/backup.done" > "$IT_DIR/backup-stream.codes" &
     stream=$!
-    wait_for 30 "for the first single verification" test -s "$IT_DIR/backup-stream.codes" ||
+    it_wait_until 30 "for the first single verification" test -s "$IT_DIR/backup-stream.codes" ||
         { touch "$IT_DIR/backup.done"; wait "$stream"; return 1; }
     mariadb-backup --defaults-file="$IT_DIR/g$node/my.cnf" --backup --galera-info \
         --user=root --socket="$IT_DIR/g$node/mariadb.sock" --target-dir="$bdir" \
@@ -336,7 +327,7 @@ t_quorum() {
         node_synced "$k" 2>/dev/null && continue
         stack_mariadb_start "$IT_DIR/g$k" || { it_fail "node $k did not start"; return 1; }
     done
-    for k in 1 2 3; do wait_for 60 "for node $k to be Synced in a cluster of 3" sh -c "
+    for k in 1 2 3; do it_wait_until 60 "for node $k to be Synced in a cluster of 3" sh -c "
         [ \"\$(mariadb --no-defaults --socket='$IT_DIR/g$k/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_cluster_size'\" | cut -f2)\" = 3 ]" || return 1; done
     key=$(it_key "$ACC" '*' --rate-limit 100000) || return 1
     fake_set 127.0.0.30 hold=1
@@ -344,7 +335,7 @@ t_quorum() {
     http POST /v1/verify/bulk "$body"
     expect_status 202 || return 1
     job=$(json .job_id)
-    wait_for 30 "for held SMTP flights" held_flights || return 1
+    it_wait_until 30 "for held SMTP flights" held_flights || return 1
     # kill the node in use and another: the survivor is alone, not Primary
     used=$(node_in_use)
     for k in 1 2 3; do [ "$k" = "$used" ] || { survivor=$k; break; }; done
@@ -355,29 +346,29 @@ t_quorum() {
     watch=$!
     prim_watch "$survivor" "$IT_DIR/quorum.stop" > "$IT_DIR/quorum.prim" &
     pwatch=$!
-    wait_for 30 "for the API's first answer" test -s "$codes" ||
+    it_wait_until 30 "for the API's first answer" test -s "$codes" ||
         { touch "$IT_DIR/quorum.stop"; wait "$watch" "$pwatch"; return 1; }
     t_kill=${EPOCHREALTIME/./}
     for k in "${dead[@]}"; do
         pid=$(stack_pidfile_pid "$IT_DIR/g$k/mariadbd.pid") && kill -9 "$pid"
-        wait_for 30 "for node $k to die" node_gone "$pid"
+        it_wait_until 30 "for node $k to die" node_gone "$pid"
     done
-    wait_for 60 "for node $survivor to lose the Primary component" sh -c "
+    it_wait_until 60 "for node $survivor to lose the Primary component" sh -c "
         [ \"\$(mariadb --no-defaults --socket='$IT_DIR/g$survivor/mariadb.sock' -uroot -N -B -e \"SHOW STATUS LIKE 'wsrep_cluster_status'\" | cut -f2)\" = non-Primary ]" ||
         { touch "$IT_DIR/quorum.stop"; wait "$watch" "$pwatch"; return 1; }
-    wait_for 60 "for the API to answer 503" api_answered_503 ||
+    it_wait_until 60 "for the API to answer 503" api_answered_503 ||
         { touch "$IT_DIR/quorum.stop"; wait "$watch" "$pwatch"; return 1; }
     # the held SMTP sessions end while there is no Primary component
     fake_set 127.0.0.30 hold=0
     # the killed nodes come back
     for k in "${dead[@]}"; do node_rejoin "$k"; done
-    wait_for 120 "for a Primary component again" node_primary "$survivor" ||
+    it_wait_until 120 "for a Primary component again" node_primary "$survivor" ||
         { touch "$IT_DIR/quorum.stop"; wait "$watch" "$pwatch"; return 1; }
-    wait_for 60 "for the API to answer 200 again" api_answers_200_since "${EPOCHREALTIME/./}"
+    it_wait_until 60 "for the API to answer 200 again" api_answers_200_since "${EPOCHREALTIME/./}"
     touch "$IT_DIR/quorum.stop"
     wait "$watch" "$pwatch"
     for k in "${dead[@]}"; do
-        wait_for 60 "for node $k to be Synced" node_synced "$k" || return 1
+        it_wait_until 60 "for node $k to be Synced" node_synced "$k" || return 1
     done
     # the statuses: 200 or 503 with Retry-After, never another
     it_log "API answers from the kill on (count status): $(awk -v t="$t_kill" '$1 >= t { print $2 }' "$codes" | sort | uniq -c | tr -s ' ' | paste -sd, -)"
@@ -398,7 +389,7 @@ t_quorum() {
     # the API answers 200 at most 5 s after the component is Primary again
     [ $(( (back - t_prim) / 1000 )) -le 5000 ] ||
         it_fail "the API answered 200 only $(( (back - t_prim) / 1000 )) ms after the cluster was Primary again"
-    wait_for 180 "for the job to complete" job_done "$job" ||
+    it_wait_until 180 "for the job to complete" job_done "$job" ||
         { it_sql "SELECT status, processed_emails FROM jobs WHERE id = '$job'"; return 1; }
     expect_eq "addresses with a result" "$n" \
         "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$job' AND state = 'done' AND classification IS NOT NULL" | tr '\t' ' ')"

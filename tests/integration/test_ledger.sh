@@ -41,21 +41,13 @@ t_case "svcadm credits check fails when the balance, used, refunded or granted t
 # which loses the answer to its first COMMIT; its standard output in
 # LOST_OUT
 lost_commit() {
-    local conf=$IT_DIR/proxied.conf proxy rc=0
-    rm -f "$IT_DIR/proxy.addr"
-    python3 "$top_srcdir/tests/integration/commit_drop_proxy.py" --ready "$IT_DIR/proxy.addr" \
-        --upstream "127.0.0.1:$(cat "$IT_DIR/mariadb/port")" --arm "$IT_DIR/proxy.arm" \
-        > "$IT_DIR/proxy.out" 2>&1 &
-    proxy=$!
-    for _ in $(seq 1 100); do [ -s "$IT_DIR/proxy.addr" ] && break; sleep 0.1; done
-    [ -s "$IT_DIR/proxy.addr" ] || { kill "$proxy"; it_fail "the proxy did not start"; return 1; }
-    sed -e '/^db_host = /d' -e '/^db_socket = /d' "$SVC_CONF" > "$conf"
-    echo "db_hosts = $(cat "$IT_DIR/proxy.addr")" >> "$conf"
+    local rc=0
+    it_commit_drop_proxy proxy || return 1
     touch "$IT_DIR/proxy.arm"
-    LOST_OUT=$("$top_builddir/src/admin/svcadm" -c "$conf" "$@" 2> "$IT_DIR/lost.err") || rc=$?
-    kill "$proxy"; wait "$proxy" 2>/dev/null
+    LOST_OUT=$("$top_builddir/src/admin/svcadm" -c "$IT_DIR/proxy.conf" "$@" 2> "$IT_DIR/lost.err") || rc=$?
+    kill "$IT_PROXY_PID"; wait "$IT_PROXY_PID" 2>/dev/null
     [ "$rc" = 0 ] || { it_fail "svcadm $1 $2 failed: $LOST_OUT $(cat "$IT_DIR/lost.err")"; return 1; }
-    expect_eq "answers dropped by the proxy" 1 "$(grep -c 'dropped the answer' "$IT_DIR/proxy.out")"
+    expect_eq "answers dropped by the proxy" 1 "$(it_proxy_dropped proxy)"
 }
 
 t_lost_commit_answer() {
@@ -90,24 +82,19 @@ t_case "svcadm feedback import whose COMMIT was applied but whose answer was los
 # A proxy for the rest of the script, armed by writing a statement's text
 # to proxy-api.arm: the next COMMIT of a transaction that ran it loses its
 # answer. svc-api (its own lighttpd) reaches MariaDB only through it.
-python3 "$top_srcdir/tests/integration/commit_drop_proxy.py" --ready "$IT_DIR/proxy-api.addr" \
-    --upstream "127.0.0.1:$(cat "$IT_DIR/mariadb/port")" --arm "$IT_DIR/proxy-api.arm" \
-    > "$IT_DIR/proxy-api.out" 2>&1 &
-API_PROXY=$!
+it_commit_drop_proxy proxy-api || { echo "Bail out! commit_drop_proxy.py did not start"; exit 1; }
+API_PROXY=$IT_PROXY_PID
 trap 'rc=$?; kill "$API_PROXY" 2>/dev/null; it_cleanup "$rc"' EXIT
-for _ in $(seq 1 100); do [ -s "$IT_DIR/proxy-api.addr" ] && break; sleep 0.1; done
-sed -e '/^db_host = /d' -e '/^db_socket = /d' "$SVC_CONF" > "$IT_DIR/api-proxied.conf"
-echo "db_hosts = $(cat "$IT_DIR/proxy-api.addr")" >> "$IT_DIR/api-proxied.conf"
 HTTP_PORT=$(stack_free_port)
 BASE_URL=http://127.0.0.1:$HTTP_PORT
-stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$(it_api)" "$IT_DIR/api-proxied.conf" ||
+stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$(it_api)" "$IT_DIR/proxy-api.conf" ||
     { echo "Bail out! lighttpd with svc-api on the proxy did not start"; exit 1; }
 ACC=$(svcadm account create --email "api$RANDOM@example.com" --tier admin --credits 100)
 API_KEY=$(svcadm key create --account "$ACC" --scopes '*')
 
 # arm TEXT: the next COMMIT after a statement with TEXT loses its answer
 arm() { printf '%s' "$1" > "$IT_DIR/proxy-api.arm"; }
-dropped() { grep -c 'dropped the answer' "$IT_DIR/proxy-api.out"; }
+dropped() { it_proxy_dropped proxy-api; }
 
 t_lost_commit_webhooks() {
     local n id

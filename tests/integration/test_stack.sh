@@ -82,15 +82,6 @@ race_waiting() {
 ftwrl_held() {
     [ -n "$(it_sql "SELECT id FROM information_schema.processlist WHERE info = 'SELECT SLEEP(600)'")" ]
 }
-# wait_until SECONDS WHAT COMMAND...: poll COMMAND until it succeeds
-wait_until() {
-    local end=$((SECONDS + $1)) what=$2
-    shift 2
-    until "$@"; do
-        [ "$SECONDS" -lt "$end" ] || { it_fail "waited $what"; return 1; }
-        sleep 0.1
-    done
-}
 
 t_migrate_race() {
     local conf=$IT_DIR/race.conf holder p1 p2 rc1=0 rc2=0 files want tables
@@ -102,14 +93,14 @@ t_migrate_race() {
     stack_mariadb_sql "$IT_DIR/mariadb" -e 'FLUSH TABLES WITH READ LOCK; SELECT SLEEP(600)' \
         > /dev/null 2>&1 &
     holder=$!
-    wait_until 30 "for the global read lock" ftwrl_held || return 1
+    it_wait_until 30 "for the global read lock" ftwrl_held || return 1
     "$top_builddir/src/admin/svcadm" -c "$conf" db migrate --sql-dir "$top_srcdir/sql" \
         > "$IT_DIR/race1.log" 2>&1 &
     p1=$!
     "$top_builddir/src/admin/svcadm" -c "$conf" db migrate --sql-dir "$top_srcdir/sql" \
         > "$IT_DIR/race2.log" 2>&1 &
     p2=$!
-    wait_until 30 "for both migrations to wait at their first DDL" race_waiting ||
+    it_wait_until 30 "for both migrations to wait at their first DDL" race_waiting ||
         { kill "$holder" "$p1" "$p2"; return 1; }
     it_sql "KILL $(it_sql "SELECT id FROM information_schema.processlist WHERE info = 'SELECT SLEEP(600)'")"
     wait "$holder" || :

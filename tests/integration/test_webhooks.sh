@@ -602,29 +602,22 @@ t_sigkill_mid_delivery() {
 t_case "a worker SIGKILLed mid-delivery: another sends it again after the lease, with the same event_id" t_sigkill_mid_delivery
 
 t_lost_commit_claim() {
-    local conf proxy rc=0
+    local rc=0
     # the worker's claim of a delivery is applied but its COMMIT's answer
     # lost (tests/integration/commit_drop_proxy.py between the daemon and
     # MariaDB): the claim stands and the delivery goes at once, attempt 1
     # (cleared, it would wait for its lease, 130 s here, and count 2)
     account
     hook /d/lostclaim || return 1
-    rm -f "$IT_DIR/proxy.addr"
-    python3 "$top_srcdir/tests/integration/commit_drop_proxy.py" --ready "$IT_DIR/proxy.addr" \
-        --upstream "127.0.0.1:$(cat "$IT_DIR/mariadb/port")" --arm "$IT_DIR/proxy.arm" \
-        > "$IT_DIR/proxy.out" 2>&1 &
-    proxy=$!
-    for _ in $(seq 1 100); do [ -s "$IT_DIR/proxy.addr" ] && break; sleep 0.1; done
-    conf=$(conf_with "db_hosts=$(cat "$IT_DIR/proxy.addr")")
-    sed -i -e '/^db_host = /d' -e '/^db_socket = /d' "$conf"
+    it_commit_drop_proxy proxy || return 1
     printf '%s' "UPDATE event_deliveries SET state = ?, attempts" > "$IT_DIR/proxy.arm"
-    daemon "$conf"
+    daemon "$IT_DIR/proxy.conf"
     http POST "/v1/webhooks/$HOOK/test" '{}'
     expect_status 202 && wait_for /d/lostclaim 1 30 && wait_state "$HOOK" delivered || rc=1
     stop_daemon
-    kill "$proxy"; wait "$proxy" 2>/dev/null
+    kill "$IT_PROXY_PID"; wait "$IT_PROXY_PID" 2>/dev/null
     [ "$rc" = 0 ] || return 1
-    expect_eq "answers dropped" 1 "$(grep -c 'dropped the answer' "$IT_DIR/proxy.out")" || return 1
+    expect_eq "answers dropped" 1 "$(it_proxy_dropped proxy)" || return 1
     deliveries "$HOOK" || return 1
     expect_json '.data[0].attempts' 1 && expect_json '.data[0].attempt_log | length' 1 &&
         expect_json '.data[0].attempt_log[0].status_code' 200

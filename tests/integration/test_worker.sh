@@ -269,24 +269,17 @@ t_greylist() {
 t_case "greylisted addresses are retried later in the job: accepted on retry, greylisted result after worker_greylist_retries" t_greylist
 
 t_lost_commit_greylist() {
-    local id=job_lostgrey proxy conf=$IT_DIR/proxied.conf
+    local id=job_lostgrey
     # the writer's COMMIT of a greylisted result is applied and its answer
     # lost (tests/integration/commit_drop_proxy.py between svc-worker and
     # MariaDB): the retry must not count the attempt twice
-    rm -f "$IT_DIR/proxy.addr"
-    python3 "$top_srcdir/tests/integration/commit_drop_proxy.py" --ready "$IT_DIR/proxy.addr" \
-        --upstream "127.0.0.1:$(cat "$IT_DIR/mariadb/port")" --arm "$IT_DIR/proxy.arm" \
-        > "$IT_DIR/proxy.out" 2>&1 &
-    proxy=$!
-    for _ in $(seq 1 100); do [ -s "$IT_DIR/proxy.addr" ] && break; sleep 0.1; done
-    sed -e '/^db_host = /d' -e '/^db_socket = /d' "$SVC_CONF" > "$conf"
-    echo "db_hosts = $(cat "$IT_DIR/proxy.addr")" >> "$conf"
-    echo greyforever7@greyforever.svc.test | mkjob $id bulk || { kill "$proxy"; return 1; }
+    it_commit_drop_proxy proxy || return 1
+    echo greyforever7@greyforever.svc.test | mkjob $id bulk || { kill "$IT_PROXY_PID"; return 1; }
     id=${JOBS[$id]}
     printf '%s' "UPDATE job_emails SET state = 'retry'" > "$IT_DIR/proxy.arm"
-    timeout 300 "$WORKER" --once -c "$conf" 2>> "$IT_DIR/log/worker-stderr.log"
-    kill "$proxy"; wait "$proxy" 2>/dev/null
-    expect_eq "answers dropped" 1 "$(grep -c 'dropped the answer' "$IT_DIR/proxy.out")" || return 1
+    timeout 300 "$WORKER" --once -c "$IT_DIR/proxy.conf" 2>> "$IT_DIR/log/worker-stderr.log"
+    kill "$IT_PROXY_PID"; wait "$IT_PROXY_PID" 2>/dev/null
+    expect_eq "answers dropped" 1 "$(it_proxy_dropped proxy)" || return 1
     expect_eq "the greylisted row after one attempt" "retry 1" \
         "$(it_sql "SELECT state, attempts FROM job_emails WHERE job_id = '$id'" | tr '\t' ' ')"
 }
