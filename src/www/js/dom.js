@@ -77,4 +77,10 @@ export function clear(el, ...children) {
 
 let nextId = 0;
 // uid(PREFIX): an id unique on the page, for label/aria links
+// A page whose object the API does not know for this account (404).
+export function notFound(main, title, what) {
+    clear(main, h('h1', {}, title),
+        h('p', { class: 'error', role: 'alert', id: 'not-found' }, `Not found: there is no such ${what} on this account.`));
+}
+
 export function uid(p) { nextId += 1; return `${p}-${nextId}`; }

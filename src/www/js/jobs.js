@@ -5,7 +5,7 @@
 // classification filter and paging, and the download links). Progress is
 // drawn in boxes of fixed size, so nothing moves while it updates.
 import { api } from './api.js';
-import { h, clear, when, waitWords } from './dom.js';
+import { h, clear, when, waitWords, notFound } from './dom.js';
 import { jobStatusWords, classificationWords, describe } from './words.js';
 
 const POLL_MS = 1500;
@@ -159,8 +159,7 @@ export async function renderJob(main, ctx) {
         job = await api('GET', `/v1/jobs/${enc(id)}`);
     } catch (e) {
         if (e.status === 404) {
-            clear(main, h('h1', {}, 'Job'),
-                h('p', { class: 'error', role: 'alert', id: 'not-found' }, 'Not found: there is no such job on this account.'));
+            notFound(main, 'Job', 'job');
             return;
         }
         throw e;

@@ -8,7 +8,7 @@
 // seconds, in a box of fixed size. Each figure carries the API's own value
 // in data-value (the browser test compares them with the API's preview).
 import { api } from './api.js';
-import { h, clear, when } from './dom.js';
+import { h, clear, when, notFound } from './dom.js';
 import { jobStatusWords, describe, percent, range } from './words.js';
 
 const POLL_MS = 2000;
@@ -274,8 +274,7 @@ export async function renderPreview(main, ctx) {
         r = await api('POST', `/v1/verify/bulk/${encodeURIComponent(id)}/preview`, undefined, { withStatus: true });
     } catch (e) {
         if (e.status === 404) {
-            clear(main, h('h1', {}, 'List Health Preview'),
-                h('p', { class: 'error', role: 'alert', id: 'not-found' }, 'Not found: there is no such list on this account.'));
+            notFound(main, 'List Health Preview', 'list');
             return;
         }
         throw e;
