@@ -142,29 +142,31 @@ vcache_put_many(struct db *db, enum vcache_table t,
 	return e;
 }
 
-enum db_err
-vcache_facts_get(struct db *db, const char *domain, struct vcache_facts *f,
-    int *found)
+static void
+vcache_facts_row(void *arg, struct db_res *r, size_t i)
 {
-	struct db_res *r;
-	enum db_err e;
-	int row;
+	struct vcache_facts *f = arg;
 
-	f->accept_all = f->web_presence = -1;
-	*found = 0;
-	e = db_query(db, "SELECT accept_all, web_presence FROM domain_facts "
-	    "WHERE domain = ? AND expires_at > UTC_TIMESTAMP(3)",
-	    DB_ARGS(DBP_STR(domain)), &r);
+	f[i].accept_all = db_res_isnull(r, 1) ? -1 : (int)db_res_int(r, 1);
+	f[i].web_presence = db_res_isnull(r, 2) ? -1 : (int)db_res_int(r, 2);
+}
+
+enum db_err
+vcache_facts_get_many(struct db *db, const char *const *domains, size_t n,
+    struct vcache_facts *f)
+{
+	enum db_err e;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		f[i].accept_all = f[i].web_presence = -1;
+	e = dbsql_select_in(db, "SELECT domain, accept_all, web_presence FROM "
+	    "domain_facts WHERE expires_at > UTC_TIMESTAMP(3) AND domain IN (",
+	    domains, n, vcache_facts_row, f);
 	if (e != DB_OK)
-		return e;
-	if ((row = db_res_next(r)) == 1) {
-		*found = 1;
-		f->accept_all = db_res_isnull(r, 0) ? -1 : (int)db_res_int(r, 0);
-		f->web_presence = db_res_isnull(r, 1) ? -1 :
-		    (int)db_res_int(r, 1);
-	}
-	db_res_free(r);
-	return row == -1 ? DB_ERR_QUERY : DB_OK;
+		for (i = 0; i < n; i++)
+			f[i].accept_all = f[i].web_presence = -1;
+	return e;
 }
 
 enum db_err

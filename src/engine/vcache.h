@@ -37,8 +37,10 @@ struct vcache_facts {
 	int	 accept_all;	/* -1 unknown */
 	int	 web_presence;	/* -1 unknown */
 };
-enum db_err vcache_facts_get(struct db *, const char *domain,
-	    struct vcache_facts *, int *found);
+/* The facts of n domains in a few statements: f[i] for domains[i], -1 in
+ * both fields when none are kept (or on an error). */
+enum db_err vcache_facts_get_many(struct db *, const char *const *domains,
+	    size_t n, struct vcache_facts *f);
 enum db_err vcache_facts_put(struct db *, const char *domain,
 	    const struct vcache_facts *, long seconds);
 /* Deletes expired rows of every cache; returns rows removed or -1. */

@@ -255,16 +255,16 @@ static int
 verify_web_presence(struct verify_engine *e, struct db *db,
     const char *domain)
 {
-	struct vcache_facts f;
-	int found = 0, present = 0;
+	struct vcache_facts f = { -1, -1 };
+	int present = 0;
 
-	if (db && vcache_facts_get(db, domain, &f, &found) == DB_OK && found &&
+	/* (f stays unknown, -1, when nothing is kept) */
+	if (db && vcache_facts_get_many(db, &domain, 1, &f) == DB_OK &&
 	    f.web_presence >= 0)
 		return f.web_presence;
 	if (dns_web_presence(e->dns, domain, &present) != DNS_OK)
 		return 1;
 	if (db) {
-		f.accept_all = found ? f.accept_all : -1;
 		f.web_presence = present;
 		vcache_facts_put(db, domain, &f, VERIFY_FACTS_SECONDS);
 	}

@@ -7,6 +7,7 @@
 #include "engine/complainers.h"
 #include "engine/pacing.h"
 #include "engine/vcache.h"
+#include "core/dbsql.h"
 #include "util/strparse.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,76 +212,122 @@ verify_batch_mx_from_json(json_t *j, struct dns_mx_result *m)
 	return 0;
 }
 
-/* The domain's facts (domain_facts): what its catch-all probe and web
- * presence lookups found, kept for a day. */
+/* The domains' facts (domain_facts): what their catch-all probes and web
+ * presence lookups found, kept for a day; for the batches whose MX answer
+ * is usable, in a few statements. */
 static void
-verify_batch_facts(struct db *db, struct verify_batch *b)
+verify_batch_facts(struct db *db, struct verify_batch *const *b, size_t n)
 {
-	struct vcache_facts f;
-	int found = 0;
+	struct vcache_facts f[DBSQL_IN_MAX];
+	const char *key[DBSQL_IN_MAX];
+	struct verify_batch *w[DBSQL_IN_MAX];
+	size_t i = 0, k, j;
 
-	if (db == NULL || vcache_facts_get(db, b->domain, &f, &found) !=
-	    DB_OK || !found)
-		return;
-	b->web_presence = f.web_presence;
-	if (f.accept_all >= 0 && b->probe != VERIFY_PROBE_RUNNING) {
-		b->probe = VERIFY_PROBE_KNOWN;
-		b->accept_all = f.accept_all;
+	while (db != NULL && i < n) {
+		for (k = 0; i < n && k < DBSQL_IN_MAX; i++)
+			if (b[i]->resolved && b[i]->mx.status == DNS_OK) {
+				w[k] = b[i];
+				key[k++] = b[i]->domain;
+			}
+		if (k == 0 || vcache_facts_get_many(db, key, k, f) != DB_OK)
+			continue;
+		for (j = 0; j < k; j++) {
+			w[j]->web_presence = f[j].web_presence;
+			if (f[j].accept_all >= 0 &&
+			    w[j]->probe != VERIFY_PROBE_RUNNING) {
+				w[j]->probe = VERIFY_PROBE_KNOWN;
+				w[j]->accept_all = f[j].accept_all;
+			}
+		}
+	}
+}
+
+void
+verify_batch_mx_cached_many(struct db *db, struct verify_batch *const *b,
+    size_t n)
+{
+	json_t *hit[DBSQL_IN_MAX];
+	const char *key[DBSQL_IN_MAX];
+	size_t i, k, j;
+
+	for (i = 0; i < n; i++) {
+		memset(&b[i]->mx, 0, sizeof(b[i]->mx));
+		b[i]->provider_known = 0;
+	}
+	for (i = 0; db != NULL && i < n; i += k) {
+		k = n - i < DBSQL_IN_MAX ? n - i : DBSQL_IN_MAX;
+		for (j = 0; j < k; j++)
+			key[j] = b[i + j]->domain;
+		if (vcache_get_many(db, VCACHE_DNS, key, k, hit) != DB_OK)
+			continue;
+		for (j = 0; j < k; j++) {
+			struct verify_batch *d = b[i + j];
+
+			if (hit[j] == NULL)
+				continue;
+			if (verify_batch_mx_from_json(hit[j], &d->mx) == 0)
+				d->resolved = 1;
+			else {
+				dns_mx_result_free(&d->mx);
+				memset(&d->mx, 0, sizeof(d->mx));
+			}
+			json_decref(hit[j]);
+		}
+		verify_batch_facts(db, b + i, k);
 	}
 }
 
 int
 verify_batch_mx_cached(struct db *db, struct verify_batch *b)
 {
-	json_t *cached = NULL;
-	int ok;
-
-	memset(&b->mx, 0, sizeof(b->mx));
-	b->provider_known = 0;
-	if (db == NULL || vcache_get(db, VCACHE_DNS, b->domain, &cached) !=
-	    DB_OK || cached == NULL)
-		return 0;
-	ok = verify_batch_mx_from_json(cached, &b->mx) == 0;
-	json_decref(cached);
-	if (!ok) {
-		dns_mx_result_free(&b->mx);
-		memset(&b->mx, 0, sizeof(b->mx));
-		return 0;
-	}
-	b->resolved = 1;
-	if (b->mx.status == DNS_OK)
-		verify_batch_facts(db, b);
-	return 1;
+	verify_batch_mx_cached_many(db, &b, 1);
+	return b->resolved;
 }
 
 /* Failures and incomplete answers (a host not looked up: failed, or cut
  * off by the deadline) are never cached. */
 void
+verify_batch_mx_answer_many(struct db *db, struct verify_batch *const *b,
+    struct dns_mx_result *m, size_t n)
+{
+	struct vcache_entry put[DBSQL_IN_MAX];
+	const struct dns_mx_result *a;
+	size_t i, k, j, np;
+	json_t *js;
+
+	for (i = 0; i < n; i++) {
+		b[i]->mx = m[i];
+		memset(&m[i], 0, sizeof(m[i]));
+		b[i]->resolved = 1;
+		b[i]->provider_known = 0;
+	}
+	for (i = 0; db != NULL && i < n; i += k) {
+		k = n - i < DBSQL_IN_MAX ? n - i : DBSQL_IN_MAX;
+		for (j = np = 0; j < k; j++) {
+			a = &b[i + j]->mx;
+			if (a->status == DNS_ERROR || a->incomplete)
+				continue;
+			js = verify_batch_mx_to_json(a);
+			put[np].key = strdup(b[i + j]->domain);
+			put[np].value = js ? json_dumps(js, JSON_COMPACT) : NULL;
+			put[np++].seconds = a->ttl < VERIFY_BATCH_DNS_TTL_MIN ?
+			    VERIFY_BATCH_DNS_TTL_MIN : a->ttl >
+			    VERIFY_BATCH_DNS_TTL_MAX ?
+			    VERIFY_BATCH_DNS_TTL_MAX : (long)a->ttl;
+			json_decref(js);
+		}
+		/* (an entry without memory for its key or value is skipped) */
+		vcache_put_many(db, VCACHE_DNS, put, np);
+		vcache_entries_clear(put, np);
+		verify_batch_facts(db, b + i, k);
+	}
+}
+
+void
 verify_batch_mx_answer(struct db *db, struct verify_batch *b,
     struct dns_mx_result *m)
 {
-	const struct dns_mx_result *a = m;
-	json_t *j;
-	long ttl;
-
-	b->mx = *m;
-	memset(m, 0, sizeof(*m));
-	b->resolved = 1;
-	b->provider_known = 0;
-	a = &b->mx;
-	if (db == NULL)
-		return;
-	if (a->status != DNS_ERROR && !a->incomplete) {
-		ttl = a->ttl < VERIFY_BATCH_DNS_TTL_MIN ?
-		    VERIFY_BATCH_DNS_TTL_MIN : a->ttl >
-		    VERIFY_BATCH_DNS_TTL_MAX ? VERIFY_BATCH_DNS_TTL_MAX :
-		    (long)a->ttl;
-		j = verify_batch_mx_to_json(a);
-		vcache_put(db, VCACHE_DNS, b->domain, j, ttl);
-		json_decref(j);
-	}
-	if (a->status == DNS_OK)
-		verify_batch_facts(db, b);
+	verify_batch_mx_answer_many(db, &b, m, 1);
 }
 
 void

@@ -98,10 +98,18 @@ void	 verify_batch_init(struct verify_batch *, const char *ascii_domain);
 void	 verify_batch_free(struct verify_batch *);
 /* The MX answer from the DNS cache: 1 (resolved, facts read), or 0. */
 int	 verify_batch_mx_cached(struct db *, struct verify_batch *);
+/* The same for n batches in a few statements (a DNS cache read, then one
+ * of domain_facts for the hits): b[i]->resolved set for each hit. */
+void	 verify_batch_mx_cached_many(struct db *, struct verify_batch *const *,
+	    size_t n);
 /* An MX answer looked up by the caller (taken over), stored in the DNS
  * cache unless it is an error or incomplete, then the domain's facts. */
 void	 verify_batch_mx_answer(struct db *, struct verify_batch *,
 	    struct dns_mx_result *);
+/* The same for n answers (m[i] for b[i], each taken over) in a few
+ * statements: one write to the DNS cache, one read of domain_facts. */
+void	 verify_batch_mx_answer_many(struct db *, struct verify_batch *const *,
+	    struct dns_mx_result *m, size_t n);
 /* Sets the id of the provider that runs the batch's MX (NULL or "":
  * generic): the rules of smtp_reply_rules.txt for it read the replies, and
  * an accept_all provider's 250 is a catch-all unless the probe got a 5xx.

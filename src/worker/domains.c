@@ -21,6 +21,8 @@
 #include <strings.h>
 
 #define DOMAINS_DNS_SLICE_MS	200	/* cache lookups per loop turn at most */
+#define DOMAINS_DNS_GROUP	64	/* domains per DNS cache read */
+#define DOMAINS_DNS_ANSWERS	64	/* resolver answers taken at once */
 #define DOMAINS_BACKOFF_MIN_MS	1000
 #define DOMAINS_BACKOFF_MAX_MS	60000
 
@@ -453,30 +455,42 @@ domains_resolved(struct process *p, struct process_domain *d)
 	domains_after_mx(p, d);
 }
 
-/* Domains waiting for their MX answer: from the shared DNS cache at once,
- * else handed to the resolver threads (for at most a slice of time, as
- * each cache lookup is a round trip). */
+/* Domains waiting for their MX answer: from the shared DNS cache at once
+ * (a group of them a statement), else handed to the resolver threads (for
+ * at most a slice of time, as each cache read is a round trip). */
 void
 domains_dns(struct process *p)
 {
 	int64_t start = timeutil_mono_ms();
-	struct process_domain *d;
+	struct verify_batch *b[DOMAINS_DNS_GROUP];
+	struct process_domain *d, *g[DOMAINS_DNS_GROUP];
 	struct dns_mx_result mx;
+	size_t n, i;
 
-	while ((d = p->dns_head) != NULL) {
-		p->dns_head = d->dnext;
-		if (p->dns_head == NULL)
-			p->dns_tail = NULL;
-		d->dnext = NULL;
-		if (verify_batch_mx_cached(p->db, &d->b))
-			domains_resolved(p, d);
-		else if (resolver_submit(p->resolver, d->b.domain) == 0)
-			p->dns_pending++;
-		else {
-			/* Out of memory: look it up here. */
-			verify_engine_lookup_mx(p->engine, d->b.domain, &mx);
-			verify_batch_mx_answer(p->db, &d->b, &mx);
-			domains_resolved(p, d);
+	while (p->dns_head != NULL) {
+		for (n = 0; n < DOMAINS_DNS_GROUP &&
+		    (d = p->dns_head) != NULL; n++) {
+			p->dns_head = d->dnext;
+			if (p->dns_head == NULL)
+				p->dns_tail = NULL;
+			d->dnext = NULL;
+			g[n] = d;
+			b[n] = &d->b;
+		}
+		verify_batch_mx_cached_many(p->db, b, n);
+		for (i = 0; i < n; i++) {
+			d = g[i];
+			if (d->b.resolved)
+				domains_resolved(p, d);
+			else if (resolver_submit(p->resolver, d->b.domain) == 0)
+				p->dns_pending++;
+			else {
+				/* Out of memory: look it up here. */
+				verify_engine_lookup_mx(p->engine, d->b.domain,
+				    &mx);
+				verify_batch_mx_answer(p->db, &d->b, &mx);
+				domains_resolved(p, d);
+			}
 		}
 		if (timeutil_mono_ms() - start >= DOMAINS_DNS_SLICE_MS)
 			break;
@@ -484,26 +498,47 @@ domains_dns(struct process *p)
 	profiles_read(p);
 }
 
-/* Answers of the resolver threads: stored in the DNS cache, then their
- * domains go on (an answer for a domain no longer waiting is dropped). */
+/* Whether d is among the k domains of g. */
+static int
+domains_taken(struct process_domain *const *g, size_t k,
+    const struct process_domain *d)
+{
+	while (k-- > 0)
+		if (g[k] == d)
+			return 1;
+	return 0;
+}
+
+/* Answers of the resolver threads: stored in the DNS cache (a group a
+ * statement), then their domains go on (an answer for a domain no longer
+ * waiting is dropped). */
 void
 domains_dns_answers(struct process *p)
 {
-	struct resolver_answer a[16];
-	struct process_domain *d;
-	size_t n, i;
+	struct resolver_answer a[DOMAINS_DNS_ANSWERS];
+	struct dns_mx_result mx[DOMAINS_DNS_ANSWERS];
+	struct verify_batch *b[DOMAINS_DNS_ANSWERS];
+	struct process_domain *d, *g[DOMAINS_DNS_ANSWERS];
+	size_t n, i, k;
 
-	while ((n = resolver_answers(p->resolver, a, 16)) > 0)
-		for (i = 0; i < n; i++) {
+	while ((n = resolver_answers(p->resolver, a,
+	    DOMAINS_DNS_ANSWERS)) > 0) {
+		for (i = k = 0; i < n; i++) {
 			if (p->dns_pending > 0)
 				p->dns_pending--;
 			d = domains_find(p, a[i].domain);
-			if (d == NULL || !d->in_dns || d->b.resolved) {
+			if (d == NULL || !d->in_dns || d->b.resolved ||
+			    domains_taken(g, k, d)) {
 				dns_mx_result_free(&a[i].mx);
 				continue;
 			}
-			verify_batch_mx_answer(p->db, &d->b, &a[i].mx);
-			domains_resolved(p, d);
+			g[k] = d;
+			b[k] = &d->b;
+			mx[k++] = a[i].mx;
 		}
+		verify_batch_mx_answer_many(p->db, b, mx, k);
+		for (i = 0; i < k; i++)
+			domains_resolved(p, g[i]);
+	}
 	profiles_read(p);
 }

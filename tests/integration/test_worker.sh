@@ -447,6 +447,43 @@ t_reuse_refused() {
 }
 t_case "a server that refuses RSET (550) or a second MAIL (421) gets sessions of one transaction from then on; every verdict right" t_reuse_refused
 
+# ---------------------------------------------------------------- the shared DNS cache
+# Domains a worker meets are read from dns_cache and domain_facts a group
+# at a time (verify_batch_mx_cached_many) and the resolver's answers
+# written a group at a time (verify_batch_mx_answer_many): each domain
+# must get its own row's answer and facts.
+t_dns_cache_groups() {
+    local id=job_dns_cache d want got
+    # every reuse.test domain the cases above resolved has its own answer
+    for d in n00 c03 n38 r0 l7; do
+        want=mx; case $d in r*) want=mx2 ;; l*) want=mx3 ;; esac
+        got=$(it_sql "SELECT JSON_VALUE(result, '\$.hosts[0].name') FROM dns_cache WHERE domain = '$d.reuse.test'")
+        expect_eq "the cached MX host of $d.reuse.test" "$want.reuse.test" "$got" || return 1
+    done
+    expect_eq "dns_cache rows of reuse.test domains" $(( REUSE_N + 16 )) \
+        "$(it_sql "SELECT COUNT(*) FROM dns_cache WHERE domain LIKE '%.reuse.test'")" || return 1
+    # three domains no zone knows, found only in the cache; dc2 known to
+    # accept every address (domain_facts), the others not known
+    for d in dc1 dc2 dc3; do
+        it_sql "REPLACE INTO dns_cache (domain, result, expires_at) VALUES ('$d.cached.test',
+            '{\"status\":0,\"implicit\":false,\"null_mx\":false,\"hosts\":[{\"name\":\"mx.cached.test\",\"pref\":10,\"addrs\":[\"127.0.0.31\"]}]}',
+            UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)"
+    done
+    it_sql "REPLACE INTO domain_facts (domain, accept_all, web_presence, expires_at) VALUES
+        ('dc2.cached.test', 1, 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)"
+    printf '%s\n' user1@dc1.cached.test unknown1@dc1.cached.test user1@dc2.cached.test \
+        user1@dc3.cached.test unknown1@dc3.cached.test | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(job_field "$id" status)" || return 1
+    expect_eq "verdicts (dc2 accepts all: its 250 is a catch-all, no probe needed)" \
+        "user1@dc1.cached.test valid|unknown1@dc1.cached.test invalid|user1@dc2.cached.test catch_all|user1@dc3.cached.test valid|unknown1@dc3.cached.test invalid" \
+        "$(it_sql "SELECT email, classification FROM job_emails WHERE job_id = '$id' ORDER BY seq" | tr '\t' ' ' | paste -sd'|')" || return 1
+    expect_eq "domain_facts: dc1 and dc3 probed (not accept-all), dc2 as it was" "0 1 0" \
+        "$(it_sql "SELECT GROUP_CONCAT(accept_all ORDER BY domain SEPARATOR ' ') FROM domain_facts WHERE domain LIKE 'dc_.cached.test'")"
+}
+t_case "the shared DNS cache and domain facts are read and written a group of domains at a time, each domain its own answer and facts" t_dns_cache_groups
+
 t_reuse_greylist() {
     local id=job_reuse_grey i
     reuse_fake_reset
