@@ -20,41 +20,66 @@ egress_resolve_needed(const struct egress *e)
 	return 0;
 }
 
-/* One route's name: its first address, or none. Under the lock. */
+/* The time to look a name up again: its TTL, between the bounds. */
+static int64_t
+egress_resolve_keep_ms(uint32_t ttl)
+{
+	int64_t ms = (int64_t)ttl * 1000;
+
+	return ms < EGRESS_RESOLVE_MIN_MS ? EGRESS_RESOLVE_MIN_MS :
+	    ms > EGRESS_RESOLVE_MS ? EGRESS_RESOLVE_MS : ms;
+}
+
+/* One route's name: its first address, or none. The look-up is made
+ * without the lock (a slow DNS answer holds up no reader of the
+ * addresses); the route was claimed under it (resolve_at moved on). */
 static void
 egress_resolve_one(struct egress_route *rt, struct dns_resolver *r,
     int64_t now)
 {
-	struct sockaddr_in *sin = (struct sockaddr_in *)&rt->sa;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&rt->sa;
+	struct sockaddr_storage sa;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&sa;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&sa;
 	struct dns_addrs a;
-	int had = rt->family != 0;
+	socklen_t salen;
+	int family, had;
 
 	memset(&a, 0, sizeof(a));
+	memset(&sa, 0, sizeof(sa));
 	if (dns_lookup_addrs(r, rt->host, &a) != DNS_OK || a.n == 0) {
+		pthread_mutex_lock(&egress_resolve_lock);
 		rt->family = 0;
 		rt->salen = 0;
-		rt->resolve_at = now + EGRESS_RESOLVE_RETRY_MS;
+		__atomic_store_n(&rt->resolve_at, now + EGRESS_RESOLVE_RETRY_MS,
+		    __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&egress_resolve_lock);
 		log_warn("event=egress_proxy_unresolved route=%s host=%s "
 		    "status=%s", rt->name, rt->host,
 		    dns_status_names[a.status]);
 		return;
 	}
-	memset(&rt->sa, 0, sizeof(rt->sa));
 	if (a.addr[0].ip.family == 6) {
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_port = htons((uint16_t)rt->port);
 		memcpy(&sin6->sin6_addr, a.addr[0].ip.addr, 16);
-		rt->salen = sizeof(*sin6);
-		rt->family = AF_INET6;
+		salen = sizeof(*sin6);
+		family = AF_INET6;
 	} else {
 		sin->sin_family = AF_INET;
 		sin->sin_port = htons((uint16_t)rt->port);
 		memcpy(&sin->sin_addr, a.addr[0].ip.addr, 4);
-		rt->salen = sizeof(*sin);
-		rt->family = AF_INET;
+		salen = sizeof(*sin);
+		family = AF_INET;
 	}
-	rt->resolve_at = now + EGRESS_RESOLVE_MS;
+	pthread_mutex_lock(&egress_resolve_lock);
+	had = rt->family != 0 && rt->salen == salen &&
+	    memcmp(&rt->sa, &sa, salen) == 0;
+	rt->sa = sa;
+	rt->salen = salen;
+	rt->family = family;
+	__atomic_store_n(&rt->resolve_at, now + egress_resolve_keep_ms(a.ttl),
+	    __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&egress_resolve_lock);
 	if (!had)
 		log_info("event=egress_proxy_resolved route=%s host=%s "
 		    "addr=%s", rt->name, rt->host, a.addr[0].text);
@@ -64,6 +89,7 @@ void
 egress_resolve(struct egress *e, struct dns_resolver *r, int64_t now)
 {
 	size_t i;
+	int due;
 
 	if (e == NULL || r == NULL)
 		return;
@@ -73,11 +99,31 @@ egress_resolve(struct egress *e, struct dns_resolver *r, int64_t now)
 		if (rt->kind != EGRESS_SOCKS5 || rt->host[0] == '\0' ||
 		    __atomic_load_n(&rt->resolve_at, __ATOMIC_RELAXED) > now)
 			continue;
+		/* claimed: another thread finds it not due meanwhile */
 		pthread_mutex_lock(&egress_resolve_lock);
-		if (rt->resolve_at <= now)	/* not done by another thread */
-			egress_resolve_one(rt, r, now);
+		if ((due = rt->resolve_at <= now))
+			__atomic_store_n(&rt->resolve_at, now + EGRESS_RESOLVE_RETRY_MS,
+		    __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&egress_resolve_lock);
+		if (due)
+			egress_resolve_one(rt, r, now);
 	}
+}
+
+int64_t
+egress_resolve_next(const struct egress *e)
+{
+	int64_t next = 0, at;
+	size_t i;
+
+	for (i = 0; e != NULL && i < e->n; i++) {
+		if (e->r[i].kind != EGRESS_SOCKS5 || e->r[i].host[0] == '\0')
+			continue;
+		at = __atomic_load_n(&e->r[i].resolve_at, __ATOMIC_RELAXED);
+		if (next == 0 || at < next)
+			next = at;
+	}
+	return next;
 }
 
 int

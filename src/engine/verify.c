@@ -7,6 +7,8 @@
  * DNS and SMTP trouble become "unknown" verdicts, never "undeliverable". */
 #include "engine/verify.h"
 #include "engine/egress_pins.h"
+#include "engine/egress_refresh.h"
+#include "engine/egress_resolve.h"
 #include "engine/pacing_route.h"
 #include "engine/verify_batch.h"
 #include "engine/addr.h"
@@ -43,6 +45,7 @@ struct verify_engine {
 	struct smtp_tls		*tls;
 	struct smtp_opts	 smtp;
 	struct egress		*egress;
+	struct egress_refresh	*refresh;	/* verify_engine_refresh_routes */
 	struct egress_pins	 pins;		/* smtp_provider_routes_file */
 	struct smtp_opts	*pin_opts;	/* a session's, per pin */
 	struct pacing_conf	 pconf;		/* pacing_* */
@@ -142,6 +145,7 @@ verify_engine_free(struct verify_engine *e)
 {
 	if (e == NULL)
 		return;
+	egress_refresh_stop(e->refresh);	/* before the egress it reads */
 	dns_resolver_free(e->dns);
 	lists_free(e->lists);
 	providers_free(e->providers);
@@ -153,6 +157,23 @@ verify_engine_free(struct verify_engine *e)
 	pacing_defaults_free(&e->pdefaults);
 	calibration_table_free(&e->cal);
 	free(e);
+}
+
+int
+verify_engine_refresh_routes(struct verify_engine *e, struct buf *err)
+{
+	size_t i;
+
+	if (e->refresh != NULL || !egress_resolve_needed(e->egress))
+		return 0;
+	if ((e->refresh = egress_refresh_start(e->egress, e->conf, err)) ==
+	    NULL)
+		return -1;
+	/* sessions no longer look names up (egress_resolve.h) */
+	e->smtp.dns = NULL;
+	for (i = 0; i < e->pins.n; i++)
+		e->pin_opts[i].dns = NULL;
+	return 0;
 }
 
 int

@@ -98,6 +98,11 @@ struct verify_gate {
 
 struct verify_engine *verify_engine_new(const struct conf *, struct buf *err);
 void	 verify_engine_free(struct verify_engine *);
+/* SOCKS5 proxies named by host name are looked up by a thread of their
+ * own from now on (egress_refresh.h: the first look-ups before it
+ * returns), no longer by the sessions; for a loop of many sessions
+ * (svc-worker). 0 (also when no route needs it), or -1 with a message. */
+int	 verify_engine_refresh_routes(struct verify_engine *, struct buf *err);
 /* Verifies one address within verify_time_budget_ms, DNS included. DNS,
  * SMTP and cache trouble become "unknown" verdicts; only a failing
  * database (complainer list) is an error. db may be NULL (no caches, no

@@ -40,7 +40,9 @@ process_new(const struct conf *c, struct buf *err)
 		return NULL;
 	}
 	p->conf = c;
-	if ((p->engine = verify_engine_new(c, err)) == NULL) {
+	/* proxies' names looked up off the SMTP loop (egress_refresh.h) */
+	if ((p->engine = verify_engine_new(c, err)) == NULL ||
+	    verify_engine_refresh_routes(p->engine, err) == -1) {
 		process_free(p);
 		return NULL;
 	}

@@ -4,12 +4,16 @@ names, in front of the test unbound of tests/dns/server.sh (a slow
 authoritative server as the verifier sees it through its resolver).
 
   slow_dns.py --ready FILE --upstream 127.0.0.1:PORT --pattern REGEX
-              --delay-ms N [--host 127.0.0.1]
+              --delay-ms N [--host 127.0.0.1] [--hold-after K --hold-file F]
 
 It listens on HOST, UDP and TCP on one free port, and forwards every query
 to the upstream (UDP over UDP, TCP over TCP). A query whose name (lower
 case, no trailing dot) matches REGEX (re.search) is answered DELAY-MS
-milliseconds late; the others at once. When ready it writes "HOST:PORT" to
+milliseconds late; the others at once. With --hold-after K and
+--hold-file F, the matching queries after the K-th are held (not
+forwarded, not answered) while F exists, then forwarded (a silent DNS
+server for the verifier, as long as the test wants: the lines "held" and
+"released" say when). When ready it writes "HOST:PORT" to
 FILE (atomically). SIGTERM or SIGINT stops it; every query is handled in a
 daemon thread, so nothing lingers. One line per query goes to stdout.
 Python 3 standard library only.
@@ -44,19 +48,35 @@ def qname(msg):
 
 
 class Forwarder:
-    def __init__(self, upstream, pattern, delay_ms):
+    def __init__(self, upstream, pattern, delay_ms, hold_after=0,
+                 hold_file=None):
         self.upstream = upstream
         self.pattern = re.compile(pattern, re.IGNORECASE)
         self.delay = delay_ms / 1000.0
+        self.hold_after = hold_after
+        self.hold_file = hold_file
+        self.matched = 0
         self.lock = threading.Lock()
 
     def wait(self, msg, proto):
         name = qname(msg)
         slow = bool(name) and self.pattern.search(name) is not None
         with self.lock:
-            print("%s %s delay_ms=%d" % (proto, name or "-",
-                                         self.delay * 1000 if slow else 0),
+            if slow:
+                self.matched += 1
+            hold = (slow and self.hold_file is not None and
+                    self.matched > self.hold_after and
+                    os.path.exists(self.hold_file))
+            print("%s %s delay_ms=%d%s" % (proto, name or "-",
+                                           self.delay * 1000 if slow else 0,
+                                           " held" if hold else ""),
                   flush=True)
+        if hold:
+            # (a test's file, looked at as a fake server would: polled)
+            while os.path.exists(self.hold_file):
+                time.sleep(0.05)
+            with self.lock:
+                print("%s %s released" % (proto, name), flush=True)
         if slow:
             time.sleep(self.delay)
 
@@ -136,9 +156,12 @@ def main(argv):
     ap.add_argument("--pattern", required=True)
     ap.add_argument("--delay-ms", type=int, required=True)
     ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--hold-after", type=int, default=0)
+    ap.add_argument("--hold-file")
     a = ap.parse_args(argv)
     uhost, _, uport = a.upstream.rpartition(":")
-    fwd = Forwarder((uhost, int(uport)), a.pattern, a.delay_ms)
+    fwd = Forwarder((uhost, int(uport)), a.pattern, a.delay_ms,
+                    a.hold_after, a.hold_file)
     udp, tcp, port = listen(a.host)
 
     def udp_loop():

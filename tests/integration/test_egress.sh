@@ -29,8 +29,10 @@ mkdir -p "$IT_DIR/zones"
     for i in 1 2 3; do echo "p$i 300 IN MX 10 mx-proxyonly"; done
     # q1-q3 on the pinned provider's host (serving 127.0.0.3 only)
     echo 'mx-pinned 300 IN A 127.0.0.43'
-    # the proxy by name (noproxy.egress.test does not exist)
+    # the proxy by name (noproxy.egress.test does not exist); proxy-ttl1
+    # is looked up again a second after each look-up
     echo 'proxy 300 IN A 127.0.0.1'
+    echo 'proxy-ttl1 1 IN A 127.0.0.1'
     for i in 1 2 3; do echo "q$i 300 IN MX 10 mx-pinned"; done
     # r1-r25: MX hosts where nothing listens (a closed port 25)
     for i in $(seq 1 25); do echo "r$i 300 IN MX 10 mx-r$i"; echo "mx-r$i 300 IN A 127.0.0.46"; done
@@ -416,6 +418,66 @@ t_proxy_by_name() {
         WHERE email IN ('user7591@d6.egress.test', 'unknown7591@d6.egress.test')")"
 }
 t_case "a proxy by host name: looked up through the engine's DNS when used; a name that does not resolve fails its route (logged), the next route is used, alone it gives unknown smtp_unreachable" t_proxy_by_name
+
+# job_created NAME < ADDRESSES: a bulk job through the API; its id in JOB_ID
+job_created() {
+    local code
+    jq -R . | jq -sc '{emails: .}' > "$IT_DIR/$1.json"
+    code=$(curl -s -o "$IT_DIR/$1.created" -w '%{http_code}' -H "Authorization: Bearer $API_KEY" \
+        -H 'Content-Type: application/json' --data-binary "@$IT_DIR/$1.json" "$BASE_URL/v1/verify/bulk")
+    case $code in 201|202) ;; *) it_fail "creating $1: $code $(cat "$IT_DIR/$1.created")"; return 1 ;; esac
+    JOB_ID=$(jq -r '.job_id // .id' "$IT_DIR/$1.created")
+}
+job_done() { [ "$(it_sql "SELECT status FROM jobs WHERE id = '$1'")" = completed ]; }
+
+t_proxy_name_refreshed() {
+    local fwd hold=$IT_DIR/proxy-dns.hold wpid a b p rc=0
+    # svc-worker's DNS through a forwarder that answers the first look-up
+    # of proxy-ttl1.egress.test (TTL 1 s; its A and AAAA queries) and holds
+    # every later query while the hold file exists: a DNS server gone
+    # silent for the proxy's name
+    : > "$hold"
+    python3 "$top_srcdir/tests/dns/slow_dns.py" --ready "$IT_DIR/proxy-dns" --upstream "$DNS" \
+        --pattern '^proxy-ttl1\.egress\.test$' --delay-ms 0 --hold-after 2 --hold-file "$hold" \
+        > "$IT_DIR/proxy-dns.log" 2>&1 &
+    FAKE_PIDS+=($!)
+    it_wait_until 10 "for the DNS forwarder" test -s "$IT_DIR/proxy-dns" || return 1
+    fwd=$(cat "$IT_DIR/proxy-dns")
+    cp "$SVC_CONF" "$IT_DIR/svc.conf.before-refresh"
+    sed -i "s|^smtp_egress = .*|smtp_egress = socks5://$PROXY_USER:$PROXY_PASS@proxy-ttl1.egress.test:$PROXY_PORT|" "$SVC_CONF"
+    # a held look-up would hold its caller 2 x 60 s
+    conf_set dns_resolver "$fwd"
+    conf_set dns_timeout_ms 60000
+    conf_set worker_poll_interval 1
+    it_sql "DELETE FROM egress_down"
+    fake_ctl 127.0.0.42 reset > /dev/null
+    fake_set 127.0.0.42 allow_from=$PROXY_ADDR
+    "$top_builddir/src/worker/svc-worker" -c "$SVC_CONF" >> "$IT_DIR/log/worker-stderr.log" 2>&1 &
+    wpid=$!
+    { echo user7601@p1.egress.test; echo unknown7601@p1.egress.test; } | job_created refresh1 || rc=1
+    a=$JOB_ID
+    [ $rc = 0 ] && { it_wait_until 60 "for the first job to complete" job_done "$a" || rc=1; }
+    # the name is looked up again with no session asking for it, and that
+    # look-up is held
+    [ $rc = 0 ] && { it_wait_until 30 "for a look-up of proxy-ttl1.egress.test after its TTL" \
+        grep -q "proxy-ttl1.egress.test delay_ms=0 held" "$IT_DIR/proxy-dns.log" || rc=1; }
+    # while it is held, a second job goes through the proxy (its address
+    # as last found) and completes
+    [ $rc = 0 ] && { { echo user7602@p2.egress.test; echo unknown7602@p2.egress.test; } | job_created refresh2 || rc=1; }
+    b=$JOB_ID
+    [ $rc = 0 ] && { it_wait_until 60 "for the second job to complete while the look-up is held" job_done "$b" || rc=1; }
+    [ $rc = 0 ] && { grep -q "released" "$IT_DIR/proxy-dns.log" && { it_fail "the held look-up ended before the job: the case proves nothing"; rc=1; }; }
+    [ $rc = 0 ] && expect_eq "verdicts of both jobs" "user7601@p1.egress.test valid|unknown7601@p1.egress.test invalid|user7602@p2.egress.test valid|unknown7602@p2.egress.test invalid" \
+        "$(it_sql "SELECT email, classification FROM job_emails WHERE job_id IN ('$a', '$b') ORDER BY email LIKE '%p2%', seq" | tr '\t' ' ' | paste -sd'|')" || rc=1
+    [ $rc = 0 ] && { p=$(peers 127.0.0.42); [[ $p =~ ^127\.0\.0\.45=[0-9]+$ ]] || { it_fail "peers of the proxy-only host: $p"; rc=1; }; }
+    # the look-up let go, then the worker stops at once
+    rm -f "$hold"
+    kill -TERM "$wpid" 2>/dev/null
+    wait "$wpid" 2>/dev/null
+    cp "$IT_DIR/svc.conf.before-refresh" "$SVC_CONF"
+    return $rc
+}
+t_case "a proxy's host name is looked up again by svc-worker when its TTL ends, off the SMTP loop: while that look-up hangs, jobs go on through the proxy's last address" t_proxy_name_refreshed
 
 t_port25_blocked() {
     local out rc n
