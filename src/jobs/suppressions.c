@@ -125,21 +125,49 @@ suppressions_add(struct db *db, const char *account,
 	return SUPPRESSIONS_OK;
 }
 
-enum suppressions_err
-suppressions_list(struct db *db, const char *account, long page, long limit,
-    long long *total, suppressions_each_fn fn, void *arg)
+/* The LIKE pattern of entries holding q: "%q%", q ASCII-lower-cased (as
+ * entries are stored) and its '!', '%' and '_' escaped by '!'. */
+static int
+suppressions_pattern(const char *q, char *out, size_t size)
 {
+	size_t n = 0;
+
+	out[n++] = '%';
+	for (; *q; q++) {
+		if (n + 4 > size)
+			return -1;
+		if (*q == '!' || *q == '%' || *q == '_')
+			out[n++] = '!';
+		out[n++] = *q >= 'A' && *q <= 'Z' ? (char)(*q - 'A' + 'a') :
+		    *q;
+	}
+	out[n++] = '%';
+	out[n] = '\0';
+	return 0;
+}
+
+enum suppressions_err
+suppressions_list(struct db *db, const char *account, const char *q,
+    long page, long limit, long long *total, suppressions_each_fn fn,
+    void *arg)
+{
+	char pat[2 * SUPPRESSIONS_SEARCH_MAX + 3];
 	struct db_res *r;
 	int found, row;
 
+	if (q == NULL || *q == '\0')
+		q = "";
+	if (suppressions_pattern(q, pat, sizeof(pat)) == -1)
+		return SUPPRESSIONS_INVALID;
 	if (db_query_int(db, "SELECT COUNT(*) FROM suppressions WHERE "
-	    "account_id = ?", DB_ARGS(DBP_STR(account)), total, &found) !=
-	    DB_OK)
+	    "account_id = ? AND entry LIKE ? ESCAPE '!'",
+	    DB_ARGS(DBP_STR(account), DBP_STR(pat)), total, &found) != DB_OK)
 		return SUPPRESSIONS_DB;
 	if (db_query(db, "SELECT entry, DATE_FORMAT(created_at, "
 	    "'%Y-%m-%dT%H:%i:%sZ') FROM suppressions WHERE account_id = ? "
+	    "AND entry LIKE ? ESCAPE '!' "
 	    "ORDER BY created_at DESC, entry LIMIT ? OFFSET ?",
-	    DB_ARGS(DBP_STR(account), DBP_INT(limit),
+	    DB_ARGS(DBP_STR(account), DBP_STR(pat), DBP_INT(limit),
 	    DBP_INT((page - 1) * limit)), &r) != DB_OK)
 		return SUPPRESSIONS_DB;
 	while ((row = db_res_next(r)) == 1)
