@@ -290,8 +290,15 @@ export async function renderLog(main, { param, stale }) {
             r = await api('GET', `/v1/webhooks/${enc(w.id)}/deliveries?page=${page}&limit=${LOG_PAGE}`);
         } catch (e) {
             if (mine === n && !stale()) {
-                err.textContent = `The delivery log could not be read: ${e.message}`;
                 out.setAttribute('aria-busy', 'false');
+                // (the account's requests of the minute used up: read
+                // again when the window allows)
+                if (e.status === 429 && e.retryAfter !== null) {
+                    err.textContent = `Too many requests this minute: the log is read again in ${waitWords(e.retryAfter)}.`;
+                    timer = setTimeout(() => { if (!stale() && mine === n) load(); }, e.retryAfter * 1000);
+                } else {
+                    err.textContent = `The delivery log could not be read: ${e.message}`;
+                }
             }
             return;
         }

@@ -170,13 +170,22 @@ async function run(page) {
         if (api.text.includes(secret))
             pr.push('GET /v1/webhooks/ID shows the secret');
         await page.waitForSelector(`#webhooks-table tr[data-webhook-id="${hook.id}"]`);
+        // the copy button puts it on the clipboard
+        await page.browserContext().overridePermissions(BASE, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+        await page.click('#webhook-secret-copy');
+        await page.waitForSelector('#webhook-secret-copied:not(:empty)');
+        expect(pr, 'the copy button\'s word', 'Copied to the clipboard.', await text(page, '#webhook-secret-copied'));
+        expect(pr, 'the clipboard', secret, await page.evaluate(async () => {
+            try { return await navigator.clipboard.readText(); } catch (e) { return `unreadable: ${e.message}`; }
+        }));
         await visit(page, 'webhook-new-secret');
         await page.click('#webhook-secret-done');
         expect(pr, 'the secret gone from the page', false, await page.evaluate((s) => document.body.innerHTML.includes(s), secret));
         await go(page, '#overview', 'overview');
         await go(page, '#webhooks', 'webhooks');
-        expect(pr, 'not shown again', false, await page.evaluate((s) => document.body.innerHTML.includes(s)
-            || [...document.querySelectorAll('input')].some((i) => i.value === s), secret));
+        expect(pr, 'not shown again, nor kept in the browser\'s storage', false, await page.evaluate((s) => document.body.innerHTML.includes(s)
+            || [...document.querySelectorAll('input')].some((i) => i.value === s)
+            || JSON.stringify({ ...localStorage }).includes(s) || JSON.stringify({ ...sessionStorage }).includes(s), secret));
         const row = await page.$eval(`#webhooks-table tr[data-webhook-id="${hook.id}"]`, (tr) => tr.textContent);
         if (!row.includes(receiver + hookPath) || !row.includes('job.completed') || row.includes('job.failed'))
             pr.push(`the row: ${row}`);
@@ -247,6 +256,13 @@ async function run(page) {
         await zoneProblems(pr, page, '#webhook-secret-until time', r.previous_secret_expires_at);
         await visit(page, 'webhook-rotated');
         await page.click('#webhook-secret-done');
+        await go(page, '#overview', 'overview');
+        await go(page, '#webhooks', 'webhooks');
+        expect(pr, 'the new secret not shown again', false, await page.evaluate((x) => document.documentElement.outerHTML.includes(x)
+            || [...document.querySelectorAll('input')].some((i) => i.value === x), secret2));
+        const hint = await text(page, `${row} td[data-label="Status"]`);
+        if (!hint.includes('Previous secret signs until'))
+            pr.push(`the row's status: ${hint}`);
     });
 
     await step('webhooks: after rotation both secrets sign for 24 h; once they are over only the new one does', async (pr) => {
