@@ -1,7 +1,7 @@
 // webhooks.js: the account's webhooks (#webhooks: the list of GET
 // /v1/webhooks, a new one by POST /v1/webhooks whose signing secret is
-// shown once, a test event, a new secret by rotate-secret and deletion,
-// each after a confirmation) and the delivery log of one (#webhook/ID: GET
+// shown once, a test event, turned off or on (PATCH enabled), a new secret
+// by rotate-secret and deletion, each after a confirmation) and the delivery log of one (#webhook/ID: GET
 // /v1/webhooks/ID/deliveries, page by page, refreshed while a delivery is
 // on its way). Errors of the API are said next to the control that caused
 // them; times are in the user's zone.
@@ -118,6 +118,24 @@ export async function render(main, { stale }) {
                 clear(status, 'A test event (webhook.test) is on its way: see ',
                     h('a', { href: `#webhook/${w.id}` }, 'its delivery log'), '.');
         });
+        const toggle = h('button', { type: 'button', class: 'secondary toggle',
+            'aria-label': `${w.enabled ? 'Turn off' : 'Turn on'} the webhook to ${w.url}`,
+            'aria-describedby': `test-error-${w.id}` }, w.enabled ? 'Turn off' : 'Turn on');
+        toggle.addEventListener('click', async () => {
+            err.textContent = '';
+            status.textContent = '';
+            notice.textContent = '';
+            toggle.disabled = true;
+            try {
+                await api('PATCH', `/v1/webhooks/${enc(w.id)}`, { enabled: !w.enabled });
+                notice.textContent = w.enabled ? `The webhook to ${w.url} is off: no events are sent to it until it is turned on.`
+                    : `The webhook to ${w.url} is on again: events are sent to it from now on.`;
+                await refresh();
+            } catch (e) {
+                err.textContent = `The webhook was not turned ${w.enabled ? 'off' : 'on'}: ${e.message}`;
+                toggle.disabled = false;
+            }
+        });
         return h('tr', { 'data-webhook-id': w.id, 'data-enabled': String(w.enabled) },
             h('td', { 'data-label': 'URL' }, h('code', {}, w.url), w.description ? h('p', { class: 'hint' }, w.description) : null),
             h('td', { 'data-label': 'Events' }, eventList(w.events)),
@@ -127,7 +145,7 @@ export async function render(main, { stale }) {
             h('td', { 'data-label': 'Actions' },
                 h('div', { class: 'row-actions' },
                     h('a', { href: `#webhook/${w.id}`, class: 'log', 'aria-label': `Delivery log of ${w.url}` }, 'Delivery log'),
-                    test,
+                    test, toggle,
                     h('button', { type: 'button', class: 'secondary rotate', 'aria-label': `Rotate secret of ${w.url}`,
                         onclick: () => askRotate(w) }, 'Rotate secret'),
                     h('button', { type: 'button', class: 'danger delete', 'aria-label': `Delete the webhook to ${w.url}`,

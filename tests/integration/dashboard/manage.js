@@ -303,6 +303,21 @@ async function run(page) {
         allowed = [];
     });
 
+    await step('webhooks: turned off and on again from the list (the API agrees)', async (pr) => {
+        await go(page, '#webhooks', 'webhooks');
+        const row = `#webhooks-table tr[data-webhook-id="${hook.id}"]`;
+        let res = await answer(page, 'PATCH', `/v1/webhooks/${hook.id}`, () => page.click(`${row} button.toggle`));
+        expect(pr, 'turned off', 200, res.status());
+        await page.waitForSelector(`${row}[data-enabled="false"]`);
+        expect(pr, 'the API says', false, curl('GET', `/v1/webhooks/${hook.id}`, { key }).body.enabled);
+        expect(pr, 'the row says', 'Disabled', await text(page, `${row} td[data-label="Status"] .status-revoked`));
+        expect(pr, 'the button', 'Turn on', await text(page, `${row} button.toggle`));
+        res = await answer(page, 'PATCH', `/v1/webhooks/${hook.id}`, () => page.click(`${row} button.toggle`));
+        expect(pr, 'turned on', 200, res.status());
+        await page.waitForSelector(`${row}[data-enabled="true"]`);
+        expect(pr, 'the API says then', true, curl('GET', `/v1/webhooks/${hook.id}`, { key }).body.enabled);
+    });
+
     await step('webhooks: deleting asks first; then the API has it no more, and its log page says not found', async (pr) => {
         await go(page, '#webhooks', 'webhooks');
         await page.click(`#webhooks-table tr[data-webhook-id="${hook.id}"] button.delete`);
