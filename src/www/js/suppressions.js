@@ -57,6 +57,7 @@ function refusal(e, entries) {
 export async function render(main, { stale }) {
     const notice = h('p', { class: 'notice', role: 'status', id: 'suppressions-notice' });
     const del = confirmDialog('suppression-delete-dialog', 'Remove');
+    const listTitle = h('h2', { id: 'suppressions-list-title', tabindex: '-1' }, 'The list');
 
     // ---- the list: search and pages
     const out = h('div', { id: 'suppressions-out' });
@@ -86,6 +87,7 @@ export async function render(main, { stale }) {
             }
             notice.textContent = `${x.entry} is no longer on the list.`;
             await load();
+            return listTitle;
         });
     }
 
@@ -255,7 +257,7 @@ export async function render(main, { stale }) {
                 h('h2', { id: 'suppression-add-title' }, 'Add one'), addForm),
             h('section', { class: 'card', 'aria-labelledby': 'suppression-import-title' },
                 h('h2', { id: 'suppression-import-title' }, 'Import a file'), impForm)),
-        h('h2', { id: 'suppressions-list-title' }, 'The list'),
+        listTitle,
         searchForm, listErr, out,
         h('div', { class: 'actions' }, prev, where, next),
         del.dlg);

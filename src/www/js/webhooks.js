@@ -60,6 +60,7 @@ export async function render(main, { stale }) {
     const notice = h('p', { class: 'notice', role: 'status', id: 'webhooks-notice' });
     const secretBox = h('div', { id: 'webhook-secret-box' });
     const listBox = h('div', { id: 'webhooks-list' });
+    const listTitle = h('h2', { id: 'webhooks-list-title', tabindex: '-1' }, 'Your webhooks');
     const rotate = confirmDialog('rotate-dialog', 'Make a new secret');
     const remove = confirmDialog('delete-dialog', 'Delete webhook');
     let hooks = [];
@@ -80,15 +81,16 @@ export async function render(main, { stale }) {
                 } catch (e) {
                     throw new Error(`The secret was not changed: ${e.message}`);
                 }
-                secretCard(secretBox, {
+                const shown = secretCard(secretBox, {
                     id: 'webhook-secret', title: `New signing secret of ${name(w)}`, label: 'Signing secret', value: r.secret,
                     warning: 'Copy the secret now and keep it safe: it is shown only this once, ' +
                         'and neither this page nor the service can show it again.',
                     more: [h('p', { id: 'webhook-secret-until' }, 'The previous secret keeps signing beside it until ',
                         when(r.previous_secret_expires_at), '.'), signingHelp],
-                    after: () => listBox.focus(),
+                    after: () => listTitle.focus(),
                 });
                 await refresh();
+                return shown;
             });
     }
 
@@ -105,6 +107,7 @@ export async function render(main, { stale }) {
                 }
                 notice.textContent = `The webhook to ${w.url} is deleted.`;
                 await refresh();
+                return listTitle;
             });
     }
 
@@ -240,7 +243,7 @@ export async function render(main, { stale }) {
         h('p', {}, 'Webhooks send the events of your jobs to a URL of yours as they happen.'),
         notice,
         secretBox,
-        h('h2', { id: 'webhooks-list-title' }, 'Your webhooks'),
+        listTitle,
         listBox,
         h('section', { class: 'card', 'aria-labelledby': 'webhook-form-title' },
             h('h2', { id: 'webhook-form-title' }, 'Create a webhook'), form),

@@ -5,7 +5,8 @@ import { h, clear } from './dom.js';
 
 // secretCard(BOX, {id, title, warning, label, value, more, after}): draws
 // in BOX a card with the secret VALUE (input #ID), a Copy button (#ID-copy)
-// and "Done" (#ID-done: empties BOX, then AFTER()); focuses its title
+// and "Done" (#ID-done: empties BOX, then AFTER()); focuses its title, and
+// returns it
 export function secretCard(box, { id, title, warning, label, value, more, after }) {
     const out = h('input', { type: 'text', readonly: true, id, value,
         'aria-describedby': `${id}-warning`, spellcheck: 'false', autocomplete: 'off' });
@@ -34,12 +35,14 @@ export function secretCard(box, { id, title, warning, label, value, more, after 
         h('div', { class: 'secret-row' }, h('label', { for: id }, label), out, copy),
         copied, more || null, h('div', { class: 'actions' }, done)));
     heading.focus();
+    return heading;
 }
 
 // confirmDialog(ID, OK_LABEL): {dlg, ask(TITLE, TEXT, ACTION)}: ask opens
 // the modal dialog #ID (Cancel focused first); OK runs ACTION(), which
-// closes it when it resolves, or says in the dialog (#ID-error) why it was
-// refused when it throws (its message)
+// closes it when it resolves (the focus then goes to the element it
+// resolves to: the button that opened the dialog may be gone), or says in
+// the dialog (#ID-error) why it was refused when it throws (its message)
 export function confirmDialog(id, okLabel) {
     const title = h('h2', { id: `${id}-title` });
     const text = h('p', { id: `${id}-text` });
@@ -54,8 +57,10 @@ export function confirmDialog(id, okLabel) {
         ok.disabled = true;
         err.textContent = '';
         try {
-            await action();
+            const next = await action();
             dlg.close();
+            if (next && next.isConnected)
+                next.focus();
         } catch (e) {
             err.textContent = e.message;
         } finally {

@@ -250,6 +250,7 @@ async function run(page) {
         const r = await res.json();
         await page.waitForSelector('#webhook-secret');
         secret2 = await page.$eval('#webhook-secret', (e) => e.value);
+        expect(pr, 'the focus on the new secret\'s title', 'webhook-secret-title', await page.evaluate(() => document.activeElement.id));
         expect(pr, 'the new secret shown is the API\'s', r.secret, secret2);
         if (secret2 === secret)
             pr.push('the same secret again');
@@ -329,6 +330,7 @@ async function run(page) {
         const res = await answer(page, 'DELETE', `/v1/webhooks/${hook.id}`, () => page.click('#delete-dialog-confirm'));
         expect(pr, 'the API\'s status', 200, res.status());
         await page.waitForSelector('#webhooks-empty');
+        expect(pr, 'the focus on the list\'s title', 'webhooks-list-title', await page.evaluate(() => document.activeElement.id));
         const n = await text(page, '#webhooks-notice');
         if (!n.includes('is deleted'))
             pr.push(`the notice: ${n}`);
@@ -478,6 +480,7 @@ async function run(page) {
         expect(pr, 'the API\'s status', 200, res.status());
         await page.waitForSelector('#suppressions-out[data-total="0"][aria-busy="false"]');
         expect(pr, 'the notice', 'jane.doe@example.com is no longer on the list.', await text(page, '#suppressions-notice'));
+        expect(pr, 'the focus on the list\'s title', 'suppressions-list-title', await page.evaluate(() => document.activeElement.id));
         expect(pr, 'the API finds it no more', 0, curl('GET', '/v1/suppressions?q=jane', { key }).body.total);
         expect(pr, 'DELETE again', 404, curl('DELETE', '/v1/suppressions/jane.doe%40example.com', { key }).status);
         expect(pr, 'the rest stays', 25, curl('GET', '/v1/suppressions', { key }).body.total);
