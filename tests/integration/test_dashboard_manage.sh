@@ -8,7 +8,8 @@
 # delivered by a running svc-worker: its secret shown once and what signs
 # the receiver's deliveries; a test event received and shown in the
 # page's delivery log; the secret rotated after a confirmation (both sign
-# for 24 h, the old one no more after); the hourly test limit's 429 said
+# for 24 h, the old one no more after); jobs' job.completed events filling
+# the log past a page; the hourly test limit's 429 said
 # next to the button; deleted after a confirmation (the API agrees). The
 # suppression list: one entry added (and a bad one refused in words), a
 # file imported (the API's counts; a file with a bad line refused, naming
@@ -45,9 +46,10 @@ daemon
 
 EMAIL=manage$RANDOM@example.com
 PW='a long dashboard password'
-ACC=$(svcadm account create --email "$EMAIL" --tier pro --credits 10)
+ACC=$(svcadm account create --email "$EMAIL" --tier pro --credits 100)
 printf '%s\n' "$PW" | svcadm account set-password "$ACC"
 API_KEY=$(it_key "$ACC" '*')
+SANDBOX=sandbox.$(svcadm config | sed -n 's/^service_domain *= *//p')
 
 SHOTS=$top_builddir/tests/integration/test_dashboard_manage.shots
 rm -rf "$SHOTS"
@@ -60,7 +62,7 @@ mkdir -p "$IT_DIR/home"
 (cd "$IT_DIR" && HOME=$IT_DIR/home DASH_NODE_DIR=$NODE_DIR CHROMIUM=$CHROMIUM BASE_URL=$BASE_URL DASH_EMAIL=$EMAIL \
     DASH_PASSWORD=$PW DASH_KEY=$API_KEY DASH_SHOTS=$SHOTS DASH_TZ=Pacific/Chatham DASH_PROFILE=$IT_DIR/chromium-profile \
     DASH_RECEIVER=https://127.0.0.1:$RPORT DASH_RECEIVED=$RECEIVED DASH_DB_SOCKET=$IT_DIR/mariadb/mariadb.sock \
-    DASH_FILES=$IT_DIR timeout 600 nice node "$NODE_SRC/manage.js") > "$IT_DIR/manage.out" 2> "$IT_DIR/manage.err" || :
+    DASH_FILES=$IT_DIR DASH_SANDBOX=$SANDBOX timeout 600 nice node "$NODE_SRC/manage.js") > "$IT_DIR/manage.out" 2> "$IT_DIR/manage.err" || :
 name= detail= status=
 while IFS= read -r line || [ -n "$line" ]; do
     case $line in
@@ -83,7 +85,7 @@ t_case "browser: manage.js ran every step to the end" t_browser_ran
 t_shots() {
     local p
     for p in webhooks-empty webhook-refused webhook-new-secret webhooks webhook-log webhook-rotate-confirm \
-            webhook-rotated webhook-test-refused webhook-delete-confirm webhook-not-found suppressions-empty \
+            webhook-rotated webhook-log-jobs webhook-test-refused webhook-delete-confirm webhook-not-found suppressions-empty \
             suppressions-refused suppressions-imported suppressions-import-refused suppressions-page-2 \
             suppressions-search suppression-delete-confirm suppressions; do
         [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"

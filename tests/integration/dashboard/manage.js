@@ -9,7 +9,8 @@
 // (an API key of that account, every scope), DASH_RECEIVER (the receiver's
 // https://127.0.0.1:PORT), DASH_RECEIVED (its log: a JSON line a request),
 // DASH_DB_SOCKET (the test's MariaDB, to age a rotated secret), DASH_FILES
-// (a folder for the files the page imports).
+// (a folder for the files the page imports), DASH_SANDBOX (the sandbox
+// domain: the addresses of the jobs whose events fill the delivery log).
 'use strict';
 const { execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
@@ -289,6 +290,36 @@ async function run(page) {
         expect(pr, 'the log\'s rows', 3, await page.$$eval('#deliveries-table tbody tr', (trs) => trs.length));
     });
 
+    await step('webhooks: jobs\' job.completed events fill the log past a page: the older page is the API\'s, with links to the jobs', async (pr) => {
+        // 8 bulk jobs of a sandbox address each: 11 deliveries in all
+        const jobs = [];
+        for (let i = 0; i < 8; i++) {
+            const r = curl('POST', '/v1/verify/bulk', { key, body: { emails: [`accepted_email@${env('DASH_SANDBOX')}`] } });
+            expect(pr, `job ${i + 1}`, 202, r.status);
+            jobs.push(r.body.job_id);
+        }
+        const last = await receivedNth(hookPath, 11);
+        expect(pr, 'the 11th request', 'job.completed', JSON.parse(Buffer.from(last.body_b64, 'base64').toString()).event);
+        await page.click('#log-refresh');
+        await page.waitForSelector('#deliveries-out[data-total="11"][aria-busy="false"]');
+        expect(pr, 'the first page', 'Page 1 of 2', await text(page, '#log-page'));
+        expect(pr, 'its rows', 10, await page.$$eval('#deliveries-table tbody tr', (trs) => trs.length));
+        await page.click('#log-next');
+        await page.waitForSelector('#deliveries-out[data-page="2"][aria-busy="false"]');
+        const api = curl('GET', `/v1/webhooks/${hook.id}/deliveries?page=2&limit=10`, { key }).body;
+        expect(pr, 'the older page', api.data.map((d) => d.id),
+            await page.$$eval('#deliveries-table tbody tr', (trs) => trs.map((tr) => tr.dataset.deliveryId)));
+        expect(pr, 'no older page', true, await page.$eval('#log-next', (b) => b.disabled));
+        await page.click('#log-prev');
+        await page.waitForSelector('#deliveries-out[data-page="1"][aria-busy="false"]');
+        const links = await page.$$eval('#deliveries-table tbody tr a[href^="#job/"]', (as) => as.map((a) => a.getAttribute('href').slice(5)));
+        const completed = curl('GET', `/v1/webhooks/${hook.id}/deliveries?limit=10`, { key }).body.data.filter((d) => d.job_id).map((d) => d.job_id);
+        expect(pr, 'links to the jobs', completed, links);
+        if (!completed.every((j) => jobs.includes(j)))
+            pr.push(`jobs in the log that were not made here: ${completed}`);
+        await visit(page, 'webhook-log-jobs');
+    });
+
     await step('webhooks: a test past the hourly limit is refused, in words next to its button', async (pr) => {
         allowed = [[`/v1/webhooks/${hook.id}/test`, 429]];
         const res = await answer(page, 'POST', `/v1/webhooks/${hook.id}/test`, () => page.click('#log-test'));
@@ -299,7 +330,7 @@ async function run(page) {
             pr.push(`the refusal: ${t}`);
         expect(pr, 'the button says where its error is', true,
             await page.$eval('#log-test', (b) => b.getAttribute('aria-describedby').split(' ').includes('log-test-error')));
-        expect(pr, 'no delivery made', 3, curl('GET', `/v1/webhooks/${hook.id}/deliveries`, { key }).body.total);
+        expect(pr, 'no delivery made', 11, curl('GET', `/v1/webhooks/${hook.id}/deliveries`, { key }).body.total);
         await visit(page, 'webhook-test-refused');
         allowed = [];
     });
