@@ -606,7 +606,7 @@ svcadm_cmd_suppressions(int argc, char **argv)
 	if (o[0].val == NULL)
 		svcadm_usage();
 	if (strcmp(argv[0], "list") == 0 && np == 0) {
-		if (suppressions_list(db, o[0].val, 1, INT32_MAX, &total,
+		if (suppressions_list(db, o[0].val, NULL, 1, INT32_MAX, &total,
 		    svcadm_print_suppression, NULL) != SUPPRESSIONS_OK)
 			svcadm_die("%s", db_error(db));
 	} else if (strcmp(argv[0], "import") == 0 && np == 1) {

@@ -2,11 +2,14 @@
  * verify:bulk): POST /v1/suppressions { entries: [...] } adds addresses
  * and "@domain" entries (all or none: one bad entry is a 400 naming it),
  * at most account_suppressions_max on a list (beyond: 409
- * suppression_limit_reached, nothing added), GET lists them newest first, DELETE /v1/suppressions/{entry} removes one
- * (the entry percent-encoded in the path: %40example.com). */
+ * suppression_limit_reached, nothing added), GET lists them newest first
+ * (?q= searches: the entries that hold q, in either case), DELETE
+ * /v1/suppressions/{entry} removes one (the entry percent-encoded in the
+ * path: %40example.com). */
 #include "api/api.h"
 #include "jobs/suppressions.h"
 #include <stdlib.h>
+#include <string.h>
 
 #define SUPPRESSIONS_PAGE_MAX 1000
 
@@ -77,22 +80,33 @@ handler_suppressions_list(struct api_call *c)
 {
 	long page, limit;
 	long long total = 0;
+	struct buf q;
 	json_t *data;
 
 	if (api_query_long(c, "page", 1, 100000000, 1, &page) == -1 ||
 	    api_query_long(c, "limit", 1, SUPPRESSIONS_PAGE_MAX, 100,
 	    &limit) == -1)
 		return;
+	/* (no cap of its own: the request line's bounds it; too long is 400) */
+	buf_init(&q, BUF_NOMAX);
+	if (http_query_get(c->req->query, "q", &q) == 0 &&
+	    (q.len > SUPPRESSIONS_SEARCH_MAX || strlen(buf_str(&q)) != q.len)) {
+		api_bad_field(c, "q", "a text of at most %d bytes",
+		    SUPPRESSIONS_SEARCH_MAX);
+		goto out;
+	}
 	data = json_array();
-	if (suppressions_list(c->ctx->db, c->key.account_id, page, limit,
-	    &total, handler_suppressions_one, data) != SUPPRESSIONS_OK) {
+	if (suppressions_list(c->ctx->db, c->key.account_id, buf_str(&q), page,
+	    limit, &total, handler_suppressions_one, data) != SUPPRESSIONS_OK) {
 		json_decref(data);
 		api_internal_error(c, "suppressions_list");
-		return;
+		goto out;
 	}
-	http_json(c->resp, 200, json_pack("{s:o,s:i,s:i,s:I}", "data", data,
-	    "page", (int)page, "limit", (int)limit, "total",
-	    (json_int_t)total));
+	http_json(c->resp, 200, json_pack("{s:o,s:i,s:i,s:I,s:s}", "data",
+	    data, "page", (int)page, "limit", (int)limit, "total",
+	    (json_int_t)total, "q", buf_str(&q)));
+out:
+	buf_free(&q);
 }
 
 void

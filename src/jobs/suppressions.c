@@ -125,22 +125,62 @@ suppressions_add(struct db *db, const char *account,
 	return SUPPRESSIONS_OK;
 }
 
-enum suppressions_err
-suppressions_list(struct db *db, const char *account, long page, long limit,
-    long long *total, suppressions_each_fn fn, void *arg)
+/* The LIKE pattern of entries holding q: "%q%", q ASCII-lower-cased (as
+ * entries are stored) and its '!', '%' and '_' escaped by '!'. */
+static int
+suppressions_pattern(const char *q, char *out, size_t size)
 {
-	struct db_res *r;
-	int found, row;
+	size_t n = 0;
 
-	if (db_query_int(db, "SELECT COUNT(*) FROM suppressions WHERE "
-	    "account_id = ?", DB_ARGS(DBP_STR(account)), total, &found) !=
+	out[n++] = '%';
+	for (; *q; q++) {
+		if (n + 4 > size)
+			return -1;
+		if (*q == '!' || *q == '%' || *q == '_')
+			out[n++] = '!';
+		out[n++] = *q >= 'A' && *q <= 'Z' ? (char)(*q - 'A' + 'a') :
+		    *q;
+	}
+	out[n++] = '%';
+	out[n] = '\0';
+	return 0;
+}
+
+/* The SQL of a list: its WHERE without a search, or with one (the pattern
+ * a second parameter). */
+#define SUPPRESSIONS_WHERE "WHERE account_id = ? "
+#define SUPPRESSIONS_WHERE_Q "WHERE account_id = ? AND entry LIKE ? ESCAPE '!' "
+#define SUPPRESSIONS_COUNT "SELECT COUNT(*) FROM suppressions "
+#define SUPPRESSIONS_PAGE "SELECT entry, DATE_FORMAT(created_at, " \
+	"'%Y-%m-%dT%H:%i:%sZ') FROM suppressions "
+#define SUPPRESSIONS_ORDER "ORDER BY created_at DESC, entry LIMIT ? OFFSET ?"
+
+enum suppressions_err
+suppressions_list(struct db *db, const char *account, const char *q,
+    long page, long limit, long long *total, suppressions_each_fn fn,
+    void *arg)
+{
+	char pat[2 * SUPPRESSIONS_SEARCH_MAX + 3];
+	struct db_param p[4];
+	struct db_res *r;
+	size_t n = 0;
+	int found, row, search = q != NULL && *q != '\0';
+
+	p[n++] = DBP_STR(account);
+	if (search) {
+		if (suppressions_pattern(q, pat, sizeof(pat)) == -1)
+			return SUPPRESSIONS_INVALID;
+		p[n++] = DBP_STR(pat);
+	}
+	if (db_query_int(db, search ? SUPPRESSIONS_COUNT SUPPRESSIONS_WHERE_Q :
+	    SUPPRESSIONS_COUNT SUPPRESSIONS_WHERE, p, n, total, &found) !=
 	    DB_OK)
 		return SUPPRESSIONS_DB;
-	if (db_query(db, "SELECT entry, DATE_FORMAT(created_at, "
-	    "'%Y-%m-%dT%H:%i:%sZ') FROM suppressions WHERE account_id = ? "
-	    "ORDER BY created_at DESC, entry LIMIT ? OFFSET ?",
-	    DB_ARGS(DBP_STR(account), DBP_INT(limit),
-	    DBP_INT((page - 1) * limit)), &r) != DB_OK)
+	p[n++] = DBP_INT(limit);
+	p[n++] = DBP_INT((page - 1) * limit);
+	if (db_query(db, search ? SUPPRESSIONS_PAGE SUPPRESSIONS_WHERE_Q
+	    SUPPRESSIONS_ORDER : SUPPRESSIONS_PAGE SUPPRESSIONS_WHERE
+	    SUPPRESSIONS_ORDER, p, n, &r) != DB_OK)
 		return SUPPRESSIONS_DB;
 	while ((row = db_res_next(r)) == 1)
 		if (fn(arg, db_res_str(r, 0), db_res_str(r, 1)) == -1)

@@ -36,10 +36,14 @@ enum suppressions_err suppressions_add(struct db *, const char *account,
 	    long long *total);
 typedef int (*suppressions_each_fn)(void *, const char *entry,
 	    const char *created_at);
-/* Newest first, a page of limit; *total is the whole list's size. */
+/* Newest first, a page of limit; *total is the size of what is listed:
+ * the whole list, or with q (NULL or "": every entry) the entries that
+ * hold q (a search, ASCII letters in either case; at most
+ * SUPPRESSIONS_SEARCH_MAX bytes, else SUPPRESSIONS_INVALID). */
+#define SUPPRESSIONS_SEARCH_MAX SUPPRESSIONS_ENTRY_MAX
 enum suppressions_err suppressions_list(struct db *, const char *account,
-	    long page, long limit, long long *total, suppressions_each_fn,
-	    void *);
+	    const char *q, long page, long limit, long long *total,
+	    suppressions_each_fn, void *);
 /* Removes an entry as given (normalised first). */
 enum suppressions_err suppressions_delete(struct db *, const char *account,
 	    const char *entry);

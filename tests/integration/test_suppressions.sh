@@ -2,7 +2,7 @@
 # test_suppressions.sh: an account's suppression list through the API
 # (lighttpd, svc-api, MariaDB) and svcadm: entries added in their normal
 # form (every spelling of an address or domain is one entry), all or none
-# when one is bad, listed newest first with paging, deleted by their
+# when one is bad, listed newest first with paging, searched (?q=), deleted by their
 # percent-encoded path, kept apart between accounts, scope verify:bulk;
 # svcadm import and list; job result rows say "suppressed" for an address
 # or a domain on the list when the job was made; a list is capped at
@@ -34,6 +34,34 @@ t_add_and_list() {
     expect_status 400 && expect_json .error.details.field limit
 }
 t_case "entries are stored in their normal form, once, and listed with paging" t_add_and_list
+
+# (the list: bob@example.com, carol@example.com, @spam.example)
+t_search() {
+    http POST /v1/suppressions '{"entries":["under_score@example.com","under-score@example.com"]}'
+    expect_status 201 && expect_json .added 2 || return 1
+    # any case, a page of what it finds, total counting only those
+    http GET '/v1/suppressions?q=EXAMPLE.Com&limit=3'
+    expect_status 200 && expect_json .total 4 && expect_json .q EXAMPLE.Com && expect_json '.data | length' 3 || return 1
+    http GET '/v1/suppressions?q=example.com&limit=3&page=2'
+    expect_status 200 && expect_json .total 4 && expect_json '.data | length' 1 || return 1
+    # '_' and '%' are text, not LIKE's wildcards
+    http GET '/v1/suppressions?q=r_s'
+    expect_status 200 && expect_json .total 1 && expect_json '.data[0].entry' under_score@example.com || return 1
+    http GET '/v1/suppressions?q=%25'
+    expect_status 200 && expect_json .total 0 || return 1
+    http GET '/v1/suppressions?q=%40spam'
+    expect_status 200 && expect_json .total 1 && expect_json '.data[0].entry' @spam.example || return 1
+    http GET '/v1/suppressions?q=nobody.example'
+    expect_status 200 && expect_json .total 0 && expect_json '.data | length' 0 || return 1
+    # an empty q is no search
+    http GET '/v1/suppressions?q='
+    expect_status 200 && expect_json .total 5 || return 1
+    http GET "/v1/suppressions?q=$(printf 'a%.0s' $(seq 1 333))"
+    expect_status 400 && expect_json .error.details.field q || return 1
+    http DELETE /v1/suppressions/under_score%40example.com && expect_status 200 || return 1
+    http DELETE /v1/suppressions/under-score%40example.com && expect_status 200
+}
+t_case "GET ?q= finds the entries that hold a text (any case; _ and % are text), total and paging of what it finds" t_search
 
 t_bad_entry_adds_nothing() {
     http POST /v1/suppressions '{"entries":["ok1@example.org","not an address","@"]}'

@@ -1,8 +1,9 @@
 // app.js: the dashboard's entry point. Finds out whether the browser has a
 // session (GET /v1/session), then draws the view the address's #fragment
 // names: #signin, #overview, #keys, #verify, #upload, #preview/JOB, #jobs,
-// #job/JOB (and /app/invite#TOKEN, an invitation link, the page that sets
-// the password). A view that is ready sets
+// #job/JOB, #webhooks, #webhook/WEBHOOK (its delivery log), #suppressions
+// (and /app/invite#TOKEN, an invitation link, the page that sets the
+// password). A view that is ready sets
 // main's data-page and aria-busy="false" (what the browser test waits for).
 import { api, setCsrfToken, onSessionEnded } from './api.js';
 import { h, clear, timeZone } from './dom.js';
@@ -13,6 +14,8 @@ import * as verify from './verify.js';
 import * as invite from './invite.js';
 import * as upload from './upload.js';
 import * as jobs from './jobs.js';
+import * as webhooks from './webhooks.js';
+import * as suppressions from './suppressions.js';
 
 const views = {
     overview: { title: 'Overview', mod: overview },
@@ -20,9 +23,12 @@ const views = {
     verify: { title: 'Verify an address', mod: verify },
     upload: { title: 'Upload a list', mod: upload },
     jobs: { title: 'Jobs', mod: jobs },
-    // (pages of one job: #NAME/JOB_ID)
+    webhooks: { title: 'Webhooks', mod: webhooks },
+    suppressions: { title: 'Suppressions', mod: suppressions },
+    // (pages of one job or webhook: #NAME/ID)
     preview: { title: 'List Health Preview', mod: { render: upload.renderPreview }, param: true, nav: 'upload' },
     job: { title: 'Job', mod: { render: jobs.renderJob }, param: true, nav: 'jobs' },
+    webhook: { title: 'Delivery log', mod: { render: webhooks.renderLog }, param: true, nav: 'webhooks' },
 };
 
 const main = document.getElementById('main');
@@ -31,7 +37,7 @@ const account = document.getElementById('account');
 let session = null;     // the answer of GET or POST /v1/session
 let drawing = 0;        // the latest draw; an older one that finishes late is dropped
 
-// route(): [NAME, PARAM] of the address's #fragment (PARAM: a job's id)
+// route(): [NAME, PARAM] of the address's #fragment (PARAM: a job's or webhook's id)
 function route() {
     const r = location.hash.replace(/^#\/?/, '');
     const m = /^([a-z]+)\/([A-Za-z0-9_-]{1,64})$/.exec(r);

@@ -62,6 +62,20 @@ export const scopeWords = {
     'feedback:write': 'Report delivery outcomes',
 };
 
+// the events a webhook can be sent (the API's WebhookEventName; the
+// browser test checks this list against the API's description)
+export const eventWords = {
+    'job.completed': 'A job completed: its counts, charges and download link',
+    'job.failed': 'A job failed: its error',
+};
+
+export const deliveryStatusWords = {
+    pending: 'waiting to be sent',
+    sending: 'being sent',
+    delivered: 'delivered',
+    failed: 'failed (no more attempts)',
+};
+
 export const jobStatusWords = {
     ingesting: 'being read',
     awaiting_confirmation: 'waiting for your confirmation',

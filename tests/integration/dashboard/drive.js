@@ -4,7 +4,8 @@
 // downloaded browser) goes through the pages against the real stack behind
 // lighttpd; curl, as an API client would, checks what the pages did. Every
 // page is checked with axe-core (no serious or critical violation), for
-// console errors, on a phone-sized screen, and kept as a screenshot.
+// console errors, on a phone-sized screen, and kept as a screenshot (these
+// checks, the case lines, curl and the browser are browser.js's).
 //
 // Environment: DASH_NODE_DIR (node_modules), CHROMIUM, BASE_URL, DASH_EMAIL,
 // DASH_PASSWORD, DASH_LOCK_EMAIL (an account to lock out), DASH_KEY (an API
@@ -16,133 +17,15 @@
 // DASH_WORKER_LOG takes its output), DASH_OTHER_JOB (another account's
 // job).
 'use strict';
-const { createRequire } = require('node:module');
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
-const path = require('node:path');
+const {
+    env, BASE, APP, TZ, state, results, report, step, expect, curl, curlBytes,
+    consoleProblems, axeProblems, phoneProblems, ready, visit, text, launch,
+} = require('./browser.js');
 
-const env = (n) => {
-    if (!process.env[n])
-        throw new Error(`${n} is not set`);
-    return process.env[n];
-};
-const nodeRequire = createRequire(path.join(env('DASH_NODE_DIR'), 'package.json'));
-const puppeteer = nodeRequire('puppeteer-core');
-const axeSource = fs.readFileSync(nodeRequire.resolve('axe-core/axe.min.js'), 'utf8');
-
-const BASE = env('BASE_URL');
-const APP = BASE + '/app/';
-const SHOTS = env('DASH_SHOTS');
-const TZ = env('DASH_TZ');
-const DESKTOP = { width: 1280, height: 900 };
-// (not isMobile: changing it reloads the page, and the page's state with it)
-const PHONE = { width: 390, height: 844 };
-
-// ---- results
-let failedBefore = false;
-const results = [];
-function report(name, problems) {
-    const ok = problems.length === 0;
-    console.log(`${ok ? 'ok' : 'not ok'} - ${name}`);
-    for (const p of problems)
-        console.log(`#   ${String(p).replace(/\n/g, '\n#   ')}`);
-    results.push(ok);
-}
-// step(NAME, FN): run FN; a throw or a problem it pushed fails the case
-async function step(name, fn) {
-    const problems = [];
-    try {
-        await fn(problems);
-    } catch (e) {
-        problems.push(e && e.stack ? e.stack.split('\n').slice(0, 4).join('\n') : String(e));
-        failedBefore = true;
-    }
-    report(name, problems);
-    return problems.length === 0;
-}
-function expect(problems, what, want, got) {
-    if (JSON.stringify(want) !== JSON.stringify(got))
-        problems.push(`${what}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
-}
-
-// curl(ARGS...): {status, body} of a request to BASE made with curl
-function curl(method, p, { key, cookie, body } = {}) {
-    const args = ['-sS', '-X', method, '-o', '-', '-w', '\n%{http_code}', '--max-time', '60'];
-    if (key)
-        args.push('-H', `Authorization: Bearer ${key}`);
-    if (cookie)
-        args.push('-H', `Cookie: ${cookie}`);
-    if (body !== undefined)
-        args.push('-H', 'Content-Type: application/json', '--data-binary', JSON.stringify(body));
-    else if (method === 'POST')
-        args.push('--data', '');     // (a POST without a body still says its length: 411 otherwise)
-    args.push(BASE + p);
-    const out = execFileSync('curl', args, { encoding: 'utf8' });
-    const i = out.lastIndexOf('\n');
-    const text = out.slice(0, i);
-    let json = null;
-    try { json = JSON.parse(text); } catch (e) { json = null; }
-    return { status: Number(out.slice(i + 1)), body: json, text };
-}
-
-// ---- what every page must pass: console, axe, phone width, screenshot
-const consoleProblems = [];
-const axeProblems = [];
-const phoneProblems = [];
 let allowed = [];       // API refusals the running step provokes: [path, status]
-let pageName = 'start';
-
-function watch(page) {
-    page.on('console', (m) => {
-        if (m.type() !== 'error' && m.type() !== 'warn' && m.type() !== 'warning')
-            return;
-        const text = m.text();
-        const url = (m.location() && m.location().url) || '';
-        const st = /status of (\d{3})/.exec(text);
-        if (st && url.startsWith(BASE)) {
-            const p = new URL(url).pathname;
-            if (allowed.some(([ap, as]) => (ap instanceof RegExp ? ap.test(p) : ap === p) && as === Number(st[1])))
-                return;
-        }
-        consoleProblems.push(`${pageName}: console ${m.type()}: ${text} ${url}`);
-    });
-    page.on('pageerror', (e) => consoleProblems.push(`${pageName}: uncaught: ${e.message}`));
-    page.on('requestfailed', (r) => consoleProblems.push(`${pageName}: request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
-}
-
-async function ready(page, name) {
-    await page.waitForSelector(`main[data-page="${name}"][aria-busy="false"]`);
-}
-
-// visit(PAGE, NAME): the checks of every page, then a screenshot at both sizes
-async function visit(page, name) {
-    pageName = name;
-    await page.evaluate(axeSource);
-    const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-    for (const v of r.violations)
-        if (v.impact === 'serious' || v.impact === 'critical')
-            axeProblems.push(`${name}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join('; ')})`);
-    // every control has a name a screen reader can say
-    const nameless = await page.evaluate(() => [...document.querySelectorAll('input, button, select, textarea')]
-        .filter((el) => el.type !== 'hidden' && el.offsetParent !== null)
-        .filter((el) => !((el.labels && el.labels.length) || el.getAttribute('aria-label') ||
-            el.getAttribute('aria-labelledby') || (el.tagName === 'BUTTON' && el.textContent.trim())))
-        .map((el) => el.id || el.name || el.outerHTML.slice(0, 60)));
-    for (const n of nameless)
-        axeProblems.push(`${name}: a control without a label: ${n}`);
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-    await page.setViewport(PHONE);
-    const wide = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-    if (wide[0] > wide[1])
-        phoneProblems.push(`${name}: ${wide[0]} px wide on a ${wide[1]} px screen`);
-    await page.screenshot({ path: path.join(SHOTS, `${name}-phone.png`), fullPage: true });
-    await page.setViewport(DESKTOP);
-}
-
-// curlBytes(PATH, KEY): the body of GET PATH with curl, as bytes
-function curlBytes(p, key) {
-    return execFileSync('curl', ['-sS', '--fail', '--max-time', '60', '-H', `Authorization: Bearer ${key}`, BASE + p]);
-}
+let failedBefore = false;
 
 // workerOnce(): one pass of svc-worker --once (DASH_WORKER) on the test's
 // config (DASH_CONF), its output appended to DASH_WORKER_LOG
@@ -155,36 +38,11 @@ function workerOnce() {
     }
 }
 
-async function text(page, sel) {
-    return page.$eval(sel, (el) => el.textContent.trim());
-}
-
 async function main() {
-    fs.mkdirSync(SHOTS, { recursive: true });
-    const browser = await puppeteer.launch({
-        executablePath: env('CHROMIUM'),
-        headless: true,
-        userDataDir: env('DASH_PROFILE'),
-        // loopback only: no name but 127.0.0.1 resolves, and the browser's
-        // own traffic (updates, reports, pings, field trials) is off
-        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-            '--no-default-browser-check', '--disable-extensions', '--disable-background-networking',
-            '--disable-component-update', '--disable-sync', '--disable-default-apps', '--mute-audio',
-            '--password-store=basic', '--renderer-process-limit=1', '--no-pings',
-            '--disable-domain-reliability', '--disable-client-side-phishing-detection',
-            '--disable-breakpad', '--metrics-recording-only', '--disable-field-trial-config',
-            '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-            '--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,CertificateTransparencyComponentUpdater'],
-        defaultViewport: DESKTOP,
-    });
     try {
-        const page = await browser.newPage();
-        page.setDefaultTimeout(30000);
-        await page.emulateTimezone(TZ);
-        watch(page);
-        await run(page);
+        await launch(() => allowed, run);
     } finally {
-        await browser.close();
+        failedBefore = state.failedBefore;
     }
 }
 
