@@ -29,6 +29,28 @@ pacing_pair_init(struct pacing_pair *pp, const struct pacing_conf *c,
 	}
 }
 
+int
+pacing_asked_lately(const struct pacing_pair *pp, const struct pacing_conf *c,
+    int64_t now)
+{
+	long w = c->window_ms > 0 ? c->window_ms : 60000;
+
+	return pp->asked && now - pp->asked_at <= w;
+}
+
+void
+pacing_note_asked(struct pacing_pair *pp, const struct pacing_conf *c,
+    int64_t now, long long shared_ago)
+{
+	long w = c->window_ms > 0 ? c->window_ms : 60000;
+
+	if (!pacing_asked_lately(pp, c, now) &&
+	    (shared_ago < 0 || shared_ago > w))
+		pp->grow_from = now;
+	pp->asked = 1;
+	pp->asked_at = now;
+}
+
 long
 pacing_rate(const struct pacing_pair *pp, const struct pacing_conf *c,
     int64_t now)
@@ -39,7 +61,10 @@ pacing_rate(const struct pacing_pair *pp, const struct pacing_conf *c,
 	if (!pp->paced)
 		return 0;
 	if (pp->learned_rate <= 0) {
-		/* grow quickly until the first "slow down" */
+		/* grow quickly until the first "slow down", counting only the
+		 * windows since this process began asking (pacing_note_asked) */
+		if (pp->grow_from > pp->since)
+			n = now > pp->grow_from ? (now - pp->grow_from) / w : 0;
 		rate = pp->base_rate > 0 ? pp->base_rate : 1;
 		if (n > PACING_GROWTH_WINDOWS)
 			n = PACING_GROWTH_WINDOWS;
@@ -353,19 +378,48 @@ pacing_take_window_ms(long window_ms)
 	return window_ms + PACING_TAKE_SLACK_MS;
 }
 
+/* The bucket of rate_counts: the pair's hash (keys may be long). */
+static void
+pacing_bucket(const struct pacing_pair *pp, char *bucket, size_t size)
+{
+	char key[PACING_KEY_MAX + PACING_EGRESS_MAX + 2];
+
+	snprintf(key, sizeof(key), "%s|%s", pp->key, pp->egress);
+	snprintf(bucket, size, "pace:%016llx",
+	    (unsigned long long)pacing_hash(key));
+}
+
+enum db_err
+pacing_db_last_take(struct db *db, const struct pacing_pair *pp,
+    long long *ago)
+{
+	char bucket[80];
+	struct db_res *r = NULL;
+	enum db_err e;
+
+	*ago = -1;
+	pacing_bucket(pp, bucket, sizeof(bucket));
+	e = db_query(db, "SELECT FLOOR(UNIX_TIMESTAMP(SYSDATE(3)) * 1000) - "
+	    "MAX(sec) * 1000 FROM rate_counts WHERE bucket = ? AND n > 0",
+	    DB_ARGS(DBP_STR(bucket)), &r);
+	if (e != DB_OK)
+		return e;
+	if (db_res_next(r) == 1 && !db_res_isnull(r, 0))
+		*ago = db_res_int(r, 0) > 0 ? db_res_int(r, 0) : 0;
+	db_res_free(r);
+	return DB_OK;
+}
+
 enum db_err
 pacing_db_take(struct db *db, const struct pacing_pair *pp, long limit,
     long want, long window_ms, long *granted)
 {
-	char bucket[80], key[PACING_KEY_MAX + PACING_EGRESS_MAX + 2];
+	char bucket[80];
 	struct db_res *r = NULL;
 	enum db_err e;
 
 	*granted = 0;
-	/* the bucket of rate_counts: the pair's hash (keys may be long) */
-	snprintf(key, sizeof(key), "%s|%s", pp->key, pp->egress);
-	snprintf(bucket, sizeof(bucket), "pace:%016llx",
-	    (unsigned long long)pacing_hash(key));
+	pacing_bucket(pp, bucket, sizeof(bucket));
 	/* holder "" and no seq: the permits are used at once, so no lease
 	 * is remembered and none is given back */
 	e = db_query(db, "CALL ratelimit_lease(?, '', 0, 0, 0, 0, ?, ?, ?, ?)",

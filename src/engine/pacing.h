@@ -10,7 +10,9 @@
  *  - Its rate (RCPTs a minute) is a function of the row and the clock, so
  *    every worker computes the same one and nothing is written while it
  *    grows: before the first "slow down" it doubles every window from its
- *    start rate (a default is a start, not a ceiling); after one it is
+ *    start rate (a default is a start, not a ceiling), counted from when
+ *    the pair was last taken up after a window unused (pacing_note_asked,
+ *    in the worker's memory: nothing is written); after one it is
  *    halved (base) and creeps back up by a quarter of base a window, to
  *    three quarters of the rate the host first said "slow down" at
  *    (learned: run just under it). pacing_max_rate caps every pair.
@@ -66,6 +68,10 @@ struct pacing_pair {
 	/* RCPTs the host answered, by second of the local clock */
 	int64_t	 tally_sec[PACING_TALLY];
 	long	 tally[PACING_TALLY];
+	/* This process's own (never stored): when it last asked the budget,
+	 * and since when the start rate grows (pacing_note_asked). */
+	int	 asked;
+	int64_t	 asked_at, grow_from;
 };
 
 /* A pair for key and egress; paced (with start rate and penalty) when d
@@ -73,6 +79,20 @@ struct pacing_pair {
 void	 pacing_pair_init(struct pacing_pair *, const struct pacing_conf *,
 	    const char *key, const char *egress,
 	    const struct pacing_default *d, int64_t now);
+/* Before the budget is asked: a pair that nobody asked for a window or
+ * more (this process, by its own memory; the others, by shared_ago: the
+ * ms since the shared budget's last take, pacing_db_last_take, -1 when
+ * none or not looked up) starts growing again from its base rate now. A
+ * rate that doubled while nothing was sent was never shown to be
+ * tolerated: after an idle hour a start rate would otherwise have doubled
+ * 60 times, and the next job's first burst would meet the host's limit at
+ * full speed. */
+void	 pacing_note_asked(struct pacing_pair *, const struct pacing_conf *,
+	    int64_t now, long long shared_ago);
+/* Whether this process asked the pair's budget within the last window
+ * (then shared_ago need not be looked up). */
+int	 pacing_asked_lately(const struct pacing_pair *,
+	    const struct pacing_conf *, int64_t now);
 /* RCPTs a minute the pair may have now; 0: not paced (no limit). */
 long	 pacing_rate(const struct pacing_pair *, const struct pacing_conf *,
 	    int64_t now);
@@ -163,6 +183,10 @@ long	 pacing_take_window_ms(long window_ms);
 /* Takes up to want RCPTs of the pair's budget (limit RCPTs in any
  * window_ms, every worker host counted, pacing_take_window_ms): *granted
  * gets how many (0: the window is full). */
+/* The ms since RCPTs were last taken from the pair's budget by anyone
+ * (whole seconds of rate_counts); -1 when none are kept. */
+enum db_err pacing_db_last_take(struct db *, const struct pacing_pair *,
+	    long long *ago);
 enum db_err pacing_db_take(struct db *, const struct pacing_pair *,
 	    long limit, long want, long window_ms, long *granted);
 #endif

@@ -186,6 +186,9 @@ pacer_merge(void *arg, const struct pacing_pair *row)
 	pp->s.penalty_ms = keep.penalty_ms;
 	memcpy(pp->s.tally, keep.tally, sizeof(keep.tally));
 	memcpy(pp->s.tally_sec, keep.tally_sec, sizeof(keep.tally_sec));
+	pp->s.asked = keep.asked;
+	pp->s.asked_at = keep.asked_at;
+	pp->s.grow_from = keep.grow_from;
 }
 
 /* The routes marked down by any worker (egress_down.h; only with several
@@ -328,6 +331,7 @@ pacer_allow(struct process *p, struct process_host *h, size_t route,
 {
 	struct pacer_pair *pp;
 	long limit, granted = 0;
+	long long shared_ago = -1;
 	int missing;
 
 	pp = pacer_route_pair(h, route, &missing);
@@ -345,6 +349,12 @@ pacer_allow(struct process *p, struct process_host *h, size_t route,
 		if (pacing_db_store(p->db, &pp->s, 1, now) == DB_OK)
 			pp->s.stored = 1;
 	}
+	/* a pair idle here may be in use by another worker (or an earlier
+	 * run): only an idle budget starts its growth again */
+	if (!pacing_asked_lately(&pp->s, &p->pconf, now) &&
+	    pacing_db_last_take(p->db, &pp->s, &shared_ago) != DB_OK)
+		shared_ago = -1;
+	pacing_note_asked(&pp->s, &p->pconf, now, shared_ago);
 	limit = pacing_window_limit(&pp->s, &p->pconf, now);
 	if (pacing_db_take(p->db, &pp->s, limit, (long)want,
 	    p->pconf.window_ms, &granted) != DB_OK) {

@@ -39,6 +39,7 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     'mx-sv IN A 127.0.0.43' 'sv IN A 192.0.2.1' 'sv IN MX 10 mx-sv' \
     'mx-pv IN A 127.0.0.44' 'pv IN A 192.0.2.1' 'pv IN MX 10 mx-pv' \
     'mx-pp IN A 127.0.0.45' 'pp IN A 192.0.2.1' 'pp IN MX 10 mx-pp' \
+    'mx-id IN A 127.0.0.46' 'id IN A 192.0.2.1' 'id IN MX 10 mx-id' \
     > "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
 fake 127.0.0.40 rate_limit=20 rate_window_ms=2000 rate_penalty_ms=1000 block_after=3
@@ -47,9 +48,12 @@ fake 127.0.0.42 rcpt_max=1
 fake 127.0.0.43 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_after=100
 fake 127.0.0.44 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_after=100
 fake 127.0.0.45 rate_limit=1000 rate_window_ms=600000
+fake 127.0.0.46 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_after=100
 mail_env_lists
 # mx-pp is paced from the start (an operator's default, 600 a minute)
 echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
+# mx-id too, from 200 a minute: 10 RCPTs in a window of 3 s, what it takes
+echo 'mx-id.pace.test 200 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
 worker_poll_interval = 1
@@ -197,6 +201,21 @@ t_one_session_a_pair() {
         it_fail "one session carried all: $(fake_ctl 127.0.0.45 concurrency)"
 }
 t_case "a paced pair has one SMTP session at a time (pacing_pair_sessions), whatever worker_domain_concurrency allows" t_one_session_a_pair
+
+t_idle_pair_starts_again() {
+    # mx-id's pair was made an hour ago and never told to slow down: its
+    # rate doubled every window since, on paper, while nothing was sent.
+    # The next job starts it again at its start rate (10 RCPTs a window,
+    # what mx-id takes): 12 addresses and the probe in two windows, no 421
+    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, strikes, updated_at)
+        VALUES ('mx-id.pace.test', 'direct', 200, 200, UTC_TIMESTAMP(3) - INTERVAL 1 HOUR, 0, UTC_TIMESTAMP(3))"
+    for i in $(seq 1 12); do echo "user$i@id.pace.test"; done | mkjob idle || return 1
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
+    expect_eq "valid" 12 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND classification = 'valid'")" || return 1
+    expect_eq "RCPTs mx-id got, and its 421s" "13 0" "$(rate_field 127.0.0.46 rcpts) $(rate_field 127.0.0.46 refused)"
+}
+t_case "a paced pair idle for an hour starts again at its start rate, not at the rate it would have grown to (no 421 from a host that takes just that)" t_idle_pair_starts_again
 
 t_single_learns() {
     local rcpts

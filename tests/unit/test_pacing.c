@@ -159,6 +159,48 @@ test_grows_then_halves(void **state)
 }
 
 static void
+test_idle_pair_grows_again_from_base(void **state)
+{
+	struct pacing_default d = { "google", 60, 300 };
+	struct pacing_pair p;
+	int64_t t;
+
+	(void)state;
+	pacing_pair_init(&p, &conf, "google", "direct", &d, 0);
+	/* asked all along: doubles every window */
+	for (t = 0; t <= 3 * 60000; t += 20000)
+		pacing_note_asked(&p, &conf, t, -1);
+	assert_int_equal(pacing_rate(&p, &conf, 3 * 60000), 480);
+	/* an hour without asking: the first ask starts at the base again,
+	 * not at 60 x 2^20 */
+	t = 63 * 60000;
+	assert_int_equal(pacing_rate(&p, &conf, t), 60L << 20);
+	pacing_note_asked(&p, &conf, t, -1);
+	assert_int_equal(pacing_rate(&p, &conf, t), 60);
+	assert_int_equal(pacing_window_limit(&p, &conf, t), 60);
+	/* and grows again while asked */
+	pacing_note_asked(&p, &conf, t + 30000, -1);
+	pacing_note_asked(&p, &conf, t + 60000, -1);
+	assert_int_equal(pacing_rate(&p, &conf, t + 60000), 120);
+	/* a gap of a window exactly is no idle time */
+	pacing_note_asked(&p, &conf, t + 120000, -1);
+	assert_int_equal(pacing_rate(&p, &conf, t + 120000), 240);
+	/* a learned rate is not restarted: it creeps under three quarters */
+	pacing_tally_add(&p, 200, t + 120500);
+	pacing_slow_down(&p, &conf, "421 4.7.28", t + 121000);
+	pacing_note_asked(&p, &conf, t + 10 * 60000, -1);
+	assert_int_equal(pacing_rate(&p, &conf, t + 10 * 60000), 150);
+	/* another pair, idle in this process (never asked) but in use by
+	 * another worker 5 s ago: its growth since the row's start goes on */
+	pacing_pair_init(&p, &conf, "google", "bind:192.0.2.1", &d, 0);
+	pacing_note_asked(&p, &conf, 5 * 60000, 5000);
+	assert_int_equal(pacing_rate(&p, &conf, 5 * 60000), 60 << 5);
+	/* idle everywhere (the shared budget's last take 2 windows ago) */
+	pacing_note_asked(&p, &conf, 8 * 60000, 120000);
+	assert_int_equal(pacing_rate(&p, &conf, 8 * 60000), 60);
+}
+
+static void
 test_friendly_learns_on_first_421(void **state)
 {
 	struct pacing_pair p;
@@ -360,6 +402,7 @@ main(void)
 		cmocka_unit_test(test_defaults_shipped),
 		cmocka_unit_test(test_not_paced),
 		cmocka_unit_test(test_grows_then_halves),
+		cmocka_unit_test(test_idle_pair_grows_again_from_base),
 		cmocka_unit_test(test_friendly_learns_on_first_421),
 		cmocka_unit_test(test_strikes_block),
 		cmocka_unit_test(test_penalty_covers_window),
