@@ -3,7 +3,8 @@
 # against the real stack: Debian's chromium, headless, driven by
 # puppeteer-core through tests/integration/dashboard/drive.js (its steps are
 # this script's cases: sign-in refused, locked out, signed in with the
-# keyboard, the overview's balance against the API's, a key made (its
+# keyboard, the overview's balance and its chart of the last 30 days'
+# usage against the API's, a key made (its
 # secret shown once, working with curl) and revoked (then refused), one
 # address verified (the page against the API's answer), a state change
 # without the CSRF token refused, the cookie out of JavaScript's reach,
@@ -11,7 +12,8 @@
 # computed it), the preview's figures, bar and 95% ranges against the API's
 # preview, confirm, live progress to completed, the results table (pages,
 # a classification filter) against the API's, a filtered download byte for
-# byte curl's, a dropped file's job cancelled after a confirmation, a
+# byte curl's, the accuracy report after feedback (its tables against the
+# API's for the times chosen, a bad range refused), a dropped file's job cancelled after a confirmation, a
 # second preview's Confirm refused (402) in words, the jobs list and its status filter, another account's job not found,
 # sign-out (the old cookie refused); axe-core on every page, no console
 # errors, a phone-sized screen, screenshots of every page in
@@ -55,7 +57,8 @@ dash_node_modules || { cat "$IT_DIR/npm.log"; it_skip "npm ci of tests/integrati
 mail_env_start
 mail_env_lists
 mail_env_conf
-it_conf_add "signin_attempts_max = 3
+it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
+signin_attempts_max = 3
 signin_address_attempts_max = 50
 worker_poll_interval = 1
 verify_time_budget_ms = 12000"
@@ -76,6 +79,24 @@ INVITE_ACC=$(svcadm account create --email "$INVITE_EMAIL" --tier free --credits
 INVITE=$(svcadm account invite "$INVITE_ACC")
 API_KEY=$(it_key "$ACC" '*')
 SANDBOX=sandbox.$(svcadm config | sed -n 's/^service_domain *= *//p')
+
+# usage for the overview's chart, on days before today (the ledger's times
+# moved): 5 charged 12 days ago and refunded 4 days ago (a job cancelled),
+# 3 charged and refunded yesterday; the balance is 20 again
+dash_usage() {
+    local n=$1 i emails job
+    emails=$(for i in $(seq 1 "$n"); do printf '"u%s-%s@nosuch.svc.test",' "$n" "$i"; done)
+    job=$(curl -sS -H "Authorization: Bearer $API_KEY" -H 'Content-Type: application/json' \
+        --data-binary "{\"emails\":[${emails%,}]}" "$BASE_URL/v1/verify/bulk" | jq -r .job_id)
+    [ -n "$job" ] && [ "$job" != null ] || it_fail "a job for the usage chart was not made"
+    [ "$(curl -sS -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $API_KEY" "$BASE_URL/v1/jobs/$job")" = 200 ] ||
+        it_fail "the job for the usage chart was not cancelled"
+    it_sql "UPDATE credit_ledger SET created_at = UTC_TIMESTAMP(3) - INTERVAL $2 DAY WHERE ref LIKE '%$job%' AND kind = 'charge'"
+    it_sql "UPDATE credit_ledger SET created_at = UTC_TIMESTAMP(3) - INTERVAL $3 DAY WHERE ref LIKE '%$job%' AND kind = 'refund'"
+}
+dash_usage 5 12 4
+dash_usage 3 1 1
+[ "$(it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$ACC'")" = 20 ] || it_fail "the balance after the usage is not 20"
 
 # the list uploaded through the page: 4 unknown mailboxes at mx.svc.test
 # (refused by the MTA), a role address, 6 at a domain that does not exist,
@@ -135,8 +156,8 @@ t_case "browser: drive.js ran every step to the end" t_browser_ran
 
 t_shots() {
     local p
-    for p in signin signin-refused signin-locked overview keys-refused keys-new-secret keys-revoke-confirm keys \
-            verify-result upload-refused preview-computing preview job-progress job-results job-cancel-confirm \
+    for p in signin signin-refused signin-locked overview overview-usage keys-refused keys-new-secret keys-revoke-confirm keys \
+            verify-result upload-refused preview-computing preview job-progress job-results accuracy-refused accuracy job-cancel-confirm \
             job-cancelled preview-402 jobs job-not-found signed-out invite invite-done; do
         [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"
     done

@@ -1,7 +1,7 @@
 // app.js: the dashboard's entry point. Finds out whether the browser has a
 // session (GET /v1/session), then draws the view the address's #fragment
 // names: #signin, #overview, #keys, #verify, #upload, #preview/JOB, #jobs,
-// #job/JOB (and /app/invite#TOKEN, an invitation link, the page that sets
+// #job/JOB, #accuracy (and /app/invite#TOKEN, an invitation link, the page that sets
 // the password). A view that is ready sets
 // main's data-page and aria-busy="false" (what the browser test waits for).
 import { api, setCsrfToken, onSessionEnded } from './api.js';
@@ -13,6 +13,7 @@ import * as verify from './verify.js';
 import * as invite from './invite.js';
 import * as upload from './upload.js';
 import * as jobs from './jobs.js';
+import * as accuracy from './accuracy.js';
 
 const views = {
     overview: { title: 'Overview', mod: overview },
@@ -20,6 +21,7 @@ const views = {
     verify: { title: 'Verify an address', mod: verify },
     upload: { title: 'Upload a list', mod: upload },
     jobs: { title: 'Jobs', mod: jobs },
+    accuracy: { title: 'Accuracy', mod: accuracy },
     // (pages of one job: #NAME/JOB_ID)
     preview: { title: 'List Health Preview', mod: { render: upload.renderPreview }, param: true, nav: 'upload' },
     job: { title: 'Job', mod: { render: jobs.renderJob }, param: true, nav: 'jobs' },
