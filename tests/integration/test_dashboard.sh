@@ -14,7 +14,9 @@
 # a classification filter) against the API's, a filtered download byte for
 # byte curl's, the accuracy report after feedback (its tables against the
 # API's for the times chosen, a bad range refused), a dropped file's job cancelled after a confirmation, a
-# second preview's Confirm refused (402) in words, the jobs list and its status filter, another account's job not found,
+# second preview's Confirm refused (402) in words, a job seen mid-run (the
+# fake SMTP server holding its sessions: 0 < processed < total, rate, ETA,
+# no box moving between two updates) to completed, the jobs list and its status filter, another account's job not found,
 # sign-out (the old cookie refused); axe-core on every page, no console
 # errors, a phone-sized screen, screenshots of every page in
 # tests/integration/test_dashboard.shots/). Then curl: the headers of
@@ -55,6 +57,10 @@ dash_node_modules || { cat "$IT_DIR/npm.log"; it_skip "npm ci of tests/integrati
 # the mail world of test_preview.sh: the list's SMTP-bound rows are
 # refused by its Postfix; svc-worker runs --once, from drive.js
 mail_env_start
+# pristine.svc.test's fake server: drive.js holds its sessions to see a
+# job mid-run, then releases them (its control port: DASH_FAKE_CTL)
+fake 127.0.0.30
+FAKE_CTL="127.0.0.30 $(cut -d' ' -f2 "$IT_DIR/fake-127.0.0.30")"
 mail_env_lists
 mail_env_conf
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
@@ -132,7 +138,7 @@ mkdir -p "$IT_DIR/home"
 (cd "$IT_DIR" && HOME=$IT_DIR/home DASH_NODE_DIR=$NODE_DIR CHROMIUM=$CHROMIUM BASE_URL=$BASE_URL DASH_EMAIL=$EMAIL \
     DASH_PASSWORD=$PW DASH_LOCK_EMAIL=$LOCK_EMAIL DASH_KEY=$API_KEY DASH_SANDBOX=$SANDBOX \
     DASH_SHOTS=$SHOTS DASH_TZ=$TZ_EMULATED DASH_PROFILE=$IT_DIR/chromium-profile \
-    DASH_INVITE=$INVITE DASH_INVITE_EMAIL=$INVITE_EMAIL DASH_CSV=$CSV DASH_OTHER_JOB=$OTHER_JOB \
+    DASH_INVITE=$INVITE DASH_INVITE_EMAIL=$INVITE_EMAIL DASH_CSV=$CSV DASH_OTHER_JOB=$OTHER_JOB DASH_FAKE_CTL=$FAKE_CTL \
     DASH_WORKER=$top_builddir/src/worker/svc-worker DASH_CONF=$SVC_CONF DASH_WORKER_LOG=$IT_DIR/log/worker-stderr.log \
     timeout 900 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive.out" 2> "$IT_DIR/drive.err" || :
 name= detail= status=
@@ -158,7 +164,7 @@ t_shots() {
     local p
     for p in signin signin-refused signin-locked overview overview-usage keys-refused keys-new-secret keys-revoke-confirm keys \
             verify-result upload-refused preview-computing preview job-progress job-results accuracy-refused accuracy job-cancel-confirm \
-            job-cancelled preview-402 jobs job-not-found signed-out invite invite-done; do
+            job-cancelled preview-402 job-mid-run jobs job-not-found signed-out invite invite-done; do
         [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"
     done
 }

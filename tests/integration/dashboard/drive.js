@@ -863,6 +863,77 @@ async function run(page) {
         allowed = [];
     });
 
+    await step('a job seen mid-run (its SMTP sessions held by the fake server): 0 < processed < total on the bar and in numbers as the API says, a rate and an ETA; the boxes keep their size between two updates; then completed', async (pr) => {
+        const { spawn } = require('node:child_process');
+        const net = require('node:net');
+        const [fakeHost, fakePort] = env('DASH_FAKE_CTL').split(' ');
+        // fakeSet(K=V): a setting of the fake SMTP server (its control port)
+        const fakeSet = (kv) => new Promise((resolve, reject) => {
+            const c = net.createConnection({ host: fakeHost, port: Number(fakePort) }, () => c.write(`set ${kv}\n`));
+            let got = '';
+            c.on('data', (d) => { got += d; if (got.endsWith('\n')) { c.end(); resolve(got.trim()); } });
+            c.on('error', reject);
+        });
+        const emails = ['mid1@nosuch.svc.test', 'mid2@nosuch.svc.test', 'mid3@nosuch.svc.test', 'held1@pristine.svc.test', 'held2@pristine.svc.test'];
+        const balance = curl('GET', '/v1/credits', { key }).body.balance;
+        if (balance < emails.length)
+            throw new Error(`${balance} credits left: not enough for the held job`);
+        expect(pr, 'the fake server holds', 'ok', await fakeSet('hold=1'));
+        const made = curl('POST', '/v1/verify/bulk', { key, body: { emails, name: 'held mid-run' } });
+        expect(pr, 'the job made (curl)', 202, made.status);
+        const held = made.body.job_id;
+        const fd = fs.openSync(env('DASH_WORKER_LOG'), 'a');
+        const worker = spawn('timeout', ['120', env('DASH_WORKER'), '-c', env('DASH_CONF'), '--once'], { stdio: ['ignore', fd, fd] });
+        const exited = new Promise((resolve) => worker.on('exit', (code) => resolve(code)));
+        let released = false;
+        try {
+            await go(`#job/${held}`, 'job');
+            // the rows at nosuch.svc.test are written while the sessions at
+            // pristine.svc.test wait: the page shows the job part done
+            const n = emails.length;
+            await page.waitForFunction((t) => {
+                const m = /^(\d+)\/(\d+)$/.exec(document.querySelector('#job-count').dataset.value || '');
+                return m && Number(m[2]) === t && Number(m[1]) > 0 && Number(m[1]) < t &&
+                    document.querySelector('#job-eta').dataset.value !== 'null';
+            }, { timeout: 60000 }, n);
+            const p = curl('GET', `/v1/jobs/${held}/progress`, { key }).body;
+            const shownNow = await page.$eval('#job-count', (e) => e.dataset.value);
+            expect(pr, 'processed / total on the page (the API\'s)', `${p.processed_emails}/${p.total_emails}`, shownNow);
+            if (!(p.processed_emails > 0 && p.processed_emails < p.total_emails))
+                pr.push(`the API's progress is not mid-run: ${JSON.stringify(p)}`);
+            expect(pr, 'the bar', [p.processed_emails, p.total_emails], await page.$eval('#job-progress', (e) => [e.value, e.max]));
+            const live = await page.$eval('#job-rate', (e) => [Number(e.dataset.value), e.textContent]);
+            if (!(live[0] > 0) || !/ addresses a minute$/.test(live[1]))
+                pr.push(`the rate: ${live}`);
+            const eta = await page.$eval('#job-eta', (e) => [Number(e.dataset.value), e.textContent]);
+            if (!(eta[0] > 0) || !/^About \d+ (seconds?|minutes?|hours?)$/.test(eta[1]))
+                pr.push(`the ETA: ${eta}`);
+            expect(pr, 'the status', 'processing', await page.$eval('#job-status', (e) => e.dataset.value));
+            // no layout jump: the bar's box, the numbers' and the card's
+            // stay the same from one update to the next
+            const boxes = () => page.evaluate(() => ['#job-progress', '#job-count', '#job-eta'].map((q) => {
+                const r = document.querySelector(q).getBoundingClientRect();
+                return [q, r.x, r.y, r.width, r.height];
+            }).concat([['card', document.querySelector('#job-progress').closest('section').getBoundingClientRect().height]]));
+            const u = Number(await page.$eval('#job-count', (e) => e.dataset.updates));
+            const b1 = await boxes();
+            await page.waitForFunction((x) => Number(document.querySelector('#job-count').dataset.updates) > x, {}, u);
+            expect(pr, 'the boxes between two updates', b1, await boxes());
+            await visit(page, 'job-mid-run');
+            expect(pr, 'the fake server releases', 'ok', await fakeSet('hold=0'));
+            released = true;
+            await page.waitForSelector('#job-status[data-value="completed"]', { timeout: 120000 });
+            expect(pr, 'the worker\'s exit', 0, await exited);
+            const end = curl('GET', `/v1/jobs/${held}/progress`, { key }).body;
+            expect(pr, 'the page at the end', [`${n}/${n}`, 'completed'], [await page.$eval('#job-count', (e) => e.dataset.value), end.status]);
+        } finally {
+            if (!released)
+                await fakeSet('hold=0').catch(() => {});
+            await exited;
+            fs.closeSync(fd);
+        }
+    });
+
     await step('jobs: the list is the API\'s, and its status filter too', async (pr) => {
         await page.click('nav a[href="#jobs"]');
         await ready(page, 'jobs');
