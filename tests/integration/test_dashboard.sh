@@ -16,7 +16,9 @@
 # API's for the times chosen, a bad range refused), a dropped file's job cancelled after a confirmation, a
 # second preview's Confirm refused (402) in words, a job seen mid-run (the
 # fake SMTP server holding its sessions: 0 < processed < total, rate, ETA,
-# no box moving between two updates) to completed, the jobs list and its status filter, another account's job not found,
+# no box moving between two updates) to completed, a list uploaded by its
+# https:// address (a file server on loopback with the test's CA) to its
+# preview, the jobs list and its status filter, another account's job not found,
 # sign-out (the old cookie refused); axe-core on every page, no console
 # errors, a phone-sized screen, screenshots of every page in
 # tests/integration/test_dashboard.shots/). Then curl: the headers of
@@ -28,6 +30,7 @@
 # download).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
+. "$top_srcdir/tests/integration/outbound.sh"
 it_require node npm flock
 CHROMIUM=${SVC_TEST_CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || it_skip "$CHROMIUM is not installed (run contrib/install-deps)"
@@ -63,6 +66,18 @@ fake 127.0.0.30
 FAKE_CTL="127.0.0.30 $(cut -d' ' -f2 "$IT_DIR/fake-127.0.0.30")"
 mail_env_lists
 mail_env_conf
+# a list the page uploads by its https:// address: file_server.py on
+# loopback with the test CA's certificate (as test_source_url.sh), named
+# by ALIAS (a literal loopback address stays refused: allow_private_urls
+# is no; ALIAS resolves into allow_private_url_networks)
+outbound_certs
+mkdir -p "$IT_DIR/files"
+{ echo email; for i in 1 2 3 4 5 6 7; do echo "url$i@nosuch.svc.test"; done; } > "$IT_DIR/files/url-list.csv"
+outbound_server files file_server.py --dir "$IT_DIR/files" --log "$IT_DIR/served.log"
+SOURCE_URL=https://$ALIAS:$OUTBOUND_PORT/files/url-list.csv?type=text/csv
+it_conf_add "allow_url_ports = $OUTBOUND_PORT
+allow_private_url_networks = 127.0.0.1/32
+ca_file = $IT_DIR/tls/ca.pem"
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
 signin_attempts_max = 3
 signin_address_attempts_max = 50
@@ -139,6 +154,7 @@ mkdir -p "$IT_DIR/home"
     DASH_PASSWORD=$PW DASH_LOCK_EMAIL=$LOCK_EMAIL DASH_KEY=$API_KEY DASH_SANDBOX=$SANDBOX \
     DASH_SHOTS=$SHOTS DASH_TZ=$TZ_EMULATED DASH_PROFILE=$IT_DIR/chromium-profile \
     DASH_INVITE=$INVITE DASH_INVITE_EMAIL=$INVITE_EMAIL DASH_CSV=$CSV DASH_OTHER_JOB=$OTHER_JOB DASH_FAKE_CTL=$FAKE_CTL \
+    DASH_SOURCE_URL=$SOURCE_URL DASH_SERVED=$IT_DIR/served.log \
     DASH_WORKER=$top_builddir/src/worker/svc-worker DASH_CONF=$SVC_CONF DASH_WORKER_LOG=$IT_DIR/log/worker-stderr.log \
     timeout 900 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive.out" 2> "$IT_DIR/drive.err" || :
 name= detail= status=
@@ -164,7 +180,7 @@ t_shots() {
     local p
     for p in signin signin-refused signin-locked overview overview-usage keys-refused keys-new-secret keys-revoke-confirm keys \
             verify-result upload-refused preview-computing preview job-progress job-results accuracy-refused accuracy job-cancel-confirm \
-            job-cancelled preview-402 job-mid-run jobs job-not-found signed-out invite invite-done; do
+            job-cancelled preview-402 job-mid-run preview-url jobs job-not-found signed-out invite invite-done; do
         [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"
     done
 }

@@ -934,6 +934,30 @@ async function run(page) {
         }
     });
 
+    await step('a list uploaded by its https:// address through the page: 202, its preview page; the worker downloads it (the file server saw the request) and the preview counts its rows', async (pr) => {
+        const src = env('DASH_SOURCE_URL');
+        await go('#upload', 'upload');
+        await page.type('#upload-url', src);
+        expect(pr, 'preview on', true, await page.$eval('#upload-preview', (e) => e.checked));
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
+            page.click('#upload-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 202, res.status());
+        expect(pr, 'what the page sent', { source_url: src, preview: true }, JSON.parse(res.request().postData() || 'null'));
+        const fromUrl = (await res.json()).job_id;
+        await ready(page, 'preview');
+        expect(pr, 'the address', `${APP}#preview/${fromUrl}`, page.url());
+        await untilShown('#preview-chart', 'the preview of the list at the URL');
+        const path = new URL(src).pathname;
+        const served = fs.readFileSync(env('DASH_SERVED'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+        expect(pr, 'requests for the file at the file server', 1, served.filter((x) => x.path === path).length);
+        const api = curl('POST', `/v1/verify/bulk/${fromUrl}/preview`, { key });
+        expect(pr, 'the job (curl)', [200, 'awaiting_confirmation', 7], [api.status, api.body.status, api.body.preview && api.body.preview.total_emails]);
+        expect(pr, 'the rows on the page', '7', await page.$eval('[data-field="total_emails"]', (e) => e.dataset.value));
+        await visit(page, 'preview-url');
+    });
+
     await step('jobs: the list is the API\'s, and its status filter too', async (pr) => {
         await page.click('nav a[href="#jobs"]');
         await ready(page, 'jobs');
