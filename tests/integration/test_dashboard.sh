@@ -21,7 +21,9 @@
 # preview, the jobs list and its status filter, another account's job not found,
 # sign-out (the old cookie refused); axe-core on every page, no console
 # errors, a phone-sized screen, screenshots of every page in
-# tests/integration/test_dashboard.shots/). Then curl: the headers of
+# tests/integration/test_dashboard.shots/). Then a short pass through
+# Apache's snippet running the real svc-api (sign-in, overview, a key,
+# sign-out, the same checks of every page). Then curl: the headers of
 # /app/ through lighttpd's snippet, Apache's (apache-svc.conf) and the
 # shared host's .htaccess (fcgi-conf/htaccess).
 # puppeteer-core and axe-core come from npm, as pinned in
@@ -31,7 +33,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 . "$top_srcdir/tests/integration/outbound.sh"
-it_require node npm flock
+it_require node npm flock apache2
 CHROMIUM=${SVC_TEST_CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || it_skip "$CHROMIUM is not installed (run contrib/install-deps)"
 
@@ -157,17 +159,22 @@ mkdir -p "$IT_DIR/home"
     DASH_SOURCE_URL=$SOURCE_URL DASH_SERVED=$IT_DIR/served.log \
     DASH_WORKER=$top_builddir/src/worker/svc-worker DASH_CONF=$SVC_CONF DASH_WORKER_LOG=$IT_DIR/log/worker-stderr.log \
     timeout 900 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive.out" 2> "$IT_DIR/drive.err" || :
-name= detail= status=
-while IFS= read -r line || [ -n "$line" ]; do
-    case $line in
-    "ok - "*|"not ok - "*)
-        [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
-        status=${line%% - *}; [ "$status" = ok ] || status=fail
-        name=${line#* - }; detail= ;;
-    "#"*) detail+=$line$'\n' ;;
-    esac
-done < "$IT_DIR/drive.out"
-[ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
+# browser_cases FILE: drive.js's lines in FILE as this script's cases
+browser_cases() {
+    local name= detail= status= line
+    while IFS= read -r line || [ -n "$line" ]; do
+        case $line in
+        "ok - "*|"not ok - "*)
+            [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
+            status=${line%% - *}; [ "$status" = ok ] || status=fail
+            name=${line#* - }; detail= ;;
+        "#"*) detail+=$line$'\n' ;;
+        esac
+    done < "$1"
+    [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
+    return 0
+}
+browser_cases "$IT_DIR/drive.out"
 t_browser_ran() {
     grep -q '^ok - an invitation link' "$IT_DIR/drive.out" && [ ! -s "$IT_DIR/drive.err" ] && return 0
     it_fail "drive.js did not run to its end"
@@ -176,11 +183,57 @@ t_browser_ran() {
 }
 t_case "browser: drive.js ran every step to the end" t_browser_ran
 
+# ---- a short pass through Apache's snippet (fcgi-conf/apache-svc.conf):
+# mod_fcgid runs the real svc-api as www-data (its own readable copies of
+# the program, the config and its key files, as test_stack.sh's
+# t_apache_api), on the same database; drive.js with DASH_PASS=apache
+# signs in, reads the overview, makes a key and signs out, with axe and
+# console checks on every page, as an account of its own
+APACHE_EMAIL=apache$RANDOM@example.com
+APACHE_ACC=$(svcadm account create --email "$APACHE_EMAIL" --tier pro --credits 5)
+printf '%s\n' "$PW" | svcadm account set-password "$APACHE_ACC"
+APACHE_KEY=$(it_key "$APACHE_ACC" '*')
+APACHE_PORT=$(stack_free_port)
+APACHE_API=$IT_DIR/apache-api
+mkdir -p "$APACHE_API/log"
+install -m 0755 "$top_builddir/src/api/svc-api" "$APACHE_API/svc-api"
+for f in mariadb/db-password cache_hash_key feedback-hash-key; do
+    install -m 0600 -o www-data "$IT_DIR/$f" "$APACHE_API/$(basename "$f")"
+done
+sed -e "s|^db_password_file = .*|db_password_file = $APACHE_API/db-password|" \
+    -e "s|^cache_hash_key_file = .*|cache_hash_key_file = $APACHE_API/cache_hash_key|" \
+    -e "s|^feedback_hash_key_file = .*|feedback_hash_key_file = $APACHE_API/feedback-hash-key|" \
+    -e "s|^log_file = .*|log_file = $APACHE_API/log/svc.log|" \
+    -e "s|^base_url = .*|base_url = http://127.0.0.1:$APACHE_PORT|" "$SVC_CONF" > "$APACHE_API/svc.conf"
+chown -R www-data "$APACHE_API/log" "$APACHE_API/svc.conf"
+chmod 0600 "$APACHE_API/svc.conf"
+# (the address's anonymous window, 5 requests a minute, which the pass
+# behind lighttpd has just used up: emptied rather than waited out)
+it_sql "DELETE FROM rate_counts WHERE bucket = 'ip:127.0.0.1'"
+if stack_apache_start "$IT_DIR/apache-dash" "$APACHE_PORT" "$APACHE_API/svc-api" "$APACHE_API/svc.conf"; then
+    (cd "$IT_DIR" && HOME=$IT_DIR/home DASH_PASS=apache DASH_NODE_DIR=$NODE_DIR CHROMIUM=$CHROMIUM \
+        BASE_URL=http://127.0.0.1:$APACHE_PORT DASH_EMAIL=$APACHE_EMAIL DASH_PASSWORD=$PW DASH_KEY=$APACHE_KEY \
+        DASH_SHOTS=$SHOTS DASH_TZ=$TZ_EMULATED DASH_PROFILE=$IT_DIR/chromium-profile-apache \
+        timeout 300 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive-apache.out" 2> "$IT_DIR/drive-apache.err" || :
+    stack_apache_stop "$IT_DIR/apache-dash"
+else
+    echo "not ok - through Apache: apache2 with svc-api did not start" > "$IT_DIR/drive-apache.out"
+fi
+browser_cases "$IT_DIR/drive-apache.out"
+t_browser_apache_ran() {
+    grep -q '^ok - through Apache: sign-out' "$IT_DIR/drive-apache.out" && [ ! -s "$IT_DIR/drive-apache.err" ] && return 0
+    it_fail "drive.js through Apache did not run to its end"
+    sed 's/^/#   /' "$IT_DIR/drive-apache.err" | head -n 30
+    return 1
+}
+t_case "browser: drive.js through Apache ran every step to the end" t_browser_apache_ran
+
 t_shots() {
     local p
     for p in signin signin-refused signin-locked overview overview-usage keys-refused keys-new-secret keys-revoke-confirm keys \
             verify-result upload-refused preview-computing preview job-progress job-results accuracy-refused accuracy job-cancel-confirm \
-            job-cancelled preview-402 job-mid-run preview-url jobs job-not-found signed-out invite invite-done; do
+            job-cancelled preview-402 job-mid-run preview-url jobs job-not-found signed-out invite invite-done \
+            apache-signin apache-overview apache-keys apache-signed-out; do
         [ -s "$SHOTS/$p.png" ] && [ -s "$SHOTS/$p-phone.png" ] || it_fail "no screenshot of $p"
     done
 }

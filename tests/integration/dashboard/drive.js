@@ -6,6 +6,8 @@
 // page is checked with axe-core (no serious or critical violation), for
 // console errors, on a phone-sized screen, and kept as a screenshot.
 //
+// DASH_PASS=apache: only a short pass (sign-in, overview, a key, sign-out)
+// against Apache's snippet at BASE_URL.
 // Environment: DASH_NODE_DIR (node_modules), CHROMIUM, BASE_URL, DASH_EMAIL,
 // DASH_PASSWORD, DASH_LOCK_EMAIL (an account to lock out), DASH_KEY (an API
 // key of DASH_EMAIL's account, for curl), DASH_SANDBOX (the sandbox
@@ -195,6 +197,78 @@ async function run(page) {
     let cookie = null;
     let secret = null;
     let made = null;        // the key the keys page made (POST /v1/keys's answer)
+
+    // ---- DASH_PASS=apache: a short pass through Apache's snippet (sign
+    // in, overview, one key made, sign-out), with the same checks of
+    // every page; test_dashboard.sh runs it after the whole pass behind
+    // lighttpd
+    if (process.env.DASH_PASS === 'apache') {
+        await step('through Apache: /app/ shows the sign-in form with the CSP; sign-in opens the overview, the cookie HttpOnly', async (pr) => {
+            allowed = [['/v1/session', 401]];
+            const res = await page.goto(APP);
+            expect(pr, 'status of /app/', 200, res.status());
+            const csp = res.headers()['content-security-policy'] || '';
+            if (!/frame-ancestors 'none'/.test(csp) || /unsafe-inline/.test(csp) || !/script-src 'self'/.test(csp))
+                pr.push(`CSP of /app/: ${csp}`);
+            await ready(page, 'signin');
+            await visit(page, 'apache-signin');
+            await page.type('#signin-email', email);
+            await page.type('#signin-password', password);
+            const [r] = await Promise.all([
+                page.waitForResponse((x) => x.url() === BASE + '/v1/session' && x.request().method() === 'POST'),
+                page.click('#signin-submit'),
+            ]);
+            expect(pr, 'the API\'s status', 201, r.status());
+            expect(pr, 'the answer came through Apache', true, /Apache/.test(r.headers().server || ''));
+            await ready(page, 'overview');
+            const c = (await page.cookies(BASE)).find((x) => x.name === 'svc_session');
+            if (!c)
+                throw new Error('no svc_session cookie after sign-in');
+            expect(pr, 'HttpOnly, SameSite', [true, 'Strict'], [c.httpOnly, c.sameSite]);
+            cookie = `svc_session=${c.value}`;
+            allowed = [];
+        });
+        await step('through Apache: the overview\'s balance and chart are the API\'s', async (pr) => {
+            const api = curl('GET', '/v1/credits?days=30', { key });
+            expect(pr, 'curl /v1/credits?days=30', 200, api.status);
+            expect(pr, 'balance', String(api.body.balance), await page.$eval('#balance', (e) => e.dataset.value));
+            expect(pr, 'the used bars', api.body.daily.map((d) => [d.date, String(d.used)]),
+                await page.$$eval('#usage-svg rect[data-kind="used"]', (rs) => rs.map((r) => [r.dataset.date, r.dataset.value])));
+            await visit(page, 'apache-overview');
+        });
+        await step('through Apache: a key made on the keys page (CSRF token sent), its secret shown once and working with curl', async (pr) => {
+            await page.click('nav a[href="#keys"]');
+            await ready(page, 'keys');
+            await page.type('#key-name', 'through Apache');
+            await page.click('#scope-credits_read');
+            const [res] = await Promise.all([
+                page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
+                page.click('#key-create'),
+            ]);
+            expect(pr, 'the API\'s status', 201, res.status());
+            made = await res.json();
+            await page.waitForSelector('#new-key-secret');
+            secret = await page.$eval('#new-key-secret', (e) => e.value);
+            expect(pr, 'the secret shown is the API\'s', made.key, secret);
+            await page.waitForSelector(`tr[data-key-id="${made.id}"][data-status="active"]`);
+            expect(pr, 'curl /v1/credits with the new key', 200, curl('GET', '/v1/credits', { key: secret }).status);
+            await visit(page, 'apache-keys');
+        });
+        await step('through Apache: sign-out returns to the sign-in form; the old cookie is refused', async (pr) => {
+            const [res] = await Promise.all([
+                page.waitForResponse((r) => r.url() === BASE + '/v1/session' && r.request().method() === 'DELETE'),
+                page.click('#signout'),
+            ]);
+            expect(pr, 'the API\'s status', 200, res.status());
+            await ready(page, 'signin');
+            expect(pr, 'GET /v1/session with the old cookie', 401, curl('GET', '/v1/session', { cookie }).status);
+            await visit(page, 'apache-signed-out');
+        });
+        report('through Apache: no console errors on any page', consoleProblems);
+        report('through Apache: axe-core: no serious or critical violation on any page; every control has a label', axeProblems);
+        report('through Apache: every page fits a phone-sized screen', phoneProblems);
+        return;
+    }
 
     await step('without a session /app/ shows the sign-in form; the app\'s files carry the CSP', async (pr) => {
         allowed = [['/v1/session', 401]];
