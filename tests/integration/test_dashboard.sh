@@ -23,7 +23,8 @@
 # errors, a phone-sized screen, screenshots of every page in
 # tests/integration/test_dashboard.shots/). Then a short pass through
 # Apache's snippet running the real svc-api (sign-in, overview, a key,
-# sign-out, the same checks of every page). Then curl: the headers of
+# sign-out, the same checks of every page), and a POST to preview and
+# confirm without body nor Content-Length through it. Then curl: the headers of
 # /app/ through lighttpd's snippet, Apache's (apache-svc.conf) and the
 # shared host's .htaccess (fcgi-conf/htaccess).
 # puppeteer-core and axe-core come from npm, as pinned in
@@ -215,11 +216,46 @@ if stack_apache_start "$IT_DIR/apache-dash" "$APACHE_PORT" "$APACHE_API/svc-api"
         BASE_URL=http://127.0.0.1:$APACHE_PORT DASH_EMAIL=$APACHE_EMAIL DASH_PASSWORD=$PW DASH_KEY=$APACHE_KEY \
         DASH_SHOTS=$SHOTS DASH_TZ=$TZ_EMULATED DASH_PROFILE=$IT_DIR/chromium-profile-apache \
         timeout 300 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive-apache.out" 2> "$IT_DIR/drive-apache.err" || :
-    stack_apache_stop "$IT_DIR/apache-dash"
+    APACHE_UP=1
 else
     echo "not ok - through Apache: apache2 with svc-api did not start" > "$IT_DIR/drive-apache.out"
+    APACHE_UP=
 fi
 browser_cases "$IT_DIR/drive-apache.out"
+
+# POST .../preview and .../confirm take no body: with none and no
+# Content-Length at all (curl -X POST) svc-api accepts them. lighttpd
+# refuses any POST without Content-Length itself (411, before svc-api),
+# whatever its configuration: the README says so.
+# bodiless URL: status of a POST without body nor Content-Length
+bodiless() {
+    curl -sS -o "$IT_DIR/bodiless.json" -D "$IT_DIR/bodiless.head" -w '%{http_code}' -X POST \
+        -H "Authorization: Bearer $APACHE_KEY" "$1"
+}
+t_bodiless_post() {
+    local job a=http://127.0.0.1:$APACHE_PORT st
+    [ -n "$APACHE_UP" ] || { it_fail "Apache did not start"; return 1; }
+    printf 'email\nb1@nosuch.svc.test\nb2@nosuch.svc.test\n' > "$IT_DIR/bodiless.csv"
+    job=$(curl -sS -H "Authorization: Bearer $APACHE_KEY" -F "file=@$IT_DIR/bodiless.csv" -F preview=true \
+        "$a/v1/verify/bulk/upload" | jq -r .job_id)
+    [ -n "$job" ] && [ "$job" != null ] || { it_fail "the upload failed"; return 1; }
+    it_job_wait "$job" awaiting_confirmation || return 1
+    ! grep -qi '^content-length' < <(curl -sS -v -o /dev/null -X POST "$a/nothing" 2>&1 | grep '^> ') ||
+        { it_fail "curl -X POST sends a Content-Length"; return 1; }
+    st=$(bodiless "$a/v1/verify/bulk/$job/preview")
+    expect_eq "preview through Apache, no body (status)" 200 "$st" || { cat "$IT_DIR/bodiless.json"; return 1; }
+    expect_eq "its preview" "awaiting_confirmation 2" "$(jq -r '.status + " " + (.preview.total_emails | tostring)' "$IT_DIR/bodiless.json")" || return 1
+    st=$(bodiless "$a/v1/verify/bulk/$job/confirm")
+    expect_eq "confirm through Apache, no body (status)" 200 "$st" || { cat "$IT_DIR/bodiless.json"; return 1; }
+    expect_eq "confirmed" "pending 2" "$(jq -r '.status + " " + (.credits_charged | tostring)' "$IT_DIR/bodiless.json")" || return 1
+    expect_eq "the job" pending "$(it_sql "SELECT status FROM jobs WHERE id = '$job'")" || return 1
+    # lighttpd: its own 411, svc-api never asked
+    st=$(bodiless "$BASE_URL/v1/verify/bulk/$job/preview")
+    expect_eq "preview through lighttpd, no Content-Length" 411 "$st"
+    grep -qi '^server: lighttpd' "$IT_DIR/bodiless.head" || it_fail "the 411 is not lighttpd's: $(cat "$IT_DIR/bodiless.head")"
+}
+t_case "POST /v1/verify/bulk/{id}/preview and /confirm with no body and no Content-Length (curl -X POST): accepted through Apache (200, the preview; 200, charged); lighttpd refuses such a POST itself (411)" t_bodiless_post
+[ -z "$APACHE_UP" ] || stack_apache_stop "$IT_DIR/apache-dash"
 t_browser_apache_ran() {
     grep -q '^ok - through Apache: sign-out' "$IT_DIR/drive-apache.out" && [ ! -s "$IT_DIR/drive-apache.err" ] && return 0
     it_fail "drive.js through Apache did not run to its end"
