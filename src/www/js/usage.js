@@ -7,7 +7,7 @@ import { h } from './dom.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 // the drawing's own units (the SVG scales to the card's width)
-const W = 640, H = 220, LEFT = 44, RIGHT = 24, TOP = 12, BOTTOM = 34;
+const W = 640, H = 220, LEFT = 52, RIGHT = 24, TOP = 12, BOTTOM = 34;
 const PLOT_W = W - LEFT - RIGHT, PLOT_H = H - TOP - BOTTOM;
 
 function s(tag, attrs, ...children) {
@@ -52,9 +52,10 @@ export function usageChart(daily) {
         (busiest && busiest.used > 0 ? `; the most used on ${dayLong.format(utc(busiest.date))}: ${busiest.used}.` : '.');
 
     const grid = s('g', { class: 'grid' });
-    for (const v of [0, top / 2, top]) {
+    // (credits are whole: no line at half of an odd top)
+    for (const v of Number.isInteger(top / 2) ? [0, top / 2, top] : [0, top]) {
         grid.appendChild(s('line', { x1: LEFT, x2: W - RIGHT, y1: y(v), y2: y(v) }));
-        grid.appendChild(s('text', { x: LEFT - 6, y: y(v) + 4, 'text-anchor': 'end' }, Number.isInteger(v) ? v : v.toFixed(1)));
+        grid.appendChild(s('text', { x: LEFT - 6, y: y(v) + 4, 'text-anchor': 'end' }, v));
     }
     const bars = s('g', { class: 'bars' });
     const ticks = s('g', { class: 'ticks' });
