@@ -200,9 +200,9 @@ handler_jobs_progress(struct api_call *c)
 	minutes = j.seconds_running / 60.0;
 	if (j.processed > 0 && minutes > 0)
 		rate = (double)j.processed / minutes;
-	if (j.status == JOBS_COMPLETED)
-		eta = json_integer(0);
-	else if (rate > 0 && (j.status == JOBS_PROCESSING ||
+	/* null while unknown, and once the job has ended (nothing is left
+	 * to wait for: no time, not 0 of it) */
+	if (rate > 0 && (j.status == JOBS_PROCESSING ||
 	    j.status == JOBS_PENDING))
 		eta = json_integer((json_int_t)((double)(j.total - j.processed)
 		    / rate * 60.0 + 0.5));

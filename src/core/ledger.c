@@ -178,6 +178,47 @@ ledger_account_totals(struct db *db, const char *account,
 }
 
 enum ledger_err
+ledger_daily(struct db *db, const char *pool, time_t now, int ndays,
+    struct ledger_day *out)
+{
+	struct db_res *r;
+	struct tm tm;
+	char first[32];
+	time_t start;
+	long long d;
+	int i, row;
+
+	if (ndays < 1 || ndays > LEDGER_DAYS_MAX)
+		return LEDGER_DB;
+	start = now - now % 86400 - (time_t)(ndays - 1) * 86400;
+	for (i = 0; i < ndays; i++) {
+		out[i].day = start + (time_t)i * 86400;
+		out[i].used = out[i].refunded = 0;
+	}
+	gmtime_r(&start, &tm);
+	strftime(first, sizeof(first), "%Y-%m-%d 00:00:00", &tm);
+	/* (the session's time zone is UTC: db.c) */
+	if (db_query(db, "SELECT DATEDIFF(created_at, ?) AS d, "
+	    "COALESCE(SUM(CASE kind WHEN 'charge' THEN amount END), 0), "
+	    "COALESCE(SUM(CASE kind WHEN 'refund' THEN amount END), 0) "
+	    "FROM credit_ledger WHERE pool_id = ? AND created_at >= ? "
+	    "AND kind <> 'grant' GROUP BY d",
+	    DB_ARGS(DBP_STR(first), DBP_STR(pool), DBP_STR(first)), &r) !=
+	    DB_OK)
+		return LEDGER_DB;
+	while ((row = db_res_next(r)) == 1) {
+		/* (a row stamped after now's day, by a clock ahead: not in
+		 * the window) */
+		if ((d = db_res_int(r, 0)) < 0 || d >= ndays)
+			continue;
+		out[d].used = db_res_int(r, 1);
+		out[d].refunded = db_res_int(r, 2);
+	}
+	db_res_free(r);
+	return row == -1 ? LEDGER_DB : LEDGER_OK;
+}
+
+enum ledger_err
 ledger_verify(struct db *db, const char *pool, int *equal)
 {
 	struct ledger_totals t, sum;

@@ -4,6 +4,7 @@
 #define SVC_LEDGER_H
 #include "core/db.h"
 #include "util/ids.h"
+#include <time.h>
 
 enum ledger_err {
 	LEDGER_OK,
@@ -49,6 +50,18 @@ enum ledger_err ledger_account_totals(struct db *, const char *account,
 	    struct ledger_totals *pool);
 enum ledger_err ledger_totals(struct db *, const char *pool,
 	    struct ledger_totals *);
+/* One UTC day of a pool's movements (GET /v1/credits?days=N). */
+struct ledger_day {
+	time_t		 day;		/* 00:00:00 UTC of the day */
+	long long	 used, refunded;
+};
+#define LEDGER_DAYS_MAX 366
+/* The pool's charges and refunds summed per UTC day over the ndays (1 to
+ * LEDGER_DAYS_MAX) days that end with the day of now, oldest first: out[i]
+ * is the day ndays - 1 - i days before now's; days without a movement are
+ * zeros. Grants are not usage and are left out. */
+enum ledger_err ledger_daily(struct db *, const char *pool, time_t now,
+	    int ndays, struct ledger_day *out);
 /* Recomputes the totals from the ledger rows and compares: 1 if equal. */
 enum ledger_err ledger_verify(struct db *, const char *pool, int *equal);
 #endif

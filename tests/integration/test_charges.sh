@@ -6,7 +6,8 @@
 # verification_failed) charges nothing and may be retried with the same
 # Idempotency-Key; ten identical job creations at once with one
 # Idempotency-Key make one job and one charge; a batch over the limit of
-# 1,000,000 is refused whole.
+# 1,000,000 is refused whole; GET /v1/credits?days=N's usage per UTC day
+# is the ledger's.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_stack_start
@@ -102,5 +103,72 @@ t_batch_limit() {
     expect_eq "balance" 2000000 "$(it_sql "SELECT balance FROM credit_pools WHERE owner_id = '$acc'")"
 }
 t_case "a batch of 1,000,001 unique addresses is refused with 400 too_many_emails (limit 1000000), nothing created or charged" t_batch_limit
+
+# GET /v1/credits?days=N: each UTC day's charges and refunds are the
+# ledger's (days moved into the past in the database, not waited for)
+t_daily_usage() {
+    local acc key j1 j2 j3 i want got
+    acc=$(it_account pro 100)
+    key=$(it_key "$acc" '*')
+    API_KEY=$key http POST /v1/verify/bulk '{"emails":["a@daily.example","b@daily.example","c@daily.example"]}'
+    expect_status 202 || return 1
+    j1=$(jq -r .job_id <<<"$HTTP_BODY")
+    API_KEY=$key http POST /v1/verify/bulk '{"emails":["d@daily.example","e@daily.example"]}'
+    expect_status 202 || return 1
+    j2=$(jq -r .job_id <<<"$HTTP_BODY")
+    # no worker runs: cancelling j2 refunds its 2 addresses
+    API_KEY=$key http DELETE "/v1/jobs/$j2"
+    expect_status 200 || return 1
+    API_KEY=$key http POST /v1/verify/bulk '{"emails":["f@daily.example","g@daily.example","h@daily.example","i@daily.example"]}'
+    expect_status 202 || return 1
+    j3=$(jq -r .job_id <<<"$HTTP_BODY")
+    API_KEY=$key http POST /v1/verify/bulk '{"emails":["j@daily.example"]}'
+    expect_status 202 || return 1
+    # j1's charge 3 days ago, j2's charge and refund 29 days ago (the
+    # window's first day), the last charge today; an old grant moved into
+    # the window is no usage; a charge 30 days ago is outside it
+    it_sql "UPDATE credit_ledger SET created_at = UTC_TIMESTAMP(3) - INTERVAL 3 DAY WHERE ref LIKE '%$j1%'"
+    it_sql "UPDATE credit_ledger SET created_at = CAST(UTC_DATE() - INTERVAL 29 DAY AS DATETIME(3)) WHERE ref LIKE '%$j2%'"
+    it_sql "UPDATE credit_ledger SET created_at = UTC_TIMESTAMP(3) - INTERVAL 2 DAY WHERE pool_id = '$acc' AND kind = 'grant'"
+    it_sql "UPDATE credit_ledger SET created_at = CAST(UTC_DATE() - INTERVAL 29 DAY AS DATETIME(3)) - INTERVAL 1 SECOND WHERE ref LIKE '%$j3%'"
+    API_KEY=$key http GET '/v1/credits?days=30'
+    expect_status 200 || return 1
+    expect_jq '.daily | length == 30' || return 1
+    expect_eq "the last day" "$(it_sql "SELECT UTC_DATE()")" "$(jq -r '.daily[29].date' <<<"$HTTP_BODY")" || return 1
+    expect_eq "the first day" "$(it_sql "SELECT UTC_DATE() - INTERVAL 29 DAY")" "$(jq -r '.daily[0].date' <<<"$HTTP_BODY")" || return 1
+    # every day against the ledger's rows of that day
+    want=$(for i in $(seq 29 -1 0); do
+        it_sql "SELECT CONCAT(UTC_DATE() - INTERVAL $i DAY, ' ',
+            COALESCE(SUM(CASE kind WHEN 'charge' THEN amount END), 0), ' ',
+            COALESCE(SUM(CASE kind WHEN 'refund' THEN amount END), 0))
+            FROM credit_ledger WHERE pool_id = '$acc' AND DATE(created_at) = UTC_DATE() - INTERVAL $i DAY"
+    done)
+    got=$(jq -r '.daily[] | "\(.date) \(.used) \(.refunded)"' <<<"$HTTP_BODY")
+    expect_eq "each day's used and refunded against the ledger" "$want" "$got" || return 1
+    expect_eq "the non-zero days" "$(it_sql "SELECT UTC_DATE() - INTERVAL 29 DAY") 2 2,$(it_sql "SELECT UTC_DATE() - INTERVAL 3 DAY") 3 0,$(it_sql "SELECT UTC_DATE()") 1 0" \
+        "$(jq -r '[.daily[] | select(.used + .refunded > 0) | "\(.date) \(.used) \(.refunded)"] | join(",")' <<<"$HTTP_BODY")" || return 1
+    # the window's sums are the totals but the charge before it
+    expect_jq '([.daily[].used] | add) == .used - 4 and ([.daily[].refunded] | add) == .refunded' || return 1
+    # one day: today's only
+    API_KEY=$key http GET '/v1/credits?days=1'
+    expect_status 200 && expect_jq '.daily | length == 1 and .[0].used == 1' || return 1
+    # without days the answer is what it was
+    API_KEY=$key http GET /v1/credits
+    expect_status 200 && expect_jq 'has("daily") | not'
+}
+t_case "GET /v1/credits?days=30: 30 UTC days, each day's credits used and refunded equal to the ledger's rows (grants and older days left out)" t_daily_usage
+
+t_daily_usage_bad() {
+    local key d
+    key=$(it_key "$(it_account pro 10)" 'credits:read')
+    for d in 0 367 -1 abc 1.5 ''; do
+        API_KEY=$key http GET "/v1/credits?days=$d"
+        expect_status 400 && expect_json .error.code invalid_email && expect_json .error.details.field days ||
+            { it_fail "days=$d"; return 1; }
+    done
+    API_KEY=$key http GET '/v1/credits?days=366'
+    expect_status 200 && expect_jq '.daily | length == 366'
+}
+t_case "GET /v1/credits?days= outside 1 to 366 (0, 367, -1, abc, 1.5, empty): 400 invalid_email naming days; 366 accepted" t_daily_usage_bad
 
 t_done

@@ -522,7 +522,7 @@ t_jobs() {
     cli jobs list --status nosuch; expect_rc 2 || return 1
     cli jobs list --limit 101; expect_rc 2 || return 1
     cli jobs progress "$JOB"; expect_rc 0 && expect_kv status completed && expect_kv progress "100% (3/3)" &&
-        expect_kv "by status" "deliverable 1, undeliverable 1, risky 0, unknown 1" && expect_kv eta 0:00 || return 1
+        expect_kv "by status" "deliverable 1, undeliverable 1, risky 0, unknown 1" && expect_kv eta -- || return 1
     cli jobs progress "$PENDING" --json; expect_json .status pending && expect_json .percent 0 || return 1
     cli jobs cancel "$PENDING"; expect_rc 0 && expect_kv status cancelled && expect_kv credits "1 refunded" || return 1
     cli jobs cancel "$PENDING" --json; expect_rc 1 && expect_json .error.code job_not_cancellable || return 1

@@ -1,9 +1,9 @@
 // app.js: the dashboard's entry point. Finds out whether the browser has a
 // session (GET /v1/session), then draws the view the address's #fragment
 // names: #signin, #overview, #keys, #verify, #upload, #preview/JOB, #jobs,
-// #job/JOB, #webhooks, #webhook/WEBHOOK (its delivery log), #suppressions
-// (and /app/invite#TOKEN, an invitation link, the page that sets the
-// password). A view that is ready sets
+// #job/JOB, #webhooks, #webhook/WEBHOOK (its delivery log), #suppressions,
+// #accuracy (and /app/invite#TOKEN, an invitation link, the page that sets
+// the password). A view that is ready sets
 // main's data-page and aria-busy="false" (what the browser test waits for).
 import { api, setCsrfToken, onSessionEnded } from './api.js';
 import { h, clear, timeZone } from './dom.js';
@@ -16,6 +16,7 @@ import * as upload from './upload.js';
 import * as jobs from './jobs.js';
 import * as webhooks from './webhooks.js';
 import * as suppressions from './suppressions.js';
+import * as accuracy from './accuracy.js';
 
 const views = {
     overview: { title: 'Overview', mod: overview },
@@ -25,6 +26,7 @@ const views = {
     jobs: { title: 'Jobs', mod: jobs },
     webhooks: { title: 'Webhooks', mod: webhooks },
     suppressions: { title: 'Suppressions', mod: suppressions },
+    accuracy: { title: 'Accuracy', mod: accuracy },
     // (pages of one job or webhook: #NAME/ID)
     preview: { title: 'List Health Preview', mod: { render: upload.renderPreview }, param: true, nav: 'upload' },
     job: { title: 'Job', mod: { render: jobs.renderJob }, param: true, nav: 'jobs' },

@@ -240,7 +240,9 @@ export async function renderJob(main, ctx) {
         await finish();
         return;
     }
-    // live progress while the page is shown
+    // live progress while the page is shown (count's data-updates: the
+    // answers of /progress drawn so far)
+    let updates = 0;
     const poll = async () => {
         if (ctx.stale())
             return;
@@ -257,6 +259,8 @@ export async function renderJob(main, ctx) {
             eta.textContent = ended(p.status) ? 'None: the job has ended.'
                 : p.eta_seconds === null ? 'Not known yet.' : `About ${waitWords(p.eta_seconds)}`;
             eta.dataset.value = p.eta_seconds === null ? 'null' : String(p.eta_seconds);
+            updates += 1;
+            count.dataset.updates = String(updates);
             if (p.status !== status.dataset.value)
                 settle(p.status);
             if (ended(p.status)) {

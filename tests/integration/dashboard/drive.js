@@ -7,6 +7,8 @@
 // console errors, on a phone-sized screen, and kept as a screenshot (these
 // checks, the case lines, curl and the browser are browser.js's).
 //
+// DASH_PASS=apache: only a short pass (sign-in, overview, a key, sign-out)
+// against Apache's snippet at BASE_URL.
 // Environment: DASH_NODE_DIR (node_modules), CHROMIUM, BASE_URL, DASH_EMAIL,
 // DASH_PASSWORD, DASH_LOCK_EMAIL (an account to lock out), DASH_KEY (an API
 // key of DASH_EMAIL's account, for curl), DASH_SANDBOX (the sandbox
@@ -53,6 +55,78 @@ async function run(page) {
     let cookie = null;
     let secret = null;
     let made = null;        // the key the keys page made (POST /v1/keys's answer)
+
+    // ---- DASH_PASS=apache: a short pass through Apache's snippet (sign
+    // in, overview, one key made, sign-out), with the same checks of
+    // every page; test_dashboard.sh runs it after the whole pass behind
+    // lighttpd
+    if (process.env.DASH_PASS === 'apache') {
+        await step('through Apache: /app/ shows the sign-in form with the CSP; sign-in opens the overview, the cookie HttpOnly', async (pr) => {
+            allowed = [['/v1/session', 401]];
+            const res = await page.goto(APP);
+            expect(pr, 'status of /app/', 200, res.status());
+            const csp = res.headers()['content-security-policy'] || '';
+            if (!/frame-ancestors 'none'/.test(csp) || /unsafe-inline/.test(csp) || !/script-src 'self'/.test(csp))
+                pr.push(`CSP of /app/: ${csp}`);
+            await ready(page, 'signin');
+            await visit(page, 'apache-signin');
+            await page.type('#signin-email', email);
+            await page.type('#signin-password', password);
+            const [r] = await Promise.all([
+                page.waitForResponse((x) => x.url() === BASE + '/v1/session' && x.request().method() === 'POST'),
+                page.click('#signin-submit'),
+            ]);
+            expect(pr, 'the API\'s status', 201, r.status());
+            expect(pr, 'the answer came through Apache', true, /Apache/.test(r.headers().server || ''));
+            await ready(page, 'overview');
+            const c = (await page.cookies(BASE)).find((x) => x.name === 'svc_session');
+            if (!c)
+                throw new Error('no svc_session cookie after sign-in');
+            expect(pr, 'HttpOnly, SameSite', [true, 'Strict'], [c.httpOnly, c.sameSite]);
+            cookie = `svc_session=${c.value}`;
+            allowed = [];
+        });
+        await step('through Apache: the overview\'s balance and chart are the API\'s', async (pr) => {
+            const api = curl('GET', '/v1/credits?days=30', { key });
+            expect(pr, 'curl /v1/credits?days=30', 200, api.status);
+            expect(pr, 'balance', String(api.body.balance), await page.$eval('#balance', (e) => e.dataset.value));
+            expect(pr, 'the used bars', api.body.daily.map((d) => [d.date, String(d.used)]),
+                await page.$$eval('#usage-svg rect[data-kind="used"]', (rs) => rs.map((r) => [r.dataset.date, r.dataset.value])));
+            await visit(page, 'apache-overview');
+        });
+        await step('through Apache: a key made on the keys page (CSRF token sent), its secret shown once and working with curl', async (pr) => {
+            await page.click('nav a[href="#keys"]');
+            await ready(page, 'keys');
+            await page.type('#key-name', 'through Apache');
+            await page.click('#scope-credits_read');
+            const [res] = await Promise.all([
+                page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
+                page.click('#key-create'),
+            ]);
+            expect(pr, 'the API\'s status', 201, res.status());
+            made = await res.json();
+            await page.waitForSelector('#new-key-secret');
+            secret = await page.$eval('#new-key-secret', (e) => e.value);
+            expect(pr, 'the secret shown is the API\'s', made.key, secret);
+            await page.waitForSelector(`tr[data-key-id="${made.id}"][data-status="active"]`);
+            expect(pr, 'curl /v1/credits with the new key', 200, curl('GET', '/v1/credits', { key: secret }).status);
+            await visit(page, 'apache-keys');
+        });
+        await step('through Apache: sign-out returns to the sign-in form; the old cookie is refused', async (pr) => {
+            const [res] = await Promise.all([
+                page.waitForResponse((r) => r.url() === BASE + '/v1/session' && r.request().method() === 'DELETE'),
+                page.click('#signout'),
+            ]);
+            expect(pr, 'the API\'s status', 200, res.status());
+            await ready(page, 'signin');
+            expect(pr, 'GET /v1/session with the old cookie', 401, curl('GET', '/v1/session', { cookie }).status);
+            await visit(page, 'apache-signed-out');
+        });
+        report('through Apache: no console errors on any page', consoleProblems);
+        report('through Apache: axe-core: no serious or critical violation on any page; every control has a label', axeProblems);
+        report('through Apache: every page fits a phone-sized screen', phoneProblems);
+        return;
+    }
 
     await step('without a session /app/ shows the sign-in form; the app\'s files carry the CSP', async (pr) => {
         allowed = [['/v1/session', 401]];
@@ -150,6 +224,43 @@ async function run(page) {
         if (!(rl >= 0 && rl <= 100))
             pr.push(`requests left: ${rl}`);
         await visit(page, 'overview');
+    });
+
+    await step('the overview\'s chart of the last 30 days is the API\'s daily usage: each bar\'s day, value and height, the table, the totals', async (pr) => {
+        const api = curl('GET', '/v1/credits?days=30', { key });
+        expect(pr, 'curl /v1/credits?days=30', 200, api.status);
+        const daily = api.body.daily;
+        expect(pr, 'days', 30, daily.length);
+        if (!daily.some((d) => d.used > 0) || !daily.some((d) => d.refunded > 0))
+            pr.push(`no usage to draw: ${JSON.stringify(daily)}`);
+        const bars = await page.$$eval('#usage-svg rect', (rs) => rs.map((r) => [r.dataset.kind, r.dataset.date,
+            Number(r.dataset.value), Number(r.getAttribute('height'))]));
+        const top = Number(await page.$eval('#usage-svg', (e) => e.dataset.top));
+        const plot = Number(await page.$eval('#usage-svg', (e) => e.dataset.plotHeight));
+        for (const kind of ['used', 'refunded']) {
+            const mine = bars.filter((b) => b[0] === kind);
+            expect(pr, `the ${kind} bars' days and values`, daily.map((d) => [d.date, d[kind]]), mine.map((b) => [b[1], b[2]]));
+            for (const b of mine)
+                if (Math.abs(b[3] - (plot * b[2]) / top) > 0.01)
+                    pr.push(`${kind} bar of ${b[1]}: ${b[3]} units high for ${b[2]} of ${top} (plot ${plot})`);
+        }
+        const most = Math.max(...daily.map((d) => Math.max(d.used, d.refunded)));
+        if (!(top >= most && top < 2.5 * most + 1))
+            pr.push(`the axis' top ${top} for a largest value of ${most}`);
+        expect(pr, 'the table (newest first)', daily.slice().reverse().map((d) => [d.date, String(d.used), String(d.refunded)]),
+            await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => [tr.dataset.date,
+                ...[...tr.querySelectorAll('td')].map((td) => td.dataset.value)])));
+        const sum = (k) => daily.reduce((a, d) => a + d[k], 0);
+        expect(pr, 'the totals on the figure', [String(sum('used')), String(sum('refunded'))],
+            await page.$eval('#usage-chart', (e) => [e.dataset.used, e.dataset.refunded]));
+        const said = await text(page, '#usage-summary');
+        if (!said.startsWith(`${sum('used')} credits used and ${sum('refunded')} refunded over the 30 days`))
+            pr.push(`the summary: ${said}`);
+        // what a screen reader is given: the SVG named by its title and summary
+        expect(pr, 'the SVG\'s role and name', ['img', 'usage-title usage-desc'],
+            await page.$eval('#usage-svg', (e) => [e.getAttribute('role'), e.getAttribute('aria-labelledby')]));
+        await page.click('#usage-chart summary');
+        await visit(page, 'overview-usage');
     });
 
     await step('times are shown in the user\'s time zone', async (pr) => {
@@ -604,6 +715,185 @@ async function run(page) {
         expect(pr, 'the job', 'awaiting_confirmation', curl('GET', `/v1/jobs/${poor}`, { key }).body.status);
         await visit(page, 'preview-402');
         allowed = [];
+    });
+
+    await step('a job seen mid-run (its SMTP sessions held by the fake server): 0 < processed < total on the bar and in numbers as the API says, a rate and an ETA; the boxes keep their size between two updates; then completed', async (pr) => {
+        const { spawn } = require('node:child_process');
+        const net = require('node:net');
+        const [fakeHost, fakePort] = env('DASH_FAKE_CTL').split(' ');
+        // fakeSet(K=V): a setting of the fake SMTP server (its control port)
+        const fakeSet = (kv) => new Promise((resolve, reject) => {
+            const c = net.createConnection({ host: fakeHost, port: Number(fakePort) }, () => c.write(`set ${kv}\n`));
+            let got = '';
+            c.on('data', (d) => { got += d; if (got.endsWith('\n')) { c.end(); resolve(got.trim()); } });
+            c.on('error', reject);
+        });
+        // (x1 and x2 were in the first list too: verified twice, for the
+        // accuracy report's stability)
+        const emails = ['x1@nosuch.svc.test', 'x2@nosuch.svc.test', 'mid3@nosuch.svc.test', 'held1@pristine.svc.test', 'held2@pristine.svc.test'];
+        const balance = curl('GET', '/v1/credits', { key }).body.balance;
+        if (balance < emails.length)
+            throw new Error(`${balance} credits left: not enough for the held job`);
+        expect(pr, 'the fake server holds', 'ok', await fakeSet('hold=1'));
+        const made = curl('POST', '/v1/verify/bulk', { key, body: { emails, name: 'held mid-run' } });
+        expect(pr, 'the job made (curl)', 202, made.status);
+        const held = made.body.job_id;
+        const fd = fs.openSync(env('DASH_WORKER_LOG'), 'a');
+        const worker = spawn('timeout', ['120', env('DASH_WORKER'), '-c', env('DASH_CONF'), '--once'], { stdio: ['ignore', fd, fd] });
+        const exited = new Promise((resolve) => worker.on('exit', (code) => resolve(code)));
+        let released = false;
+        try {
+            await go(`#job/${held}`, 'job');
+            // the rows at nosuch.svc.test are written while the sessions at
+            // pristine.svc.test wait: the page shows the job part done
+            const n = emails.length;
+            await page.waitForFunction((t) => {
+                const m = /^(\d+)\/(\d+)$/.exec(document.querySelector('#job-count').dataset.value || '');
+                return m && Number(m[2]) === t && Number(m[1]) > 0 && Number(m[1]) < t &&
+                    document.querySelector('#job-eta').dataset.value !== 'null';
+            }, { timeout: 60000 }, n);
+            const p = curl('GET', `/v1/jobs/${held}/progress`, { key }).body;
+            const shownNow = await page.$eval('#job-count', (e) => e.dataset.value);
+            expect(pr, 'processed / total on the page (the API\'s)', `${p.processed_emails}/${p.total_emails}`, shownNow);
+            if (!(p.processed_emails > 0 && p.processed_emails < p.total_emails))
+                pr.push(`the API's progress is not mid-run: ${JSON.stringify(p)}`);
+            expect(pr, 'the bar', [p.processed_emails, p.total_emails], await page.$eval('#job-progress', (e) => [e.value, e.max]));
+            const live = await page.$eval('#job-rate', (e) => [Number(e.dataset.value), e.textContent]);
+            if (!(live[0] > 0) || !/ addresses a minute$/.test(live[1]))
+                pr.push(`the rate: ${live}`);
+            const eta = await page.$eval('#job-eta', (e) => [Number(e.dataset.value), e.textContent]);
+            if (!(eta[0] > 0) || !/^About \d+ (seconds?|minutes?|hours?)$/.test(eta[1]))
+                pr.push(`the ETA: ${eta}`);
+            expect(pr, 'the status', 'processing', await page.$eval('#job-status', (e) => e.dataset.value));
+            // no layout jump: the bar's box, the numbers' and the card's
+            // stay the same from one update to the next
+            const boxes = () => page.evaluate(() => ['#job-progress', '#job-count', '#job-eta'].map((q) => {
+                const r = document.querySelector(q).getBoundingClientRect();
+                return [q, r.x, r.y, r.width, r.height];
+            }).concat([['card', document.querySelector('#job-progress').closest('section').getBoundingClientRect().height]]));
+            const u = Number(await page.$eval('#job-count', (e) => e.dataset.updates));
+            const b1 = await boxes();
+            await page.waitForFunction((x) => Number(document.querySelector('#job-count').dataset.updates) > x, {}, u);
+            expect(pr, 'the boxes between two updates', b1, await boxes());
+            await visit(page, 'job-mid-run');
+            expect(pr, 'the fake server releases', 'ok', await fakeSet('hold=0'));
+            released = true;
+            await page.waitForSelector('#job-status[data-value="completed"]', { timeout: 120000 });
+            expect(pr, 'the worker\'s exit', 0, await exited);
+            const end = curl('GET', `/v1/jobs/${held}/progress`, { key }).body;
+            expect(pr, 'the page at the end', [`${n}/${n}`, 'completed'], [await page.$eval('#job-count', (e) => e.dataset.value), end.status]);
+        } finally {
+            if (!released)
+                await fakeSet('hold=0').catch(() => {});
+            await exited;
+            fs.closeSync(fd);
+        }
+    });
+
+    await step('accuracy (issue 29): after feedback on the jobs\' addresses, the report\'s tables, unknown share and stability are the API\'s for the times chosen; a bad range is said on its field', async (pr) => {
+        if (!job)
+            throw new Error('no job was uploaded');
+        const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+        const fb = curl('POST', '/v1/feedback', { key, body: { events: [
+            { email: 'nobody2@mx.svc.test', outcome: 'hard_bounce', occurred_at: at, smtp_code: 550, enhanced_code: '5.1.1', event_id: 'dash-1' },
+            { email: 'info@mx.svc.test', outcome: 'delivered', occurred_at: at, event_id: 'dash-2' },
+            { email: 'x1@nosuch.svc.test', outcome: 'soft_bounce', occurred_at: at, event_id: 'dash-3' },
+            { email: 'z@throwaway.svc.test', outcome: 'complaint', occurred_at: at, event_id: 'dash-4' }] } });
+        expect(pr, 'POST /v1/feedback', [200, 4], [fb.status, fb.body && fb.body.accepted]);
+        await page.click('nav a[href="#accuracy"]');
+        await ready(page, 'accuracy');
+        const shown = async () => {
+            await page.waitForSelector('#accuracy-out[aria-busy="false"]');
+            const q = await page.$eval('#accuracy-out', (e) => e.dataset.query);
+            const table = (id) => page.$$eval(`#${id} tbody tr`, (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.name,
+                Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.dataset.key, Number(td.dataset.value)]))])));
+            return { q, classes: await table('accuracy-classes'), providers: await page.$('#accuracy-providers') ? await table('accuracy-providers') : {},
+                unknown: Number(await page.$eval('#accuracy-unknown', (e) => e.dataset.value)),
+                stability: await page.$eval('#accuracy-stability', (e) => [Number(e.dataset.twice), Number(e.dataset.same), Number(e.dataset.value)]) };
+        };
+        const keys = ['verified', 'delivered', 'hard_bounce', 'soft_bounce', 'complaint', 'no_outcome'];
+        const pick = (o) => Object.fromEntries(Object.entries(o).map(([k, t]) => [k, Object.fromEntries(keys.map((x) => [x, t[x]]))]));
+        const against = (got, what) => {
+            const api = curl('GET', `/v1/reports/accuracy?${got.q}`, { key });
+            expect(pr, `${what}: curl /v1/reports/accuracy?${got.q}`, 200, api.status);
+            const r = api.body;
+            expect(pr, `${what}: by classification`, pick(r.by_classification), got.classes);
+            expect(pr, `${what}: by provider`, pick(r.by_provider), got.providers);
+            expect(pr, `${what}: unknown share`, r.unknown_share, got.unknown);
+            expect(pr, `${what}: stability`, [r.stability.addresses_verified_twice, r.stability.same_classification, r.stability.share_same], got.stability);
+            return r;
+        };
+        const r = against(await shown(), 'the last 30 days');
+        // (x1's soft bounce counts for both its results: it came after each)
+        expect(pr, 'the outcomes reported, in the report', [1, 1, 2, 1], [r.total.delivered, r.total.hard_bounce, r.total.soft_bounce, r.total.complaint]);
+        expect(pr, 'the jobs\' results in it', true, r.total.verified >= 12 + 5);
+        // x1 and x2, in the first list and in the job seen mid-run: invalid both times
+        expect(pr, 'stability: addresses verified twice, the same classification', [2, 2],
+            [r.stability.addresses_verified_twice, r.stability.same_classification]);
+        // the times chosen in the user's zone are sent as UTC: a window
+        // that ended before the job has none of its results
+        // (the value of a datetime-local input in the browser's zone)
+        const local = (d) => page.evaluate((ms) => {
+            const x = new Date(ms);
+            const p = (n) => String(n).padStart(2, '0');
+            return `${x.getFullYear()}-${p(x.getMonth() + 1)}-${p(x.getDate())}T${p(x.getHours())}:${p(x.getMinutes())}`;
+        }, d.getTime());
+        const t0 = new Date(Date.now() - 3 * 3600000), t1 = new Date(Date.now() - 2 * 3600000);
+        await page.$eval('#accuracy-since', (e, v) => { e.value = v; }, await local(t0));
+        await page.$eval('#accuracy-until', (e, v) => { e.value = v; }, await local(t1));
+        const [res] = await Promise.all([
+            page.waitForResponse((x) => x.url().startsWith(`${BASE}/v1/reports/accuracy?`)),
+            page.click('#accuracy-submit'),
+        ]);
+        const sent = new URL(res.url()).searchParams;
+        const iso = (d) => { const x = new Date(d); x.setSeconds(0, 0); return x.toISOString().replace(/\.000Z$/, 'Z'); };
+        expect(pr, 'the times sent (UTC of the zone\'s)', [iso(t0), iso(t1)], [sent.get('since'), sent.get('until')]);
+        await page.waitForSelector(`#accuracy-out[data-query="since=${iso(t0)}&until=${iso(t1)}"]`);
+        const before = against(await shown(), 'two hours before the job');
+        expect(pr, 'results in the window before the job', 0, before.total.verified);
+        // since after until: the API's 400 said next to "from"
+        allowed = [['/v1/reports/accuracy', 400]];
+        await page.$eval('#accuracy-since', (e, v) => { e.value = v; }, await local(t1));
+        await page.$eval('#accuracy-until', (e, v) => { e.value = v; }, await local(t0));
+        await page.click('#accuracy-submit');
+        await page.waitForSelector('#accuracy-error:not(:empty)');
+        const et = await text(page, '#accuracy-error');
+        if (!/since: must be before until/.test(et))
+            pr.push(`the refusal in words: ${et}`);
+        expect(pr, 'the field marked and focused', ['true', 'accuracy-since'],
+            [await page.$eval('#accuracy-since', (e) => e.getAttribute('aria-invalid')), await page.evaluate(() => document.activeElement.id)]);
+        await visit(page, 'accuracy-refused');
+        allowed = [];
+        await page.$eval('#accuracy-since', (e, v) => { e.value = v; }, await local(new Date(Date.now() - 86400000)));
+        await page.$eval('#accuracy-until', (e, v) => { e.value = v; }, await local(new Date(Date.now() + 120000)));
+        await page.click('#accuracy-submit');
+        await page.waitForSelector('#accuracy-error:empty');
+        against(await shown(), 'the last day');
+        await visit(page, 'accuracy');
+    });
+
+    await step('a list uploaded by its https:// address through the page: 202, its preview page; the worker downloads it (the file server saw the request) and the preview counts its rows', async (pr) => {
+        const src = env('DASH_SOURCE_URL');
+        await go('#upload', 'upload');
+        await page.type('#upload-url', src);
+        expect(pr, 'preview on', true, await page.$eval('#upload-preview', (e) => e.checked));
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/verify/bulk/upload' && r.request().method() === 'POST'),
+            page.click('#upload-submit'),
+        ]);
+        expect(pr, 'the API\'s status', 202, res.status());
+        expect(pr, 'what the page sent', { source_url: src, preview: true }, JSON.parse(res.request().postData() || 'null'));
+        const fromUrl = (await res.json()).job_id;
+        await ready(page, 'preview');
+        expect(pr, 'the address', `${APP}#preview/${fromUrl}`, page.url());
+        await untilShown('#preview-chart', 'the preview of the list at the URL');
+        const path = new URL(src).pathname;
+        const served = fs.readFileSync(env('DASH_SERVED'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+        expect(pr, 'requests for the file at the file server', 1, served.filter((x) => x.path === path).length);
+        const api = curl('POST', `/v1/verify/bulk/${fromUrl}/preview`, { key });
+        expect(pr, 'the job (curl)', [200, 'awaiting_confirmation', 7], [api.status, api.body.status, api.body.preview && api.body.preview.total_emails]);
+        expect(pr, 'the rows on the page', '7', await page.$eval('[data-field="total_emails"]', (e) => e.dataset.value));
+        await visit(page, 'preview-url');
     });
 
     await step('jobs: the list is the API\'s, and its status filter too', async (pr) => {
