@@ -77,8 +77,8 @@ housekeeping_calibrate(const struct conf *c, struct db *db)
 	    CONF_CALIBRATION_WINDOW_DAYS), now, &st) != DB_OK)
 		return -1;
 	log_info("event=calibration_updated results=%lld delivered=%lld "
-	    "bounced=%lld rows=%zu", st.results, st.delivered, st.bounced,
-	    st.rows);
+	    "bounced=%lld rows=%zu host_rows=%zu", st.results, st.delivered,
+	    st.bounced, st.rows, st.host_rows);
 	return 1;
 }
 

@@ -12,11 +12,13 @@
 # Postfix log into another account's outcomes, twice: the second time
 # changes nothing. Calibration: a list at the accept-all host is verified,
 # most of it reported delivered; svcadm calibration update (and the
-# worker's housekeeping) counts outcomes per provider and classification
-# only, and a later verdict there (single, bulk, download) has
-# score_basis "calibrated" with the score computed from the counts as the
-# README says, and its catch-all send verdict follows that score; before
-# calibration_min_outcomes it says "rules".
+# worker's housekeeping) counts outcomes per provider (and mail host) and
+# classification only, and a later verdict there (single, bulk, download)
+# has score_basis "calibrated" with the score computed from the counts as
+# the README says, and its catch-all send verdict follows that score;
+# before calibration_min_outcomes it says "rules". A second accept-all
+# host of the same provider whose addresses all bounced then scores
+# lower than the first.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -26,11 +28,13 @@ printf '%s\n' '$ORIGIN feedback.test.' '$TTL 300' \
     '@ IN SOA ns.feedback.test. hostmaster.feedback.test. 1 3600 600 86400 300' \
     '@ IN NS ns.feedback.test.' 'ns IN A 127.0.0.1' 'mx1 IN A 127.0.0.31' 'mx2 IN A 127.0.0.30' \
     'good IN A 192.0.2.1' 'good IN MX 10 mx1' 'ca IN A 192.0.2.1' 'ca IN MX 10 mx2' \
+    'mx3 IN A 127.0.0.32' 'ca2 IN A 192.0.2.1' 'ca2 IN MX 10 mx3' \
     > "$IT_DIR/dns/feedback.test.zone"
 mail_env_dns "$IT_DIR/dns/feedback.test.zone"
 SMTP_PORT=$(stack_free_port)
 fake 127.0.0.30 catchall=1
 fake 127.0.0.31
+fake 127.0.0.32 catchall=1
 mail_env_lists
 mail_env_conf
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
@@ -324,15 +328,19 @@ CAL_NAMES="anna bella carla dora emma fiona gina hanna ivy"
 cal_counts() {	# cal_counts: "delivered bounced" of (feedback.test, catch_all)
     it_sql "SELECT CONCAT(delivered, ' ', bounced) FROM calibration WHERE provider = 'feedback.test' AND classification = 'catch_all'"
 }
-# cal_expect RULES: the calibrated score of a catch-all verdict at
-# feedback.test whose rules gave RULES, from the table (README, Calibration)
+# cal_expect RULES HOST: the calibrated score of a catch-all verdict at
+# feedback.test's mail host HOST whose rules gave RULES, from the tables
+# (README, Calibration: the provider's rate r, the host's shrunk towards it)
 cal_expect() {
-    local s=$1 dp bp dc bc np nc num den
+    local s=$1 dp bp dc bc dh bh np nc nh a b num den
     read -r dp bp < <(cal_counts)
     read -r dc bc < <(it_sql "SELECT SUM(delivered), SUM(bounced) FROM calibration WHERE classification = 'catch_all'")
-    np=$((dp + bp)); nc=$((dc + bc))
-    num=$((100 * dp * (nc + 2) + 2 * (100 * dc + 2 * s)))
-    den=$(((nc + 2) * (np + 2)))
+    read -r dh bh < <(it_sql "SELECT CONCAT(COALESCE(SUM(delivered), 0), ' ', COALESCE(SUM(bounced), 0)) FROM calibration_hosts WHERE mx_host = '$2' AND classification = 'catch_all'")
+    np=$((dp + bp)); nc=$((dc + bc)); nh=$((dh + bh))
+    a=$((100 * dp * (nc + 2) + 2 * (100 * dc + 2 * s)))
+    b=$(((nc + 2) * (np + 2)))
+    num=$((100 * dh * b + 2 * a))
+    den=$((b * (nh + 2)))
     echo $(((2 * num + den) / (2 * den)))
 }
 t_calibration() {
@@ -367,7 +375,8 @@ t_calibration() {
     # another provider's catch-all rows, below the threshold, still move
     # the classification's rate (the prior): 5 bounces elsewhere
     it_sql "INSERT INTO calibration VALUES ('elsewhere.test', 'catch_all', 0, 5, 90, UTC_TIMESTAMP(3))"
-    want=$(cal_expect "$rules")
+    want=$(cal_expect "$rules" mx2.feedback.test)
+    CAL_RULES=$rules
     it_log "rules score $rules, calibrated $want (8 delivered, 2 bounced; 5 bounced elsewhere)"
     [ "$want" -gt "$rules" ] || it_fail "mostly delivered, yet $want is not above $rules" || return 1
     API_KEY=$key http POST /v1/verify '{"email":"mona@ca.feedback.test"}'
@@ -394,6 +403,42 @@ t_calibration() {
     it_sql "DELETE FROM calibration WHERE provider = 'elsewhere.test'"
 }
 t_case "calibration: a catch-all host's later verdicts follow its outcomes (score_basis calibrated, score from the counts, send verdict from the score); below calibration_min_outcomes the rules stand" t_calibration
+
+t_calibration_hosts() {
+    local acc key list id events at_mx2 at_mx3
+    acc=$(it_account admin 1000); key=$(it_key "$acc" '*')
+    list='["olga@ca2.feedback.test","petra@ca2.feedback.test","rita@ca2.feedback.test","sara@ca2.feedback.test"]'
+    API_KEY=$key http POST /v1/verify/bulk "{\"emails\":$list}"
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    it_job_wait "$id" completed || return 1
+    expect_eq "mail host stored with the results" "catch_all mx3.feedback.test" \
+        "$(it_sql "SELECT DISTINCT CONCAT_WS(' ', classification, mx_host) FROM job_emails WHERE job_id = '$id'")" || return 1
+    # every address at the second host of feedback.test bounced
+    events=$(echo "$list" | jq -c --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        'map({email: ., outcome: "hard_bounce", occurred_at: $t, enhanced_code: "5.1.1"})')
+    API_KEY=$key http POST /v1/feedback "{\"events\":$events}"
+    expect_status 200 && expect_json .accepted 4 || return 1
+    out=$(svcadm calibration update) || { it_fail "svcadm calibration update: $out"; return 1; }
+    case $out in *" host_rows "*) ;; *) it_fail "svcadm calibration update printed: $out"; return 1 ;; esac
+    expect_eq "provider counts" "8 6" "$(cal_counts)" || return 1
+    expect_eq "mail host counts" "mx2.feedback.test 8 2,mx3.feedback.test 0 4" \
+        "$(it_sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', mx_host, delivered, bounced) ORDER BY mx_host) FROM calibration_hosts WHERE provider = 'feedback.test' AND classification = 'catch_all'")" || return 1
+    expect_eq "host rows with an address or a hash" 0 \
+        "$(it_sql "SELECT COUNT(*) FROM calibration_hosts WHERE CONCAT(provider, mx_host) LIKE '%@%' OR CONCAT(provider, mx_host) REGEXP '[0-9a-f]{32}'")" || return 1
+    svcadm calibration show | grep -Eq '^mx3\.feedback\.test +feedback\.test +catch_all +0 +4$' ||
+        it_fail "svcadm calibration show: $(svcadm calibration show)" || return 1
+    at_mx2=$(cal_expect "$CAL_RULES" mx2.feedback.test)
+    at_mx3=$(cal_expect "$CAL_RULES" mx3.feedback.test)
+    it_log "one provider, two mail hosts: mx2 (8 delivered, 2 bounced) $at_mx2, mx3 (4 bounced) $at_mx3"
+    [ "$at_mx2" -gt "$at_mx3" ] || it_fail "$at_mx2 at mx2 is not above $at_mx3 at mx3" || return 1
+    API_KEY=$key http POST /v1/verify '{"email":"tina@ca.feedback.test"}'
+    expect_status 200 && expect_json .score_basis calibrated && expect_json .score "$at_mx2" || return 1
+    API_KEY=$key http POST /v1/verify '{"email":"uma@ca2.feedback.test"}'
+    expect_status 200 && expect_json .reason catch_all && expect_json .score_basis calibrated &&
+        expect_json .score "$at_mx3" && expect_json .catch_all_verdict avoid
+}
+t_case "calibration per mail host: two catch-all hosts of one provider, one delivering and one bouncing, give different calibrated scores, each its host's counts shrunk towards the provider's (counts per host only)" t_calibration_hosts
 
 t_calibration_counts_only() {
     local before
