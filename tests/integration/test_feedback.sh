@@ -18,7 +18,9 @@
 # the README says, and its catch-all send verdict follows that score;
 # before calibration_min_outcomes it says "rules". A second accept-all
 # host of the same provider whose addresses all bounced then scores
-# lower than the first.
+# lower than the first. A single verification (POST /v1/verify) is kept as
+# a keyed hash until its retention ends, and its outcome counts in the
+# report and the calibration.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -454,5 +456,38 @@ t_calibration_counts_only() {
         "$(it_sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', provider, classification, delivered, bounced) ORDER BY provider, classification) FROM calibration")"
 }
 t_case "the calibration table holds counts only (no address, hash or account); svc-worker's housekeeping rewrites it" t_calibration_counts_only
+
+t_single() {
+    local acc key before t
+    acc=$(it_account admin 10); key=$(it_key "$acc" '*')
+    API_KEY=$key http POST /v1/verify '{"email":"User@good.feedback.test"}'
+    expect_status 200 && expect_json .status deliverable || return 1
+    # kept as the keyed hash only, with the job retention (90 days here)
+    expect_eq "kept" "1 valid feedback.test mx1.feedback.test 90" \
+        "$(it_sql "SELECT CONCAT_WS(' ', COUNT(*), MAX(classification), MAX(provider), MAX(mx_host), MAX(DATEDIFF(expires_at, verified_at))) FROM single_results WHERE account_id = '$acc' AND addr_hash REGEXP '^[0-9a-f]{32}\$'")" || return 1
+    expect_eq "addresses in clear" 0 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE CONCAT_WS(' ', addr_hash, provider, mx_host) LIKE '%@%'")" || return 1
+    before=$(it_sql "SELECT COALESCE(SUM(delivered), 0) FROM calibration WHERE provider = 'feedback.test' AND classification = 'valid'")
+    t=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    API_KEY=$key http POST /v1/feedback "$(jq -cn --arg t "$t" '{events: [{email: "user@good.feedback.test", outcome: "delivered", occurred_at: $t}]}')"
+    expect_status 200 && expect_json .accepted 1 || return 1
+    API_KEY=$key http GET /v1/reports/accuracy
+    expect_status 200 && expect_json .total.verified 1 && expect_json .total.delivered 1 &&
+        expect_json .by_classification.valid.delivered 1 && expect_json '.by_provider["feedback.test"].delivered' 1 || return 1
+    out=$(svcadm calibration update) || { it_fail "svcadm calibration update: $out"; return 1; }
+    expect_eq "calibration counts the single verification" "$((before + 1))" \
+        "$(it_sql "SELECT delivered FROM calibration WHERE provider = 'feedback.test' AND classification = 'valid'")" || return 1
+    # past its retention, svc-worker's housekeeping deletes it
+    it_sql "UPDATE single_results SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE account_id = '$acc'"
+    it_worker_once || { it_fail "svc-worker --once"; return 1; }
+    expect_eq "kept after its retention" 0 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'")" || return 1
+    API_KEY=$key http GET /v1/reports/accuracy
+    expect_status 200 && expect_json .total.verified 0 || return 1
+    # and with its account
+    API_KEY=$key http POST /v1/verify '{"email":"ok@good.feedback.test"}'
+    expect_status 200 && expect_eq "kept" 1 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'")" || return 1
+    out=$(svcadm account erase "$acc") || { it_fail "svcadm account erase: $out"; return 1; }
+    expect_eq "kept after svcadm account erase" 0 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'")"
+}
+t_case "a single verification (POST /v1/verify) is kept as a keyed hash until its retention (or its account's erasure): its outcome counts in the report and the calibration" t_single
 
 t_done
