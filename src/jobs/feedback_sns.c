@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 const char *const feedback_sns_type_names[FEEDBACK_SNS_TYPE__MAX] = {
 	"SubscriptionConfirmation", "Notification", "UnsubscribeConfirmation"
@@ -245,13 +246,14 @@ out:
 	return ok;
 }
 
-/* The RSA public key of a PEM certificate, or NULL. */
+/* The RSA public key of a PEM certificate valid now, or NULL. */
 static gnutls_pubkey_t
 feedback_sns_pubkey(const char *cert_pem, size_t cert_len)
 {
 	gnutls_x509_crt_t crt = NULL;
 	gnutls_pubkey_t pk = NULL;
 	gnutls_datum_t pem;
+	time_t now = time(NULL);
 	int ok = 0;
 
 	if (cert_pem == NULL || cert_len == 0 || cert_len > 64 * 1024)
@@ -260,6 +262,8 @@ feedback_sns_pubkey(const char *cert_pem, size_t cert_len)
 	pem.size = (unsigned)cert_len;
 	if (gnutls_x509_crt_init(&crt) == 0 &&
 	    gnutls_x509_crt_import(crt, &pem, GNUTLS_X509_FMT_PEM) == 0 &&
+	    gnutls_x509_crt_get_activation_time(crt) <= now &&
+	    gnutls_x509_crt_get_expiration_time(crt) > now &&
 	    gnutls_pubkey_init(&pk) == 0 &&
 	    gnutls_pubkey_import_x509(pk, crt, 0) == 0 &&
 	    gnutls_pubkey_get_pk_algorithm(pk, NULL) == GNUTLS_PK_RSA)

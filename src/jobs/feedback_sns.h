@@ -75,11 +75,13 @@ char	*feedback_sns_string_to_sign(const struct feedback_sns *, size_t *len);
  * (cert 0), as above: 1 or 0. */
 int	 feedback_sns_url_ok(const char *url, int cert);
 /* 1 when the message's Signature is its signed text's signature (per its
- * SignatureVersion) by the key of cert_pem (a PEM X.509 certificate),
- * else 0. */
+ * SignatureVersion) by the key of cert_pem (a PEM X.509 certificate with
+ * an RSA key, valid now: not expired, not before its activation), else
+ * 0. */
 int	 feedback_sns_verify(const struct feedback_sns *, const char *cert_pem,
 	    size_t cert_len);
-/* Whether cert_pem is a PEM X.509 certificate with an RSA key: 1/0. */
+/* Whether cert_pem is a PEM X.509 certificate with an RSA key, valid
+ * now: 1/0. */
 int	 feedback_sns_cert_ok(const char *cert_pem, size_t cert_len);
 /* Whether arn is one of topics (ARNs separated by commas or blanks): 1/0. */
 int	 feedback_sns_topic_listed(const char *topics, const char *arn);

@@ -3,8 +3,8 @@
  * sns.<region>.amazonaws.com(.cn), a .pem path, no query, user or
  * fragment), the exact text SNS signs for each Type, AWS's sample
  * Notification verified with SignatureVersion 1 and 2 by a test
- * certificate (and refused changed, with the other version, or by
- * another certificate), the topic lists, and the SES events read from a
+ * certificate (and refused changed, with the other version, by a
+ * damaged certificate or by one that expired), the topic lists, and the SES events read from a
  * Message (one per recipient, codes, ids, what is ignored). */
 #include "jobs/feedback_sns.h"
 #include <setjmp.h>
@@ -52,6 +52,36 @@ static const char sig_v2[] =
 	    "sTjtrz1xAX//oogxU4g/8jubxWVnLKrig/9CmwNV2czVzi1zJmzfSxxkiLZO"
 	    "ZcilaZNxNQ/x3b/BGyQLbwFgwdUXzxpQHHr43E8LZ5jmlz57wKezHQwuyMKU"
 	    "58twdks/V2Ca+wopCwvLK0arf2L6SJpSVxNIJPyHbQ==";
+
+/* certtool, activation 2019-01-01, expiration 2020-01-01, and its
+ * SignatureVersion 2 signature of the sample */
+static const char expired_pem[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIDBTCCAe2gAwIBAgIUMyRNAOfNftb0f4Hgy69IASiI5uQwDQYJKoZIhvcNAQEL\n"
+	"BQAwHDEaMBgGA1UEAxMRc25zLmFtYXpvbmF3cy5jb20wHhcNMTkwMTAxMDAwMDAw\n"
+	"WhcNMjAwMTAxMDAwMDAwWjAcMRowGAYDVQQDExFzbnMuYW1hem9uYXdzLmNvbTCC\n"
+	"ASIwDQYJKoZIhvcNAQEBBQADggEPADCCAQoCggEBALBSPfwTKKLpHHYIaHDHHed3\n"
+	"eF5L9p6vq0tyP5gFvaBQk9s3+hZ5BiKnhiPrPMBryBcVAFjMTb/nDR9+B4VMvltm\n"
+	"SYuTjs1DOfzSFiBfWwzKGBuboVIUfHKcu/KVZTt0u3H0Wr0ActTIxMWVSf7CD1DD\n"
+	"QWRKSdQgug//M5AoQWJOY5ZmOpnloXiutlEQYQHX7CAk3KHECY9eNvkMi1NNQdhr\n"
+	"DNY3hJnl+olpbee5GxhLFOvz+Yhtjq4pWO7zqe6MAdXHeQWNtIvrG0X3Wwz6qYrk\n"
+	"UAdpz/oZcJ1QYnXts7/aZIM0a6nVcgDYuYrANy1t5Bq9fVxTt9YwkaQuTtv8xMsC\n"
+	"AwEAAaM/MD0wDAYDVR0TAQH/BAIwADAOBgNVHQ8BAf8EBAMCB4AwHQYDVR0OBBYE\n"
+	"FEptfEoFC9SDqH5CtC1BUQQ6w41JMA0GCSqGSIb3DQEBCwUAA4IBAQAGPdjrZR/A\n"
+	"OZRVfUQEH3s74qp7h2OK3s75CsUkR44ScXrEAFlwrlZEXsIOZ5ZMwTpS7Rv7k4cv\n"
+	"ahS/uX7k2o8DM2q5+r5HVDTbC06Ml27IWjNH0vhY2QM54Lf3wgd0WwMm3uaaJqpK\n"
+	"EUNJ5l2RtBQltgkTYSJ3O3Nv17jVe1hakpfln8LF+C4x4qNGMiveBTCZNhz2MARx\n"
+	"hLDYtSLySaY+exQn4WcSYk02vTsiIlcxQVWYlW2lc9vwSW4xuqDJwXX2bmgmSKpA\n"
+	"pQ8IuMpSDNzstUmNeYieCs0s0a13kQYGX/oriV5/MiKAiEzGMtfQlTmJ1a5Rpjl+\n"
+	"9swcmZ7Rw1de\n"
+	"-----END CERTIFICATE-----\n";
+static const char expired_sig_v2[] =
+	    "KAjXxNVnYYmgp77jwDrxAFv5L1kN0jH24meSEfaTFPyM4NHO3Pyod4mPzqGf"
+	    "VZouFLwu8IfQTL1lxetFVZUemoVKwWAvi+xhWH/5BkxXJa9TUHhUmRdxpBv5"
+	    "GH65YYELOmQNm4ddjIOO6TJAWTe3VUiP4QPfoXsZqfgfthJYGKfP5wHoHtZq"
+	    "keRh2mzSRxzob1lpj8CrYij1Dc2CTCrbx/79IR1YODYfOUuxMsLaRjI4FRxX"
+	    "/d1L3tvHbStNaXGDW5p9CDjdSxJ6jEO+HrIOmL/wOzICV4qfIiP3K0z6vVvq"
+	    "Hg+rSweX3un7bPFSN4vpZrkmCwsT7iT/v0w7dYtmDA==";
 
 static const char sample[] = "{"
     "\"Type\": \"Notification\","
@@ -194,6 +224,13 @@ test_signatures(void **st)
 	assert_int_equal(parse_sample("1", sig_v2, &m), 0);
 	assert_int_equal(feedback_sns_verify(&m, cert_pem, strlen(cert_pem)),
 	    0);
+	/* a certificate that expired, though its signature is right */
+	feedback_sns_free(&m);
+	assert_int_equal(parse_sample("2", expired_sig_v2, &m), 0);
+	assert_int_equal(feedback_sns_cert_ok(expired_pem,
+	    strlen(expired_pem)), 0);
+	assert_int_equal(feedback_sns_verify(&m, expired_pem,
+	    strlen(expired_pem)), 0);
 	/* no certificate, or a damaged one */
 	assert_int_equal(feedback_sns_verify(&m, "", 0), 0);
 	memcpy(other, cert_pem, sizeof(cert_pem));
