@@ -23,7 +23,8 @@ calibrationadm_update(struct db *db, const struct conf *c, FILE *out,
 		return -1;
 	}
 	fprintf(out, "window_days %ld results %lld delivered %lld bounced %lld "
-	    "rows %zu\n", days, st.results, st.delivered, st.bounced, st.rows);
+	    "rows %zu host_rows %zu\n", days, st.results, st.delivered,
+	    st.bounced, st.rows, st.host_rows);
 	return 0;
 }
 
@@ -46,6 +47,23 @@ calibrationadm_show(struct db *db, FILE *out, struct buf *err)
 		fprintf(out, "%-30s %-11s %10lld %10lld %6lld %s\n",
 		    db_res_str(r, 0), db_res_str(r, 1), db_res_int(r, 2),
 		    db_res_int(r, 3), db_res_int(r, 4), db_res_str(r, 5));
+	db_res_free(r);
+	if (row == -1) {
+		buf_puts(err, db_error(db));
+		return -1;
+	}
+	if (db_query(db, "SELECT mx_host, provider, classification, "
+	    "delivered, bounced FROM calibration_hosts ORDER BY provider, "
+	    "mx_host, classification", NULL, 0, &r) != DB_OK) {
+		buf_puts(err, db_error(db));
+		return -1;
+	}
+	fprintf(out, "\n%-30s %-20s %-11s %10s %10s\n", "mx_host", "provider",
+	    "class", "delivered", "bounced");
+	while ((row = db_res_next(r)) == 1)
+		fprintf(out, "%-30s %-20s %-11s %10lld %10lld\n",
+		    db_res_str(r, 0), db_res_str(r, 1), db_res_str(r, 2),
+		    db_res_int(r, 3), db_res_int(r, 4));
 	db_res_free(r);
 	if (row == -1) {
 		buf_puts(err, db_error(db));

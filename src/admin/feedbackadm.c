@@ -4,6 +4,7 @@
 #include "jobs/feedback.h"
 #include "jobs/feedback_report.h"
 #include "jobs/feedback_senders.h"
+#include "jobs/feedback_sns.h"
 #include "util/hex.h"
 #include "util/postfix_log.h"
 #include "util/timeutil.h"
@@ -60,7 +61,7 @@ feedbackadm_account(struct db *db, const char *account, struct buf *err)
 int
 feedbackadm_set(struct db *db, const char *account, int suppress,
     const char *mailgun_key, const char *postmark_auth,
-    const char *sendgrid_key, struct buf *err)
+    const char *sendgrid_key, const char *ses_topics, struct buf *err)
 {
 	char user[101], hash_hex[65];
 	unsigned char hash[32];
@@ -93,9 +94,17 @@ feedbackadm_set(struct db *db, const char *account, int suppress,
 		    "SendGrid shows (base64 of an elliptic-curve public key)");
 		return -1;
 	}
+	if (ses_topics != NULL && (strlen(ses_topics) > 1024 ||
+	    !feedback_sns_topics_valid(ses_topics))) {
+		buf_puts(err, "--ses-topic-arns: SNS topic ARNs "
+		    "(arn:aws:sns:REGION:ACCOUNT:NAME) separated by commas, "
+		    "1024 characters in all, or \"\" for none");
+		return -1;
+	}
 	if (feedback_settings_set(db, account, suppress, mailgun_key,
 	    colon ? user : NULL, colon ? hash_hex : NULL, sendgrid_key) !=
-	    DB_OK) {
+	    DB_OK || (ses_topics != NULL && feedback_settings_set_ses(db,
+	    account, ses_topics) != DB_OK)) {
 		buf_puts(err, db_error(db));
 		return -1;
 	}

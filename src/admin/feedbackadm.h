@@ -14,11 +14,12 @@
  * when it did. */
 int	 feedbackadm_key_init(const struct conf *, int *wrote, struct buf *err);
 /* "svcadm feedback set ACCOUNT": suppress -1 (unchanged), 0 or 1;
- * mailgun_key, postmark_auth ("user:password") and sendgrid_key (base64
- * DER public key, checked) NULL: unchanged. */
+ * mailgun_key, postmark_auth ("user:password"), sendgrid_key (base64
+ * DER public key, checked) and ses_topics (SNS topic ARNs separated by
+ * commas, checked; "" for none) NULL: unchanged. */
 int	 feedbackadm_set(struct db *, const char *account, int suppress,
 	    const char *mailgun_key, const char *postmark_auth,
-	    const char *sendgrid_key, struct buf *err);
+	    const char *sendgrid_key, const char *ses_topics, struct buf *err);
 /* "svcadm feedback import --account ACCOUNT FILE": the delivery lines of
  * a Postfix log (util/postfix_log.h) read as the account's outcomes and
  * stored as POST /v1/feedback's are, 10,000 at a time; what it read and

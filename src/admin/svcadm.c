@@ -83,7 +83,7 @@ svcadm_usage(void)
 	    "  suppressions list --account ID\n"
 	    "  feedback set ACCOUNT [--suppress-hard-bounces on|off]\n"
 	    "               [--mailgun-signing-key KEY] [--postmark-auth USER:PASS]\n"
-	    "               [--sendgrid-public-key KEY]\n"
+	    "               [--sendgrid-public-key KEY] [--ses-topic-arns ARN,...]\n"
 	    "  feedback import --account ID FILE|-   (a Postfix mail log)\n"
 	    "  report accuracy [--account ID] [--since ISO] [--until ISO] [--json]\n"
 	    "  calibration update   (count outcomes per provider and class now)\n"
@@ -633,14 +633,15 @@ svcadm_cmd_feedback(int argc, char **argv)
 	struct opt o[] = { { "suppress-hard-bounces", 1, NULL, 0 },
 	    { "mailgun-signing-key", 1, NULL, 0 },
 	    { "postmark-auth", 1, NULL, 0 }, { "account", 1, NULL, 0 },
-	    { "sendgrid-public-key", 1, NULL, 0 } };
+	    { "sendgrid-public-key", 1, NULL, 0 },
+	    { "ses-topic-arns", 1, NULL, 0 } };
 	char *pos[1];
 	struct buf err;
 	struct db *db;
 	FILE *in = stdin;
 	int np, suppress = -1;
 
-	db = svcadm_subcommand(argc, argv, o, 5, pos, 1, 1, &np);
+	db = svcadm_subcommand(argc, argv, o, 6, pos, 1, 1, &np);
 	buf_init(&err, 1024);
 	if (strcmp(argv[0], "import") == 0) {
 		if (o[3].val == NULL)
@@ -662,7 +663,7 @@ svcadm_cmd_feedback(int argc, char **argv)
 	if (o[0].val != NULL && strparse_bool(o[0].val, &suppress) == -1)
 		svcadm_die("--suppress-hard-bounces: on or off");
 	if (feedbackadm_set(db, pos[0], suppress, o[1].val, o[2].val,
-	    o[4].val, &err) == -1)
+	    o[4].val, o[5].val, &err) == -1)
 		svcadm_die("%s", buf_str(&err));
 	buf_free(&err);
 	db_close(db);

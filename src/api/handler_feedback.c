@@ -12,11 +12,14 @@
  *
  * POST /v1/feedback/{sender}?account=ID (no API key: the sender's own
  * authentication, set per account with svcadm feedback set): mailgun
- * (HMAC-SHA256 signature in the payload) and postmark (HTTP basic auth).
+ * (HMAC-SHA256 signature in the payload), postmark (HTTP basic auth),
+ * sendgrid (ECDSA signature headers) and ses (SNS messages, signed by
+ * SNS: handler_feedback_ses.c).
  * A bad or missing signature or credentials: 401, nothing written; an
  * event that is no outcome (opened, clicked...): 200 {"ignored": true};
  * a replay (the sender's event id again) is counted as one. */
 #include "api/api.h"
+#include "api/handler_feedback.h"
 #include "jobs/feedback.h"
 #include "jobs/feedback_report.h"
 #include "jobs/feedback_senders.h"
@@ -27,8 +30,7 @@
 
 #define FEEDBACK_REPORT_DEFAULT_DAYS 30
 
-/* The feedback key, or 503 answered (-1). */
-static int
+int
 handler_feedback_key(struct api_call *c, struct addrhash_key *key)
 {
 	if (addrhash_key_from_conf(c->ctx->conf, CONF_FEEDBACK_HASH_KEY,
@@ -41,8 +43,7 @@ handler_feedback_key(struct api_call *c, struct addrhash_key *key)
 	return -1;
 }
 
-/* Stores checked events and answers the counts. */
-static void
+void
 handler_feedback_store(struct api_call *c, const char *account,
     enum feedback_source src, struct feedback_event *ev, size_t n)
 {
@@ -172,7 +173,7 @@ handler_feedback_report(struct api_call *c)
 	feedback_report_free(&rep);
 }
 
-static void
+void
 handler_feedback_unauthorized(struct api_call *c, const char *sender)
 {
 	if (strcmp(sender, "postmark") == 0)
@@ -239,9 +240,12 @@ handler_feedback_sender(struct api_call *c)
 		src = FEEDBACK_SOURCE_POSTMARK;
 	else if (strcmp(sender, "sendgrid") == 0)
 		src = FEEDBACK_SOURCE_SENDGRID;
+	else if (strcmp(sender, "ses") == 0)
+		src = FEEDBACK_SOURCE_SES;
 	else {
 		http_error(c->resp, 404, "not_found", NULL, "no feedback "
-		    "receiver for this sender (mailgun, postmark, sendgrid)");
+		    "receiver for this sender (mailgun, postmark, sendgrid, "
+		    "ses)");
 		return;
 	}
 	if (handler_feedback_key(c, &key) == -1)
@@ -266,6 +270,11 @@ handler_feedback_sender(struct api_call *c)
 	}
 	if (api_json_read(c) == -1)
 		goto out;
+	if (src == FEEDBACK_SOURCE_SES) {
+		memcpy(c->account_for_log, buf_str(&account), account.len + 1);
+		handler_feedback_ses(c, &set, &key, buf_str(&account));
+		goto out;
+	}
 	if (src == FEEDBACK_SOURCE_SENDGRID) {
 		memcpy(c->account_for_log, buf_str(&account), account.len + 1);
 		handler_feedback_sendgrid(c, sender, &set, &key,

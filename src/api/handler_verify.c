@@ -3,11 +3,13 @@
  * transaction with the result in hand: a request that gets no result (the
  * database failed, the engine could not run, the probe limits refused it:
  * probes.h) is never charged. A sandbox key costs nothing on a
- * sandbox-domain address. */
+ * sandbox-domain address. The result is kept as a keyed hash for the
+ * accuracy report and the calibration (single_results.h). */
 #include "api/probes.h"
 #include "engine/addr.h"
 #include "engine/verify_json.h"
 #include "core/ledger.h"
+#include "jobs/single_results.h"
 #include "util/log.h"
 #include <string.h>
 
@@ -36,6 +38,27 @@ handler_verify_charge(struct api_call *c, long long cost, long long *remaining)
 	else
 		api_internal_error(c, "verify_charge");
 	return -1;
+}
+
+/* Keeps the result as a keyed hash for the accuracy report and the
+ * calibration (single_results.h), when the server has a feedback key; a
+ * failure is logged, the answer stands (it is charged). */
+static void
+handler_verify_keep(struct api_call *c, const struct verify_result *r)
+{
+	struct retention_ask ask;
+	struct addrhash_key key;
+
+	if (addrhash_key_from_conf(c->ctx->conf, CONF_FEEDBACK_HASH_KEY,
+	    &key) == -1)
+		return;
+	memset(&ask, 0, sizeof(ask));
+	ask.default_days = conf_int(c->ctx->conf, CONF_JOB_RETENTION_DAYS);
+	ask.max_days = conf_int(c->ctx->conf, CONF_RETENTION_DAYS_MAX);
+	if (single_results_add(c->ctx->db, &key, c->key.account_id, r, &ask) !=
+	    DB_OK)
+		log_warn("event=single_result_not_kept req=%s error=\"%s\"",
+		    c->req->request_id, db_error(c->ctx->db));
 }
 
 void
@@ -86,6 +109,7 @@ handler_verify(struct api_call *c)
 	log_info("event=verify req=%s status=%s reason=%s cached=%d charged=%lld",
 	    c->req->request_id, verdict_status_names[r.v.status],
 	    verdict_reason_names[r.v.reason], r.cached, cost);
+	handler_verify_keep(c, &r);
 	http_json(c->resp, 200, out);
 out:
 	json_decref(body);

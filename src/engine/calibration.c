@@ -1,10 +1,14 @@
 /* calibration.c: the calibrated score and the table of counts
- * (calibration.h has the maths). Integer arithmetic: the score is
- *   num = 100 D_p (N_c + K) + K (100 D_c + K s)
- *   den = (N_c + K) (N_p + K)
- *   score = floor((2 num + den) / (2 den))     (100 r, half up)
- * Counts above CALIBRATION_COUNT_MAX are halved together (delivered with
- * its total) until they fit, so no product overflows. */
+ * (calibration.h has the maths). Integer arithmetic: 100 r = a / b with
+ *   a = 100 D_p (N_c + K) + K (100 D_c + K s)
+ *   b = (N_c + K) (N_p + K)
+ * and 100 q = num / den with
+ *   num = 100 D_h b + K a
+ *   den = b (N_h + K)
+ *   score = floor((2 num + den) / (2 den))     (100 q, half up)
+ * in 128-bit integers. Counts above CALIBRATION_COUNT_MAX are halved
+ * together (delivered with its total) until they fit, so no product
+ * overflows (num < 100 * 10^8 * 10^16 * 2 < 2^126). */
 #include "engine/calibration.h"
 #include "util/strparse.h"
 #include <stdlib.h>
@@ -34,24 +38,32 @@ calibration_norm(const struct calibration_counts *c, long long *d,
 	*n = *d + b;
 }
 
+__extension__ typedef __int128 calibration_wide;
+
 int
-calibration_score(int rules_score, const struct calibration_counts *provider,
+calibration_score(int rules_score, const struct calibration_counts *host,
+    const struct calibration_counts *provider,
     const struct calibration_counts *all)
 {
 	const long long k = CALIBRATION_PRIOR_WEIGHT;
-	long long dp, np, dc, nc, s, num, den, q;
+	long long dh, nh, dp, np, dc, nc, s, a, b;
+	calibration_wide num, den, q;
 
 	s = rules_score < 0 ? 0 : rules_score > 100 ? 100 : rules_score;
+	calibration_norm(host, &dh, &nh);
 	calibration_norm(provider, &dp, &np);
 	calibration_norm(all, &dc, &nc);
-	num = 100 * dp * (nc + k) + k * (100 * dc + k * s);
-	den = (nc + k) * (np + k);
+	a = 100 * dp * (nc + k) + k * (100 * dc + k * s);
+	b = (nc + k) * (np + k);
+	num = (calibration_wide)100 * dh * b + (calibration_wide)k * a;
+	den = (calibration_wide)b * (nh + k);
 	q = (2 * num + den) / (2 * den);
 	return q < 0 ? 0 : q > 100 ? 100 : (int)q;
 }
 
 int
-calibration_apply(int rules_score, const struct calibration_counts *provider,
+calibration_apply(int rules_score, const struct calibration_counts *host,
+    const struct calibration_counts *provider,
     const struct calibration_counts *all, long long min_outcomes,
     enum calibration_basis *basis)
 {
@@ -66,7 +78,7 @@ calibration_apply(int rules_score, const struct calibration_counts *provider,
 		return rules_score;
 	}
 	*basis = CALIBRATION_CALIBRATED;
-	return calibration_score(rules_score, provider, all);
+	return calibration_score(rules_score, host, provider, all);
 }
 
 enum verdict_catch_all
@@ -105,16 +117,18 @@ calibration_row_cmp(const void *x, const void *y)
 	return c ? c : (a->cls > b->cls) - (a->cls < b->cls);
 }
 
-int
-calibration_table_add(struct calibration_table *t, const char *provider,
-    enum verdict_class cls, long long delivered, long long bounced)
+/* Adds a row to rows (n of them). */
+static int
+calibration_rows_add(struct calibration_row **rows, size_t *n,
+    const char *provider, enum verdict_class cls, long long delivered,
+    long long bounced)
 {
 	struct calibration_row *r;
 
-	if ((r = realloc(t->rows, (t->n + 1) * sizeof(*r))) == NULL)
+	if ((r = realloc(*rows, (*n + 1) * sizeof(*r))) == NULL)
 		return -1;
-	t->rows = r;
-	r = &t->rows[t->n++];
+	*rows = r;
+	r = &r[(*n)++];
 	memset(r, 0, sizeof(*r));
 	strparse_copy(r->provider, sizeof(r->provider), provider);
 	r->cls = cls;
@@ -123,22 +137,47 @@ calibration_table_add(struct calibration_table *t, const char *provider,
 	return 0;
 }
 
-void
-calibration_table_done(struct calibration_table *t)
+int
+calibration_table_add(struct calibration_table *t, const char *provider,
+    enum verdict_class cls, long long delivered, long long bounced)
+{
+	return calibration_rows_add(&t->rows, &t->n, provider, cls, delivered,
+	    bounced);
+}
+
+int
+calibration_table_add_host(struct calibration_table *t, const char *host,
+    enum verdict_class cls, long long delivered, long long bounced)
+{
+	return calibration_rows_add(&t->hosts, &t->nhosts, host, cls,
+	    delivered, bounced);
+}
+
+/* Sorts rows and merges the duplicates: the rows left. */
+static size_t
+calibration_rows_merge(struct calibration_row *rows, size_t n)
 {
 	size_t i, j;
 
-	if (t->n > 1)
-		qsort(t->rows, t->n, sizeof(*t->rows), calibration_row_cmp);
-	for (i = 0, j = 0; i < t->n; i++) {
-		if (j > 0 && calibration_row_cmp(&t->rows[j - 1],
-		    &t->rows[i]) == 0) {
-			t->rows[j - 1].n.delivered += t->rows[i].n.delivered;
-			t->rows[j - 1].n.bounced += t->rows[i].n.bounced;
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), calibration_row_cmp);
+	for (i = 0, j = 0; i < n; i++) {
+		if (j > 0 && calibration_row_cmp(&rows[j - 1], &rows[i]) == 0) {
+			rows[j - 1].n.delivered += rows[i].n.delivered;
+			rows[j - 1].n.bounced += rows[i].n.bounced;
 		} else
-			t->rows[j++] = t->rows[i];
+			rows[j++] = rows[i];
 	}
-	t->n = j;
+	return j;
+}
+
+void
+calibration_table_done(struct calibration_table *t)
+{
+	size_t i;
+
+	t->n = calibration_rows_merge(t->rows, t->n);
+	t->nhosts = calibration_rows_merge(t->hosts, t->nhosts);
 	memset(t->all, 0, sizeof(t->all));
 	for (i = 0; i < t->n; i++) {
 		t->all[t->rows[i].cls].delivered += t->rows[i].n.delivered;
@@ -169,8 +208,27 @@ calibration_table_find(const struct calibration_table *t,
 }
 
 void
+calibration_table_find_host(const struct calibration_table *t,
+    const char *host, enum verdict_class cls, struct calibration_counts *out)
+{
+	struct calibration_row key, *r;
+
+	memset(out, 0, sizeof(*out));
+	if (t->nhosts == 0 || host == NULL || (unsigned)cls >=
+	    VERDICT_CLASS__MAX)
+		return;
+	memset(&key, 0, sizeof(key));
+	strparse_copy(key.provider, sizeof(key.provider), host);
+	key.cls = cls;
+	if ((r = bsearch(&key, t->hosts, t->nhosts, sizeof(*t->hosts),
+	    calibration_row_cmp)) != NULL)
+		*out = r->n;
+}
+
+void
 calibration_table_free(struct calibration_table *t)
 {
 	free(t->rows);
+	free(t->hosts);
 	memset(t, 0, sizeof(*t));
 }

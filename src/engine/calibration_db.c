@@ -1,6 +1,6 @@
 /* calibration_db.c: the calibration counts from MariaDB
  * (calibration_db.h): the classifications' sums, then the rows that may
- * calibrate a verdict. */
+ * calibrate a verdict, the providers' and their mail hosts'. */
 #include "engine/calibration_db.h"
 #include <string.h>
 
@@ -33,6 +33,36 @@ calibration_db_sums(struct db *db, struct calibration_counts *all)
 			all[k].delivered = db_res_int(r, 1);
 			all[k].bounced = db_res_int(r, 2);
 		}
+	db_res_free(r);
+	return row == -1 ? DB_ERR_QUERY : DB_OK;
+}
+
+/* The rows of the mail hosts whose provider's row has min_outcomes. */
+static enum db_err
+calibration_db_hosts(struct db *db, long long min_outcomes,
+    struct calibration_table *t)
+{
+	struct db_res *r;
+	enum db_err e;
+	int row, k;
+
+	if ((e = db_query(db, "SELECT h.mx_host, h.classification, "
+	    "h.delivered, h.bounced FROM calibration_hosts h JOIN "
+	    "calibration c ON c.provider = h.provider AND c.classification = "
+	    "h.classification WHERE c.delivered + c.bounced >= ?",
+	    DB_ARGS(DBP_INT(min_outcomes)), &r)) != DB_OK)
+		return e;
+	while ((row = db_res_next(r)) == 1) {
+		if ((k = calibration_db_class(db_res_str(r, 1))) < 0 ||
+		    db_res_str(r, 0) == NULL)
+			continue;
+		if (calibration_table_add_host(t, db_res_str(r, 0),
+		    (enum verdict_class)k, db_res_int(r, 2),
+		    db_res_int(r, 3)) == -1) {
+			row = -1;
+			break;
+		}
+	}
 	db_res_free(r);
 	return row == -1 ? DB_ERR_QUERY : DB_OK;
 }
@@ -70,6 +100,10 @@ calibration_db_load(struct db *db, long long min_outcomes,
 	if (row == -1) {
 		calibration_table_free(&n);
 		return DB_ERR_QUERY;
+	}
+	if ((e = calibration_db_hosts(db, min_outcomes, &n)) != DB_OK) {
+		calibration_table_free(&n);
+		return e;
 	}
 	calibration_table_done(&n);
 	memcpy(n.all, all, sizeof(n.all));

@@ -609,7 +609,8 @@ verify_with_mx(struct verify_engine *e, struct verify_result *r,
 
 /* A verdict the mail host's answer concluded: its score follows the
  * outcomes counted for its provider and classification once there are
- * calibration_min_outcomes of them (calibration.h), and so does its
+ * calibration_min_outcomes of them (calibration.h), those of its mail
+ * host (the first MX host) shrunk towards them, and so does its
  * catch-all send verdict (calibration_catch_all); else the rules' stand.
  * The counts are read again every calibration_reload_seconds; a failed
  * read keeps the last ones (none: rules) until then. */
@@ -617,7 +618,7 @@ static void
 verify_calibrate(struct verify_engine *e, struct db *db,
     struct verify_result *r)
 {
-	struct calibration_counts p, all;
+	struct calibration_counts h, p, all;
 	enum verdict_catch_all ca;
 	time_t now = time(NULL);
 	int rules = r->score;
@@ -636,7 +637,9 @@ verify_calibrate(struct verify_engine *e, struct db *db,
 	}
 	calibration_table_find(&e->cal, r->provider, r->v.classification, &p,
 	    &all);
-	r->score = calibration_apply(rules, &p, &all, conf_int(e->conf,
+	calibration_table_find_host(&e->cal, r->nmx > 0 ? r->mx[0].host : NULL,
+	    r->v.classification, &h);
+	r->score = calibration_apply(rules, &h, &p, &all, conf_int(e->conf,
 	    CONF_CALIBRATION_MIN_OUTCOMES), &r->score_basis);
 	if (r->score_basis != CALIBRATION_CALIBRATED)
 		return;
@@ -645,9 +648,11 @@ verify_calibrate(struct verify_engine *e, struct db *db,
 	    (int)conf_int(e->conf, CONF_CALIBRATION_SEND_SAFE_MIN),
 	    (int)conf_int(e->conf, CONF_CALIBRATION_AVOID_BELOW));
 	log_debug("event=score_calibrated provider=%s class=%s "
-	    "delivered=%lld bounced=%lld rules=%d score=%d send=%s->%s",
+	    "delivered=%lld bounced=%lld mx_host=%s host_delivered=%lld "
+	    "host_bounced=%lld rules=%d score=%d send=%s->%s",
 	    r->provider, verdict_class_names[r->v.classification],
-	    p.delivered, p.bounced, rules, r->score,
+	    p.delivered, p.bounced, r->nmx > 0 ? r->mx[0].host : "-",
+	    h.delivered, h.bounced, rules, r->score,
 	    verdict_catch_all_names[ca] ? verdict_catch_all_names[ca] : "-",
 	    verdict_catch_all_names[r->catch_all] ?
 	    verdict_catch_all_names[r->catch_all] : "-");

@@ -1,7 +1,7 @@
 /* calibration_update.c: writes the calibration counts
  * (calibration_update.h) from feedback_report_build's tallies per
- * provider and classification, skipping results without a provider and
- * pairs with no delivered or hard-bounced outcome. */
+ * provider (and mail host) and classification, skipping results without a
+ * provider and pairs with no delivered or hard-bounced outcome. */
 #include "jobs/calibration_update.h"
 #include "core/dbsql.h"
 #include "engine/verdict.h"
@@ -12,53 +12,58 @@
 
 /* Rows per INSERT at most (a power of two, see dbsql.h). */
 #define CALIBRATION_UPDATE_GROUP 64
-#define CALIBRATION_UPDATE_COLS 6
+#define CALIBRATION_UPDATE_COLS 7
 
 struct calibration_update_row {
 	const char	*provider;
+	const char	*host;		/* NULL: a provider's row */
 	int		 cls;
 	long long	 delivered, bounced;
 };
 
 struct calibration_update_tx {
-	const struct calibration_update_row *rows;
-	size_t		 n;
+	const struct calibration_update_row *rows, *hosts;
+	size_t		 n, nhosts;
 	long		 window_days;
 	time_t		 now;
 };
 
+/* Inserts rows into calibration (host NULL) or calibration_hosts. */
 static enum db_err
-calibration_update_work(struct db *db, void *arg)
+calibration_update_insert(struct db *db, const struct calibration_update_tx *t,
+    const struct calibration_update_row *rows, size_t n, int hosts)
 {
-	const struct calibration_update_tx *t = arg;
 	struct db_param p[CALIBRATION_UPDATE_GROUP * CALIBRATION_UPDATE_COLS];
+	const int cols = CALIBRATION_UPDATE_COLS - (hosts ? 0 : 1);
 	struct db_param *q;
 	struct buf sql;
-	enum db_err e;
+	enum db_err e = DB_OK;
 	size_t i = 0, g, j;
 
-	if ((e = db_exec(db, "DELETE FROM calibration", NULL, 0, NULL)) !=
-	    DB_OK)
-		return e;
 	buf_init(&sql, BUF_NOMAX);
-	while (i < t->n) {
-		g = dbsql_group(t->n - i, CALIBRATION_UPDATE_GROUP);
+	while (i < n) {
+		g = dbsql_group(n - i, CALIBRATION_UPDATE_GROUP);
 		buf_reset(&sql);
-		dbsql_repeat(&sql, "INSERT INTO calibration (provider, "
-		    "classification, delivered, bounced, window_days, "
-		    "updated_at) VALUES ", "(?, ?, ?, ?, ?, FROM_UNIXTIME(?))",
-		    ", ", g, "");
+		dbsql_repeat(&sql, hosts ? "INSERT INTO calibration_hosts "
+		    "(provider, mx_host, classification, delivered, bounced, "
+		    "window_days, updated_at) VALUES " : "INSERT INTO "
+		    "calibration (provider, classification, delivered, "
+		    "bounced, window_days, updated_at) VALUES ", hosts ?
+		    "(?, ?, ?, ?, ?, ?, FROM_UNIXTIME(?))" :
+		    "(?, ?, ?, ?, ?, FROM_UNIXTIME(?))", ", ", g, "");
 		for (j = 0; j < g; j++) {
-			q = p + j * CALIBRATION_UPDATE_COLS;
-			q[0] = DBP_STR(t->rows[i + j].provider);
-			q[1] = DBP_STR(verdict_class_names[t->rows[i + j].cls]);
-			q[2] = DBP_INT(t->rows[i + j].delivered);
-			q[3] = DBP_INT(t->rows[i + j].bounced);
-			q[4] = DBP_INT(t->window_days);
-			q[5] = DBP_INT((long long)t->now);
+			q = p + j * cols;
+			*q++ = DBP_STR(rows[i + j].provider);
+			if (hosts)
+				*q++ = DBP_STR(rows[i + j].host);
+			*q++ = DBP_STR(verdict_class_names[rows[i + j].cls]);
+			*q++ = DBP_INT(rows[i + j].delivered);
+			*q++ = DBP_INT(rows[i + j].bounced);
+			*q++ = DBP_INT(t->window_days);
+			*q = DBP_INT((long long)t->now);
 		}
-		if ((e = db_exec(db, buf_str(&sql), p,
-		    g * CALIBRATION_UPDATE_COLS, NULL)) != DB_OK)
+		if ((e = db_exec(db, buf_str(&sql), p, g * (size_t)cols,
+		    NULL)) != DB_OK)
 			break;
 		i += g;
 	}
@@ -66,15 +71,47 @@ calibration_update_work(struct db *db, void *arg)
 	return e;
 }
 
+static enum db_err
+calibration_update_work(struct db *db, void *arg)
+{
+	const struct calibration_update_tx *t = arg;
+	enum db_err e;
+
+	if ((e = db_exec(db, "DELETE FROM calibration", NULL, 0, NULL)) !=
+	    DB_OK || (e = db_exec(db, "DELETE FROM calibration_hosts", NULL,
+	    0, NULL)) != DB_OK ||
+	    (e = calibration_update_insert(db, t, t->rows, t->n, 0)) !=
+	    DB_OK)
+		return e;
+	return calibration_update_insert(db, t, t->hosts, t->nhosts, 1);
+}
+
+/* A row of tally t when it has a delivered or hard-bounced outcome:
+ * 1, else 0. */
+static int
+calibration_update_row_set(struct calibration_update_row *row,
+    const char *provider, const char *host, int cls,
+    const struct feedback_tally *t)
+{
+	if (t->outcome[FEEDBACK_DELIVERED] + t->outcome[FEEDBACK_HARD_BOUNCE] ==
+	    0)
+		return 0;
+	row->provider = provider;
+	row->host = host;
+	row->cls = cls;
+	row->delivered = t->outcome[FEEDBACK_DELIVERED];
+	row->bounced = t->outcome[FEEDBACK_HARD_BOUNCE];
+	return 1;
+}
+
 enum db_err
 calibration_update_run(struct db *db, const struct addrhash_key *key,
     long window_days, time_t now, struct calibration_update_stats *st)
 {
-	struct calibration_update_row *rows = NULL;
+	struct calibration_update_row *rows = NULL, *hosts = NULL;
 	struct calibration_update_tx tx;
 	struct feedback_report rep;
-	const struct feedback_tally *t;
-	size_t i, n = 0;
+	size_t i, n = 0, nh = 0;
 	enum db_err e;
 	int k;
 
@@ -84,8 +121,11 @@ calibration_update_run(struct db *db, const struct addrhash_key *key,
 	    now + 1, &rep)) != DB_OK)
 		return e;
 	st->results = rep.all.verified;
-	if (rep.nprov > 0 && (rows = calloc(rep.nprov * VERDICT_CLASS__MAX,
-	    sizeof(*rows))) == NULL) {
+	if ((rep.nprov > 0 && (rows = calloc(rep.nprov * VERDICT_CLASS__MAX,
+	    sizeof(*rows))) == NULL) || (rep.nhosts > 0 && (hosts =
+	    calloc(rep.nhosts * VERDICT_CLASS__MAX, sizeof(*hosts))) ==
+	    NULL)) {
+		free(rows);
 		feedback_report_free(&rep);
 		return DB_ERR_QUERY;
 	}
@@ -94,27 +134,33 @@ calibration_update_run(struct db *db, const struct addrhash_key *key,
 		if (strcmp(rep.prov[i].provider, "none") == 0)
 			continue;
 		for (k = 0; k < VERDICT_CLASS__MAX; k++) {
-			t = &rep.prov[i].by_class[k];
-			if (t->outcome[FEEDBACK_DELIVERED] +
-			    t->outcome[FEEDBACK_HARD_BOUNCE] == 0)
+			if (!calibration_update_row_set(&rows[n],
+			    rep.prov[i].provider, NULL, k,
+			    &rep.prov[i].by_class[k]))
 				continue;
-			rows[n].provider = rep.prov[i].provider;
-			rows[n].cls = k;
-			rows[n].delivered = t->outcome[FEEDBACK_DELIVERED];
-			rows[n].bounced = t->outcome[FEEDBACK_HARD_BOUNCE];
 			st->delivered += rows[n].delivered;
 			st->bounced += rows[n].bounced;
 			n++;
 		}
 	}
+	for (i = 0; i < rep.nhosts; i++)
+		for (k = 0; k < VERDICT_CLASS__MAX; k++)
+			nh += (size_t)calibration_update_row_set(&hosts[nh],
+			    rep.hosts[i].provider, rep.hosts[i].host, k,
+			    &rep.hosts[i].by_class[k]);
 	tx.rows = rows;
 	tx.n = n;
+	tx.hosts = hosts;
+	tx.nhosts = nh;
 	tx.window_days = window_days;
 	tx.now = now;
 	e = db_tx_retry(db, calibration_update_work, &tx);
-	if (e == DB_OK)
+	if (e == DB_OK) {
 		st->rows = n;
+		st->host_rows = nh;
+	}
 	free(rows);
+	free(hosts);
 	feedback_report_free(&rep);
 	return e;
 }

@@ -1,8 +1,9 @@
 /* calibration_update.h: the periodic step that writes the calibration
- * counts (028's table calibration) from results and delivery outcomes:
- * the accuracy report's matching (feedback_report.h) over every account,
- * for the results verified in the last calibration_window_days, counted
- * per provider and classification (delivered; hard-bounced). Only counts
+ * counts (028's table calibration, 030's calibration_hosts) from results
+ * and delivery outcomes: the accuracy report's matching
+ * (feedback_report.h) over every account, for the results verified in the
+ * last calibration_window_days, counted per provider and classification
+ * and per mail host and classification (delivered; hard-bounced). Only counts
  * leave this step: no address, hash or account is written. Run by
  * svcadm calibration update and by svc-worker's housekeeping. */
 #ifndef SVC_CALIBRATION_UPDATE_H
@@ -17,6 +18,7 @@ struct calibration_update_stats {
 	long long	 delivered;	/* ... later delivered */
 	long long	 bounced;	/* ... later hard-bounced */
 	size_t		 rows;		/* (provider, classification) written */
+	size_t		 host_rows;	/* (mail host, classification) written */
 };
 
 /* Replaces the table's rows, in one transaction, with the counts of the

@@ -12,7 +12,7 @@ const char *const feedback_outcome_names[FEEDBACK_OUTCOME__MAX] = {
 	"delivered", "hard_bounce", "soft_bounce", "complaint"
 };
 const char *const feedback_source_names[FEEDBACK_SOURCE__MAX] = {
-	"api", "mailgun", "postmark", "sendgrid", "postfix"
+	"api", "mailgun", "postmark", "sendgrid", "postfix", "ses"
 };
 
 /* Enhanced codes of a hard bounce that say the address does not exist
@@ -309,7 +309,8 @@ feedback_settings_get(struct db *db, const char *account,
 	s->suppress_hard_bounces = 1;
 	if ((e = db_query(db, "SELECT suppress_hard_bounces, "
 	    "mailgun_signing_key, postmark_user, postmark_auth_hash, "
-	    "sendgrid_public_key FROM feedback_settings WHERE account_id = ?",
+	    "sendgrid_public_key, ses_topic_arns FROM feedback_settings WHERE "
+	    "account_id = ?",
 	    DB_ARGS(DBP_STR(account)), &r)) != DB_OK)
 		return e;
 	if ((row = db_res_next(r)) == 1) {
@@ -326,6 +327,9 @@ feedback_settings_get(struct db *db, const char *account,
 		if ((v = db_res_str(r, 4)) != NULL)
 			strparse_copy(s->sendgrid_public_key,
 			    sizeof(s->sendgrid_public_key), v);
+		if ((v = db_res_str(r, 5)) != NULL)
+			strparse_copy(s->ses_topic_arns,
+			    sizeof(s->ses_topic_arns), v);
 	}
 	db_res_free(r);
 	return row == -1 ? DB_ERR_QUERY : DB_OK;
@@ -365,6 +369,22 @@ feedback_settings_set(struct db *db, const char *account, int suppress,
 	    DBP_STR(account)), &affected)) != DB_OK)
 		return e;
 	return DB_OK;
+}
+
+enum db_err
+feedback_settings_set_ses(struct db *db, const char *account,
+    const char *topics)
+{
+	unsigned long long affected;
+	enum db_err e;
+
+	if ((e = db_exec(db, "INSERT IGNORE INTO feedback_settings "
+	    "(account_id) VALUES (?)", DB_ARGS(DBP_STR(account)),
+	    &affected)) != DB_OK)
+		return e;
+	return db_exec(db, "UPDATE feedback_settings SET ses_topic_arns = ? "
+	    "WHERE account_id = ?", DB_ARGS(*topics ? DBP_STR(topics) :
+	    DBP_NULL, DBP_STR(account)), &affected);
 }
 
 long long

@@ -45,6 +45,7 @@ enum feedback_source {
 	FEEDBACK_SOURCE_POSTMARK,
 	FEEDBACK_SOURCE_SENDGRID,
 	FEEDBACK_SOURCE_POSTFIX,	/* svcadm feedback import */
+	FEEDBACK_SOURCE_SES,		/* Amazon SES through SNS */
 	FEEDBACK_SOURCE__MAX
 };
 extern const char *const feedback_source_names[FEEDBACK_SOURCE__MAX];
@@ -102,6 +103,7 @@ struct feedback_settings {
 	char	 postmark_user[101];		/* "": none */
 	char	 postmark_auth_hash[65];	/* SHA-256 hex of "user:pass" */
 	char	 sendgrid_public_key[201];	/* base64 DER; "": none */
+	char	 ses_topic_arns[1025];		/* SNS topics; "": none */
 };
 enum db_err feedback_settings_get(struct db *, const char *account,
 	    struct feedback_settings *);
@@ -109,6 +111,11 @@ enum db_err feedback_settings_get(struct db *, const char *account,
 enum db_err feedback_settings_set(struct db *, const char *account,
 	    int suppress, const char *mailgun_key, const char *postmark_user,
 	    const char *postmark_auth_hash, const char *sendgrid_key);
+
+/* Sets the SNS topics whose messages /v1/feedback/ses takes for the
+ * account (feedback_sns_topics_valid; "" for none). */
+enum db_err feedback_settings_set_ses(struct db *, const char *account,
+	    const char *topics);
 
 /* Housekeeping: deletes outcomes that occurred more than days ago (at
  * most limit rows); returns how many, or -1. */

@@ -1,10 +1,12 @@
 /* feedback_report.c: the accuracy report (feedback_report.h): results of
  * the window and the account's outcomes are read, the results' addresses
- * hashed with the feedback key, and each result matched to the latest
- * outcome of its address at or after its verification (sorted arrays and
+ * hashed with the feedback key (the single verifications' are kept
+ * hashed), and each result matched to the latest outcome of its address
+ * at or after its verification (sorted arrays and
  * binary search: no address leaves this process). */
 #include "jobs/feedback_report.h"
 #include "util/strparse.h"
+#include "util/strset.h"
 #include "util/timeutil.h"
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@ struct feedback_report_seen {	/* one result row, for stability and
 	int		 outcome;	/* -1: none */
 	long long	 at;		/* verified_at */
 	size_t		 prov;		/* index in the report's prov */
+	long		 host;		/* index in the report's hosts, -1 */
 };
 
 static int
@@ -171,94 +174,194 @@ feedback_report_outcomes(struct db *db, const char *account,
 	return DB_OK;
 }
 
-enum db_err
-feedback_report_build(struct db *db, const struct addrhash_key *key,
-    const char *account, time_t since, time_t until,
-    struct feedback_report *rep)
-{
-	struct feedback_report_out *outs = NULL;
-	struct feedback_report_seen *seen = NULL, *sg, *last;
-	struct feedback_provider_tally *pt;
-	struct addr a;
-	const struct db_param p[] = { DBP_INT(since), DBP_INT(until),
-	    DBP_STR(account ? account : "") };
-	struct db_res *r = NULL;
-	size_t nout = 0, nseen = 0, cap = 0, i, j;
-	const char *cls, *prov;
-	enum db_err e;
-	int row, k, outcome, same;
+/* What building a report keeps besides the report. */
+struct feedback_report_build {
+	struct feedback_report		*rep;
+	struct feedback_report_out	*outs;
+	size_t				 nout;
+	struct feedback_report_seen	*seen;
+	size_t				 nseen, cap;
+	struct strset			*hostset;	/* ids: rep->hosts */
+};
 
-	memset(rep, 0, sizeof(*rep));
-	rep->since = since;
-	rep->until = until;
-	if ((e = feedback_report_outcomes(db, account, &outs, &nout)) != DB_OK)
-		return e;
-	e = db_query(db, account ? "SELECT j.account_id, e.email, "
-	    "e.classification, e.provider, UNIX_TIMESTAMP(e.verified_at) "
-	    "FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE "
+static int
+feedback_report_host_same(void *arg, uint32_t id, const char *s, size_t n)
+{
+	const struct feedback_report *rep = arg;
+
+	return strlen(rep->hosts[id].host) == n &&
+	    memcmp(rep->hosts[id].host, s, n) == 0;
+}
+
+/* The index of host's tally (added when new), or -1 out of memory. */
+static long
+feedback_report_host(struct feedback_report_build *b, const char *host,
+    const char *provider)
+{
+	struct feedback_report *rep = b->rep;
+	struct feedback_host_tally *h;
+	size_t n = strlen(host);
+	uint32_t hash = strset_hash(host, n), id;
+
+	if (strset_find(b->hostset, hash, host, n, feedback_report_host_same,
+	    rep, &id))
+		return (long)id;
+	if ((h = realloc(rep->hosts, (rep->nhosts + 1) * sizeof(*h))) == NULL)
+		return -1;
+	rep->hosts = h;
+	h = &rep->hosts[rep->nhosts];
+	memset(h, 0, sizeof(*h));
+	strparse_copy(h->host, sizeof(h->host), host);
+	strparse_copy(h->provider, sizeof(h->provider), provider);
+	if (strset_insert(b->hostset, hash, (uint32_t)rep->nhosts) == -1)
+		return -1;
+	return (long)rep->nhosts++;
+}
+
+/* One result: counted, and kept for stability and the calibration. 0, or
+ * -1 out of memory. */
+static int
+feedback_report_result(struct feedback_report_build *b, const char *account,
+    const char *hash, const char *cls, const char *prov, const char *host,
+    long long at)
+{
+	struct feedback_report *rep = b->rep;
+	struct feedback_provider_tally *pt;
+	struct feedback_report_seen *sg;
+	int k, outcome;
+	long hi = -1;
+
+	for (k = 0; k < VERDICT_CLASS__MAX; k++)
+		if (cls != NULL && strcmp(cls, verdict_class_names[k]) == 0)
+			break;
+	if (k == VERDICT_CLASS__MAX)
+		return 0;
+	if (b->nseen == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 256;
+		if ((sg = realloc(b->seen, b->cap * sizeof(*sg))) == NULL)
+			return -1;
+		b->seen = sg;
+	}
+	outcome = hash[0] ? feedback_report_match(b->outs, b->nout, account,
+	    hash, at) : -1;
+	feedback_report_add(&rep->all, outcome);
+	feedback_report_add(&rep->by_class[k], outcome);
+	if ((pt = feedback_report_prov(rep, prov && *prov ? prov : "none")) ==
+	    NULL)
+		return -1;
+	feedback_report_add(&pt->t, outcome);
+	if (prov && *prov && host && *host && (hi = feedback_report_host(b,
+	    host, prov)) == -1)
+		return -1;
+	if (!hash[0])
+		return 0;
+	sg = &b->seen[b->nseen++];
+	strparse_copy(sg->account, sizeof(sg->account), account);
+	strparse_copy(sg->hash, sizeof(sg->hash), hash);
+	sg->cls = k;
+	sg->outcome = outcome;
+	sg->at = at;
+	sg->prov = (size_t)(pt - rep->prov);
+	sg->host = hi;
+	return 0;
+}
+
+/* The bulk results of the window: their addresses hashed here. */
+static enum db_err
+feedback_report_jobs(struct db *db, const struct addrhash_key *key,
+    const char *account, struct feedback_report_build *b)
+{
+	const struct db_param p[] = { DBP_INT(b->rep->since),
+	    DBP_INT(b->rep->until), DBP_STR(account ? account : "") };
+	char hash[ADDRHASH_HEX_LEN + 1];
+	struct db_res *r;
+	struct addr a;
+	enum db_err e;
+	int row;
+
+	if ((e = db_query(db, account ? "SELECT j.account_id, e.email, "
+	    "e.classification, e.provider, UNIX_TIMESTAMP(e.verified_at), "
+	    "e.mx_host FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE "
 	    "e.state = 'done' AND e.classification IS NOT NULL AND "
 	    "e.verified_at >= FROM_UNIXTIME(?) AND e.verified_at < "
 	    "FROM_UNIXTIME(?) AND j.account_id = ?" : "SELECT j.account_id, "
 	    "e.email, e.classification, e.provider, "
-	    "UNIX_TIMESTAMP(e.verified_at) FROM job_emails e JOIN jobs j ON "
-	    "j.id = e.job_id WHERE e.state = 'done' AND e.classification IS "
-	    "NOT NULL AND e.verified_at >= FROM_UNIXTIME(?) AND "
-	    "e.verified_at < FROM_UNIXTIME(?)",
-	    p, account ? 3 : 2, &r);
-	if (e != DB_OK)
-		goto out;
+	    "UNIX_TIMESTAMP(e.verified_at), e.mx_host FROM job_emails e JOIN "
+	    "jobs j ON j.id = e.job_id WHERE e.state = 'done' AND "
+	    "e.classification IS NOT NULL AND e.verified_at >= "
+	    "FROM_UNIXTIME(?) AND e.verified_at < FROM_UNIXTIME(?)",
+	    p, account ? 3 : 2, &r)) != DB_OK)
+		return e;
 	while ((row = db_res_next(r)) == 1) {
-		cls = db_res_str(r, 2);
-		for (k = 0; k < VERDICT_CLASS__MAX; k++)
-			if (strcmp(cls, verdict_class_names[k]) == 0)
-				break;
-		if (k == VERDICT_CLASS__MAX)
-			continue;
-		if (nseen == cap) {
-			cap = cap ? cap * 2 : 256;
-			if ((sg = realloc(seen, cap * sizeof(*seen))) == NULL) {
-				row = -1;
-				break;
-			}
-			seen = sg;
-		}
-		sg = &seen[nseen];
-		strparse_copy(sg->account, sizeof(sg->account),
-		    db_res_str(r, 0));
-		sg->cls = k;
-		if (addr_parse(db_res_str(r, 1), &a) == ADDR_OK)
+		hash[0] = '\0';
+		if (db_res_str(r, 1) != NULL && addr_parse(db_res_str(r, 1),
+		    &a) == ADDR_OK)
 			addrhash_hex(key, a.normalised, strlen(a.normalised),
-			    sg->hash);
-		else
-			sg->hash[0] = '\0';
-		outcome = sg->hash[0] ? feedback_report_match(outs, nout,
-		    sg->account, sg->hash, db_res_int(r, 4)) : -1;
-		feedback_report_add(&rep->all, outcome);
-		feedback_report_add(&rep->by_class[k], outcome);
-		prov = db_res_str(r, 3);
-		if ((pt = feedback_report_prov(rep, prov && *prov ? prov :
-		    "none")) == NULL) {
+			    hash);
+		if (feedback_report_result(b, db_res_str(r, 0), hash,
+		    db_res_str(r, 2), db_res_str(r, 3), db_res_str(r, 5),
+		    db_res_int(r, 4)) == -1) {
 			row = -1;
 			break;
 		}
-		feedback_report_add(&pt->t, outcome);
-		sg->outcome = outcome;
-		sg->at = db_res_int(r, 4);
-		sg->prov = (size_t)(pt - rep->prov);
-		if (sg->hash[0])
-			nseen++;
 	}
-	if (row == -1) {
-		e = DB_ERR_QUERY;
-		goto out;
+	db_res_free(r);
+	return row == -1 ? DB_ERR_QUERY : DB_OK;
+}
+
+/* The single verifications of the window (kept as hashes already). */
+static enum db_err
+feedback_report_singles(struct db *db, const char *account,
+    struct feedback_report_build *b)
+{
+	const struct db_param p[] = { DBP_INT(b->rep->since),
+	    DBP_INT(b->rep->until), DBP_STR(account ? account : "") };
+	struct db_res *r;
+	enum db_err e;
+	const char *h;
+	int row;
+
+	if ((e = db_query(db, account ? "SELECT account_id, addr_hash, "
+	    "classification, provider, UNIX_TIMESTAMP(verified_at), mx_host "
+	    "FROM single_results WHERE verified_at >= FROM_UNIXTIME(?) AND "
+	    "verified_at < FROM_UNIXTIME(?) AND account_id = ?" : "SELECT "
+	    "account_id, addr_hash, classification, provider, "
+	    "UNIX_TIMESTAMP(verified_at), mx_host FROM single_results WHERE "
+	    "verified_at >= FROM_UNIXTIME(?) AND verified_at < "
+	    "FROM_UNIXTIME(?)", p, account ? 3 : 2, &r)) != DB_OK)
+		return e;
+	while ((row = db_res_next(r)) == 1) {
+		if ((h = db_res_str(r, 1)) == NULL ||
+		    strlen(h) != ADDRHASH_HEX_LEN)
+			continue;
+		b->rep->singles++;
+		if (feedback_report_result(b, db_res_str(r, 0), h,
+		    db_res_str(r, 2), db_res_str(r, 3), db_res_str(r, 5),
+		    db_res_int(r, 4)) == -1) {
+			row = -1;
+			break;
+		}
 	}
-	if (nseen > 1)
-		qsort(seen, nseen, sizeof(*seen), feedback_report_seen_cmp);
-	for (i = 0; i < nseen; i = j) {
+	db_res_free(r);
+	return row == -1 ? DB_ERR_QUERY : DB_OK;
+}
+
+/* Stability, and the calibration's counts: each address once. */
+static void
+feedback_report_addresses(struct feedback_report_build *b)
+{
+	struct feedback_report *rep = b->rep;
+	struct feedback_report_seen *seen = b->seen, *last;
+	size_t i, j;
+	int same;
+
+	if (b->nseen > 1)
+		qsort(seen, b->nseen, sizeof(*seen), feedback_report_seen_cmp);
+	for (i = 0; i < b->nseen; i = j) {
 		same = 1;
 		last = seen[i].outcome >= 0 ? &seen[i] : NULL;
-		for (j = i + 1; j < nseen && feedback_report_seen_cmp(&seen[i],
-		    &seen[j]) == 0; j++) {
+		for (j = i + 1; j < b->nseen && feedback_report_seen_cmp(
+		    &seen[i], &seen[j]) == 0; j++) {
 			if (seen[j].cls != seen[i].cls)
 				same = 0;
 			if (seen[j].outcome >= 0 && (last == NULL ||
@@ -270,19 +373,44 @@ feedback_report_build(struct db *db, const struct addrhash_key *key,
 			rep->repeated_same += same;
 		}
 		/* the address once: its latest result that has an outcome */
-		if (last != NULL)
-			feedback_report_add(&rep->prov[last->prov].by_class[
+		if (last == NULL)
+			continue;
+		feedback_report_add(&rep->prov[last->prov].by_class[last->cls],
+		    last->outcome);
+		if (last->host >= 0)
+			feedback_report_add(&rep->hosts[last->host].by_class[
 			    last->cls], last->outcome);
 	}
+}
+
+enum db_err
+feedback_report_build(struct db *db, const struct addrhash_key *key,
+    const char *account, time_t since, time_t until,
+    struct feedback_report *rep)
+{
+	struct feedback_report_build b;
+	enum db_err e;
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&b, 0, sizeof(b));
+	rep->since = since;
+	rep->until = until;
+	b.rep = rep;
+	if ((b.hostset = strset_new(64)) == NULL)
+		return DB_ERR_QUERY;
+	if ((e = feedback_report_outcomes(db, account, &b.outs, &b.nout)) !=
+	    DB_OK || (e = feedback_report_jobs(db, key, account, &b)) != DB_OK ||
+	    (e = feedback_report_singles(db, account, &b)) != DB_OK)
+		goto out;
+	feedback_report_addresses(&b);
 	if (rep->nprov > 1)
 		qsort(rep->prov, rep->nprov, sizeof(*rep->prov),
 		    feedback_report_prov_cmp);
 	e = DB_OK;
 out:
-	if (r != NULL)
-		db_res_free(r);
-	free(outs);
-	free(seen);
+	strset_free(b.hostset);
+	free(b.outs);
+	free(b.seen);
 	if (e != DB_OK)
 		feedback_report_free(rep);
 	return e;
@@ -334,6 +462,8 @@ void
 feedback_report_free(struct feedback_report *r)
 {
 	free(r->prov);
+	free(r->hosts);
 	r->prov = NULL;
-	r->nprov = 0;
+	r->hosts = NULL;
+	r->nprov = r->nhosts = 0;
 }

@@ -8,8 +8,8 @@
  * that occurred at or after the row was verified (delivered, hard_bounce,
  * soft_bounce, complaint), or under no_outcome. Rows are counted per
  * classification and per provider (NULL provider: "none"); for the
- * calibration, each address with an outcome counts once per provider and
- * classification, under its latest result (by_class). unknown_share
+ * calibration, each address with an outcome counts once per provider (and
+ * mail host) and classification, under its latest result (by_class). unknown_share
  * is the share of rows classified unknown. Stability: the addresses (per
  * account) verified more than once in the window, and how many of them got
  * the same classification every time. */
@@ -36,12 +36,23 @@ struct feedback_provider_tally {
 	struct feedback_tally	 by_class[VERDICT_CLASS__MAX];
 };
 
+/* The calibration's counts of one mail host (a result's first MX host),
+ * as by_class above. */
+struct feedback_host_tally {
+	char			 host[254];
+	char			 provider[254];
+	struct feedback_tally	 by_class[VERDICT_CLASS__MAX];
+};
+
 struct feedback_report {
 	time_t			 since, until;
 	struct feedback_tally	 all;
 	struct feedback_tally	 by_class[VERDICT_CLASS__MAX];
 	struct feedback_provider_tally *prov;	/* by name */
 	size_t			 nprov;
+	struct feedback_host_tally *hosts;	/* in no order */
+	size_t			 nhosts;
+	long long		 singles;	/* single verifications counted */
 	long long		 repeated;	/* addresses verified twice+ */
 	long long		 repeated_same;	/* ... always the same class */
 };

@@ -296,12 +296,14 @@ jobqueue_result_set(struct jobqueue_result *o, int seq,
 	o->disposable = r->disposable != 0;
 	o->accept_all = r->accept_all != 0;
 	memcpy(o->provider, r->provider, sizeof(o->provider));
+	if (r->nmx > 0)
+		memcpy(o->mx_host, r->mx[0].host, sizeof(o->mx_host));
 	o->verified_at = r->verified_at ? r->verified_at : time(NULL);
 }
 
 /* Results per multi-row UPDATE at most (a power of two, see dbsql.h). */
 #define JOBQUEUE_WRITE_GROUP 64
-#define JOBQUEUE_WRITE_COLS 14
+#define JOBQUEUE_WRITE_COLS 15
 
 static int
 jobqueue_int_cmp(const void *a, const void *b)
@@ -400,7 +402,8 @@ jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
 	    "SELECT ? AS seq, ? AS classification, ? AS status, ? AS reason, "
 	    "? AS sub_status, ? AS score, ? AS free, ? AS role, "
 	    "? AS disposable, ? AS accept_all, ? AS catch_all_verdict, "
-	    "? AS verified_at, ? AS provider, ? AS score_basis", " UNION ALL ",
+	    "? AS verified_at, ? AS provider, ? AS score_basis, ? AS mx_host",
+	    " UNION ALL ",
 	    n, ") v ON e.seq = v.seq "
 	    "SET e.state = 'done', e.retry_at = NULL, e.classification = "
 	    "v.classification, e.status = v.status, e.reason = v.reason, "
@@ -408,7 +411,8 @@ jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
 	    "e.role = v.role, e.disposable = v.disposable, e.accept_all = "
 	    "v.accept_all, e.catch_all_verdict = v.catch_all_verdict, "
 	    "e.verified_at = FROM_UNIXTIME(v.verified_at), "
-	    "e.provider = v.provider, e.score_basis = v.score_basis "
+	    "e.provider = v.provider, e.score_basis = v.score_basis, "
+	    "e.mx_host = v.mx_host "
 	    "WHERE e.job_id = ? AND e.state <> 'done'");
 	for (i = 0; i < n; i++) {
 		r = v[i];
@@ -427,6 +431,7 @@ jobqueue_write_group(struct db *db, struct buf *sql, struct db_param *p,
 		q[11] = DBP_INT((long long)r->verified_at);
 		q[12] = DBP_STR(r->provider[0] ? r->provider : NULL);
 		q[13] = DBP_STR(calibration_basis_names[r->score_basis]);
+		q[14] = DBP_STR(r->mx_host[0] ? r->mx_host : NULL);
 	}
 	p[n * JOBQUEUE_WRITE_COLS] = DBP_STR(job_id);
 	return db_exec(db, buf_str(sql), p, n * JOBQUEUE_WRITE_COLS + 1,

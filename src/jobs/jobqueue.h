@@ -55,6 +55,7 @@ struct jobqueue_result {
 	enum calibration_basis	 score_basis;
 	int			 free_provider, role, disposable, accept_all;
 	char			 provider[PROVIDERS_NAME_MAX];	/* "": NULL */
+	char			 mx_host[DNS_NAME_MAX + 1];	/* "": NULL */
 	time_t			 verified_at;
 };
 

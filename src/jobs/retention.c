@@ -326,6 +326,8 @@ retention_erase_account(struct db *db, const char *account,
 	    "account_id = ? LIMIT ?", account, &c.n[RETENTION_EVENTS]) == -1 ||
 	    retention_delete(db, "DELETE FROM event_outbox WHERE "
 	    "account_id = ? LIMIT ?", account, &c.n[RETENTION_EVENTS]) == -1 ||
+	    retention_delete(db, "DELETE FROM single_results WHERE "
+	    "account_id = ? LIMIT ?", account, &c.n[RETENTION_RESULTS]) == -1 ||
 	    retention_receipt(db, account, NULL, &who, &c) == -1)
 		goto fail;
 	retention_add(total, &c);

@@ -9,7 +9,8 @@
  * in the middle of an upload), event deliveries that ended (and outbox
  * events handed to deliveries) more than job_retention_days ago, and the
  * heartbeat rows of workers not seen for a day, delivery outcomes
- * older than feedback_retention_days, pacing pairs unused for
+ * older than feedback_retention_days, single verifications' hashes past
+ * their retention (single_results.h), pacing pairs unused for
  * PACING_KEEP_DAYS (pacing.h), and the dashboard's ended sessions and
  * used or expired invitations. Each pass logs what it removed. And the
  * calibration counts (calibration_update.h) are rewritten when the
@@ -23,6 +24,7 @@
 #include "jobs/feedback.h"
 #include "jobs/jobend.h"
 #include "jobs/retention.h"
+#include "jobs/single_results.h"
 #include "jobs/upload_store.h"
 #include "core/ratelimit.h"
 #include "core/websession.h"
@@ -77,8 +79,8 @@ housekeeping_calibrate(const struct conf *c, struct db *db)
 	    CONF_CALIBRATION_WINDOW_DAYS), now, &st) != DB_OK)
 		return -1;
 	log_info("event=calibration_updated results=%lld delivered=%lld "
-	    "bounced=%lld rows=%zu", st.results, st.delivered, st.bounced,
-	    st.rows);
+	    "bounced=%lld rows=%zu host_rows=%zu", st.results, st.delivered,
+	    st.bounced, st.rows, st.host_rows);
 	return 1;
 }
 
@@ -86,7 +88,7 @@ int
 housekeeping_run(const struct conf *c, struct db *db)
 {
 	long long idem, hits, buckets, cached, jobs, orphans, events, workers;
-	long long egress, outcomes, pairs, web;
+	long long egress, outcomes, singles, pairs, web;
 	int calibrated;
 
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
@@ -104,13 +106,15 @@ housekeeping_run(const struct conf *c, struct db *db)
 	egress = connstats_purge(db);
 	outcomes = feedback_expire(db, conf_int(c, CONF_FEEDBACK_RETENTION_DAYS),
 	    HOUSEKEEPING_OUTCOMES_MAX);
+	singles = single_results_expire(db, HOUSEKEEPING_OUTCOMES_MAX);
 	pairs = pacing_db_purge(db);
 	web = websession_purge(db, conf_int(c, CONF_SESSION_IDLE_SECONDS),
 	    conf_int(c, CONF_SESSION_MAX_SECONDS), HOUSEKEEPING_SESSIONS_MAX);
 	calibrated = housekeeping_calibrate(c, db);
 	if (idem < 0 || hits < 0 || buckets < 0 || cached < 0 || jobs < 0 ||
 	    orphans < 0 || events < 0 || workers < 0 || egress < 0 ||
-	    outcomes < 0 || pairs < 0 || web < 0 || calibrated < 0) {
+	    outcomes < 0 || singles < 0 || pairs < 0 || web < 0 ||
+	    calibrated < 0) {
 		log_error("event=housekeeping_failed error=\"%s\"", db_error(db));
 		return -1;
 	}
@@ -119,7 +123,8 @@ housekeeping_run(const struct conf *c, struct db *db)
 	    "jobs_erased=%lld upload_pieces_purged=%lld events_purged=%lld "
 	    "workers_purged=%lld egress_health_purged=%lld "
 	    "outcomes_purged=%lld pacing_pairs_purged=%lld "
-	    "web_sessions_purged=%lld", idem, hits, buckets, cached, jobs,
-	    orphans, events, workers, egress, outcomes, pairs, web);
+	    "web_sessions_purged=%lld single_results_purged=%lld", idem, hits,
+	    buckets, cached, jobs, orphans, events, workers, egress, outcomes,
+	    pairs, web, singles);
 	return 0;
 }

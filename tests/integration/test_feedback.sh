@@ -12,11 +12,15 @@
 # Postfix log into another account's outcomes, twice: the second time
 # changes nothing. Calibration: a list at the accept-all host is verified,
 # most of it reported delivered; svcadm calibration update (and the
-# worker's housekeeping) counts outcomes per provider and classification
-# only, and a later verdict there (single, bulk, download) has
-# score_basis "calibrated" with the score computed from the counts as the
-# README says, and its catch-all send verdict follows that score; before
-# calibration_min_outcomes it says "rules".
+# worker's housekeeping) counts outcomes per provider (and mail host) and
+# classification only, and a later verdict there (single, bulk, download)
+# has score_basis "calibrated" with the score computed from the counts as
+# the README says, and its catch-all send verdict follows that score;
+# before calibration_min_outcomes it says "rules". A second accept-all
+# host of the same provider whose addresses all bounced then scores
+# lower than the first. A single verification (POST /v1/verify) is kept as
+# a keyed hash until its retention ends, and its outcome counts in the
+# report and the calibration.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -26,11 +30,13 @@ printf '%s\n' '$ORIGIN feedback.test.' '$TTL 300' \
     '@ IN SOA ns.feedback.test. hostmaster.feedback.test. 1 3600 600 86400 300' \
     '@ IN NS ns.feedback.test.' 'ns IN A 127.0.0.1' 'mx1 IN A 127.0.0.31' 'mx2 IN A 127.0.0.30' \
     'good IN A 192.0.2.1' 'good IN MX 10 mx1' 'ca IN A 192.0.2.1' 'ca IN MX 10 mx2' \
+    'mx3 IN A 127.0.0.32' 'ca2 IN A 192.0.2.1' 'ca2 IN MX 10 mx3' \
     > "$IT_DIR/dns/feedback.test.zone"
 mail_env_dns "$IT_DIR/dns/feedback.test.zone"
 SMTP_PORT=$(stack_free_port)
 fake 127.0.0.30 catchall=1
 fake 127.0.0.31
+fake 127.0.0.32 catchall=1
 mail_env_lists
 mail_env_conf
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
@@ -324,15 +330,19 @@ CAL_NAMES="anna bella carla dora emma fiona gina hanna ivy"
 cal_counts() {	# cal_counts: "delivered bounced" of (feedback.test, catch_all)
     it_sql "SELECT CONCAT(delivered, ' ', bounced) FROM calibration WHERE provider = 'feedback.test' AND classification = 'catch_all'"
 }
-# cal_expect RULES: the calibrated score of a catch-all verdict at
-# feedback.test whose rules gave RULES, from the table (README, Calibration)
+# cal_expect RULES HOST: the calibrated score of a catch-all verdict at
+# feedback.test's mail host HOST whose rules gave RULES, from the tables
+# (README, Calibration: the provider's rate r, the host's shrunk towards it)
 cal_expect() {
-    local s=$1 dp bp dc bc np nc num den
+    local s=$1 dp bp dc bc dh bh np nc nh a b num den
     read -r dp bp < <(cal_counts)
     read -r dc bc < <(it_sql "SELECT SUM(delivered), SUM(bounced) FROM calibration WHERE classification = 'catch_all'")
-    np=$((dp + bp)); nc=$((dc + bc))
-    num=$((100 * dp * (nc + 2) + 2 * (100 * dc + 2 * s)))
-    den=$(((nc + 2) * (np + 2)))
+    read -r dh bh < <(it_sql "SELECT CONCAT(COALESCE(SUM(delivered), 0), ' ', COALESCE(SUM(bounced), 0)) FROM calibration_hosts WHERE mx_host = '$2' AND classification = 'catch_all'")
+    np=$((dp + bp)); nc=$((dc + bc)); nh=$((dh + bh))
+    a=$((100 * dp * (nc + 2) + 2 * (100 * dc + 2 * s)))
+    b=$(((nc + 2) * (np + 2)))
+    num=$((100 * dh * b + 2 * a))
+    den=$((b * (nh + 2)))
     echo $(((2 * num + den) / (2 * den)))
 }
 t_calibration() {
@@ -367,7 +377,8 @@ t_calibration() {
     # another provider's catch-all rows, below the threshold, still move
     # the classification's rate (the prior): 5 bounces elsewhere
     it_sql "INSERT INTO calibration VALUES ('elsewhere.test', 'catch_all', 0, 5, 90, UTC_TIMESTAMP(3))"
-    want=$(cal_expect "$rules")
+    want=$(cal_expect "$rules" mx2.feedback.test)
+    CAL_RULES=$rules
     it_log "rules score $rules, calibrated $want (8 delivered, 2 bounced; 5 bounced elsewhere)"
     [ "$want" -gt "$rules" ] || it_fail "mostly delivered, yet $want is not above $rules" || return 1
     API_KEY=$key http POST /v1/verify '{"email":"mona@ca.feedback.test"}'
@@ -395,6 +406,42 @@ t_calibration() {
 }
 t_case "calibration: a catch-all host's later verdicts follow its outcomes (score_basis calibrated, score from the counts, send verdict from the score); below calibration_min_outcomes the rules stand" t_calibration
 
+t_calibration_hosts() {
+    local acc key list id events at_mx2 at_mx3
+    acc=$(it_account admin 1000); key=$(it_key "$acc" '*')
+    list='["olga@ca2.feedback.test","petra@ca2.feedback.test","rita@ca2.feedback.test","sara@ca2.feedback.test"]'
+    API_KEY=$key http POST /v1/verify/bulk "{\"emails\":$list}"
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    it_job_wait "$id" completed || return 1
+    expect_eq "mail host stored with the results" "catch_all mx3.feedback.test" \
+        "$(it_sql "SELECT DISTINCT CONCAT_WS(' ', classification, mx_host) FROM job_emails WHERE job_id = '$id'")" || return 1
+    # every address at the second host of feedback.test bounced
+    events=$(echo "$list" | jq -c --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        'map({email: ., outcome: "hard_bounce", occurred_at: $t, enhanced_code: "5.1.1"})')
+    API_KEY=$key http POST /v1/feedback "{\"events\":$events}"
+    expect_status 200 && expect_json .accepted 4 || return 1
+    out=$(svcadm calibration update) || { it_fail "svcadm calibration update: $out"; return 1; }
+    case $out in *" host_rows "*) ;; *) it_fail "svcadm calibration update printed: $out"; return 1 ;; esac
+    expect_eq "provider counts" "8 6" "$(cal_counts)" || return 1
+    expect_eq "mail host counts" "mx2.feedback.test 8 2,mx3.feedback.test 0 4" \
+        "$(it_sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', mx_host, delivered, bounced) ORDER BY mx_host) FROM calibration_hosts WHERE provider = 'feedback.test' AND classification = 'catch_all'")" || return 1
+    expect_eq "host rows with an address or a hash" 0 \
+        "$(it_sql "SELECT COUNT(*) FROM calibration_hosts WHERE CONCAT(provider, mx_host) LIKE '%@%' OR CONCAT(provider, mx_host) REGEXP '[0-9a-f]{32}'")" || return 1
+    svcadm calibration show | grep -Eq '^mx3\.feedback\.test +feedback\.test +catch_all +0 +4$' ||
+        it_fail "svcadm calibration show: $(svcadm calibration show)" || return 1
+    at_mx2=$(cal_expect "$CAL_RULES" mx2.feedback.test)
+    at_mx3=$(cal_expect "$CAL_RULES" mx3.feedback.test)
+    it_log "one provider, two mail hosts: mx2 (8 delivered, 2 bounced) $at_mx2, mx3 (4 bounced) $at_mx3"
+    [ "$at_mx2" -gt "$at_mx3" ] || it_fail "$at_mx2 at mx2 is not above $at_mx3 at mx3" || return 1
+    API_KEY=$key http POST /v1/verify '{"email":"tina@ca.feedback.test"}'
+    expect_status 200 && expect_json .score_basis calibrated && expect_json .score "$at_mx2" || return 1
+    API_KEY=$key http POST /v1/verify '{"email":"uma@ca2.feedback.test"}'
+    expect_status 200 && expect_json .reason catch_all && expect_json .score_basis calibrated &&
+        expect_json .score "$at_mx3" && expect_json .catch_all_verdict avoid
+}
+t_case "calibration per mail host: two catch-all hosts of one provider, one delivering and one bouncing, give different calibrated scores, each its host's counts shrunk towards the provider's (counts per host only)" t_calibration_hosts
+
 t_calibration_counts_only() {
     local before
     expect_eq "columns" "provider classification delivered bounced window_days updated_at" \
@@ -409,5 +456,38 @@ t_calibration_counts_only() {
         "$(it_sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', provider, classification, delivered, bounced) ORDER BY provider, classification) FROM calibration")"
 }
 t_case "the calibration table holds counts only (no address, hash or account); svc-worker's housekeeping rewrites it" t_calibration_counts_only
+
+t_single() {
+    local acc key before t
+    acc=$(it_account admin 10); key=$(it_key "$acc" '*')
+    API_KEY=$key http POST /v1/verify '{"email":"User@good.feedback.test"}'
+    expect_status 200 && expect_json .status deliverable || return 1
+    # kept as the keyed hash only, with the job retention (90 days here)
+    expect_eq "kept" "1 valid feedback.test mx1.feedback.test 90" \
+        "$(it_sql "SELECT CONCAT_WS(' ', COUNT(*), MAX(classification), MAX(provider), MAX(mx_host), MAX(DATEDIFF(expires_at, verified_at))) FROM single_results WHERE account_id = '$acc' AND addr_hash REGEXP '^[0-9a-f]{32}\$'")" || return 1
+    expect_eq "addresses in clear" 0 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE CONCAT_WS(' ', addr_hash, provider, mx_host) LIKE '%@%'")" || return 1
+    before=$(it_sql "SELECT COALESCE(SUM(delivered), 0) FROM calibration WHERE provider = 'feedback.test' AND classification = 'valid'")
+    t=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    API_KEY=$key http POST /v1/feedback "$(jq -cn --arg t "$t" '{events: [{email: "user@good.feedback.test", outcome: "delivered", occurred_at: $t}]}')"
+    expect_status 200 && expect_json .accepted 1 || return 1
+    API_KEY=$key http GET /v1/reports/accuracy
+    expect_status 200 && expect_json .total.verified 1 && expect_json .total.delivered 1 &&
+        expect_json .by_classification.valid.delivered 1 && expect_json '.by_provider["feedback.test"].delivered' 1 || return 1
+    out=$(svcadm calibration update) || { it_fail "svcadm calibration update: $out"; return 1; }
+    expect_eq "calibration counts the single verification" "$((before + 1))" \
+        "$(it_sql "SELECT delivered FROM calibration WHERE provider = 'feedback.test' AND classification = 'valid'")" || return 1
+    # past its retention, svc-worker's housekeeping deletes it
+    it_sql "UPDATE single_results SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE account_id = '$acc'"
+    it_worker_once || { it_fail "svc-worker --once"; return 1; }
+    expect_eq "kept after its retention" 0 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'")" || return 1
+    API_KEY=$key http GET /v1/reports/accuracy
+    expect_status 200 && expect_json .total.verified 0 || return 1
+    # and with its account
+    API_KEY=$key http POST /v1/verify '{"email":"ok@good.feedback.test"}'
+    expect_status 200 && expect_eq "kept" 1 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'")" || return 1
+    out=$(svcadm account erase "$acc") || { it_fail "svcadm account erase: $out"; return 1; }
+    expect_eq "kept after svcadm account erase" 0 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'")"
+}
+t_case "a single verification (POST /v1/verify) is kept as a keyed hash until its retention (or its account's erasure): its outcome counts in the report and the calibration" t_single
 
 t_done
