@@ -328,6 +328,13 @@ retention_erase_account(struct db *db, const char *account,
 	    "account_id = ? LIMIT ?", account, &c.n[RETENTION_EVENTS]) == -1 ||
 	    retention_delete(db, "DELETE FROM single_results WHERE "
 	    "account_id = ? LIMIT ?", account, &c.n[RETENTION_RESULTS]) == -1 ||
+	    /* delivery outcomes and complainers: keyed hashes of addresses
+	     * (counted with the results and the suppression list) */
+	    retention_delete(db, "DELETE FROM feedback_outcomes WHERE "
+	    "account_id = ? LIMIT ?", account, &c.n[RETENTION_RESULTS]) == -1 ||
+	    retention_delete(db, "DELETE FROM account_complainers WHERE "
+	    "account_id = ? LIMIT ?", account,
+	    &c.n[RETENTION_SUPPRESSIONS]) == -1 ||
 	    retention_receipt(db, account, NULL, &who, &c) == -1)
 		goto fail;
 	retention_add(total, &c);

@@ -485,8 +485,16 @@ t_single() {
     # and with its account
     API_KEY=$key http POST /v1/verify '{"email":"ok@good.feedback.test"}'
     expect_status 200 && expect_eq "kept" 1 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'")" || return 1
+    # a complaint: the address goes on the account's complainer list
+    API_KEY=$key http POST /v1/feedback "$(jq -cn --arg t "$t" '{events: [{email: "ok@good.feedback.test", outcome: "complaint", occurred_at: $t}]}')"
+    expect_status 200 && expect_json .accepted 1 || return 1
+    expect_eq "outcomes and complainers kept" "2 1" "$(it_sql "SELECT (SELECT COUNT(*) FROM feedback_outcomes WHERE account_id = '$acc'),
+        (SELECT COUNT(*) FROM account_complainers WHERE account_id = '$acc')" | tr '\t' ' ')" || return 1
     out=$(svcadm account erase "$acc") || { it_fail "svcadm account erase: $out"; return 1; }
-    expect_eq "kept after svcadm account erase" 0 "$(it_sql "SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'")"
+    expect_eq "single results, outcomes and complainers kept after svcadm account erase" "0 0 0" \
+        "$(it_sql "SELECT (SELECT COUNT(*) FROM single_results WHERE account_id = '$acc'),
+        (SELECT COUNT(*) FROM feedback_outcomes WHERE account_id = '$acc'),
+        (SELECT COUNT(*) FROM account_complainers WHERE account_id = '$acc')" | tr '\t' ' ')"
 }
 t_case "a single verification (POST /v1/verify) is kept as a keyed hash until its retention (or its account's erasure): its outcome counts in the report and the calibration" t_single
 
