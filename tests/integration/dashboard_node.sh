@@ -1,10 +1,10 @@
 # dashboard_node.sh: puppeteer-core and axe-core for a browser test of the
 # dashboard, as tests/integration/dashboard/package-lock.json pins them,
 # installed once per build tree into tests/integration/dashboard-node (npm
-# ci; never a browser download), under a lock that the browser tests share
-# (test_dashboard.sh holds the same steps). Sourced after lib.sh; sets
-# NODE_SRC and NODE_DIR, and dash_node_modules installs (1 when npm failed,
-# its output in IT_DIR/npm.log).
+# ci; never a browser download), under a lock that the browser tests
+# (test_dashboard.sh, test_dashboard_manage.sh) share. Sourced after
+# lib.sh; sets NODE_SRC and NODE_DIR, and dash_node_modules installs (1
+# when npm failed, its output in IT_DIR/npm.log).
 NODE_SRC=$top_srcdir/tests/integration/dashboard
 NODE_DIR=$top_builddir/tests/integration/dashboard-node
 dash_node_modules() {

@@ -39,25 +39,7 @@ CHROMIUM=${SVC_TEST_CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || it_skip "$CHROMIUM is not installed (run contrib/install-deps)"
 
 # ---- puppeteer-core and axe-core, as the lock file says
-NODE_SRC=$top_srcdir/tests/integration/dashboard
-NODE_DIR=$top_builddir/tests/integration/dashboard-node
-dash_node_modules() {
-    local lock rc=0
-    mkdir -p "$NODE_DIR"
-    exec {lock}> "$NODE_DIR/.lock"
-    flock "$lock"
-    if ! cmp -s "$NODE_SRC/package-lock.json" "$NODE_DIR/package-lock.json" ||
-            [ ! -f "$NODE_DIR/node_modules/puppeteer-core/package.json" ] ||
-            [ ! -f "$NODE_DIR/node_modules/axe-core/axe.min.js" ]; then
-        rm -rf "$NODE_DIR/node_modules" "$NODE_DIR/package-lock.json"
-        cp "$NODE_SRC/package.json" "$NODE_SRC/package-lock.json" "$NODE_DIR/"
-        (cd "$NODE_DIR" && PUPPETEER_SKIP_DOWNLOAD=1 nice npm ci --ignore-scripts --no-audit --no-fund \
-            --loglevel=error) > "$IT_DIR/npm.log" 2>&1 || rc=1
-        [ $rc = 0 ] || rm -f "$NODE_DIR/package-lock.json"
-    fi
-    exec {lock}>&-
-    return $rc
-}
+. "$top_srcdir/tests/integration/dashboard_node.sh"
 dash_node_modules || { cat "$IT_DIR/npm.log"; it_skip "npm ci of tests/integration/dashboard failed (is the npm registry reachable?)"; }
 
 # the mail world of test_preview.sh: the list's SMTP-bound rows are
