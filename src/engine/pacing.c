@@ -102,6 +102,19 @@ pacing_may_send(const struct pacing_pair *pp, int64_t now)
 	return now >= pp->penalty_until && now >= pp->paused_until;
 }
 
+void
+pacing_learn_from_profile(struct pacing_pair *pp, long rate_421, int64_t now)
+{
+	long top = rate_421 * 3 / 4;
+
+	pp->paced = 1;
+	pp->learned_rate = rate_421;
+	pp->base_rate = top > 0 ? top : 1;
+	if (pp->start_rate <= 0)
+		pp->start_rate = pp->base_rate;
+	pp->since = now;
+}
+
 int
 pacing_past_patience(const struct pacing_pair *pp, const struct pacing_conf *c,
     int64_t now)

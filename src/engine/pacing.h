@@ -93,6 +93,11 @@ void	 pacing_note_asked(struct pacing_pair *, const struct pacing_conf *,
  * (then shared_ago need not be looked up). */
 int	 pacing_asked_lately(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
+/* A pair new to the database for a host whose profile (mxprofile.h) kept
+ * the rate it first said "slow down" at, from one egress: paced, that rate
+ * taken as learned, and run at once just under it (three quarters). */
+void	 pacing_learn_from_profile(struct pacing_pair *, long rate_421,
+	    int64_t now);
 /* RCPTs a minute the pair may have now; 0: not paced (no limit). */
 long	 pacing_rate(const struct pacing_pair *, const struct pacing_conf *,
 	    int64_t now);

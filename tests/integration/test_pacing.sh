@@ -40,6 +40,7 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     'mx-pv IN A 127.0.0.44' 'pv IN A 192.0.2.1' 'pv IN MX 10 mx-pv' \
     'mx-pp IN A 127.0.0.45' 'pp IN A 192.0.2.1' 'pp IN MX 10 mx-pp' \
     'mx-id IN A 127.0.0.46' 'id IN A 192.0.2.1' 'id IN MX 10 mx-id' \
+    'mx-pr IN A 127.0.0.47' 'pr IN A 192.0.2.1' 'pr IN MX 10 mx-pr' \
     > "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
 fake 127.0.0.40 rate_limit=20 rate_window_ms=2000 rate_penalty_ms=1000 block_after=3
@@ -49,6 +50,7 @@ fake 127.0.0.43 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_af
 fake 127.0.0.44 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_after=100
 fake 127.0.0.45 rate_limit=1000 rate_window_ms=600000
 fake 127.0.0.46 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_after=100
+fake 127.0.0.47 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_after=100
 mail_env_lists
 # mx-pp is paced from the start (an operator's default, 600 a minute)
 echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
@@ -216,6 +218,25 @@ t_idle_pair_starts_again() {
     expect_eq "RCPTs mx-id got, and its 421s" "13 0" "$(rate_field 127.0.0.46 rcpts) $(rate_field 127.0.0.46 refused)"
 }
 t_case "a paced pair idle for an hour starts again at its start rate, not at the rate it would have grown to (no 421 from a host that takes just that)" t_idle_pair_starts_again
+
+t_profile_rate_paces_new_pair() {
+    # mx-pr has no pacing default (not paced while it never said slow
+    # down) and no pair row, but its profile kept the rate it said 421 at,
+    # 200 a minute from one address (a pair on another route, or a row
+    # purged since): its new pair runs just under it from the start, 150 a
+    # minute (7 RCPTs a window of 3 s), where unpaced the 13 RCPTs would go
+    # at once past the 10 it takes in 3 s
+    it_sql "INSERT INTO mx_profiles (host, rate_421, rate_421_at, updated_at)
+        VALUES ('mx-pr.pace.test', 200, UTC_TIMESTAMP(3) - INTERVAL 1 DAY, UTC_TIMESTAMP(3))"
+    for i in $(seq 1 12); do echo "user$i@pr.pace.test"; done | mkjob profrate || return 1
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
+    expect_eq "valid" 12 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND classification = 'valid'")" || return 1
+    expect_eq "RCPTs mx-pr got, and its 421s" "13 0" "$(rate_field 127.0.0.47 rcpts) $(rate_field 127.0.0.47 refused)" || return 1
+    expect_eq "the new pair's learned and base rates" "200 150" \
+        "$(it_sql "SELECT learned_rate, base_rate FROM pacing_pairs WHERE pair = 'mx-pr.pace.test'" | tr '\t' ' ')"
+}
+t_case "a host whose profile kept the rate it said 421 at gets a new pair that runs just under that rate from the start (no 421 again)" t_profile_rate_paces_new_pair
 
 t_single_learns() {
     local rcpts

@@ -201,6 +201,28 @@ test_idle_pair_grows_again_from_base(void **state)
 }
 
 static void
+test_learned_from_profile(void **state)
+{
+	struct pacing_pair p;
+
+	(void)state;
+	/* a host no default names, whose profile kept 200 a minute */
+	pacing_pair_init(&p, &conf, "mx.rl.test", "bind:192.0.2.2", NULL, 0);
+	assert_int_equal(pacing_rate(&p, &conf, 0), 0);
+	pacing_learn_from_profile(&p, 200, 1000);
+	assert_true(p.paced);
+	assert_int_equal(p.learned_rate, 200);
+	/* just under it at once, and never above */
+	assert_int_equal(pacing_rate(&p, &conf, 1000), 150);
+	assert_int_equal(pacing_rate(&p, &conf, 1000 + 30 * 60000), 150);
+	/* a 421 at a lower rate lowers it */
+	pacing_tally_add(&p, 100, 61000);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 61500);
+	assert_int_equal(p.learned_rate, 100);
+	assert_int_equal(pacing_rate(&p, &conf, 61500 + 30 * 60000), 75);
+}
+
+static void
 test_friendly_learns_on_first_421(void **state)
 {
 	struct pacing_pair p;
@@ -403,6 +425,7 @@ main(void)
 		cmocka_unit_test(test_not_paced),
 		cmocka_unit_test(test_grows_then_halves),
 		cmocka_unit_test(test_idle_pair_grows_again_from_base),
+		cmocka_unit_test(test_learned_from_profile),
 		cmocka_unit_test(test_friendly_learns_on_first_421),
 		cmocka_unit_test(test_strikes_block),
 		cmocka_unit_test(test_penalty_covers_window),
