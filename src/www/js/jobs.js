@@ -164,7 +164,7 @@ export async function renderJob(main, ctx) {
         }
         throw e;
     }
-    const status = h('p', { id: 'job-status', 'data-value': job.status }, describe(jobStatusWords, job.status));
+    const status = h('span', { id: 'job-status', 'data-value': job.status }, describe(jobStatusWords, job.status));
     const bar = h('progress', { id: 'job-progress', max: job.total_emails || 1, value: job.processed_emails,
         'aria-label': 'Addresses verified' });
     const count = h('span', { id: 'job-count', 'data-value': `${job.processed_emails}/${job.total_emails}` });
