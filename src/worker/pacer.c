@@ -341,11 +341,14 @@ pacer_allow(struct process *p, struct process_host *h, size_t route,
 		return want;
 	if (!pacing_may_send(&pp->s, now))
 		return 0;
-	/* a pair the database does not hold yet (a new route, a row purged)
-	 * for a host whose profile kept the rate it said "slow down" at: it
-	 * runs just under that rate from the start, paced even when no
-	 * default names the host, instead of growing into a 421 again */
-	if (!pp->s.stored && pp->s.learned_rate <= 0 && h->prof.rate_421 > 0)
+	/* a paced pair the database does not hold yet (a new route, a row
+	 * purged) for a host whose profile kept the rate it said "slow down"
+	 * at: it runs just under that rate from the start instead of growing
+	 * into a 421 again. (An unpaced pair, a host no default names, stays
+	 * unpaced: such a host's 421 on one route says nothing of another's,
+	 * as a host limiting one source address shows.) */
+	if (pp->s.paced && !pp->s.stored && pp->s.learned_rate <= 0 &&
+	    h->prof.rate_421 > 0)
 		pacing_learn_from_profile(&pp->s, h->prof.rate_421, now);
 	if (!pp->s.paced)
 		return want;

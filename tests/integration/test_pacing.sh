@@ -54,8 +54,10 @@ fake 127.0.0.47 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_aft
 mail_env_lists
 # mx-pp is paced from the start (an operator's default, 600 a minute)
 echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
-# mx-id too, from 200 a minute: 10 RCPTs in a window of 3 s, what it takes
+# mx-id too, from 200 a minute: 10 RCPTs in a window of 3 s, what it takes;
+# and mx-pr from 400 a minute (20 RCPTs a window, over the 10 it takes)
 echo 'mx-id.pace.test 200 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
+echo 'mx-pr.pace.test 400 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
 worker_poll_interval = 1
@@ -220,12 +222,12 @@ t_idle_pair_starts_again() {
 t_case "a paced pair idle for an hour starts again at its start rate, not at the rate it would have grown to (no 421 from a host that takes just that)" t_idle_pair_starts_again
 
 t_profile_rate_paces_new_pair() {
-    # mx-pr has no pacing default (not paced while it never said slow
-    # down) and no pair row, but its profile kept the rate it said 421 at,
+    # mx-pr's default starts it at 400 a minute (20 RCPTs a window of 3 s)
+    # and it has no pair row, but its profile kept the rate it said 421 at,
     # 200 a minute from one address (a pair on another route, or a row
     # purged since): its new pair runs just under it from the start, 150 a
-    # minute (7 RCPTs a window of 3 s), where unpaced the 13 RCPTs would go
-    # at once past the 10 it takes in 3 s
+    # minute (7 RCPTs a window), where from its default the 13 RCPTs would
+    # go at once past the 10 it takes in 3 s
     it_sql "INSERT INTO mx_profiles (host, rate_421, rate_421_at, updated_at)
         VALUES ('mx-pr.pace.test', 200, UTC_TIMESTAMP(3) - INTERVAL 1 DAY, UTC_TIMESTAMP(3))"
     for i in $(seq 1 12); do echo "user$i@pr.pace.test"; done | mkjob profrate || return 1
@@ -236,7 +238,7 @@ t_profile_rate_paces_new_pair() {
     expect_eq "the new pair's learned and base rates" "200 150" \
         "$(it_sql "SELECT learned_rate, base_rate FROM pacing_pairs WHERE pair = 'mx-pr.pace.test'" | tr '\t' ' ')"
 }
-t_case "a host whose profile kept the rate it said 421 at gets a new pair that runs just under that rate from the start (no 421 again)" t_profile_rate_paces_new_pair
+t_case "a paced host whose profile kept the rate it said 421 at gets a new pair that runs just under that rate from the start, not from its default (no 421 again)" t_profile_rate_paces_new_pair
 
 t_single_learns() {
     local rcpts
