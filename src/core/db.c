@@ -219,7 +219,7 @@ fail:
 static enum db_err
 db_connect(struct db *db)
 {
-	size_t n = db->nhosts ? db->nhosts : 1, k, i;
+	size_t n = db->nhosts ? db->nhosts : 1, k, i, lost = db->cur;
 	int round, rounds = db->nhosts > 1 ? DB_CONNECT_ROUNDS : 1;
 	long ms = DB_BACKOFF_MS;
 
@@ -239,7 +239,9 @@ db_connect(struct db *db)
 		for (k = 0; k < n; k++) {
 			i = (db->cur + k) % n;
 			if (db_connect_one(db, i) == DB_OK) {
-				if (i != db->cur || round > 0)
+				/* (a move to another endpoint, after a
+				 * loss too, is logged) */
+				if (i != lost || round > 0)
 					log_info("event=db_endpoint "
 					    "endpoint=%s", db->endpoint);
 				db->cur = i;
