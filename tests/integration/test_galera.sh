@@ -150,7 +150,7 @@ farm_held() { case $(fake_ctl 127.0.1.1 held) in held=0|"") return 1 ;; *) retur
 # for job.completed at the receiver
 HA_N=20000
 HA_ROWS=500
-BULK= UPLOAD= JOBS= HOOK= SACC= STREAM= T_BULK=$EPOCHREALTIME
+BULK= UPLOAD= JOBS= HOOK= SACC= STREAM= T_BULK=$EPOCHREALTIME BACKUP_JOB= BACKUP_ACC2= BACKUP_N=
 NXDOM=nx-stream.svc.test	# no such name: a verdict without SMTP
 # on HOST METHOD PATH [BODY] [CURL ARGS...]: http on that host
 on() { local h=$1; shift; BASE_URL=${URL[$h]} http "$@"; }
@@ -480,9 +480,10 @@ t_backup() {
     mkdir -p "$rdir/tmp"
     stack_free_port > "$rdir/port"
     stack_mariadb_write_cnf "$rdir" "$(cat "$rdir/port")"
-    mariadb-backup --defaults-file="$rdir/my.cnf" --move-back --target-dir="$bdir" \
+    # (--copy-back: the backup stays for case 6, a cluster made from it)
+    mariadb-backup --defaults-file="$rdir/my.cnf" --copy-back --target-dir="$bdir" \
         --datadir="$rdir/data" > "$IT_DIR/restore.log" 2>&1 ||
-        { it_fail "mariadb-backup --move-back: $(tail -n 5 "$IT_DIR/restore.log")"; return 1; }
+        { it_fail "mariadb-backup --copy-back: $(tail -n 5 "$IT_DIR/restore.log")"; return 1; }
     stack_mariadb_start "$rdir" || { it_fail "mariadbd on the restored datadir"; return 1; }
     expect_eq "wsrep on the restored server" 0 "$(rsql 'SELECT @@wsrep_on')"
     sed "s|^db_hosts = .*|db_host = localhost\ndb_socket = $rdir/mariadb.sock|" "$SVC_CONF" > "$IT_DIR/restore.conf"
@@ -503,7 +504,8 @@ t_backup() {
     expect_eq "the job's charge rows and credits in the backup" "1 $((held + nx))" \
         "$(rsql "SELECT COUNT(*), SUM(amount) FROM credit_ledger WHERE ref LIKE 'job:$job:%' AND kind = 'charge'" | tr '\t' ' ')"
     stack_mariadb_stop "$rdir"
-    rm -rf "$bdir" "$rdir/data"
+    rm -rf "$rdir/data"
+    BACKUP_JOB=$job BACKUP_ACC2=$acc2 BACKUP_N=$((held + nx))
 }
 t_case "a backup taken with mariadb-backup --galera-info from the node in use while a job runs and charges are made, prepared and restored on a single server (wsrep off): the ledger matches the totals, the half-done job's counts match its rows" t_backup
 
@@ -625,5 +627,53 @@ t_quorum() {
     expect_eq "ledger totals" ok "$(svcadm credits check "$ACC")"
 }
 t_case "the cluster loses its quorum (two of three nodes killed) during a bulk job and regains it when they come back: the API answers 503 with Retry-After meanwhile, never 500, and 200 once the component is Primary again; the job completes, each address with one result and one charge" t_quorum
+
+# ---- a new cluster bootstrapped from case 4's backup (README, "High
+# availability": every node stopped, the backup restored on node 1 with its
+# Galera settings and started as a new cluster, the others emptied and
+# joining by SST, node 1's address set back to the full list)
+api_ok_on() { on "$1" GET /v1/credits && [ "$HTTP_STATUS" = 200 ]; }
+t_bootstrap_from_backup() {
+    local bdir=$IT_DIR/backup k t0=$EPOCHREALTIME
+    [ -n "$BACKUP_JOB" ] && [ -d "$bdir" ] || { it_fail "no backup from case 4"; return 1; }
+    for k in 3 2 1; do stack_mariadb_stop "$IT_DIR/g$k"; done
+    mv "$IT_DIR/g1/data" "$IT_DIR/g1/data.old"
+    mariadb-backup --defaults-file="$IT_DIR/g1/my.cnf" --copy-back --target-dir="$bdir" \
+        --datadir="$IT_DIR/g1/data" > "$IT_DIR/bootstrap-restore.log" 2>&1 ||
+        { it_fail "mariadb-backup --copy-back: $(tail -n 5 "$IT_DIR/bootstrap-restore.log")"; return 1; }
+    galera_node 1 gcomm://
+    stack_mariadb_start "$IT_DIR/g1" ||
+        { it_fail "node 1 did not start a cluster from the backup: $(tail -n 5 "$IT_DIR/g1/mariadbd.err")"; return 1; }
+    for k in 2 3; do
+        mv "$IT_DIR/g$k/data" "$IT_DIR/g$k/data.old"
+        mkdir -m 0700 "$IT_DIR/g$k/data" && chown nobody "$IT_DIR/g$k/data"
+        galera_node "$k" "$GCOMM"
+        stack_mariadb_start "$IT_DIR/g$k" ||
+            { it_fail "node $k did not join the new cluster: $(tail -n 5 "$IT_DIR/g$k/mariadbd.err")"; return 1; }
+    done
+    galera_node 1 "$GCOMM"
+    it_wait_until 60 "for a cluster of 3" cluster_size_is 1 3 || return 1
+    for k in 1 2 3; do it_wait_until 60 "for node $k to be Synced" node_synced "$k" || return 1; done
+    it_log "a cluster of 3 from the backup in $(it_seconds_since "$t0") s"
+    # the hosts, not restarted, answer from it
+    for k in a b; do it_wait_until 60 "for host $k to answer 200" api_ok_on "$k" || return 1; done
+    # it holds the backup's moment: nothing of case 5 (its job came
+    # after), case 4's job half done as it was; the workers finish that
+    # job once the leases it had then have expired, each address once
+    expect_eq "jobs named quorum (made after the backup)" 0 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE name = 'quorum'")"
+    it_wait_until 120 "for the backup's half-done job to complete" job_done "$BACKUP_JOB" ||
+        { it_sql "SELECT status, processed_emails FROM jobs WHERE id = '$BACKUP_JOB'"; return 1; }
+    expect_eq "the backup's job: rows done with a result, processed" "$BACKUP_N $BACKUP_N" \
+        "$(it_sql "SELECT (SELECT COUNT(*) FROM job_emails WHERE job_id = j.id AND state = 'done' AND classification IS NOT NULL),
+                   processed_emails FROM jobs j WHERE id = '$BACKUP_JOB'" | tr '\t' ' ')"
+    expect_eq "the job's charge rows and credits (charged once)" "1 $BACKUP_N" \
+        "$(it_sql "SELECT COUNT(*), SUM(amount) FROM credit_ledger WHERE ref LIKE 'job:$BACKUP_JOB:%' AND kind = 'charge'" | tr '\t' ' ')"
+    for k in "$ACC" "$BACKUP_ACC2"; do
+        expect_eq "svcadm credits check $k" ok "$(svcadm credits check "$k" 2> "$IT_DIR/credits-check.err")" ||
+            cat "$IT_DIR/credits-check.err"
+    done
+}
+t_case "a new cluster bootstrapped from the backup of case 4 (restored on node 1, started as a new cluster, nodes 2 and 3 emptied and joining by SST): both hosts answer from it without a restart, it holds the backup's moment, and the half-done job completes, each address once, charged once" t_bootstrap_from_backup
+
 
 t_done
