@@ -37,7 +37,7 @@ for r in $(seq 1 "$rounds"); do
         esac
         BENCH_GALERA=$g BENCH_GALERA_WRITERS=$wr BENCH_WORKER_NAME="bench-galera-$mode-$r" bash "$dir/bench_worker.sh" \
             > "$out/$mode-$r.log" 2>&1 || rc=1
-        grep -E '^bench-galera-[a-z]+-[0-9]+: (database|run 1:|  CPU s|FAIL)' "$out/$mode-$r.log"
+        grep -E '^bench-galera-[a-z-]+-[0-9]+: (database|run 1:|  CPU s|FAIL)' "$out/$mode-$r.log"
         v=$(rate "$out/$mode-$r.log")
         echo "bench-galera: round $r, $mode: ${v:-?} addresses/min end to end; load average $(cut -d' ' -f1-3 /proc/loadavg)"
         echo "${v:-0}" >> "$out/$mode"

@@ -49,7 +49,7 @@ def main():
             p = line.split()
             if len(p) != 5:
                 continue
-            rows.append((int(p[0]), p[1], p[2], int(p[3]), p[4]))
+            rows.append((int(p[0]), p[1], p[2], p[3], p[4]))
     rows.sort()
     reqs = {}
     by_status = {}
@@ -72,7 +72,7 @@ def main():
         if run_start is not None:
             max_run = max(max_run, t - run_start)
             run_start = None
-        body = canon(os.path.join(d, "%d.%d" % (n, a)), kind)
+        body = canon(os.path.join(d, "%s.%d" % (n, a)), kind)
         if status == "409" and body and "idempotency_key_in_use" in body:
             r["in_use"] += 1
             continue
@@ -89,19 +89,19 @@ def main():
             if r["cut"] and r["in_use"]:
                 in_use_left += 1
             else:
-                problems.append("request %d (%s): no final answer (cut %d, 409 in use %d)"
+                problems.append("request %s (%s): no final answer (cut %d, 409 in use %d)"
                                 % (n, r["kind"], r["cut"], r["in_use"]))
             continue
         if r["in_use"] and not r["cut"]:
-            problems.append("request %d (%s): 409 idempotency_key_in_use without a cut attempt"
+            problems.append("request %s (%s): 409 idempotency_key_in_use without a cut attempt"
                             % (n, r["kind"]))
         statuses = {s for s, _, _ in r["final"]}
         bodies = {b for _, b, _ in r["final"]}
         if statuses != {want}:
-            problems.append("request %d (%s): final answers %s, not %s"
+            problems.append("request %s (%s): final answers %s, not %s"
                             % (n, r["kind"], ",".join(sorted(statuses)), want))
         elif len(bodies) != 1 or None in bodies:
-            problems.append("request %d (%s): %d different bodies: %s"
+            problems.append("request %s (%s): %d different bodies: %s"
                             % (n, r["kind"], len(bodies),
                                " | ".join(str(b)[:160] for b in bodies)))
         elif r["kind"] == "verify":
