@@ -82,6 +82,15 @@ db_classify(struct db *db, unsigned code, const char *msg)
 	case ER_LOCK_DEADLOCK:		/* also a Galera certification failure */
 	case ER_LOCK_WAIT_TIMEOUT:
 		return DB_ERR_RETRY;
+	case ER_ERROR_DURING_COMMIT:
+		/* Galera: a write its node could not replicate ("Error while
+		 * appending streaming replication fragment (provider status:
+		 * Not connected to Primary Component)", "Got error 6 during
+		 * COMMIT"): rolled back, the node lost to us as with 1047 */
+		if (!db->galera)
+			return DB_ERR_QUERY;
+		db->lost = 1;
+		return DB_ERR_CONNECT;
 	case ER_UNKNOWN_COM_ERROR:	/* WSREP has not yet prepared node */
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:

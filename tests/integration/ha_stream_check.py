@@ -18,7 +18,9 @@ line of figures "key=value ..." and then one line per problem:
     (no HTTP answer: its host was killed) and the others were 409
     idempotency_key_in_use (the dead request's entry, taken over after
     IDEMPOTENCY_STALE_SECONDS);
-  - a final answer other than 200 (verify) or 201 (key).
+  - a final answer other than 200 (verify) or 201 (key);
+  - a 5xx other than 503 (what svc answers when it cannot reach a
+    database that can answer).
 Figures: requests, attempts, answers by status, verify_200 (single
 verifications answered 200: the charges the ledger must hold), keys_201,
 cut, in_use_left, and the longest run of 5xx answers: from the first 5xx
@@ -66,6 +68,9 @@ def main():
             r["cut"] += 1
             continue
         if status.startswith("5"):
+            if status != "503":
+                problems.append("request %s (%s): %s from host %s (%s/%s.%d): a 5xx other than 503"
+                                % (n, kind, status, host, d, n, a))
             if run_start is None:
                 run_start = t
             continue
