@@ -59,12 +59,14 @@ python3 "$top_srcdir/tests/bench/farm_smtp.py" --ready "$IT_DIR/fake-127.0.1.1" 
     --key "$IT_DIR/tls/server.key" --port "$SMTP_PORT" --flight-ms 2 \
     $(seq -f '127.0.1.%g' 1 $HA_NDOM) > "$IT_DIR/farm.log" 2>&1 &
 FAKE_PIDS+=($!)
-it_wait_until 10 "for the SMTP farm" test -s "$IT_DIR/fake-127.0.1.1" || { cat "$IT_DIR/farm.log"; exit 1; }
+it_wait_until 10 "for the SMTP farm" test -s "$IT_DIR/fake-127.0.1.1" ||
+    { cat "$IT_DIR/farm.log"; echo "Bail out! farm_smtp.py"; exit 1; }
 PYTHONDONTWRITEBYTECODE=1 python3 "$top_srcdir/tests/integration/webhook_receiver.py" --host 127.0.0.1 \
     --port 0 --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" \
     --log "$IT_DIR/received" --ready "$IT_DIR/receiver.port" > "$IT_DIR/receiver.log" 2>&1 &
 FAKE_PIDS+=($!)
-it_wait_until 10 "for the webhook receiver" test -s "$IT_DIR/receiver.port" || { cat "$IT_DIR/receiver.log"; exit 1; }
+it_wait_until 10 "for the webhook receiver" test -s "$IT_DIR/receiver.port" ||
+    { cat "$IT_DIR/receiver.log"; echo "Bail out! webhook_receiver.py"; exit 1; }
 RPORT=$(cat "$IT_DIR/receiver.port")
 mail_env_lists
 # (a held flight waits for the test, not for the reply timeout)
@@ -162,7 +164,7 @@ farm_held() { case $(fake_ctl 127.0.1.1 held) in held=0|"") return 1 ;; *) retur
 # for job.completed at the receiver
 HA_N=20000
 HA_ROWS=500
-BULK= UPLOAD= JOBS= HOOK= SACC= STREAM= T_BULK=$EPOCHREALTIME BACKUP_JOB= BACKUP_ACC2= BACKUP_N=
+BULK='' UPLOAD='' JOBS='' HOOK='' SACC='' STREAM='' T_BULK=$EPOCHREALTIME BACKUP_JOB='' BACKUP_ACC2='' BACKUP_N=''
 NXDOM=nx-stream.svc.test	# no such name: a verdict without SMTP
 # on HOST METHOD PATH [BODY] [CURL ARGS...]: http on that host
 on() { local h=$1; shift; BASE_URL=${URL[$h]} http "$@"; }
