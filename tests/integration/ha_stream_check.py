@@ -23,7 +23,9 @@ line of figures "key=value ..." and then one line per problem:
     database that can answer).
 Figures: requests, attempts, answers by status, verify_200 (single
 verifications answered 200: the charges the ledger must hold), keys_201,
-cut, in_use_left, and the longest run of 5xx answers: from the first 5xx
+cut, in_use_left (requests cut and left running), verify_left (those of
+them that are single verifications: each may have been charged, its
+answer lost with its host), and the longest run of 5xx answers: from the first 5xx
 of a run to the first answer after it that is not 5xx (attempts without an
 answer do not end a run), in ms, as max_5xx_run_ms."""
 import json
@@ -85,7 +87,7 @@ def main():
     if run_start is not None and rows:
         max_run = max(max_run, rows[-1][0] - run_start)
         problems.append("the stream ended in a run of 5xx answers")
-    verify_200 = keys_201 = cut = in_use_left = 0
+    verify_200 = keys_201 = cut = in_use_left = verify_left = 0
     for n, r in sorted(reqs.items()):
         want = "200" if r["kind"] == "verify" else "201"
         if r["cut"]:
@@ -93,6 +95,8 @@ def main():
         if not r["final"]:
             if r["cut"] and r["in_use"]:
                 in_use_left += 1
+                if r["kind"] == "verify":
+                    verify_left += 1
             else:
                 problems.append("request %s (%s): no final answer (cut %d, 409 in use %d)"
                                 % (n, r["kind"], r["cut"], r["in_use"]))
@@ -113,10 +117,10 @@ def main():
             verify_200 += 1
         else:
             keys_201 += 1
-    print("requests=%d attempts=%d answers=%s verify_200=%d keys_201=%d cut=%d in_use_left=%d max_5xx_run_ms=%d"
+    print("requests=%d attempts=%d answers=%s verify_200=%d keys_201=%d cut=%d in_use_left=%d verify_left=%d max_5xx_run_ms=%d"
           % (len(reqs), sum(by_status.values()),
              ",".join("%s:%d" % kv for kv in sorted(by_status.items())),
-             verify_200, keys_201, cut, in_use_left, max_run // 1000))
+             verify_200, keys_201, cut, in_use_left, verify_left, max_run // 1000))
     for p in problems[:20]:
         print(p)
     if len(problems) > 20:

@@ -241,6 +241,9 @@ ledger_check() {
         expect_eq "svcadm credits check $a" ok "$(svcadm credits check "$a" 2> "$IT_DIR/credits-check.err")" ||
             cat "$IT_DIR/credits-check.err"
     done
+    # one charge per single verification answered 200: one cut by its
+    # host's death was charged with its answer stored (a retry replays
+    # it), or not charged (its key left running: verify_left)
     expect_eq "charges of the stream's single verifications (one per request answered 200)" \
         "$(stream_figure verify_200)" \
         "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE account_id = '$SACC' AND kind = 'charge'")"
