@@ -5,6 +5,7 @@
  * organization limit; without one the key gets the spec's default, 100
  * requests per minute (or that limit when lower: keys.h). */
 #include "api/probes.h"
+#include "core/idempotency.h"
 #include "core/keys.h"
 #include "util/log.h"
 #include <stdio.h>
@@ -141,9 +142,40 @@ handler_keys_created(const char *id, const char *key, const struct keys_spec *s,
 	return o;
 }
 
+/* The Idempotency-Key's answer, written in the key's transaction
+ * (keys_spec.then): the record without the key's text, which is never
+ * stored (api_idempotency_hide's shape). */
+struct handler_keys_answer {
+	struct api_call		*c;
+	const struct keys_spec	*s;
+	const char		*scopes;
+};
+
+static enum db_err
+handler_keys_answer(struct db *db, const char *id, void *arg)
+{
+	struct handler_keys_answer *a = arg;
+	json_t *o;
+	char *text;
+	enum db_err e;
+
+	o = handler_keys_created(id, NULL, a->s, a->scopes);
+	json_object_set_new(o, "key", json_null());
+	json_object_set_new(o, "key_shown", json_false());
+	text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(o);
+	if (text == NULL)
+		return DB_ERR_QUERY;
+	e = idempotency_finish(db, a->c->key.account_id, a->c->idem_key, 201,
+	    text, strlen(text));
+	free(text);
+	return e;
+}
+
 void
 handler_keys_create(struct api_call *c)
 {
+	struct handler_keys_answer answer;
 	struct keys_spec s;
 	struct buf scopes, allow, why, fmt;
 	char id[IDS_MAX], key[AUTH_KEY_MAX], field[32];
@@ -175,6 +207,15 @@ handler_keys_create(struct api_call *c)
 		    "\"sandbox\": true");
 		goto out;
 	}
+	auth_scope_format(s.scopes, &fmt);
+	/* the key is never stored: a replay says it is not shown */
+	if (c->idem_key != NULL) {
+		answer.c = c;
+		answer.s = &s;
+		answer.scopes = buf_str(&fmt);
+		s.then = handler_keys_answer;
+		s.then_arg = &answer;
+	}
 	rc = keys_create(c->ctx->db, &s, id, key, &why);
 	if (rc == KEYS_INVALID) {
 		/* keys.c names the field before a colon */
@@ -191,11 +232,7 @@ handler_keys_create(struct api_call *c)
 		api_internal_error(c, "keys_create");
 		goto out;
 	}
-	auth_scope_format(s.scopes, &fmt);
-	/* the key is never stored: a replay says it is not shown */
-	if (c->idem_key != NULL)
-		api_idempotency_hide(c, 201, handler_keys_created(id, NULL, &s,
-		    buf_str(&fmt)), "key");
+	c->idem_done = c->idem_key != NULL;
 	http_json(c->resp, 201, handler_keys_created(id, key, &s,
 	    buf_str(&fmt)));
 	memset(key, 0, sizeof(key));

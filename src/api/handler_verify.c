@@ -3,14 +3,19 @@
  * transaction with the result in hand: a request that gets no result (the
  * database failed, the engine could not run, the probe limits refused it:
  * probes.h) is never charged. A sandbox key costs nothing on a
- * sandbox-domain address. The result is kept as a keyed hash for the
- * accuracy report and the calibration (single_results.h). */
+ * sandbox-domain address. With an Idempotency-Key the answer is stored in
+ * the charge's transaction: a request cut after its charge (its host or
+ * database node died) is charged with its answer stored, or not at all.
+ * The result is kept as a keyed hash for the accuracy report and the
+ * calibration (single_results.h). */
 #include "api/probes.h"
 #include "engine/addr.h"
 #include "engine/verify_json.h"
+#include "core/idempotency.h"
 #include "core/ledger.h"
 #include "jobs/single_results.h"
 #include "util/log.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* Is this a sandbox-domain address, answered without the network? */
@@ -23,18 +28,55 @@ handler_verify_is_sandbox(struct verify_engine *e, const char *email)
 	    strcmp(a.ascii_domain, verify_sandbox_domain(e)) == 0;
 }
 
-/* Charges cost credits; 0 done (remaining set), -1 answered (402/500). */
+/* The answer, made in the charge's transaction (ledger_charge_tx_then)
+ * with the credits left then, and stored there as the Idempotency-Key's
+ * answer when the request has one. */
+struct handler_verify_answer {
+	struct api_call		*c;
+	const struct verify_result *r;
+	long long		 cost;
+	json_t			*out;
+};
+
+static enum db_err
+handler_verify_answer(struct db *db, long long remaining, void *arg)
+{
+	struct handler_verify_answer *a = arg;
+	enum db_err e = DB_OK;
+	char *text;
+
+	json_decref(a->out);	/* a run before this one's */
+	a->out = verify_json_result(a->r);
+	json_object_set_new(a->out, "credits_charged", json_integer(a->cost));
+	json_object_set_new(a->out, "credits_remaining",
+	    json_integer(remaining));
+	if (a->c->idem_key == NULL)
+		return DB_OK;
+	if ((text = json_dumps(a->out, JSON_COMPACT | JSON_ENSURE_ASCII)) ==
+	    NULL)
+		return DB_ERR_QUERY;
+	e = idempotency_finish(db, a->c->key.account_id, a->c->idem_key, 200,
+	    text, strlen(text));
+	free(text);
+	return e;
+}
+
+/* Charges cost credits; the answer in a->out, or -1 answered (402/500). */
 static int
-handler_verify_charge(struct api_call *c, long long cost, long long *remaining)
+handler_verify_charge(struct api_call *c, struct handler_verify_answer *a)
 {
 	enum ledger_err rc;
+	long long remaining = 0;
 
-	rc = ledger_charge_tx(c->ctx->db, auth_key_pool(&c->key),
-	    c->key.account_id, cost, NULL, remaining);
-	if (rc == LEDGER_OK)
+	rc = ledger_charge_tx_then(c->ctx->db, auth_key_pool(&c->key),
+	    c->key.account_id, a->cost, NULL, &remaining,
+	    handler_verify_answer, a);
+	if (rc == LEDGER_OK) {
+		c->idem_done = c->idem_key != NULL;
 		return 0;
+	}
 	if (rc == LEDGER_INSUFFICIENT)
-		api_insufficient_credits(c, cost, *remaining);
+		api_insufficient_credits(c, a->cost, remaining);
 	else
 		api_internal_error(c, "verify_charge");
 	return -1;
@@ -68,8 +110,9 @@ handler_verify(struct api_call *c)
 	struct verify_gate gate;
 	struct ledger_totals t;
 	struct verify_engine *e;
-	json_t *body, *email, *out;
-	long long cost, remaining = 0;
+	struct handler_verify_answer a;
+	json_t *body, *email;
+	long long cost;
 
 	if ((body = api_json_body(c)) == NULL)
 		return;
@@ -101,16 +144,19 @@ handler_verify(struct api_call *c)
 		api_internal_error(c, "verify_address");
 		goto out;
 	}
-	if (handler_verify_charge(c, cost, &remaining) == -1)
+	memset(&a, 0, sizeof(a));
+	a.c = c;
+	a.r = &r;
+	a.cost = cost;
+	if (handler_verify_charge(c, &a) == -1) {
+		json_decref(a.out);
 		goto out;
-	out = verify_json_result(&r);
-	json_object_set_new(out, "credits_charged", json_integer(cost));
-	json_object_set_new(out, "credits_remaining", json_integer(remaining));
+	}
 	log_info("event=verify req=%s status=%s reason=%s cached=%d charged=%lld",
 	    c->req->request_id, verdict_status_names[r.v.status],
 	    verdict_reason_names[r.v.reason], r.cached, cost);
 	handler_verify_keep(c, &r);
-	http_json(c->resp, 200, out);
+	http_json(c->resp, 200, a.out);
 out:
 	json_decref(body);
 }

@@ -69,7 +69,7 @@ static const struct route routes[] = {
 	{ HTTP_DELETE, "/v1/session", REQ, -1, 0, 1, 0,
 	    handler_session_delete },
 	{ HTTP_POST, "/v1/verify", REQ, AUTH_SCOPE_VERIFY_SINGLE,
-	    API_JSON_MAX, 1, 0, handler_verify },
+	    API_JSON_MAX, 1, 1, handler_verify },
 	{ HTTP_POST, "/v1/verify/bulk", REQ, AUTH_SCOPE_VERIFY_BULK, 16 * MiB,
 	    1, 1, handler_bulk_create },
 	/* Idempotency-Key is the handler's: it hashes the body as it

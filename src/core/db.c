@@ -82,6 +82,15 @@ db_classify(struct db *db, unsigned code, const char *msg)
 	case ER_LOCK_DEADLOCK:		/* also a Galera certification failure */
 	case ER_LOCK_WAIT_TIMEOUT:
 		return DB_ERR_RETRY;
+	case ER_ERROR_DURING_COMMIT:
+		/* Galera: a write its node could not replicate ("Error while
+		 * appending streaming replication fragment (provider status:
+		 * Not connected to Primary Component)", "Got error 6 during
+		 * COMMIT"): rolled back, the node lost to us as with 1047 */
+		if (!db->galera)
+			return DB_ERR_QUERY;
+		db->lost = 1;
+		return DB_ERR_CONNECT;
 	case ER_UNKNOWN_COM_ERROR:	/* WSREP has not yet prepared node */
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:
@@ -219,7 +228,7 @@ fail:
 static enum db_err
 db_connect(struct db *db)
 {
-	size_t n = db->nhosts ? db->nhosts : 1, k, i;
+	size_t n = db->nhosts ? db->nhosts : 1, k, i, lost = db->cur;
 	int round, rounds = db->nhosts > 1 ? DB_CONNECT_ROUNDS : 1;
 	long ms = DB_BACKOFF_MS;
 
@@ -239,7 +248,9 @@ db_connect(struct db *db)
 		for (k = 0; k < n; k++) {
 			i = (db->cur + k) % n;
 			if (db_connect_one(db, i) == DB_OK) {
-				if (i != db->cur || round > 0)
+				/* (a move to another endpoint, after a
+				 * loss too, is logged) */
+				if (i != lost || round > 0)
 					log_info("event=db_endpoint "
 					    "endpoint=%s", db->endpoint);
 				db->cur = i;

@@ -71,14 +71,24 @@ idempotency_key_valid(const char *k)
 	return 1;
 }
 
+/* A running row's body holds a token of the request that wrote it
+ * (IDEMPOTENCY_TOKEN random bytes; the answer replaces it at finish).
+ * When the answer to that INSERT or take-over was lost (its node died
+ * after the commit, and db_run sent it again through another node, which
+ * found the row), the request knows the row for its own and goes on,
+ * instead of answering itself, and every retry for
+ * IDEMPOTENCY_STALE_SECONDS, 409 idempotency_key_in_use. */
+#define IDEMPOTENCY_TOKEN 16
+
 static enum db_err
 idempotency_insert(struct db *db, const char *account, const char *key,
-    const uint8_t hash[32])
+    const uint8_t hash[32], const uint8_t token[IDEMPOTENCY_TOKEN])
 {
 	return db_exec(db, "INSERT INTO idempotency_keys (account_id, "
-	    "idem_key, request_hash, state, created_at) VALUES "
-	    "(?, ?, ?, 'running', UTC_TIMESTAMP(3))",
-	    DB_ARGS(DBP_STR(account), DBP_STR(key), DBP_BLOB(hash, 32)), NULL);
+	    "idem_key, request_hash, state, body, created_at) VALUES "
+	    "(?, ?, ?, 'running', ?, UTC_TIMESTAMP(3))",
+	    DB_ARGS(DBP_STR(account), DBP_STR(key), DBP_BLOB(hash, 32),
+	    DBP_BLOB(token, IDEMPOTENCY_TOKEN)), NULL);
 }
 
 /* Takes over a row past the replay window, or left "running" by a request
@@ -87,18 +97,19 @@ idempotency_insert(struct db *db, const char *account, const char *key,
  * stale row exactly one proceeds; the other reads the row again. */
 static enum db_err
 idempotency_take_over(struct db *db, const char *account, const char *key,
-    const uint8_t hash[32], const char *state, const char *created,
-    int *taken)
+    const uint8_t hash[32], const uint8_t token[IDEMPOTENCY_TOKEN],
+    const char *state, const char *created, int *taken)
 {
 	unsigned long long changed = 0;
 	enum db_err e;
 
 	e = db_exec(db, "UPDATE idempotency_keys SET request_hash = ?, "
-	    "state = 'running', status = NULL, body = NULL, "
+	    "state = 'running', status = NULL, body = ?, "
 	    "created_at = UTC_TIMESTAMP(3) WHERE account_id = ? AND "
 	    "idem_key = ? AND state = ? AND created_at = ?",
-	    DB_ARGS(DBP_BLOB(hash, 32), DBP_STR(account), DBP_STR(key),
-	    DBP_STR(state), DBP_STR(created)), &changed);
+	    DB_ARGS(DBP_BLOB(hash, 32), DBP_BLOB(token, IDEMPOTENCY_TOKEN),
+	    DBP_STR(account), DBP_STR(key), DBP_STR(state), DBP_STR(created)),
+	    &changed);
 	*taken = e == DB_OK && changed == 1;
 	return e;
 }
@@ -115,12 +126,15 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 	    "FROM idempotency_keys WHERE account_id = ? AND idem_key = ?";
 	enum idempotency_outcome out = IDEMPOTENCY_DB_ERROR;
 	char state[16], created[40];
+	uint8_t token[IDEMPOTENCY_TOKEN];
 	struct db_res *r;
 	enum db_err e;
 	int row, attempt, taken;
 
+	if (gnutls_rnd(GNUTLS_RND_NONCE, token, sizeof(token)) != 0)
+		return IDEMPOTENCY_DB_ERROR;
 	for (attempt = 0; attempt < 3; attempt++) {
-		e = idempotency_insert(db, account, key, hash);
+		e = idempotency_insert(db, account, key, hash, token);
 		if (e == DB_OK)
 			return IDEMPOTENCY_PROCEED;
 		if (e != DB_ERR_DUPLICATE)
@@ -143,6 +157,14 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 			db_res_free(r);
 			return IDEMPOTENCY_DB_ERROR;
 		}
+		if (strcmp(db_res_str(r, 1), "running") == 0 &&
+		    db_res_len(r, 3) == IDEMPOTENCY_TOKEN &&
+		    memcmp(db_res_str(r, 3), token, IDEMPOTENCY_TOKEN) == 0) {
+			/* this request's own row (the answer to its write
+			 * was lost) */
+			db_res_free(r);
+			return IDEMPOTENCY_PROCEED;
+		}
 		if (db_res_int(r, 4) || (strcmp(db_res_str(r, 1), "running") == 0
 		    && db_res_int(r, 5))) {
 			/* Past the replay window, or abandoned by a dead
@@ -152,8 +174,8 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 			strparse_copy(created, sizeof(created),
 			    db_res_str(r, 6));
 			db_res_free(r);
-			if (idempotency_take_over(db, account, key, hash, state,
-			    created, &taken) != DB_OK)
+			if (idempotency_take_over(db, account, key, hash, token,
+			    state, created, &taken) != DB_OK)
 				return IDEMPOTENCY_DB_ERROR;
 			if (taken)
 				return IDEMPOTENCY_PROCEED;

@@ -111,10 +111,51 @@ keys_validate(struct db *db, struct keys_spec *s, char *expires,
 	return KEYS_OK;
 }
 
+/* The key's row, and s->then, in one transaction run by db_tx_retry: a
+ * run after one whose COMMIT's answer was lost finds the row written
+ * (the id is the same) instead of failing on its primary key. */
+struct keys_insert {
+	const struct keys_spec *s;
+	const char	*id, *hint, *scopes, *expires;
+	const uint8_t	*hash;
+	int		 runs;
+};
+
+static enum db_err
+keys_insert_work(struct db *db, void *arg)
+{
+	struct keys_insert *k = arg;
+	const struct keys_spec *s = k->s;
+	long long n = 0;
+	int found = 0;
+	enum db_err e;
+
+	if (k->runs++ > 0 && (e = db_query_int(db, "SELECT COUNT(*) FROM "
+	    "api_keys WHERE id = ?", DB_ARGS(DBP_STR(k->id)), &n, &found)) !=
+	    DB_OK)
+		return e;
+	/* a limit the operator set (not capped) is not clamped at use */
+	if (n == 0 && (e = db_exec(db, "INSERT INTO api_keys (id, account_id, "
+	    "org_id, name, key_hash, key_hint, scopes, sandbox, rate_limit, "
+	    "rate_limit_operator, ip_allowlist, expires_at, created_at) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
+	    DB_ARGS(DBP_STR(k->id), DBP_STR(s->account_id),
+	    DBP_STR(s->org_id && *s->org_id ? s->org_id : NULL),
+	    DBP_STR(s->name ? s->name : ""), DBP_BLOB(k->hash, 32),
+	    DBP_STR(k->hint), DBP_STR(k->scopes), DBP_INT(s->sandbox),
+	    s->rate_limit == -1 ? DBP_NULL : DBP_INT(s->rate_limit),
+	    DBP_INT(!s->capped && s->rate_limit != -1),
+	    DBP_STR(s->ip_allowlist ? s->ip_allowlist : ""),
+	    DBP_STR(k->expires)), NULL)) != DB_OK)
+		return e;
+	return s->then != NULL ? s->then(db, k->id, s->then_arg) : DB_OK;
+}
+
 enum keys_err
 keys_create(struct db *db, struct keys_spec *s, char id[IDS_MAX],
     char key[AUTH_KEY_MAX], struct buf *why)
 {
+	struct keys_insert ins;
 	struct buf scopes;
 	uint8_t hash[32];
 	char hint[32], expires[32];
@@ -133,25 +174,20 @@ keys_create(struct db *db, struct keys_spec *s, char id[IDS_MAX],
 		return rc;
 	if (ids_new("key", id) == -1 || auth_key_generate(s->sandbox, key) == -1)
 		return KEYS_DB;
+	memset(&ins, 0, sizeof(ins));
 	auth_key_hash(key, hash);
 	/* "svc_live_AbCd…wxyz": enough to recognise a key in a list. */
 	snprintf(hint, sizeof(hint), "%.13s...%s", key,
 	    key + strlen(key) - 4);
 	buf_init(&scopes, 256);
 	auth_scope_format(s->scopes, &scopes);
-	/* a limit the operator set (not capped) is not clamped at use */
-	e = db_exec(db, "INSERT INTO api_keys (id, account_id, org_id, name, "
-	    "key_hash, key_hint, scopes, sandbox, rate_limit, "
-	    "rate_limit_operator, ip_allowlist, expires_at, created_at) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
-	    DB_ARGS(DBP_STR(id), DBP_STR(s->account_id),
-	    DBP_STR(s->org_id && *s->org_id ? s->org_id : NULL),
-	    DBP_STR(s->name ? s->name : ""), DBP_BLOB(hash, sizeof(hash)),
-	    DBP_STR(hint), DBP_STR(buf_str(&scopes)), DBP_INT(s->sandbox),
-	    s->rate_limit == -1 ? DBP_NULL : DBP_INT(s->rate_limit),
-	    DBP_INT(!s->capped && s->rate_limit != -1),
-	    DBP_STR(s->ip_allowlist ? s->ip_allowlist : ""),
-	    DBP_STR(expires[0] ? expires : NULL)), NULL);
+	ins.s = s;
+	ins.id = id;
+	ins.hash = hash;
+	ins.hint = hint;
+	ins.scopes = buf_str(&scopes);
+	ins.expires = expires[0] ? expires : NULL;
+	e = db_tx_retry(db, keys_insert_work, &ins);
 	buf_free(&scopes);
 	if (e != DB_OK) {
 		memset(key, 0, AUTH_KEY_MAX);

@@ -40,6 +40,11 @@ struct keys_spec {
 	int		 capped;
 	const char	*ip_allowlist;	/* NULL or CIDR list */
 	const char	*expires_at;	/* NULL or ISO 8601 UTC, in the future */
+	/* NULL, or run in the key's transaction after its row is written
+	 * (then(db, id, then_arg)): what must be written with the key or not
+	 * at all, such as the request's Idempotency-Key answer */
+	enum db_err	(*then)(struct db *, const char *id, void *);
+	void		*then_arg;
 };
 
 struct keys_info {

@@ -262,7 +262,23 @@ struct ledger_move {
 	long long	 amount, available;
 	int		 grant, runs;
 	enum ledger_err	 rc;
+	/* ledger_charge_tx_then: run after the movement, in its transaction */
+	enum db_err	(*then)(struct db *, long long, void *);
+	void		*then_arg;
 };
+
+/* The movement made (now or by a run before): then, if any. */
+static enum db_err
+ledger_move_then(struct db *db, struct ledger_move *m)
+{
+	enum db_err e;
+
+	if (m->then == NULL)
+		return DB_OK;
+	if ((e = m->then(db, m->available, m->then_arg)) != DB_OK)
+		m->rc = LEDGER_DB;
+	return e;
+}
 
 /* Whether the move's row is there already (a run before this one
  * committed): *done 1 with m->available read, or 0. */
@@ -295,7 +311,7 @@ ledger_move_work(struct db *db, void *arg)
 			return e;
 		if (done) {
 			m->rc = LEDGER_OK;
-			return DB_OK;
+			return ledger_move_then(db, m);
 		}
 	}
 	m->rc = m->grant ? ledger_credit(db, m->pool, m->account, "grant",
@@ -303,7 +319,7 @@ ledger_move_work(struct db *db, void *arg)
 	    m->account, m->amount, m->ref, &m->available);
 	switch (m->rc) {
 	case LEDGER_OK:
-		return DB_OK;
+		return ledger_move_then(db, m);
 	case LEDGER_RETRY:
 		return DB_ERR_RETRY;
 	case LEDGER_INSUFFICIENT:
@@ -355,6 +371,24 @@ ledger_charge_tx(struct db *db, const char *pool, const char *account,
 
 	if (ledger_move_init(&m, pool, account, amount, ref, "charge") == -1)
 		return LEDGER_DB;
+	rc = ledger_move_tx(db, &m);
+	if (available)
+		*available = m.available;
+	return rc;
+}
+
+enum ledger_err
+ledger_charge_tx_then(struct db *db, const char *pool, const char *account,
+    long long amount, const char *ref, long long *available,
+    enum db_err (*then)(struct db *, long long, void *), void *arg)
+{
+	struct ledger_move m;
+	enum ledger_err rc;
+
+	if (ledger_move_init(&m, pool, account, amount, ref, "charge") == -1)
+		return LEDGER_DB;
+	m.then = then;
+	m.then_arg = arg;
 	rc = ledger_move_tx(db, &m);
 	if (available)
 		*available = m.available;

@@ -40,6 +40,17 @@ enum ledger_err ledger_grant(struct db *, const char *pool,
 enum ledger_err ledger_charge_tx(struct db *, const char *pool,
 	    const char *account, long long amount, const char *ref,
 	    long long *available);
+/* ledger_charge_tx with then(db, available, arg) run in the same
+ * transaction after the charge (also in a run that finds the charge made
+ * by a run before it, whose answer was lost): what must be written with
+ * the charge or not at all, such as the request's Idempotency-Key answer.
+ * An error from then rolls both back (DB_ERR_RETRY and DB_ERR_CONNECT run
+ * them again); it returns LEDGER_DB then. */
+enum ledger_err ledger_charge_tx_then(struct db *, const char *pool,
+	    const char *account, long long amount, const char *ref,
+	    long long *available,
+	    enum db_err (*then)(struct db *, long long available, void *),
+	    void *arg);
 enum ledger_err ledger_grant_tx(struct db *, const char *pool,
 	    const char *account, long long amount, const char *note);
 /* An account's totals, its organization (org "" when none) and that

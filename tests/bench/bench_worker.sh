@@ -37,7 +37,11 @@
 #    STARTTLS with a throw-away certificate made by certtool
 #    (tests/smtp/certs.sh; its CA is the worker's ca_file);
 #  - MariaDB + lighttpd + svc-api (tests/integration/lib.sh, log_level = warn;
-#    InnoDB pool STACK_DB_BUFFER_POOL, 256M here by default).
+#    InnoDB pool STACK_DB_BUFFER_POOL, 256M here by default); with
+#    BENCH_GALERA=1 (make bench-galera, tests/bench/bench_galera.sh) a
+#    three-node Galera cluster on loopback instead (tests/integration/
+#    galera.sh, the same pool on each node), every program on node 1, or
+#    with BENCH_GALERA_WRITERS=all svc-worker process W on node W.
 #
 # Each of BENCH_WORKER_RUNS (1) runs uses domains of its own (no warm cache)
 # and BENCH_WORKER_PROCS (1) fresh svc-worker daemons (each with its own
@@ -218,8 +222,36 @@ fi
 [ -n "${BENCH_WORKER_RCPTS:-}" ] && it_conf_add "worker_rcpts_per_session = $BENCH_WORKER_RCPTS"
 [ -n "${BENCH_WORKER_TRANSACTIONS:-}" ] && it_conf_add "worker_transactions_per_session = $BENCH_WORKER_TRANSACTIONS"
 IT_LOG_LEVEL=${BENCH_WORKER_LOG_LEVEL:-warn}
-it_stack_start
-MARIADB_PID=$(stack_pidfile_pid "$IT_DIR/mariadb/mariadbd.pid")
+if [ "${BENCH_GALERA:-0}" = 1 ]; then
+    # the database a three-node Galera cluster on loopback
+    # (tests/integration/galera.sh), every program on db_hosts = node 1 2 3
+    # (node 1 takes the writes, 2 and 3 apply them synchronously); the
+    # CPU figure "mariadbd" is the three nodes' together
+    . "$top_srcdir/tests/integration/galera.sh"
+    galera_require
+    galera_cluster_start
+    ln -s g1 "$IT_DIR/mariadb"
+    IT_STACK=yes
+    HTTP_PORT=$(stack_free_port)
+    BASE_URL=http://127.0.0.1:$HTTP_PORT
+    SVC_CONF=$IT_DIR/svc.conf
+    mkdir -p "$IT_DIR/log"
+    galera_svc_conf "$SVC_CONF"
+    export SVC_CONF BASE_URL HTTP_PORT
+    svcadm db migrate --sql-dir "$top_srcdir/sql" > "$IT_DIR/migrate.log" 2>&1 ||
+        { cat "$IT_DIR/migrate.log"; echo "Bail out! svcadm db migrate on the cluster"; exit 1; }
+    it_api_start
+    MARIADB_PID=$(for n in 1 2 3; do stack_pidfile_pid "$IT_DIR/g$n/mariadbd.pid"; done | tr '\n' ' ')
+    if [ "${BENCH_GALERA_WRITERS:-one}" = all ]; then
+        say "database: a Galera cluster of 3 nodes on loopback (galera-4), svc-api on node 1, svc-worker process W on node W (BENCH_GALERA_WRITERS=all: writes to every node)"
+    else
+        say "database: a Galera cluster of 3 nodes on loopback (galera-4), every program on node 1 (db_hosts 1 2 3; the others hot standbys)"
+    fi
+else
+    it_stack_start
+    MARIADB_PID=$(stack_pidfile_pid "$IT_DIR/mariadb/mariadbd.pid")
+    say "database: one MariaDB server"
+fi
 # the effective worker settings (defaults included)
 setting() { svcadm config 2>/dev/null | awk -v k="$1" '$1 == k { print $3; exit }'; }
 CONC=$(setting worker_concurrency)
@@ -234,7 +266,7 @@ API_KEY=$(svcadm key create --account "$ACC" --scopes '*' --rate-limit 100000)
 
 # ------------------------------------------------------------- CPU accounting
 snapshot() {	# snapshot WORKER_PID...: workers mariadbd fakes unbound machine_busy machine_all
-    echo "$(bench_ticks "$@") $(bench_ticks "$MARIADB_PID") $(bench_ticks "${FAKE_PIDS[@]}")" \
+    echo "$(bench_ticks "$@") $(bench_ticks $MARIADB_PID) $(bench_ticks "${FAKE_PIDS[@]}")" \
         "$(bench_ticks "$UNBOUND_PID") $(bench_machine_ticks)"
 }
 elapsed() { echo "$1 $(date +%s.%N)" | awk '{ printf "%.3f", $2 - $1 }'; }
@@ -278,7 +310,14 @@ for run in $(seq 1 "$RUNS"); do
     # svc-api wakes them, or at their next poll (worker_poll_interval = 1)
     WPIDS=()
     for w in $(seq 1 "$NPROCS"); do
-        stack_proc_start "$IT_DIR/worker-$run" "svc-worker-$w" "$WORKER" -c "$SVC_CONF" ||
+        wconf=$SVC_CONF
+        if [ "${BENCH_GALERA:-0}" = 1 ] && [ "${BENCH_GALERA_WRITERS:-one}" = all ]; then
+            # worker W on node W first (1 2 3, 2 3 1, 3 1 2, ...)
+            wconf=$IT_DIR/svc-worker-$w.conf
+            sed "s|^db_hosts = .*|db_hosts = $(for i in 0 1 2; do
+                printf '127.0.0.1:%s ' "${DBPORT[$(( (w - 1 + i) % 3 + 1 ))]}"; done)|" "$SVC_CONF" > "$wconf"
+        fi
+        stack_proc_start "$IT_DIR/worker-$run" "svc-worker-$w" "$WORKER" -c "$wconf" ||
             { bad "run $run: svc-worker did not start"; break 2; }
         WPIDS+=("$(stack_pidfile_pid "$IT_DIR/worker-$run/svc-worker-$w.pid")")
     done
@@ -293,7 +332,7 @@ for run in $(seq 1 "$RUNS"); do
     t0=$(date +%s.%N)
     # CPU of each party every 0.1 s, until the stop file appears
     rm -f "$IT_DIR/sampler.stop"
-    "$PYTHON" - "$IT_DIR/sampler.stop" "$HZ" "$WPID" "$MARIADB_PID" "${FAKE_PIDS[*]}" \
+    "$PYTHON" - "$IT_DIR/sampler.stop" "$HZ" "$WPID" "${MARIADB_PID%% *}" "${FAKE_PIDS[*]}" \
         > "$IT_DIR/cpu-$run.tsv" 2>/dev/null <<'EOF' &
 import os, sys, time
 stop, hz, wpid, mpid, fpids = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].split()

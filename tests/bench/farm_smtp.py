@@ -15,8 +15,11 @@ PIPELINING and STARTTLS (a real TLS handshake with CERT). RCPT: local parts
 "user" + digits are accepted, at domains that REGEX matches whole every
 local part is accepted (catch-all), anything else gets 550 5.1.1.
 
-Control commands (one line each, answered with one line): reset, set (any
-k=v, ignored: accepted for fake_ctl's callers), quit,
+Control commands (one line each, answered with one line): reset, set (k=v
+words: hold=1 makes every flight wait, unanswered, until hold=0, as
+tests/smtp/fake_smtp.py's hold does (tests/integration/test_galera.sh
+freezes a job mid-way with it); any other k=v is ignored), quit,
+  held         "held=N": flights waiting for hold=0 now
   concurrency  "total_max=T now=N max=M sessions=S": M is the most
                sessions open at once at any ONE of the addresses (what a
                client's per-host limit bounds), T the most over all
@@ -34,6 +37,8 @@ FLIGHT = 0.02
 CATCHALL = None
 TLS = None
 S = {}
+HELD = {"now": 0}
+RELEASED = None     # an asyncio.Event, set while hold=0
 
 
 def reset():
@@ -106,6 +111,12 @@ async def session(reader, writer, host):
             *lines, buf = buf.split(b"\n")
             st["flights"] += 1
             S["flights"] += 1
+            if not RELEASED.is_set():
+                HELD["now"] += 1
+                try:
+                    await RELEASED.wait()
+                finally:
+                    HELD["now"] -= 1
             await asyncio.sleep(FLIGHT)
             out, close, tls = [], False, False
             for raw in lines:
@@ -149,7 +160,14 @@ async def control(reader, writer, stop):
         reset()
         ans = "ok"
     elif cmd == "set":
+        for kv in line.split()[1:]:
+            if kv == "hold=1":
+                RELEASED.clear()
+            elif kv == "hold=0":
+                RELEASED.set()
         ans = "ok"
+    elif cmd == "held":
+        ans = "held=%d" % HELD["now"]
     elif cmd == "quit":
         ans = "bye"
         stop.set()
@@ -168,7 +186,7 @@ async def control(reader, writer, stop):
 
 
 async def main(argv):
-    global FLIGHT, CATCHALL, TLS
+    global FLIGHT, CATCHALL, TLS, RELEASED
     ready = cert = key = None
     port = 0
     hosts = []
@@ -198,6 +216,8 @@ async def main(argv):
     TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     TLS.load_cert_chain(cert, key)
     reset()
+    RELEASED = asyncio.Event()
+    RELEASED.set()
     stop = asyncio.Event()
     servers = []
     for h in hosts:

@@ -17,6 +17,9 @@ holds text, only a COMMIT of a transaction that ran a statement with that
 text counts (a COM_QUERY with it, or a COM_STMT_EXECUTE of a statement
 prepared from it: the statement id is read from the server's answer to
 the COM_STMT_PREPARE), so that other transactions of a program pass.
+An arm file of "autocommit:TEXT" loses instead the answer to the next
+execution of a prepared statement with TEXT (one that commits by itself,
+outside a transaction: the server applies it, its answer is lost).
 One line per dropped answer goes to stdout. SIGTERM or SIGINT stops it.
 Python 3 standard library only.
 """
@@ -49,6 +52,7 @@ def serve(client, upstream, arm):
         client.close()
         return
     drop = threading.Event()
+    what = {"kind": "a COMMIT"}
     # per connection: statement ids prepared from the armed text, the
     # text of the PREPARE whose answer is awaited, and whether the open
     # transaction ran the armed text
@@ -69,7 +73,7 @@ def serve(client, upstream, arm):
                 if not data:
                     break
                 if drop.is_set():
-                    print("dropped the answer to a COMMIT", flush=True)
+                    print("dropped the answer to %s" % what["kind"], flush=True)
                     break
                 # the answer to a PREPARE: OK (0), statement id, ...
                 if st["preparing"] is not None and len(data) >= 9 and data[4] == 0:
@@ -103,6 +107,12 @@ def serve(client, upstream, arm):
                     text = st["ids"].get(int.from_bytes(payload[1:5], "little"))
                     if text is not None:
                         st["ran"].add(text)
+                        want = armed(arm)
+                        if (want is not None and want.startswith(b"autocommit:") and
+                                want[len(b"autocommit:"):] in text):
+                            os.unlink(arm)
+                            what["kind"] = "a statement"
+                            drop.set()
                 elif pkt[3] == 0 and cmd == bytes([COM_QUERY]):
                     q = payload[1:].strip()
                     st["ran"].add(q)

@@ -174,4 +174,39 @@ t_lost_commit_suppressions() {
 }
 t_case "svc-api: suppressions added whose COMMIT's answer was lost: added 3 (not 0 and 3 existing)" t_lost_commit_suppressions
 
+t_lost_idempotency_insert() {
+    local n id
+    n=$(dropped)
+    # the answer to the Idempotency-Key's own INSERT lost (its node died
+    # after applying it): the request finds its own row, not another's
+    arm "autocommit:INSERT INTO idempotency_keys ("
+    http POST /v1/keys '{"name":"lost-idem","scopes":["jobs:read"]}' -H 'Idempotency-Key: lost-idem-1'
+    expect_status 201 || return 1
+    id=$(json .id)
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    http POST /v1/keys '{"name":"lost-idem","scopes":["jobs:read"]}' -H 'Idempotency-Key: lost-idem-1'
+    expect_status 201 && expect_header Idempotent-Replayed true && expect_json .id "$id" || return 1
+    expect_eq "keys named lost-idem" 1 "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$ACC' AND name = 'lost-idem'")"
+    expect_eq "the Idempotency-Key's row" "done 201" \
+        "$(it_sql "SELECT state, status FROM idempotency_keys WHERE account_id = '$ACC' AND idem_key = 'lost-idem-1'" | tr '\t' ' ')"
+}
+t_case "svc-api: a request whose Idempotency-Key INSERT lost its answer (applied) goes on (201, not 409 idempotency_key_in_use to itself and every retry for 5 minutes); the retry replays it" t_lost_idempotency_insert
+
+t_lost_commit_key() {
+    local n id
+    n=$(dropped)
+    arm "INSERT INTO api_keys ("
+    http POST /v1/keys '{"name":"lost-key","scopes":["jobs:read"]}' -H 'Idempotency-Key: lost-key-1'
+    expect_status 201 && expect_jq '.key | startswith("svc_live_")' || return 1
+    id=$(json .id)
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "keys named lost-key" 1 "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$ACC' AND name = 'lost-key'")" || return 1
+    # its Idempotency-Key answer was written in the key's transaction
+    expect_eq "the Idempotency-Key's row" "done 201" \
+        "$(it_sql "SELECT state, status FROM idempotency_keys WHERE account_id = '$ACC' AND idem_key = 'lost-key-1'" | tr '\t' ' ')" || return 1
+    http POST /v1/keys '{"name":"lost-key","scopes":["jobs:read"]}' -H 'Idempotency-Key: lost-key-1'
+    expect_status 201 && expect_header Idempotent-Replayed true && expect_json .id "$id" && expect_json .key null
+}
+t_case "svc-api: a key created whose COMMIT's answer was lost (the key and its Idempotency-Key answer in one transaction): 201 with the key, one key, the answer stored; the retry replays it without the key's text" t_lost_commit_key
+
 t_done
