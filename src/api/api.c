@@ -85,11 +85,12 @@ api_too_many_jobs(struct api_call *c, long long used)
 	    "or cancel one", used, max);
 }
 
-void
-api_idempotency_hide(struct api_call *c, int status, json_t *o,
-    const char *field)
+enum db_err
+api_idempotency_hide_in(struct api_call *c, struct db *db, int status,
+    json_t *o, const char *field)
 {
 	char shown[64], *text = NULL;
+	enum db_err e;
 
 	snprintf(shown, sizeof(shown), "%s_shown", field);
 	if (o != NULL) {
@@ -98,11 +99,19 @@ api_idempotency_hide(struct api_call *c, int status, json_t *o,
 		text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	}
 	json_decref(o);
-	if (text == NULL || idempotency_finish(c->ctx->db, c->key.account_id,
-	    c->idem_key, status, text, strlen(text)) != DB_OK)
+	e = text == NULL ? DB_ERR_QUERY : idempotency_finish(db,
+	    c->key.account_id, c->idem_key, status, text, strlen(text));
+	free(text);
+	return e;
+}
+
+void
+api_idempotency_hide(struct api_call *c, int status, json_t *o,
+    const char *field)
+{
+	if (api_idempotency_hide_in(c, c->ctx->db, status, o, field) != DB_OK)
 		log_error("event=idempotency_finish_failed req=%s",
 		    c->req->request_id);
-	free(text);
 	c->idem_done = 1;
 }
 

@@ -96,6 +96,10 @@ void	 api_too_many_jobs(struct api_call *, long long used);
  * o. */
 void	 api_idempotency_hide(struct api_call *, int status, json_t *o,
 	    const char *field);
+/* The same answer written through db (in the transaction of what it
+ * answers), its error returned; the caller sets c->idem_done. */
+enum db_err api_idempotency_hide_in(struct api_call *, struct db *,
+	    int status, json_t *o, const char *field);
 /* 400 invalid_email naming the field (details.field); printf message. */
 void	 api_bad_field(struct api_call *, const char *field, const char *fmt,
 	    ...) __attribute__((format(printf, 3, 4)));

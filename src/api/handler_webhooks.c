@@ -146,6 +146,18 @@ handler_webhooks_error(struct api_call *c, enum webhooks_err rc,
 	}
 }
 
+/* The Idempotency-Key's answer, written in the webhook's transaction
+ * (webhooks_create's then): a creation cut before its answer was stored
+ * (its host died) is either not made or replayed, never made twice. The
+ * secret is shown once: a replay says it is not shown. */
+static enum db_err
+handler_webhooks_answer(struct db *db, const struct webhooks_row *w,
+    void *arg)
+{
+	return api_idempotency_hide_in(arg, db, 201, handler_webhooks_json(w),
+	    "secret");
+}
+
 void
 handler_webhooks_create(struct api_call *c)
 {
@@ -160,16 +172,15 @@ handler_webhooks_create(struct api_call *c)
 	if (handler_webhooks_parse(c, body, 1, &b) == -1)
 		goto out;
 	rc = webhooks_create(c->ctx->db, c->key.account_id, b.url, b.events,
-	    b.description, &w, secret);
+	    b.description, &w, secret, c->idem_key != NULL ?
+	    handler_webhooks_answer : NULL, c);
 	if (rc != WEBHOOKS_OK) {
 		handler_webhooks_error(c, rc, "webhooks_create");
 		goto out;
 	}
+	c->idem_done = c->idem_key != NULL;
 	o = handler_webhooks_json(&w);
 	webhooks_row_free(&w);
-	/* the secret is shown once: a replay says it is not shown */
-	if (c->idem_key != NULL)
-		api_idempotency_hide(c, 201, json_deep_copy(o), "secret");
 	json_object_set_new(o, "secret", json_string(secret));
 	http_json(c->resp, 201, o);
 	memset(secret, 0, sizeof(secret));

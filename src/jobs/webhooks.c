@@ -163,6 +163,10 @@ struct webhooks_tx {
 	long				 per_hour;	/* webhooks_test */
 	long				 retry_after;
 	long long			 reset_at;
+	/* webhooks_create: run after the row, in its transaction */
+	enum db_err			(*then)(struct db *,
+					    const struct webhooks_row *, void *);
+	void				*then_arg;
 	enum webhooks_err		 rc;
 	/* runs of the work (db_tx_retry runs it again after a lost
 	 * connection, when its COMMIT may have been applied) */
@@ -202,6 +206,26 @@ webhooks_insert_secret(struct db *db, const char *id, char *secret)
 	return db_exec(db, "INSERT INTO webhook_secrets (webhook_id, secret, "
 	    "created_at) VALUES (?, ?, UTC_TIMESTAMP(3))",
 	    DB_ARGS(DBP_STR(id), DBP_STR(secret)), NULL);
+}
+
+/* The caller's then with the new row, read in the transaction. */
+static enum db_err
+webhooks_create_then(struct db *db, struct webhooks_tx *t)
+{
+	struct webhooks_row w;
+	enum db_err e;
+
+	switch (webhooks_get(db, t->account, t->id, &w)) {
+	case WEBHOOKS_OK:
+		break;
+	case WEBHOOKS_DB:
+		return db_unreachable(db) ? DB_ERR_CONNECT : DB_ERR_QUERY;
+	default:
+		return DB_ERR_QUERY;
+	}
+	e = t->then(db, &w, t->then_arg);
+	webhooks_row_free(&w);
+	return e;
 }
 
 static enum db_err
@@ -244,6 +268,8 @@ webhooks_create_work(struct db *db, void *arg)
 	    DBP_STR(events), DBP_STR(t->description)), NULL);
 	if (e == DB_OK)
 		e = webhooks_insert_secret(db, t->id, t->secret);
+	if (e == DB_OK && t->then != NULL)
+		e = webhooks_create_then(db, t);
 	return e;
 }
 
@@ -269,7 +295,8 @@ webhooks_tx_run(struct db *db, enum db_err (*work)(struct db *, void *),
 enum webhooks_err
 webhooks_create(struct db *db, const char *account, const char *url,
     unsigned events, const char *description, struct webhooks_row *w,
-    char *secret)
+    char *secret, enum db_err (*then)(struct db *,
+    const struct webhooks_row *, void *), void *then_arg)
 {
 	struct webhooks_tx t;
 	char id[IDS_MAX];
@@ -285,6 +312,8 @@ webhooks_create(struct db *db, const char *account, const char *url,
 	t.events = events ? events : WEBHOOKS_ALL_EVENTS;
 	t.description = description ? description : "";
 	t.secret = secret;
+	t.then = then;
+	t.then_arg = then_arg;
 	if ((rc = webhooks_tx_run(db, webhooks_create_work, &t)) !=
 	    WEBHOOKS_OK)
 		return rc;

@@ -62,10 +62,16 @@ struct webhooks_change {
 	int		 enabled;
 };
 
-/* A new webhook with a new secret (secret: WEBHOOKS_SECRET_MAX bytes). */
+/* A new webhook with a new secret (secret: WEBHOOKS_SECRET_MAX bytes).
+ * then, when not NULL, runs in the creation's transaction after the row
+ * (then(db, the new row, then_arg)): what must be written with the
+ * webhook or not at all (svc-api: its Idempotency-Key answer). An error
+ * from it rolls the creation back (WEBHOOKS_DB). */
 enum webhooks_err webhooks_create(struct db *, const char *account,
 	    const char *url, unsigned events, const char *description,
-	    struct webhooks_row *, char *secret);
+	    struct webhooks_row *, char *secret,
+	    enum db_err (*then)(struct db *, const struct webhooks_row *,
+	    void *), void *then_arg);
 enum webhooks_err webhooks_get(struct db *, const char *account,
 	    const char *id, struct webhooks_row *);
 typedef int (*webhooks_each_fn)(void *, const struct webhooks_row *);
