@@ -4,7 +4,8 @@
 # ci; never a browser download), under a lock that the browser tests
 # (test_dashboard.sh, test_dashboard_manage.sh) share. Sourced after
 # lib.sh; sets NODE_SRC and NODE_DIR, and dash_node_modules installs (1
-# when npm failed, its output in IT_DIR/npm.log).
+# when npm failed, its output in IT_DIR/npm.log); browser_cases and
+# browser_ran turn a browser script's output into the test's cases.
 NODE_SRC=$top_srcdir/tests/integration/dashboard
 NODE_DIR=$top_builddir/tests/integration/dashboard-node
 dash_node_modules() {
@@ -23,4 +24,41 @@ dash_node_modules() {
     fi
     exec {lock}>&-
     return $rc
+}
+
+# t_browser_line STATUS DETAIL: a case the browser script decided (its
+# "#" lines shown)
+t_browser_line() {
+    printf '%s\n' "$2" | sed -n 's/^#   /#   /p'
+    [ "$1" = ok ]
+}
+
+# browser_cases FILE: a browser script's "ok - NAME" / "not ok - NAME"
+# lines in FILE (with the "#" lines under each) as this script's cases
+browser_cases() {
+    local name= detail= status= line
+    while IFS= read -r line || [ -n "$line" ]; do
+        case $line in
+        "ok - "*|"not ok - "*)
+            [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
+            status=${line%% - *}; [ "$status" = ok ] || status=fail
+            name=${line#* - }; detail= ;;
+        "#"*) detail+=$line$'\n' ;;
+        esac
+    done < "$1"
+    [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
+    return 0
+}
+
+# browser_ran SCRIPT OUT ERR LAST: a case that passes when the browser
+# script SCRIPT reached its last step (OUT has "ok - LAST...") and wrote
+# nothing to ERR
+browser_ran() {
+    t_browser_ran() {
+        grep -q "^ok - $4" "$2" && [ ! -s "$3" ] && return 0
+        it_fail "$1 did not run to its end"
+        sed 's/^/#   /' "$3" | head -n 30
+        return 1
+    }
+    t_case "browser: $1 ran every step to the end" t_browser_ran "$@"
 }

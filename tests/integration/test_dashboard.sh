@@ -128,10 +128,6 @@ SHOTS=$top_builddir/tests/integration/test_dashboard.shots
 rm -rf "$SHOTS"
 
 # ---- the browser: one run of drive.js, its lines become the cases
-t_browser_line() {
-    printf '%s\n' "$2" | sed -n 's/^#   /#   /p'
-    [ "$1" = ok ]
-}
 TZ_EMULATED=Pacific/Chatham
 mkdir -p "$IT_DIR/home"
 # (HOME: whatever the browser keeps for a user stays in IT_DIR)
@@ -142,29 +138,8 @@ mkdir -p "$IT_DIR/home"
     DASH_SOURCE_URL=$SOURCE_URL DASH_SERVED=$IT_DIR/served.log \
     DASH_WORKER=$top_builddir/src/worker/svc-worker DASH_CONF=$SVC_CONF DASH_WORKER_LOG=$IT_DIR/log/worker-stderr.log \
     timeout 900 nice node "$NODE_SRC/drive.js") > "$IT_DIR/drive.out" 2> "$IT_DIR/drive.err" || :
-# browser_cases FILE: drive.js's lines in FILE as this script's cases
-browser_cases() {
-    local name= detail= status= line
-    while IFS= read -r line || [ -n "$line" ]; do
-        case $line in
-        "ok - "*|"not ok - "*)
-            [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
-            status=${line%% - *}; [ "$status" = ok ] || status=fail
-            name=${line#* - }; detail= ;;
-        "#"*) detail+=$line$'\n' ;;
-        esac
-    done < "$1"
-    [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
-    return 0
-}
 browser_cases "$IT_DIR/drive.out"
-t_browser_ran() {
-    grep -q '^ok - an invitation link' "$IT_DIR/drive.out" && [ ! -s "$IT_DIR/drive.err" ] && return 0
-    it_fail "drive.js did not run to its end"
-    sed 's/^/#   /' "$IT_DIR/drive.err" | head -n 30
-    return 1
-}
-t_case "browser: drive.js ran every step to the end" t_browser_ran
+browser_ran drive.js "$IT_DIR/drive.out" "$IT_DIR/drive.err" 'an invitation link'
 
 # ---- a short pass through Apache's snippet (fcgi-conf/apache-svc.conf):
 # mod_fcgid runs the real svc-api as www-data (its own readable copies of

@@ -54,33 +54,13 @@ SANDBOX=sandbox.$(svcadm config | sed -n 's/^service_domain *= *//p')
 SHOTS=$top_builddir/tests/integration/test_dashboard_manage.shots
 rm -rf "$SHOTS"
 
-t_browser_line() {
-    printf '%s\n' "$2" | sed -n 's/^#   /#   /p'
-    [ "$1" = ok ]
-}
 mkdir -p "$IT_DIR/home"
 (cd "$IT_DIR" && HOME=$IT_DIR/home DASH_NODE_DIR=$NODE_DIR CHROMIUM=$CHROMIUM BASE_URL=$BASE_URL DASH_EMAIL=$EMAIL \
     DASH_PASSWORD=$PW DASH_KEY=$API_KEY DASH_SHOTS=$SHOTS DASH_TZ=Pacific/Chatham DASH_PROFILE=$IT_DIR/chromium-profile \
     DASH_RECEIVER=https://127.0.0.1:$RPORT DASH_RECEIVED=$RECEIVED DASH_DB_SOCKET=$IT_DIR/mariadb/mariadb.sock \
     DASH_FILES=$IT_DIR DASH_SANDBOX=$SANDBOX timeout 600 nice node "$NODE_SRC/manage.js") > "$IT_DIR/manage.out" 2> "$IT_DIR/manage.err" || :
-name= detail= status=
-while IFS= read -r line || [ -n "$line" ]; do
-    case $line in
-    "ok - "*|"not ok - "*)
-        [ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
-        status=${line%% - *}; [ "$status" = ok ] || status=fail
-        name=${line#* - }; detail= ;;
-    "#"*) detail+=$line$'\n' ;;
-    esac
-done < "$IT_DIR/manage.out"
-[ -n "$name" ] && t_case "browser: $name" t_browser_line "$status" "$detail"
-t_browser_ran() {
-    grep -q '^ok - every page fits a phone' "$IT_DIR/manage.out" && [ ! -s "$IT_DIR/manage.err" ] && return 0
-    it_fail "manage.js did not run to its end"
-    sed 's/^/#   /' "$IT_DIR/manage.err" | head -n 30
-    return 1
-}
-t_case "browser: manage.js ran every step to the end" t_browser_ran
+browser_cases "$IT_DIR/manage.out"
+browser_ran manage.js "$IT_DIR/manage.out" "$IT_DIR/manage.err" 'every page fits a phone'
 
 t_shots() {
     local p

@@ -5,6 +5,7 @@
 import { api } from './api.js';
 import { h, clear, when } from './dom.js';
 import { scopeWords } from './words.js';
+import { secretCard } from './widgets.js';
 
 const SCOPES = Object.keys(scopeWords);
 
@@ -156,30 +157,10 @@ export async function render(main, { stale }) {
     });
 
     function showSecret(k) {
-        const out = h('input', { type: 'text', readonly: true, id: 'new-key-secret', value: k.key,
-            'aria-describedby': 'new-key-warning', spellcheck: 'false', autocomplete: 'off' });
-        const copied = h('p', { role: 'status', id: 'copy-status', class: 'hint' });
-        const copy = h('button', { type: 'button', id: 'copy-key' }, 'Copy');
-        copy.addEventListener('click', async () => {
-            try {
-                await navigator.clipboard.writeText(out.value);
-                copied.textContent = 'Copied to the clipboard.';
-            } catch (e) {
-                out.focus();
-                out.select();
-                copied.textContent = 'Copying is not allowed here: the key is selected, press Ctrl+C (or ⌘C).';
-            }
-        });
-        const done = h('button', { type: 'button', class: 'secondary', id: 'new-key-done' }, 'Done, I have kept it');
-        const title = h('h2', { id: 'new-key-title', tabindex: '-1' }, `New key ${k.name || ''}`.trim());
-        done.addEventListener('click', () => { clear(secretBox); submit.focus(); });
-        clear(secretBox, h('section', { class: 'card secret', 'aria-labelledby': 'new-key-title' },
-            title,
-            h('p', { id: 'new-key-warning' }, 'Copy the key now and keep it safe: it is shown only this once, ' +
-                'and neither this page nor the service can show it again.'),
-            h('div', { class: 'secret-row' }, h('label', { for: 'new-key-secret' }, 'Key'), out, copy),
-            copied, h('div', { class: 'actions' }, done)));
-        title.focus();
+        secretCard(secretBox, { id: 'new-key-secret', title: `New key ${k.name || ''}`.trim(),
+            warning: 'Copy the key now and keep it safe: it is shown only this once, ' +
+                'and neither this page nor the service can show it again.',
+            label: 'Key', value: k.key, after: () => submit.focus() });
     }
 
     await refresh();

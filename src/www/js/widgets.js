@@ -1,4 +1,4 @@
-// widgets.js: two parts the webhooks and suppressions pages share: a
+// widgets.js: two parts the keys, webhooks and suppressions pages share: a
 // secret shown once with a copy button (kept nowhere), and a confirmation
 // dialog whose action's refusal is said in words inside the dialog.
 import { h, clear } from './dom.js';

@@ -318,8 +318,8 @@ async function run(page) {
         expect(pr, 'sandbox', false, made.sandbox);
         expect(pr, 'ip_allowlist', 2, made.ip_allowlist.length);
         await page.waitForSelector(`tr[data-key-id="${made.id}"][data-status="active"]`);
-        await page.click('#copy-key');
-        await page.waitForSelector('#copy-status:not(:empty)');
+        await page.click('#new-key-secret-copy');
+        await page.waitForSelector('#new-key-secret-copied:not(:empty)');
         await visit(page, 'keys-new-secret');
         // shown once: the page drawn again has it nowhere, nor the storage
         await page.click('nav a[href="#overview"]');
