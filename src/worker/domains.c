@@ -58,6 +58,7 @@ domains_get(struct process *p, const char *name)
 	verify_batch_init(&d->b, name);
 	d->hnext = p->hash[h];
 	p->hash[h] = d;
+	buckets_mark(p, h);
 	return d;
 }
 
@@ -96,10 +97,10 @@ domains_sweep(struct process *p, int64_t now)
 {
 	struct process_domain **dp, *d;
 	struct process_host **hp, *h;
-	unsigned i;
-	int t;
+	struct buckets_scan sc;
+	int i, t;
 
-	for (i = 0; i < SCHED_HASH; i++) {
+	for (i = buckets_first(p, &sc, 0); i >= 0; i = buckets_next(p, &sc)) {
 		for (dp = &p->hash[i]; (d = *dp) != NULL; ) {
 			if (d->queued || d->active || d->in_dns ||
 			    d->parked) {
@@ -113,6 +114,7 @@ domains_sweep(struct process *p, int64_t now)
 			verify_batch_free(&d->b);
 			free(d);
 		}
+		buckets_mark(p, (unsigned)i);
 	}
 	for (hp = &p->hosts; (h = *hp) != NULL; ) {
 		if (h->refs || h->active || now < h->backoff_until) {
