@@ -463,7 +463,9 @@ domains_resolved(struct process *p, struct process_domain *d)
 void
 domains_dns(struct process *p)
 {
-	int64_t start = timeutil_mono_ms();
+	/* (the clock read only when there is work: the loop comes here on
+	 * every turn) */
+	int64_t start = p->dns_head != NULL ? timeutil_mono_ms() : 0;
 	struct verify_batch *b[DOMAINS_DNS_GROUP];
 	struct process_domain *d, *g[DOMAINS_DNS_GROUP];
 	struct dns_mx_result mx;
