@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "engine/verify.h"
 #include "engine/verify_cache.h"
@@ -374,6 +375,63 @@ test_entry_reads_back(void **st)
 	assert_true(n > 1000);
 }
 
+/* VERIFY_CACHE_BENCH=N: the CPU time of N entries of a bench-worker
+ * rejection made both ways, printed (tests/bench/README, "svc-worker's
+ * CPU per address"); no check. */
+static double
+cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void
+bench_entries(long n)
+{
+	struct verify_result r;
+	struct vcache_entry e;
+	double t0, t1, t2;
+	size_t bytes = 0;
+	long i;
+	char *s;
+
+	memset(&r, 0, sizeof(r));
+	strcpy(r.email, "unknown17@r1-d042.bench.test");
+	strcpy(r.normalised, r.email);
+	strcpy(r.domain, "r1-d042.bench.test");
+	r.v = verdict_of(VERDICT_K_REJECTED, 0);
+	r.nmx = 1;
+	r.mx[0].priority = 10;
+	strcpy(r.mx[0].host, "mx.r1-d042.bench.test");
+	strcpy(r.provider, "bench.test");
+	r.has_smtp = 1;
+	r.smtp_code = 550;
+	strcpy(r.smtp_enhanced, "5.1.1");
+	strcpy(r.smtp_message, "5.1.1 <unknown17@r1-d042.bench.test>: "
+	    "Recipient address rejected: User unknown");
+	r.smtp_tls = 1;
+	r.verified_at = 1764374400;
+	strcpy(r.cache_key, "0123456789abcdef0123456789abcdef");
+	t0 = cpu_s();
+	for (i = 0; i < n; i++) {
+		s = ref_entry(&r);
+		bytes += strlen(s);
+		free(s);
+	}
+	t1 = cpu_s();
+	for (i = 0; i < n; i++) {
+		(void)verify_cache_entry(&r, &e);
+		bytes += strlen(e.value);
+		vcache_entries_clear(&e, 1);
+	}
+	t2 = cpu_s();
+	printf("verdict cache entry, %ld each way: jansson %.0f ns, direct "
+	    "%.0f ns (%zu bytes in all)\n", n, (t1 - t0) / (double)n * 1e9,
+	    (t2 - t1) / (double)n * 1e9, bytes);
+}
+
 int
 main(void)
 {
@@ -382,6 +440,11 @@ main(void)
 		cmocka_unit_test(test_entry_of_a_plain_rejection),
 		cmocka_unit_test(test_entry_reads_back),
 	};
+	const char *bench = getenv("VERIFY_CACHE_BENCH");
 
+	if (bench != NULL && atol(bench) > 0) {
+		bench_entries(atol(bench));
+		return 0;
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
