@@ -14,7 +14,7 @@ buf_init(struct buf *b, size_t max)
 	b->max = max;
 }
 
-static int
+int
 buf_reserve(struct buf *b, size_t extra)
 {
 	size_t need, ncap;

@@ -15,6 +15,10 @@ struct buf {
 
 void	 buf_init(struct buf *, size_t max);
 int	 buf_append(struct buf *, const void *, size_t);
+/* Room for extra more bytes and the NUL after len, the content unchanged
+ * (for a caller that writes into data itself, then sets len and the NUL):
+ * 0, or -1 as an append of extra bytes would fail. */
+int	 buf_reserve(struct buf *, size_t extra);
 int	 buf_puts(struct buf *, const char *);
 int	 buf_putc(struct buf *, char);
 int	 buf_printf(struct buf *, const char *, ...)

@@ -58,6 +58,7 @@ domains_get(struct process *p, const char *name)
 	verify_batch_init(&d->b, name);
 	d->hnext = p->hash[h];
 	p->hash[h] = d;
+	buckets_mark(p, h);
 	return d;
 }
 
@@ -96,10 +97,10 @@ domains_sweep(struct process *p, int64_t now)
 {
 	struct process_domain **dp, *d;
 	struct process_host **hp, *h;
-	unsigned i;
-	int t;
+	struct buckets_scan sc;
+	int i, t;
 
-	for (i = 0; i < SCHED_HASH; i++) {
+	for (i = buckets_first(p, &sc, 0); i >= 0; i = buckets_next(p, &sc)) {
 		for (dp = &p->hash[i]; (d = *dp) != NULL; ) {
 			if (d->queued || d->active || d->in_dns ||
 			    d->parked) {
@@ -113,6 +114,7 @@ domains_sweep(struct process *p, int64_t now)
 			verify_batch_free(&d->b);
 			free(d);
 		}
+		buckets_mark(p, (unsigned)i);
 	}
 	for (hp = &p->hosts; (h = *hp) != NULL; ) {
 		if (h->refs || h->active || now < h->backoff_until) {
@@ -461,7 +463,9 @@ domains_resolved(struct process *p, struct process_domain *d)
 void
 domains_dns(struct process *p)
 {
-	int64_t start = timeutil_mono_ms();
+	/* (the clock read only when there is work: the loop comes here on
+	 * every turn) */
+	int64_t start = p->dns_head != NULL ? timeutil_mono_ms() : 0;
 	struct verify_batch *b[DOMAINS_DNS_GROUP];
 	struct process_domain *d, *g[DOMAINS_DNS_GROUP];
 	struct dns_mx_result mx;

@@ -16,7 +16,9 @@ const char *const heartbeat_mode_names[HEARTBEAT_MODE__MAX] = {
 static char heartbeat_owner[100];
 static char heartbeat_host[64];
 static enum heartbeat_mode heartbeat_mode;
-static int64_t heartbeat_last;	/* timeutil_mono_ms() of the last write */
+/* timeutil_mono_coarse_ms() of the last write (the coarse clock: this is
+ * asked on every turn of the worker's loop, for a write every few seconds) */
+static int64_t heartbeat_last;
 static int heartbeat_written;
 
 void
@@ -40,7 +42,7 @@ heartbeat_init(const char *owner, enum heartbeat_mode mode)
 int
 heartbeat_beat(struct db *db)
 {
-	int64_t now = timeutil_mono_ms();
+	int64_t now = timeutil_mono_coarse_ms();
 
 	if (heartbeat_owner[0] == '\0' || (heartbeat_written &&
 	    now - heartbeat_last < HEARTBEAT_SECONDS * 1000))

@@ -1,8 +1,10 @@
 /* resolver.c: svc-worker's MX lookup threads (see resolver.h). A pipe
  * tells the loop that answers are waiting: one byte is written when the
  * list of answers goes from empty to not empty, and resolver_answers
- * drains the pipe when it takes the last one. The mutex guards the queue
- * of domains, the answers and the stop flag. */
+ * drains the pipe when it takes the last one (only then: the loop asks
+ * on every turn, and a read of an empty pipe is a system call for
+ * nothing). The mutex guards the queue of domains, the answers, whether
+ * the pipe may hold a byte, and the stop flag. */
 #include "worker/resolver.h"
 #include "util/grow.h"
 #include "util/log.h"
@@ -38,6 +40,7 @@ struct resolver {
 	struct resolver_request	*head, *tail;
 	struct resolver_answer	*ans;
 	size_t			 nans, capans;
+	int			 signalled;	/* a byte written, not drained */
 	int			 stopping;
 };
 
@@ -60,9 +63,12 @@ resolver_answer_add(struct resolver *r, const char *domain,
 	    domain);
 	r->ans[r->nans].mx = *mx;
 	/* A full pipe has a byte in it already: nothing to do then. */
-	if (r->nans++ == 0 && write(r->pipe[1], &one, 1) == -1)
-		log_debug("event=dns_wakeup_skipped error=\"%s\"",
-		    strerror(errno));
+	if (r->nans++ == 0) {
+		r->signalled = 1;
+		if (write(r->pipe[1], &one, 1) == -1)
+			log_debug("event=dns_wakeup_skipped error=\"%s\"",
+			    strerror(errno));
+	}
 }
 
 static void *
@@ -160,6 +166,7 @@ resolver_answers(struct resolver *r, struct resolver_answer *out,
     size_t max)
 {
 	char drain[64];
+	ssize_t got;
 	size_t n;
 
 	pthread_mutex_lock(&r->mu);
@@ -169,9 +176,12 @@ resolver_answers(struct resolver *r, struct resolver_answer *out,
 		memmove(r->ans, r->ans + n, (r->nans - n) * sizeof(*out));
 		r->nans -= n;
 	}
-	if (r->nans == 0)
-		while (read(r->pipe[0], drain, sizeof(drain)) > 0)
+	if (r->nans == 0 && r->signalled) {
+		while ((got = read(r->pipe[0], drain, sizeof(drain))) > 0)
 			;
+		if (got == 0 || errno == EAGAIN || errno == EWOULDBLOCK)
+			r->signalled = 0;	/* (else: again next time) */
+	}
 	pthread_mutex_unlock(&r->mu);
 	return n;
 }

@@ -151,6 +151,7 @@ struct process {
 	struct process_chunk	*chunks;
 	size_t			 nchunks;
 	struct process_domain	*hash[SCHED_HASH];
+	uint64_t		 hash_used[SCHED_HASH / 64]; /* buckets.c */
 	struct process_domain	*dns_head, *dns_tail;
 	struct process_host	*hosts;
 	struct process_session	*sessions;
@@ -192,6 +193,20 @@ void	 chunks_free(struct process_chunk *);
 void	 chunks_result(struct process *, struct process_addr *, int store);
 /* An address given up for this pass (its row stays pending); frees pa. */
 void	 chunks_abandon(struct process_addr *);
+
+/* buckets.c: a walk over the domain table's buckets that hold a domain,
+ * in the order start, start + 1, ..., SCHED_HASH - 1, 0, ..., start - 1:
+ *   for (b = buckets_first(p, &s, start); b >= 0; b = buckets_next(p, &s))
+ * buckets_mark notes whether bucket b holds a domain now (after every
+ * change of p->hash[b]). */
+struct buckets_scan {
+	unsigned	 start, at;
+	int		 wrapped;
+};
+void	 buckets_mark(struct process *, unsigned b);
+int	 buckets_first(const struct process *, struct buckets_scan *,
+	    unsigned start);
+int	 buckets_next(const struct process *, struct buckets_scan *);
 
 /* domains.c */
 struct process_domain *domains_get(struct process *, const char *name);

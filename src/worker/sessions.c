@@ -203,15 +203,15 @@ void
 sessions_schedule(struct process *p, int64_t now)
 {
 	struct process_domain *d;
-	unsigned i, b;
-	int started;
+	struct buckets_scan sc;
+	int b, started;
 
 	pacer_routes_sync(p, now);
 	p->rr = (p->rr + 1) % SCHED_HASH;
 	do {
 		started = 0;
-		for (i = 0; i < SCHED_HASH; i++) {
-			b = (p->rr + i) % SCHED_HASH;
+		for (b = buckets_first(p, &sc, p->rr); b >= 0;
+		    b = buckets_next(p, &sc)) {
 			for (d = p->hash[b]; d != NULL; d = d->hnext) {
 				if ((int)p->nsessions >= p->concurrency)
 					return;
@@ -381,13 +381,13 @@ sessions_follow(const struct process *p, const struct process_session *ss,
 {
 	const struct smtp_session_info *si = smtp_session_info(ss->s);
 	struct process_domain *d, *best = NULL;
-	unsigned i;
+	struct buckets_scan sc;
+	int b;
 
 	if (prev != NULL && domains_may_follow(p, ss->host, si, prev, now))
 		return (struct process_domain *)prev;
-	for (i = 0; i < SCHED_HASH; i++)
-		for (d = p->hash[(p->rr + i) % SCHED_HASH]; d != NULL;
-		    d = d->hnext) {
+	for (b = buckets_first(p, &sc, p->rr); b >= 0; b = buckets_next(p, &sc))
+		for (d = p->hash[b]; d != NULL; d = d->hnext) {
 			if (d == prev || !domains_may_follow(p, ss->host, si, d,
 			    now))
 				continue;
