@@ -62,6 +62,20 @@ gsql() { local n=$1; shift; stack_mariadb_sql "$IT_DIR/g$n" -N -B "$@"; }
 gstatus() { gsql "$1" -e "SHOW STATUS LIKE '$2'" 2>/dev/null | cut -f2; }
 cluster_size_is() { [ "$(gstatus "$1" wsrep_cluster_size)" = "$2" ]; }
 
+# galera_join_again N: node N's first start as a joiner failed (on a
+# loaded machine the gcomm handshake can time out before the view is
+# installed: "failed to commit for install message", "failed to reach
+# primary view", and mariadbd aborts): it starts once more from an empty
+# datadir, as an operator would restart it
+galera_join_again() {
+    local dir=$IT_DIR/g$1
+    it_log "Galera node $1 did not join at the first start ($(grep -c ERROR "$dir/mariadbd.err") errors logged): started again"
+    stack_mariadb_stop "$dir" 2> /dev/null
+    mv "$dir/mariadbd.err" "$dir/mariadbd.err.first" 2> /dev/null
+    rm -rf "$dir/data" && mkdir -m 0700 "$dir/data" && chown nobody "$dir/data" &&
+        stack_mariadb_start "$dir"
+}
+
 galera_cluster_start() {
     local n t0=$SECONDS
     for n in 1 2 3; do GPORT[$n]=$(stack_free_port); done
@@ -72,7 +86,7 @@ galera_cluster_start() {
     stack_mariadb_create_db "$IT_DIR/g1" > /dev/null || { echo "Bail out! database on node 1"; exit 1; }
     for n in 2 3; do
         galera_node $n "$GCOMM"
-        stack_mariadb_start "$IT_DIR/g$n" ||
+        stack_mariadb_start "$IT_DIR/g$n" || galera_join_again $n ||
             { echo "Bail out! Galera node $n did not join"; tail -n 30 "$IT_DIR/g$n/mariadbd.err"; exit 1; }
     done
     it_wait_until 30 "for a cluster of 3" cluster_size_is 1 3 || exit 1
