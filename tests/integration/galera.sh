@@ -41,6 +41,9 @@ galera_node() {
     fi
     DBPORT[$n]=$(cat "$dir/port")
     sed -i '/^\[galera\]/,$d' "$dir/my.cnf"
+    # short EVS timeouts: the quorum case sees a node lost in ~3 s; a
+    # joiner waits the default 30 s for a primary view (5 s was not enough
+    # on a loaded machine: "failed to reach primary view", an abort)
     cat >> "$dir/my.cnf" <<CNF
 [galera]
 wsrep_on = ON
@@ -52,7 +55,7 @@ wsrep_node_address = 127.0.0.1:${GPORT[$n]}
 wsrep_node_incoming_address = 127.0.0.1:${DBPORT[$n]}
 wsrep_sst_method = rsync
 wsrep_sst_receive_address = 127.0.0.1:$(stack_free_port)
-wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:${GPORT[$n]};ist.recv_addr=127.0.0.1:$(stack_free_port);gcache.size=64M;evs.keepalive_period=PT0.5S;evs.suspect_timeout=PT2S;evs.inactive_timeout=PT3S;evs.inactive_check_period=PT0.5S;pc.wait_prim_timeout=PT5S"
+wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:${GPORT[$n]};ist.recv_addr=127.0.0.1:$(stack_free_port);gcache.size=64M;evs.keepalive_period=PT0.5S;evs.suspect_timeout=PT2S;evs.inactive_timeout=PT3S;evs.inactive_check_period=PT0.5S;pc.wait_prim_timeout=PT30S"
 binlog_format = ROW
 innodb_autoinc_lock_mode = 2
 wsrep_slave_threads = 2
