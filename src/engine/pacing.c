@@ -125,11 +125,11 @@ pacing_past_patience(const struct pacing_pair *pp, const struct pacing_conf *c,
 void
 pacing_tally_add(struct pacing_pair *pp, long n, int64_t now)
 {
-	int64_t sec = now / 1000;
-	size_t i = (size_t)(sec % PACING_TALLY);
+	int64_t slot = now / PACING_TALLY_SLOT_MS;
+	size_t i = (size_t)(slot % PACING_TALLY);
 
-	if (pp->tally_sec[i] != sec) {
-		pp->tally_sec[i] = sec;
+	if (pp->tally_slot[i] != slot) {
+		pp->tally_slot[i] = slot;
 		pp->tally[i] = 0;
 	}
 	pp->tally[i] += n;
@@ -139,21 +139,26 @@ long
 pacing_tally_rate(const struct pacing_pair *pp, const struct pacing_conf *c,
     int64_t now)
 {
-	/* what the host may still count in its window: the seconds the
-	 * budget is counted over (the window and its slack), as a rate over
-	 * the window. Without the slack, a window's burst sent a window
-	 * after the last one (when the rate doubles) found the last one a
-	 * second out of the tally: make bench-providers' microsoft365 pair
-	 * learnt 1 RCPT a minute, the one answered before its 421. */
-	int64_t sec = now / 1000;
-	int64_t secs = (pacing_take_window_ms(c->window_ms) + 999) / 1000;
+	/* What the host still counts in its window when it says "slow
+	 * down": the RCPTs answered in the last window, to a slot (a slot
+	 * that began before the window is left out: rather under than over
+	 * the host's count). Whole seconds were too coarse both ways: exactly
+	 * the window's seconds left out a burst the host still counted
+	 * (make bench-providers' microsoft365 pair learnt 1 RCPT a minute,
+	 * the one answered before its 421), and the budget's window with its
+	 * slack (pacing_take_window_ms) counted the burst of the window
+	 * before, which the host had let go (zoho learnt 60 for 30, and a
+	 * later job ran above the limit). */
 	long w = c->window_ms > 0 ? c->window_ms : 60000, sum = 0;
+	int64_t last = now / PACING_TALLY_SLOT_MS;
+	int64_t first = (now - w + PACING_TALLY_SLOT_MS - 1) /
+	    PACING_TALLY_SLOT_MS;
 	size_t i;
 
-	if (secs > PACING_TALLY - 1)
-		secs = PACING_TALLY - 1;
+	if (last - first >= PACING_TALLY)
+		first = last - PACING_TALLY + 1;
 	for (i = 0; i < PACING_TALLY; i++)
-		if (pp->tally_sec[i] > sec - secs && pp->tally_sec[i] <= sec)
+		if (pp->tally_slot[i] >= first && pp->tally_slot[i] <= last)
 			sum += pp->tally[i];
 	return (long)((int64_t)sum * 60000 / w);
 }

@@ -40,7 +40,10 @@
 #define PACING_EGRESS_MAX	128
 #define PACING_REASON_MAX	200
 #define PACING_EGRESS_DIRECT	"direct"	/* the egress without routes */
-#define PACING_TALLY		64	/* seconds of RCPT counts kept */
+/* RCPTs the host answered are counted in slots of PACING_TALLY_SLOT_MS,
+ * PACING_TALLY of them: 64 s, more than the longest window (60 s). */
+#define PACING_TALLY_SLOT_MS	100
+#define PACING_TALLY		640
 
 /* The settings pacing reads (conf.h: pacing_*). */
 struct pacing_conf {
@@ -65,8 +68,8 @@ struct pacing_pair {
 	int64_t	 penalty_until, paused_until;	/* local clock, 0: none */
 	int	 strikes;
 	char	 reason[PACING_REASON_MAX];
-	/* RCPTs the host answered, by second of the local clock */
-	int64_t	 tally_sec[PACING_TALLY];
+	/* RCPTs the host answered, by slot of the local clock */
+	int64_t	 tally_slot[PACING_TALLY];
 	long	 tally[PACING_TALLY];
 	/* This process's own (never stored): when it last asked the budget,
 	 * and since when the start rate grows (pacing_note_asked). */
@@ -112,8 +115,8 @@ int	 pacing_past_patience(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
 /* n RCPTs answered by the host. */
 void	 pacing_tally_add(struct pacing_pair *, long n, int64_t now);
-/* RCPTs answered in the last window (and the slack of
- * pacing_take_window_ms), as a rate a minute. */
+/* RCPTs answered in the last window (what the host still counts when it
+ * says "slow down"), as a rate a minute. */
 long	 pacing_tally_rate(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
 

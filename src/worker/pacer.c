@@ -185,7 +185,7 @@ pacer_merge(void *arg, const struct pacing_pair *row)
 	pp->s = *row;
 	pp->s.penalty_ms = keep.penalty_ms;
 	memcpy(pp->s.tally, keep.tally, sizeof(keep.tally));
-	memcpy(pp->s.tally_sec, keep.tally_sec, sizeof(keep.tally_sec));
+	memcpy(pp->s.tally_slot, keep.tally_slot, sizeof(keep.tally_slot));
 	pp->s.asked = keep.asked;
 	pp->s.asked_at = keep.asked_at;
 	pp->s.grow_from = keep.grow_from;

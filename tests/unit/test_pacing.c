@@ -7,7 +7,8 @@
  * pair without inventing a rate; the window a budget is counted over
  * holds every RCPT the host still counts (whole seconds, late arrival);
  * the answers of transactions taken before a "slow down" are its echo;
- * the tally it learns from holds the last window's burst;
+ * the tally it learns from holds the last window's burst and not the
+ * one before, which the host has let go;
  * which replies say "slow down" and which block us. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -299,6 +300,32 @@ test_tally_holds_last_window_burst(void **state)
 }
 
 static void
+test_tally_leaves_out_window_before(void **state)
+{
+	struct pacing_default d = { .start_rate = 30, .penalty_s = 300 };
+	struct pacing_pair p;
+
+	(void)state;
+	strcpy(d.pattern, "zoho");
+	pacing_pair_init(&p, &conf, "zoho", "bind:192.0.2.3", &d, 0);
+	/* the first burst taken at 0 is answered at 1.4 s (DNS, connect,
+	 * STARTTLS: the first session's flights), the next one taken a
+	 * budget's window (60 + 2 s) later is answered at once: the host,
+	 * counting 60 s, has let the first go, and takes 30 of the next
+	 * before its 421: its limit is 30, not 61 */
+	pacing_tally_add(&p, 30, 1400);
+	pacing_tally_add(&p, 31, 62300);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 62350);
+	assert_int_equal(p.learned_rate, 31);
+	/* a burst 59.9 s before the 421 is still the host's */
+	pacing_pair_init(&p, &conf, "zoho", "bind:192.0.2.3", &d, 0);
+	pacing_tally_add(&p, 120, 124400);
+	pacing_tally_add(&p, 1, 184280);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 184300);
+	assert_int_equal(p.learned_rate, 121);
+}
+
+static void
 test_echo_is_no_new_strike(void **state)
 {
 	struct pacing_default d = { .start_rate = 60, .penalty_s = 300 };
@@ -432,6 +459,7 @@ main(void)
 		cmocka_unit_test(test_take_window_covers_host),
 		cmocka_unit_test(test_echo_is_no_new_strike),
 		cmocka_unit_test(test_tally_holds_last_window_burst),
+		cmocka_unit_test(test_tally_leaves_out_window_before),
 		cmocka_unit_test(test_unmeasured),
 		cmocka_unit_test(test_replies),
 	};
