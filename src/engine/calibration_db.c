@@ -37,28 +37,42 @@ calibration_db_sums(struct db *db, struct calibration_counts *all)
 	return row == -1 ? DB_ERR_QUERY : DB_OK;
 }
 
+/* The providers' rows with min_outcomes. */
+static const char calibration_db_providers_sql[] = "SELECT provider, "
+    "classification, delivered, bounced FROM calibration "
+    "WHERE delivered + bounced >= ?";
+
 /* The rows of the mail hosts whose provider's row has min_outcomes. */
+static const char calibration_db_hosts_sql[] = "SELECT h.mx_host, "
+    "h.classification, h.delivered, h.bounced FROM calibration_hosts h "
+    "JOIN calibration c ON c.provider = h.provider AND c.classification = "
+    "h.classification WHERE c.delivered + c.bounced >= ?";
+
+/* Adds one row to a table: calibration_table_add for a provider's,
+ * calibration_table_add_host for a mail host's. */
+typedef int (*calibration_db_add_fn)(struct calibration_table *,
+    const char *, enum verdict_class, long long delivered, long long bounced);
+
+/* The rows of query sql (its one argument min_outcomes; its columns the
+ * name, classification, delivered and bounced), each added to t by add;
+ * rows of an unknown classification or no name are skipped. */
 static enum db_err
-calibration_db_hosts(struct db *db, long long min_outcomes,
-    struct calibration_table *t)
+calibration_db_rows(struct db *db, const char *sql, long long min_outcomes,
+    calibration_db_add_fn add, struct calibration_table *t)
 {
 	struct db_res *r;
 	enum db_err e;
 	int row, k;
 
-	if ((e = db_query(db, "SELECT h.mx_host, h.classification, "
-	    "h.delivered, h.bounced FROM calibration_hosts h JOIN "
-	    "calibration c ON c.provider = h.provider AND c.classification = "
-	    "h.classification WHERE c.delivered + c.bounced >= ?",
-	    DB_ARGS(DBP_INT(min_outcomes)), &r)) != DB_OK)
+	if ((e = db_query(db, sql, DB_ARGS(DBP_INT(min_outcomes)), &r)) !=
+	    DB_OK)
 		return e;
 	while ((row = db_res_next(r)) == 1) {
 		if ((k = calibration_db_class(db_res_str(r, 1))) < 0 ||
 		    db_res_str(r, 0) == NULL)
 			continue;
-		if (calibration_table_add_host(t, db_res_str(r, 0),
-		    (enum verdict_class)k, db_res_int(r, 2),
-		    db_res_int(r, 3)) == -1) {
+		if (add(t, db_res_str(r, 0), (enum verdict_class)k,
+		    db_res_int(r, 2), db_res_int(r, 3)) == -1) {
 			row = -1;
 			break;
 		}
@@ -73,35 +87,16 @@ calibration_db_load(struct db *db, long long min_outcomes,
 {
 	struct calibration_counts all[VERDICT_CLASS__MAX];
 	struct calibration_table n;
-	struct db_res *r;
 	enum db_err e;
-	int row, k;
 
 	memset(&n, 0, sizeof(n));
 	memset(all, 0, sizeof(all));
 	if ((e = calibration_db_sums(db, all)) != DB_OK)
 		return e;
-	if ((e = db_query(db, "SELECT provider, classification, delivered, "
-	    "bounced FROM calibration WHERE delivered + bounced >= ?",
-	    DB_ARGS(DBP_INT(min_outcomes)), &r)) != DB_OK)
-		return e;
-	while ((row = db_res_next(r)) == 1) {
-		if ((k = calibration_db_class(db_res_str(r, 1))) < 0 ||
-		    db_res_str(r, 0) == NULL)
-			continue;
-		if (calibration_table_add(&n, db_res_str(r, 0),
-		    (enum verdict_class)k, db_res_int(r, 2),
-		    db_res_int(r, 3)) == -1) {
-			row = -1;
-			break;
-		}
-	}
-	db_res_free(r);
-	if (row == -1) {
-		calibration_table_free(&n);
-		return DB_ERR_QUERY;
-	}
-	if ((e = calibration_db_hosts(db, min_outcomes, &n)) != DB_OK) {
+	if ((e = calibration_db_rows(db, calibration_db_providers_sql,
+	    min_outcomes, calibration_table_add, &n)) != DB_OK ||
+	    (e = calibration_db_rows(db, calibration_db_hosts_sql,
+	    min_outcomes, calibration_table_add_host, &n)) != DB_OK) {
 		calibration_table_free(&n);
 		return e;
 	}

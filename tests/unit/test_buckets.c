@@ -12,17 +12,7 @@
 #include <string.h>
 
 #include "worker/sched.h"
-
-static uint64_t rnd_state = 0x853c49e6748fea9bULL;
-
-static uint32_t
-rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return (uint32_t)(rnd_state >> 11);
-}
+#include "unit_rand.h"
 
 /* The walk as the loop made it before: every bucket, empty or not. */
 static size_t
@@ -79,8 +69,9 @@ test_buckets_walk_as_a_walk_over_every_bucket(void **st)
 		/* from nearly empty to nearly full and back */
 		fill = round % 40 < 20 ? round % 20 : 20 - round % 20;
 		for (k = 0; k < 64; k++) {
-			b = rnd() % SCHED_HASH;
-			p->hash[b] = (int)(rnd() % 20) < fill ? &dom : NULL;
+			b = unit_rand() % SCHED_HASH;
+			p->hash[b] = (int)(unit_rand() % 20) < fill ?
+			    &dom : NULL;
 			buckets_mark(p, b);
 		}
 		if (round % 50 == 7)		/* every bucket, or the edges */
@@ -91,7 +82,7 @@ test_buckets_walk_as_a_walk_over_every_bucket(void **st)
 			}
 		for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
 			check_walks(p, starts[i]);
-		check_walks(p, rnd() % SCHED_HASH);
+		check_walks(p, unit_rand() % SCHED_HASH);
 	}
 	free(p);
 }
@@ -103,5 +94,6 @@ main(void)
 		cmocka_unit_test(test_buckets_walk_as_a_walk_over_every_bucket),
 	};
 
+	unit_rand_seed(0x853c49e6748fea9bULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

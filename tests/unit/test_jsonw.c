@@ -18,18 +18,7 @@
 #include <string.h>
 
 #include "util/jsonw.h"
-
-/* xorshift: the same sequence on every run, so a failure repeats. */
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
-
-static uint32_t
-rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return (uint32_t)(rnd_state >> 11);
-}
+#include "unit_rand.h"
 
 /* Appends code point c as UTF-8 (surrogates too: an invalid string). */
 static size_t
@@ -68,30 +57,31 @@ static const uint32_t edges[] = {
 static void
 random_valid(unsigned char *o, size_t max)
 {
-	size_t n = 0, len = rnd() % (max - 4);
+	size_t n = 0, len = unit_rand() % (max - 4);
 	uint32_t c;
 
 	while (n < len) {
-		switch (rnd() % 6) {
+		switch (unit_rand() % 6) {
 		case 0:
-			c = 1 + rnd() % 0x7F;		/* any ASCII but NUL */
+			c = 1 + unit_rand() % 0x7F;	/* any ASCII but NUL */
 			break;
 		case 1:
-			c = 1 + rnd() % 0x20;		/* control characters */
+			c = 1 + unit_rand() % 0x20;	/* control characters */
 			break;
 		case 2:
-			c = edges[rnd() % (sizeof(edges) / sizeof(edges[0]))];
+			c = edges[unit_rand() %
+			    (sizeof(edges) / sizeof(edges[0]))];
 			break;
 		case 3:
-			c = 0x80 + rnd() % (0x800 - 0x80);
+			c = 0x80 + unit_rand() % (0x800 - 0x80);
 			break;
 		case 4:
 			do
-				c = 0x800 + rnd() % (0x10000 - 0x800);
+				c = 0x800 + unit_rand() % (0x10000 - 0x800);
 			while (c >= 0xD800 && c <= 0xDFFF);
 			break;
 		default:
-			c = 0x10000 + rnd() % (0x110000 - 0x10000);
+			c = 0x10000 + unit_rand() % (0x110000 - 0x10000);
 		}
 		if (n + 4 >= max)
 			break;
@@ -113,18 +103,18 @@ random_bytes(unsigned char *o, size_t max)
 	const char *b;
 	size_t n, i, len;
 
-	if (rnd() % 2) {
-		len = rnd() % (max - 1);
+	if (unit_rand() % 2) {
+		len = unit_rand() % (max - 1);
 		for (i = 0; i < len; i++)
-			if ((o[i] = (unsigned char)rnd()) == 0)
+			if ((o[i] = (unsigned char)unit_rand()) == 0)
 				o[i] = 0x80;
 		o[len] = '\0';
 		return;
 	}
 	random_valid(o, max / 2);
 	n = strlen((char *)o);
-	i = n ? rnd() % (n + 1) : 0;
-	b = broken[rnd() % (sizeof(broken) / sizeof(broken[0]))];
+	i = n ? unit_rand() % (n + 1) : 0;
+	b = broken[unit_rand() % (sizeof(broken) / sizeof(broken[0]))];
 	len = strlen(b);
 	memmove(o + i + len, o + i, n - i + 1);
 	memcpy(o + i, b, len);
@@ -227,7 +217,8 @@ test_jsonw_same_bytes_as_jansson_for_random_strings(void **st)
 		} else
 			random_valid(v, sizeof(v));
 		check_pair((char *)k, (char *)v,
-		    (long long)((uint64_t)rnd() << 32 | rnd()), i & 1);
+		    (long long)((uint64_t)unit_rand() << 32 | unit_rand()),
+		    i & 1);
 	}
 	/* the invalid ones were refused (by both), not just skipped */
 	assert_true(refused > 1000);
@@ -294,5 +285,6 @@ main(void)
 		cmocka_unit_test(test_jsonw_cap_reached_is_an_error),
 	};
 
+	unit_rand_seed(0x9e3779b97f4a7c15ULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 // dom.js: small helpers to build the pages with DOM calls (text is never
-// parsed as HTML) and to show times in the user's time zone.
+// parsed as HTML), to show times in the user's time zone and to mark the
+// form field an API error names.
 
 // h(TAG, ATTRS, ...CHILDREN): an element; ATTRS' on* functions become
 // listeners, true/false attributes are set or left out, strings and
@@ -66,6 +67,17 @@ export function waitWords(s) {
     if (s < 90 * 60)
         return plural(Math.ceil(s / 60), 'minute', 'minutes');
     return plural(Math.ceil(s / 3600), 'hour', 'hours');
+}
+
+// markRefused(FIELDS, ERR): the form field the API's refusal ERR names
+// (its details.field, a key of FIELDS) marked invalid and focused; none
+// when it names no field of FIELDS
+export function markRefused(fields, e) {
+    const f = e.details && fields[e.details.field];
+    if (f) {
+        f.setAttribute('aria-invalid', 'true');
+        f.focus();
+    }
 }
 
 // clear(EL, ...CHILDREN): replace EL's content

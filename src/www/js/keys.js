@@ -3,7 +3,7 @@
 // is shown once with a copy button and kept nowhere, and revocation
 // (DELETE /v1/keys/{id}) after a confirmation.
 import { api } from './api.js';
-import { h, clear, when } from './dom.js';
+import { h, clear, when, markRefused } from './dom.js';
 import { scopeWords } from './words.js';
 import { secretCard } from './widgets.js';
 
@@ -146,11 +146,7 @@ export async function render(main, { stale }) {
             await refresh();
         } catch (e) {
             err.textContent = `The key was not created: ${e.message}`;
-            const f = e.details && fields[e.details.field];
-            if (f) {
-                f.setAttribute('aria-invalid', 'true');
-                f.focus();
-            }
+            markRefused(fields, e);
         } finally {
             submit.disabled = false;
         }

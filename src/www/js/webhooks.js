@@ -6,7 +6,7 @@
 // on its way). Errors of the API are said next to the control that caused
 // them; times are in the user's zone.
 import { api } from './api.js';
-import { h, clear, when, plural, waitWords, notFound } from './dom.js';
+import { h, clear, when, plural, waitWords, notFound, markRefused } from './dom.js';
 import { eventWords, deliveryStatusWords, describe } from './words.js';
 import { secretCard, confirmDialog } from './widgets.js';
 
@@ -225,11 +225,7 @@ export async function render(main, { stale }) {
             err.textContent = e.code === 'webhook_limit_reached'
                 ? `The webhook was not created: ${e.message}. Delete one first.`
                 : `The webhook was not created: ${e.message}`;
-            const f = e.details && fields[e.details.field];
-            if (f) {
-                f.setAttribute('aria-invalid', 'true');
-                f.focus();
-            }
+            markRefused(fields, e);
         } finally {
             submit.disabled = false;
         }

@@ -56,6 +56,31 @@ async function run(page) {
     let secret = null;
     let made = null;        // the key the keys page made (POST /v1/keys's answer)
 
+    // makeKey(PR, NAME, SCOPES, FILL): a key made on the keys page, as both
+    // passes make one: NAME typed, the boxes of SCOPES ticked, then FILL()
+    // (if given) fills in the rest of the form (and may try Create first);
+    // Create answered 201, made and secret set from the API's answer, the
+    // secret shown the API's, the key's row listed as active
+    async function makeKey(pr, name, scopes, fill) {
+        await page.click('nav a[href="#keys"]');
+        await ready(page, 'keys');
+        await page.type('#key-name', name);
+        for (const s of scopes)
+            await page.click(`#scope-${s}`);
+        if (fill)
+            await fill();
+        const [res] = await Promise.all([
+            page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
+            page.click('#key-create'),
+        ]);
+        expect(pr, 'the API\'s status', 201, res.status());
+        made = await res.json();
+        await page.waitForSelector('#new-key-secret');
+        secret = await page.$eval('#new-key-secret', (e) => e.value);
+        expect(pr, 'the secret shown is the API\'s', made.key, secret);
+        await page.waitForSelector(`tr[data-key-id="${made.id}"][data-status="active"]`);
+    }
+
     // ---- DASH_PASS=apache: a short pass through Apache's snippet (sign
     // in, overview, one key made, sign-out), with the same checks of
     // every page; test_dashboard.sh runs it after the whole pass behind
@@ -95,20 +120,7 @@ async function run(page) {
             await visit(page, 'apache-overview');
         });
         await step('through Apache: a key made on the keys page (CSRF token sent), its secret shown once and working with curl', async (pr) => {
-            await page.click('nav a[href="#keys"]');
-            await ready(page, 'keys');
-            await page.type('#key-name', 'through Apache');
-            await page.click('#scope-credits_read');
-            const [res] = await Promise.all([
-                page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
-                page.click('#key-create'),
-            ]);
-            expect(pr, 'the API\'s status', 201, res.status());
-            made = await res.json();
-            await page.waitForSelector('#new-key-secret');
-            secret = await page.$eval('#new-key-secret', (e) => e.value);
-            expect(pr, 'the secret shown is the API\'s', made.key, secret);
-            await page.waitForSelector(`tr[data-key-id="${made.id}"][data-status="active"]`);
+            await makeKey(pr, 'through Apache', ['credits_read']);
             expect(pr, 'curl /v1/credits with the new key', 200, curl('GET', '/v1/credits', { key: secret }).status);
             await visit(page, 'apache-keys');
         });
@@ -277,47 +289,34 @@ async function run(page) {
     });
 
     await step('keys: a key made with scopes, rate limit and IP allowlist; its secret is shown once', async (pr) => {
-        await page.click('nav a[href="#keys"]');
-        await ready(page, 'keys');
-        await page.type('#key-name', 'from the browser test');
-        await page.click('#scope-verify_single');
-        await page.click('#scope-credits_read');
-        await page.type('#key-allow', '127.0.0.1\n::1');
-        // above the tier's limit: the API's 400 said next to the form, on the field
-        allowed = [['/v1/keys', 400]];
-        await page.type('#key-rate', '5000');
-        const [bad] = await Promise.all([
-            page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
-            page.click('#key-create'),
-        ]);
-        expect(pr, 'a rate limit above the tier\'s', 400, bad.status());
-        const badBody = await bad.json();
-        await page.waitForSelector('#create-error:not(:empty)');
-        const et = await text(page, '#create-error');
-        if (!et.startsWith('The key was not created: ') || !et.includes(badBody.error.message))
-            pr.push(`the refusal in words: ${et}`);
-        expect(pr, 'the field marked', 'true', await page.$eval('#key-rate', (e) => e.getAttribute('aria-invalid')));
-        expect(pr, 'the focus on it', 'key-rate', await page.evaluate(() => document.activeElement.id));
-        await visit(page, 'keys-refused');
-        allowed = [];
-        await page.$eval('#key-rate', (e) => { e.value = ''; });
-        await page.type('#key-rate', '50');
-        const [res] = await Promise.all([
-            page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
-            page.click('#key-create'),
-        ]);
-        expect(pr, 'the API\'s status', 201, res.status());
-        made = await res.json();
-        await page.waitForSelector('#new-key-secret');
-        secret = await page.$eval('#new-key-secret', (e) => e.value);
-        expect(pr, 'the secret shown is the API\'s', made.key, secret);
+        await makeKey(pr, 'from the browser test', ['verify_single', 'credits_read'], async () => {
+            await page.type('#key-allow', '127.0.0.1\n::1');
+            // above the tier's limit: the API's 400 said next to the form, on the field
+            allowed = [['/v1/keys', 400]];
+            await page.type('#key-rate', '5000');
+            const [bad] = await Promise.all([
+                page.waitForResponse((r) => r.url() === BASE + '/v1/keys' && r.request().method() === 'POST'),
+                page.click('#key-create'),
+            ]);
+            expect(pr, 'a rate limit above the tier\'s', 400, bad.status());
+            const badBody = await bad.json();
+            await page.waitForSelector('#create-error:not(:empty)');
+            const et = await text(page, '#create-error');
+            if (!et.startsWith('The key was not created: ') || !et.includes(badBody.error.message))
+                pr.push(`the refusal in words: ${et}`);
+            expect(pr, 'the field marked', 'true', await page.$eval('#key-rate', (e) => e.getAttribute('aria-invalid')));
+            expect(pr, 'the focus on it', 'key-rate', await page.evaluate(() => document.activeElement.id));
+            await visit(page, 'keys-refused');
+            allowed = [];
+            await page.$eval('#key-rate', (e) => { e.value = ''; });
+            await page.type('#key-rate', '50');
+        });
         if (!/^svc_live_/.test(secret || ''))
             pr.push(`secret: ${secret}`);
         expect(pr, 'scopes', ['verify:single', 'credits:read'], made.scopes);
         expect(pr, 'rateLimit', 50, made.rateLimit);
         expect(pr, 'sandbox', false, made.sandbox);
         expect(pr, 'ip_allowlist', 2, made.ip_allowlist.length);
-        await page.waitForSelector(`tr[data-key-id="${made.id}"][data-status="active"]`);
         await page.click('#new-key-secret-copy');
         await page.waitForSelector('#new-key-secret-copied:not(:empty)');
         await visit(page, 'keys-new-secret');
