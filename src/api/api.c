@@ -86,22 +86,37 @@ api_too_many_jobs(struct api_call *c, long long used)
 }
 
 enum db_err
+api_idempotency_answer_in(struct api_call *c, struct db *db, int status,
+    const json_t *o)
+{
+	char *text;
+	enum db_err e;
+
+	if (c->idem_key == NULL)
+		return DB_OK;
+	if (o == NULL || (text = json_dumps(o, JSON_COMPACT |
+	    JSON_ENSURE_ASCII)) == NULL)
+		return DB_ERR_QUERY;
+	e = idempotency_finish(db, c->key.account_id, c->idem_key, status,
+	    text, strlen(text));
+	free(text);
+	return e;
+}
+
+enum db_err
 api_idempotency_hide_in(struct api_call *c, struct db *db, int status,
     json_t *o, const char *field)
 {
-	char shown[64], *text = NULL;
+	char shown[64];
 	enum db_err e;
 
 	snprintf(shown, sizeof(shown), "%s_shown", field);
 	if (o != NULL) {
 		json_object_set_new(o, field, json_null());
 		json_object_set_new(o, shown, json_false());
-		text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	}
+	e = api_idempotency_answer_in(c, db, status, o);
 	json_decref(o);
-	e = text == NULL ? DB_ERR_QUERY : idempotency_finish(db,
-	    c->key.account_id, c->idem_key, status, text, strlen(text));
-	free(text);
 	return e;
 }
 
