@@ -9,8 +9,9 @@
 # svc-api's webhooks (create, test, rotate, delete), a job's cancellation,
 # an upload's confirmation and suppressions added (a lighttpd and svc-api
 # of their own on the proxy): the client gets the answer of what was done,
-# not an error. With an Idempotency-Key, a key, an upload, a confirmation
-# and suppressions store their answer in the same transaction: when the
+# not an error. With an Idempotency-Key, a key, an upload, a bulk job, a
+# confirmation and suppressions store their answer in the same
+# transaction (the retry replays what the first one made): when the
 # database node dies with that COMMIT (the proxy then refuses connections
 # until the test brings it back), the retry replays the answer rather
 # than finding the key still running (409).
@@ -241,6 +242,22 @@ t_lost_commit_upload() {
     expect_eq "jobs named lost-upload" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$ACC' AND name = 'lost-upload'")"
 }
 t_case "svc-api: an upload whose COMMIT's answer was lost (the job and its Idempotency-Key answer in one transaction, run again): 202 with the job, its file kept and ingested, one job; the retry replays it (not a 503 and the file's pieces deleted)" t_lost_commit_upload
+
+t_lost_commit_bulk() {
+    local n job body='{"name":"lost-bulk","emails":["b1@lostbulk.example","b2@lostbulk.example"]}'
+    n=$(dropped)
+    arm "pending', ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3)"
+    http POST /v1/verify/bulk "$body" -H 'Idempotency-Key: lost-bulk-1'
+    expect_status 202 && expect_json .credits_charged 2 || return 1
+    job=$(json .job_id)
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "jobs named lost-bulk, charges of the job" "1 1" \
+        "$(it_sql "SELECT COUNT(*), (SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$job:charge') FROM jobs WHERE account_id = '$ACC' AND name = 'lost-bulk'" | tr '\t' ' ')" || return 1
+    http POST /v1/verify/bulk "$body" -H 'Idempotency-Key: lost-bulk-1'
+    expect_status 202 && expect_header Idempotent-Replayed true && expect_json .job_id "$job" || return 1
+    expect_eq "svcadm credits check" ok "$(svcadm credits check "$ACC")"
+}
+t_case "svc-api: a bulk job whose COMMIT's answer was lost (the job and its Idempotency-Key answer in one transaction): 202 with the job, charged once (not a 503 for a job made); the retry replays it" t_lost_commit_bulk
 
 t_down_after_confirm() {
     local n job needed first
