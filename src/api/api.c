@@ -1,7 +1,8 @@
 /* api.c: what every handler of svc-api uses (api.h): the process's DB
  * connection and verification engine, made on first use, the JSON body and
  * the integer query parameters of a request, the Idempotency-Key answer
- * of a request that shows a secret once, the wake-up of the workers, and
+ * written in the transaction of what it answers (without the secret a
+ * request shows once), the wake-up of the workers, and
  * the error answers the handlers share (400 naming a field, 402, 500 and
  * 503). */
 #include "api/api.h"
@@ -118,16 +119,6 @@ api_idempotency_hide_in(struct api_call *c, struct db *db, int status,
 	e = api_idempotency_answer_in(c, db, status, o);
 	json_decref(o);
 	return e;
-}
-
-void
-api_idempotency_hide(struct api_call *c, int status, json_t *o,
-    const char *field)
-{
-	if (api_idempotency_hide_in(c, c->ctx->db, status, o, field) != DB_OK)
-		log_error("event=idempotency_finish_failed req=%s",
-		    c->req->request_id);
-	c->idem_done = 1;
 }
 
 void
