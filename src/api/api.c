@@ -1,7 +1,8 @@
 /* api.c: what every handler of svc-api uses (api.h): the process's DB
  * connection and verification engine, made on first use, the JSON body and
  * the integer query parameters of a request, the Idempotency-Key answer
- * of a request that shows a secret once, the wake-up of the workers, and
+ * written in the transaction of what it answers (without the secret a
+ * request shows once), the wake-up of the workers, and
  * the error answers the handlers share (400 naming a field, 402, 500 and
  * 503). */
 #include "api/api.h"
@@ -86,33 +87,38 @@ api_too_many_jobs(struct api_call *c, long long used)
 }
 
 enum db_err
+api_idempotency_answer_in(struct api_call *c, struct db *db, int status,
+    const json_t *o)
+{
+	char *text;
+	enum db_err e;
+
+	if (c->idem_key == NULL)
+		return DB_OK;
+	if (o == NULL || (text = json_dumps(o, JSON_COMPACT |
+	    JSON_ENSURE_ASCII)) == NULL)
+		return DB_ERR_QUERY;
+	e = idempotency_finish(db, c->key.account_id, c->idem_key, status,
+	    text, strlen(text));
+	free(text);
+	return e;
+}
+
+enum db_err
 api_idempotency_hide_in(struct api_call *c, struct db *db, int status,
     json_t *o, const char *field)
 {
-	char shown[64], *text = NULL;
+	char shown[64];
 	enum db_err e;
 
 	snprintf(shown, sizeof(shown), "%s_shown", field);
 	if (o != NULL) {
 		json_object_set_new(o, field, json_null());
 		json_object_set_new(o, shown, json_false());
-		text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	}
+	e = api_idempotency_answer_in(c, db, status, o);
 	json_decref(o);
-	e = text == NULL ? DB_ERR_QUERY : idempotency_finish(db,
-	    c->key.account_id, c->idem_key, status, text, strlen(text));
-	free(text);
 	return e;
-}
-
-void
-api_idempotency_hide(struct api_call *c, int status, json_t *o,
-    const char *field)
-{
-	if (api_idempotency_hide_in(c, c->ctx->db, status, o, field) != DB_OK)
-		log_error("event=idempotency_finish_failed req=%s",
-		    c->req->request_id);
-	c->idem_done = 1;
 }
 
 void

@@ -93,13 +93,17 @@ void	 api_too_many_jobs(struct api_call *, long long used);
 /* For a request that shows a secret once (a key, a webhook's secret):
  * stores the answer o for its Idempotency-Key with field null and
  * "<field>_shown" false, so that a replay never holds the secret; takes
- * o. */
-void	 api_idempotency_hide(struct api_call *, int status, json_t *o,
-	    const char *field);
-/* The same answer written through db (in the transaction of what it
- * answers), its error returned; the caller sets c->idem_done. */
+ * o. Written through db, in the transaction of what it answers, its
+ * error returned; the caller sets c->idem_done. */
 enum db_err api_idempotency_hide_in(struct api_call *, struct db *,
 	    int status, json_t *o, const char *field);
+/* Stores status and o (not taken) as the request's Idempotency-Key answer
+ * through db, in the transaction of what it answers, so that what was
+ * made is never left without its answer (a host or database node that
+ * died between the two); nothing without a key. The caller sets
+ * c->idem_done once that transaction is committed. */
+enum db_err api_idempotency_answer_in(struct api_call *, struct db *,
+	    int status, const json_t *o);
 /* 400 invalid_email naming the field (details.field); printf message. */
 void	 api_bad_field(struct api_call *, const char *field, const char *fmt,
 	    ...) __attribute__((format(printf, 3, 4)));

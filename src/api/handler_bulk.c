@@ -4,9 +4,9 @@
  * address at creation (none for a sandbox key's sandbox addresses, none for
  * an entry not shaped like an address, kept as an invalid_syntax row), and
  * store the Idempotency-Key answer in the same transaction as the job, so a
- * retried request can never create or charge twice. */
+ * retried request can never create or charge twice; a COMMIT whose answer
+ * was lost is answered with the job when it was applied. */
 #include "api/api.h"
-#include "core/idempotency.h"
 #include "jobs/fetch.h"
 #include "jobs/jobs_body.h"
 #include "util/log.h"
@@ -68,23 +68,42 @@ handler_bulk_body(struct handler_bulk_req *b, const char *id, long long left)
 	    "status_url", path, "progress_url", prog);
 }
 
+/* After a COMMIT whose answer was lost (the connection went with it, its
+ * node died perhaps): whether it was applied, the job looked for through
+ * the next connection (the job and its answer were committed together, or
+ * neither was). */
+static int
+handler_bulk_committed(struct api_call *c, const char *id)
+{
+	struct jobs_row row;
+	enum jobs_err rc;
+
+	(void)db_sync_wait(c->ctx->db, 1);
+	rc = jobs_get(c->ctx->db, c->key.account_id, id, &row);
+	(void)db_sync_wait(c->ctx->db, 0);
+	if (rc != JOBS_OK)
+		return 0;
+	jobs_row_free(&row);
+	log_warn("event=job_commit_answer_lost req=%s job=%s committed=1",
+	    c->req->request_id, id);
+	return 1;
+}
+
 /* Commits the job jobs_create left open, with its Idempotency-Key answer
  * in the same transaction: 0, or -1 (rolled back, nothing created). */
 static int
-handler_bulk_commit(struct handler_bulk_req *b, int status, json_t *answer)
+handler_bulk_commit(struct handler_bulk_req *b, const char *id, int status,
+    json_t *answer)
 {
 	struct api_call *c = b->c;
-	char *text = NULL;
+	enum db_err e;
 	int ok;
 
-	if (c->idem_key != NULL)
-		text = json_dumps(answer, JSON_COMPACT | JSON_ENSURE_ASCII);
-	ok = (c->idem_key == NULL || (text != NULL && idempotency_finish(
-	    c->ctx->db, c->key.account_id, c->idem_key, status, text,
-	    strlen(text)) == DB_OK)) && db_commit(c->ctx->db) == DB_OK;
+	ok = api_idempotency_answer_in(c, c->ctx->db, status, answer) == DB_OK &&
+	    ((e = db_commit(c->ctx->db)) == DB_OK || (e == DB_ERR_CONNECT &&
+	    handler_bulk_committed(c, id)));
 	if (!ok)
 		db_rollback(c->ctx->db);
-	free(text);
 	c->idem_done = ok && c->idem_key != NULL;
 	return ok ? 0 : -1;
 }
@@ -281,7 +300,7 @@ handler_bulk_job(struct api_call *c, enum jobs_type type, size_t max)
 		    b.spec.free_rows_per_day, made.used);
 	} else if (rc != JOBS_OK)
 		api_internal_error(c, "jobs_create");
-	else if (handler_bulk_commit(&b, status, (answer =
+	else if (handler_bulk_commit(&b, made.id, status, (answer =
 	    handler_bulk_body(&b, made.id, made.balance))) == -1) {
 		json_decref(answer);
 		api_internal_error(c, "jobs_create_commit");

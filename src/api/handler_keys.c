@@ -5,7 +5,6 @@
  * organization limit; without one the key gets the spec's default, 100
  * requests per minute (or that limit when lower: keys.h). */
 #include "api/probes.h"
-#include "core/idempotency.h"
 #include "core/keys.h"
 #include "util/log.h"
 #include <stdio.h>
@@ -144,7 +143,7 @@ handler_keys_created(const char *id, const char *key, const struct keys_spec *s,
 
 /* The Idempotency-Key's answer, written in the key's transaction
  * (keys_spec.then): the record without the key's text, which is never
- * stored (api_idempotency_hide's shape). */
+ * stored (key null, key_shown false). */
 struct handler_keys_answer {
 	struct api_call		*c;
 	const struct keys_spec	*s;
@@ -155,21 +154,9 @@ static enum db_err
 handler_keys_answer(struct db *db, const char *id, void *arg)
 {
 	struct handler_keys_answer *a = arg;
-	json_t *o;
-	char *text;
-	enum db_err e;
 
-	o = handler_keys_created(id, NULL, a->s, a->scopes);
-	json_object_set_new(o, "key", json_null());
-	json_object_set_new(o, "key_shown", json_false());
-	text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(o);
-	if (text == NULL)
-		return DB_ERR_QUERY;
-	e = idempotency_finish(db, a->c->key.account_id, a->c->idem_key, 201,
-	    text, strlen(text));
-	free(text);
-	return e;
+	return api_idempotency_hide_in(a->c, db, 201, handler_keys_created(id,
+	    NULL, a->s, a->scopes), "key");
 }
 
 void

@@ -8,7 +8,8 @@
  * and POST /v1/verify/bulk/{id}/confirm
  * (charges credits_needed exactly once and queues the job; 402 with
  * details.required and details.available; 409
- * job_not_awaiting_confirmation with details.status). */
+ * job_not_awaiting_confirmation with details.status; an Idempotency-Key's
+ * answer to a confirmation is stored in its transaction). */
 #include "api/api.h"
 #include "jobs/uploads.h"
 #include <stdlib.h>
@@ -105,19 +106,43 @@ handler_preview(struct api_call *c)
 	    preview));
 }
 
+static json_t *
+handler_preview_confirmed(const char *job, const struct uploads_confirmed *k)
+{
+	return json_pack("{s:s,s:s,s:I,s:I}", "job_id", job, "status",
+	    "pending", "credits_charged", (json_int_t)k->charged,
+	    "credits_remaining", (json_int_t)k->balance);
+}
+
+/* The Idempotency-Key's answer, written in the confirmation's transaction
+ * (uploads_confirm's then): a job charged and queued is answered, or not
+ * charged. */
+static enum db_err
+handler_preview_confirm_answer(struct db *db,
+    const struct uploads_confirmed *k, void *arg)
+{
+	struct api_call *c = arg;
+	json_t *o = handler_preview_confirmed(c->params[0], k);
+	enum db_err e;
+
+	e = api_idempotency_answer_in(c, db, 200, o);
+	json_decref(o);
+	return e;
+}
+
 void
 handler_preview_confirm(struct api_call *c)
 {
 	struct uploads_confirmed k;
 
 	switch (uploads_confirm(c->ctx->db, c->key.account_id, c->params[0],
-	    &k)) {
+	    &k, c->idem_key != NULL ? handler_preview_confirm_answer : NULL,
+	    c)) {
 	case UPLOADS_OK:
+		c->idem_done = c->idem_key != NULL;
 		api_wake(c, WAKE_JOBS);
-		http_json(c->resp, 200, json_pack("{s:s,s:s,s:I,s:I}",
-		    "job_id", c->params[0], "status", "pending",
-		    "credits_charged", (json_int_t)k.charged,
-		    "credits_remaining", (json_int_t)k.balance));
+		http_json(c->resp, 200, handler_preview_confirmed(c->params[0],
+		    &k));
 		break;
 	case UPLOADS_NOT_FOUND:
 		http_error(c->resp, 404, "not_found", NULL, "no job %s",

@@ -5,13 +5,35 @@
  * suppression_limit_reached, nothing added), GET lists them newest first
  * (?q= searches: the entries that hold q, in either case), DELETE
  * /v1/suppressions/{entry} removes one (the entry percent-encoded in the
- * path: %40example.com). */
+ * path: %40example.com). An Idempotency-Key's answer to an addition is
+ * stored in the addition's transaction. */
 #include "api/api.h"
 #include "jobs/suppressions.h"
 #include <stdlib.h>
 #include <string.h>
 
 #define SUPPRESSIONS_PAGE_MAX 1000
+
+static json_t *
+handler_suppressions_added(size_t added, size_t existing)
+{
+	return json_pack("{s:I,s:I}", "added", (json_int_t)added, "existing",
+	    (json_int_t)existing);
+}
+
+/* The Idempotency-Key's answer, written in the entries' transaction
+ * (suppressions_add's then): entries added are answered, or not added. */
+static enum db_err
+handler_suppressions_answer(struct db *db, size_t added, size_t existing,
+    void *arg)
+{
+	json_t *o = handler_suppressions_added(added, existing);
+	enum db_err e;
+
+	e = api_idempotency_answer_in(arg, db, 201, o);
+	json_decref(o);
+	return e;
+}
 
 void
 handler_suppressions_add(struct api_call *c)
@@ -45,7 +67,8 @@ handler_suppressions_add(struct api_call *c)
 	}
 	max = conf_int(c->ctx->conf, CONF_ACCOUNT_SUPPRESSIONS_MAX);
 	switch (suppressions_add(c->ctx->db, c->key.account_id, norm, n, max,
-	    &added, &existing, &total)) {
+	    &added, &existing, &total, c->idem_key != NULL ?
+	    handler_suppressions_answer : NULL, c)) {
 	case SUPPRESSIONS_OK:
 		break;
 	case SUPPRESSIONS_LIMIT:
@@ -60,8 +83,8 @@ handler_suppressions_add(struct api_call *c)
 		api_internal_error(c, "suppressions_add");
 		goto out;
 	}
-	http_json(c->resp, 201, json_pack("{s:I,s:I}", "added",
-	    (json_int_t)added, "existing", (json_int_t)existing));
+	c->idem_done = c->idem_key != NULL;
+	http_json(c->resp, 201, handler_suppressions_added(added, existing));
 out:
 	free(norm);
 	json_decref(body);

@@ -5,8 +5,10 @@
  * so the responder never holds the file; the other fields are small. A
  * JSON body names a source_url for svc-worker to fetch. Only when the
  * whole request is good is the job row written ("ingesting", nothing
- * charged), with the Idempotency-Key answer in the same transaction; any
- * refusal deletes the pieces already stored. */
+ * charged), with the Idempotency-Key answer in the same transaction (run
+ * again after a lost connection: a job whose COMMIT's answer was lost is
+ * found and answered); any refusal deletes the pieces already stored (a
+ * job that could not be written leaves them to housekeeping). */
 #include "api/api.h"
 #include "core/idempotency.h"
 #include "core/ledger.h"
@@ -76,6 +78,7 @@ struct handler_upload {
 	char		 column[UPLOADS_COLUMN_MAX + 1];
 	char		 secret[64];
 	json_t		*email_column;	/* JSON body: string or integer */
+	json_t		*answer;	/* the 202's body, once the job is asked */
 	/* What "the same request" is for an Idempotency-Key: the parts'
 	 * names, file names and contents in order, not the raw body (a client
 	 * that retries writes another boundary). */
@@ -491,16 +494,24 @@ handler_upload_storage_full(struct api_call *c, long long stored,
 	    "or cancel some", max >> 20);
 }
 
+/* The Idempotency-Key's answer, written in the job's transaction
+ * (uploads_create's then). */
+static enum db_err
+handler_upload_answer_in(struct db *db, void *arg)
+{
+	struct handler_upload *h = arg;
+
+	return api_idempotency_answer_in(h->c, db, 202, h->answer);
+}
+
 /* Writes the job with the Idempotency-Key answer and answers 202. */
 static void
 handler_upload_create(struct handler_upload *h, const uint8_t hash[32])
 {
 	struct api_call *c = h->c;
-	char path[IDS_MAX + 16], prog[IDS_MAX + 32], *text = NULL;
+	char path[IDS_MAX + 16], prog[IDS_MAX + 32];
 	enum uploads_err rc;
 	long long used;
-	json_t *answer;
-	int ok;
 
 	if (c->idem_key != NULL &&
 	    api_idempotency_begin(c, c->idem_key, hash) == -1)
@@ -508,8 +519,17 @@ handler_upload_create(struct handler_upload *h, const uint8_t hash[32])
 	h->u.jobs_in_flight_max = conf_int(c->ctx->conf,
 	    CONF_ACCOUNT_JOBS_IN_FLIGHT_MAX);
 	h->u.storage_max = h->storage_max;
-	if ((rc = uploads_create(c->ctx->db, &h->u, &used)) ==
-	    UPLOADS_TOO_MANY_JOBS || rc == UPLOADS_STORAGE_FULL) {
+	snprintf(path, sizeof(path), "/v1/jobs/%s", h->id);
+	snprintf(prog, sizeof(prog), "/v1/jobs/%s/progress", h->id);
+	h->answer = json_pack("{s:s,s:s,s:b,s:s,s:s}", "job_id", h->id,
+	    "status", "ingesting", "preview", h->u.preview, "status_url", path,
+	    "progress_url", prog);
+	if (h->u.callback_secret != NULL)
+		json_object_set_new(h->answer, "callback_secret",
+		    json_string(h->u.callback_secret));
+	rc = uploads_create(c->ctx->db, &h->u, &used, c->idem_key != NULL ?
+	    handler_upload_answer_in : NULL, h);
+	if (rc == UPLOADS_TOO_MANY_JOBS || rc == UPLOADS_STORAGE_FULL) {
 		if (c->idem_key != NULL)
 			idempotency_abandon(c->ctx->db, c->key.account_id,
 			    c->idem_key);
@@ -520,26 +540,18 @@ handler_upload_create(struct handler_upload *h, const uint8_t hash[32])
 			    h->storage_max);
 		return;
 	}
-	if (rc != UPLOADS_OK)
-		goto fail;
-	snprintf(path, sizeof(path), "/v1/jobs/%s", h->id);
-	snprintf(prog, sizeof(prog), "/v1/jobs/%s/progress", h->id);
-	answer = json_pack("{s:s,s:s,s:b,s:s,s:s}", "job_id", h->id,
-	    "status", "ingesting", "preview", h->u.preview, "status_url", path,
-	    "progress_url", prog);
-	if (h->u.callback_secret != NULL)
-		json_object_set_new(answer, "callback_secret",
-		    json_string(h->u.callback_secret));
-	if (c->idem_key != NULL)
-		text = json_dumps(answer, JSON_COMPACT | JSON_ENSURE_ASCII);
-	ok = (c->idem_key == NULL || (text != NULL && idempotency_finish(
-	    c->ctx->db, c->key.account_id, c->idem_key, 202, text,
-	    strlen(text)) == DB_OK)) && db_commit(c->ctx->db) == DB_OK;
-	free(text);
-	if (!ok) {
-		db_rollback(c->ctx->db);
-		json_decref(answer);
-		goto fail;
+	if (rc != UPLOADS_OK) {
+		/* The job may have been committed all the same (the answer
+		 * to its COMMIT lost, and the database out of reach since):
+		 * its pieces are left to housekeeping, which deletes those
+		 * of a job that never came, and a retry with the same key
+		 * may run again if the job was not made. */
+		h->writing = 0;
+		if (c->idem_key != NULL)
+			idempotency_abandon(c->ctx->db, c->key.account_id,
+			    c->idem_key);
+		api_internal_error(c, "uploads_create");
+		return;
 	}
 	c->idem_done = c->idem_key != NULL;
 	h->writing = 0;		/* the pieces belong to the job now */
@@ -547,13 +559,7 @@ handler_upload_create(struct handler_upload *h, const uint8_t hash[32])
 	    "preview=%d source_url=%d", c->req->request_id, h->id, h->w.size,
 	    h->u.preview, h->u.source_url != NULL);
 	api_wake(c, WAKE_UPLOADS);
-	http_json(c->resp, 202, answer);
-	return;
-fail:
-	/* A retry with the same key may run again. */
-	if (c->idem_key != NULL)
-		idempotency_abandon(c->ctx->db, c->key.account_id, c->idem_key);
-	api_internal_error(c, "uploads_create");
+	http_json(c->resp, 202, json_incref(h->answer));
 }
 
 static void
@@ -771,4 +777,5 @@ handler_upload(struct api_call *c)
 	for (i = 0; i < UPLOAD_FIELD__MAX; i++)
 		buf_free(&h.field[i]);
 	json_decref(h.email_column);
+	json_decref(h.answer);
 }

@@ -74,10 +74,13 @@ struct suppressions_adding {
 	 * COMMIT was applied and its count is the answer */
 	int		 finished;
 	size_t		 finished_added;
+	suppressions_then_fn then;
+	void		*then_arg;
 };
 
 /* Under the account's lock: inserts, then counts; over the cap, undoes
- * it all (DB_ABORT) and says what the list holds without it. */
+ * it all (DB_ABORT) and says what the list holds without it; else the
+ * caller's then, with the counts. */
 static enum db_err
 suppressions_add_work(struct db *db, void *arg)
 {
@@ -98,6 +101,9 @@ suppressions_add_work(struct db *db, void *arg)
 	}
 	if (a->finished && a->added == 0)
 		a->added = a->finished_added;
+	if (a->then != NULL && (e = a->then(db, a->added, a->n - a->added,
+	    a->then_arg)) != DB_OK)
+		return e;
 	a->finished = 1;
 	a->finished_added = a->added;
 	return DB_OK;
@@ -106,10 +112,11 @@ suppressions_add_work(struct db *db, void *arg)
 enum suppressions_err
 suppressions_add(struct db *db, const char *account,
     char (*entries)[SUPPRESSIONS_ENTRY_MAX + 1], size_t n, long long max,
-    size_t *added, size_t *existing, long long *total)
+    size_t *added, size_t *existing, long long *total,
+    suppressions_then_fn then, void *then_arg)
 {
 	struct suppressions_adding a = { account, entries, n, 0, max, 0, 0, 0,
-	    0 };
+	    0, then, then_arg };
 	enum db_err e;
 
 	*added = *existing = 0;

@@ -29,11 +29,17 @@ enum suppressions_err suppressions_norm(const char *entry,
 /* Adds normalised entries (those already there are counted in *existing),
  * in one transaction, under the account's lock (caps.h). When the list
  * would then hold more than max entries: SUPPRESSIONS_LIMIT, nothing
- * added, *total the size of the list as it stays. */
+ * added, *total the size of the list as it stays. then, when not NULL,
+ * runs in that transaction once the entries are in (then(db, added,
+ * existing, then_arg), with the counts the caller is given): what must be
+ * written with them or not at all (svc-api: its Idempotency-Key answer).
+ * An error from it rolls the addition back (SUPPRESSIONS_DB). */
+typedef enum db_err (*suppressions_then_fn)(struct db *, size_t added,
+	    size_t existing, void *);
 enum suppressions_err suppressions_add(struct db *, const char *account,
 	    char (*entries)[SUPPRESSIONS_ENTRY_MAX + 1], size_t n,
 	    long long max, size_t *added, size_t *existing,
-	    long long *total);
+	    long long *total, suppressions_then_fn then, void *then_arg);
 typedef int (*suppressions_each_fn)(void *, const char *entry,
 	    const char *created_at);
 /* Newest first, a page of limit; *total is the size of what is listed:

@@ -11,64 +11,106 @@
 #include <string.h>
 
 /* Inside the transaction: the account's caps on jobs in flight and on
- * stored upload bytes. */
-static enum uploads_err
+ * stored upload bytes; DB_ABORT with rc at a cap. */
+static enum db_err
 uploads_caps_check(struct db *db, const struct uploads_new *u,
-    long long *used)
+    long long *used, enum uploads_err *rc)
 {
-	if (caps_lock(db, u->account_id) != DB_OK ||
-	    caps_jobs_in_flight(db, u->account_id, used) != DB_OK)
-		return UPLOADS_DB;
-	if (*used >= u->jobs_in_flight_max)
-		return UPLOADS_TOO_MANY_JOBS;
-	if (caps_upload_bytes(db, u->account_id, NULL, used) != DB_OK)
-		return UPLOADS_DB;
+	enum db_err e;
+
+	if ((e = caps_lock(db, u->account_id)) != DB_OK ||
+	    (e = caps_jobs_in_flight(db, u->account_id, used)) != DB_OK)
+		return e;
+	if (*used >= u->jobs_in_flight_max) {
+		*rc = UPLOADS_TOO_MANY_JOBS;
+		return DB_ABORT;
+	}
+	if ((e = caps_upload_bytes(db, u->account_id, NULL, used)) != DB_OK)
+		return e;
 	if (*used + u->size > u->storage_max ||
-	    (u->source_url != NULL && *used >= u->storage_max))
-		return UPLOADS_STORAGE_FULL;
-	return UPLOADS_OK;
+	    (u->source_url != NULL && *used >= u->storage_max)) {
+		*rc = UPLOADS_STORAGE_FULL;
+		return DB_ABORT;
+	}
+	return DB_OK;
 }
 
-enum uploads_err
-uploads_create(struct db *db, const struct uploads_new *u, long long *used)
-{
+/* The job's row, and then, in one transaction run by db_tx_retry: a run
+ * after one whose COMMIT's answer was lost finds the row written (the id
+ * is the caller's) and writes only then's part again (an UPDATE by a
+ * key), instead of failing on the primary key or at a cap the job itself
+ * now fills. */
+struct uploads_creating {
+	const struct uploads_new *u;
+	long long	*used;
 	enum uploads_err rc;
+	int		 runs;
+	enum db_err	(*then)(struct db *, void *);
+	void		*then_arg;
+};
 
-	*used = 0;
-	if (db_begin(db) != DB_OK)
-		return UPLOADS_DB;
-	if ((rc = uploads_caps_check(db, u, used)) != UPLOADS_OK) {
-		db_rollback(db);
-		return rc;
+static enum db_err
+uploads_create_work(struct db *db, void *arg)
+{
+	struct uploads_creating *k = arg;
+	const struct uploads_new *u = k->u;
+	long long n = 0;
+	int found = 0;
+	enum db_err e;
+
+	*k->used = 0;
+	if (k->runs++ > 0) {
+		/* a COMMIT applied through a node that died is seen */
+		(void)db_sync_wait(db, 1);
+		e = db_query_int(db, "SELECT COUNT(*) FROM jobs WHERE id = ?",
+		    DB_ARGS(DBP_STR(u->id)), &n, &found);
+		(void)db_sync_wait(db, 0);
+		if (e != DB_OK)
+			return e;
 	}
-	if (db_exec(db, "INSERT INTO jobs (id, account_id, pool_id, type, "
-	    "name, status, file_name, file_format, file_size, source_url, "
-	    "column_rule, email_column, want_preview, callback_url, "
-	    "callback_secret, created_at, retention_days) VALUES (?, ?, ?, "
-	    "'upload', ?, 'ingesting', ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "UTC_TIMESTAMP(3), " RETENTION_ASK_SQL ")",
+	if (n == 0 && ((e = uploads_caps_check(db, u, k->used, &k->rc)) !=
+	    DB_OK || (e = db_exec(db, "INSERT INTO jobs (id, account_id, "
+	    "pool_id, type, name, status, file_name, file_format, file_size, "
+	    "source_url, column_rule, email_column, want_preview, "
+	    "callback_url, callback_secret, created_at, retention_days) "
+	    "VALUES (?, ?, ?, 'upload', ?, 'ingesting', ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, UTC_TIMESTAMP(3), " RETENTION_ASK_SQL ")",
 	    DB_ARGS(DBP_STR(u->id), DBP_STR(u->account_id),
 	    DBP_STR(u->pool_id), DBP_STR(u->name ? u->name : ""),
 	    DBP_STR(u->file_name), DBP_STR(u->format), DBP_INT(u->size),
 	    DBP_STR(u->source_url), DBP_STR(ingest_rule_names[u->rule]),
 	    DBP_STR(u->email_column), DBP_INT(u->preview),
 	    DBP_STR(u->callback_url), DBP_STR(u->callback_secret),
-	    RETENTION_ASK_ARGS(&u->retention, u->account_id)), NULL) !=
-	    DB_OK) {
-		db_rollback(db);
-		return UPLOADS_DB;
-	}
-	return UPLOADS_OK;
+	    RETENTION_ASK_ARGS(&u->retention, u->account_id)), NULL)) !=
+	    DB_OK))
+		return e;
+	return k->then != NULL ? k->then(db, k->then_arg) : DB_OK;
+}
+
+enum uploads_err
+uploads_create(struct db *db, const struct uploads_new *u, long long *used,
+    enum db_err (*then)(struct db *, void *), void *then_arg)
+{
+	struct uploads_creating k = { u, used, UPLOADS_OK, 0, then, then_arg };
+	enum db_err e;
+
+	e = db_tx_retry(db, uploads_create_work, &k);
+	if (e == DB_ABORT)
+		return k.rc;
+	return e == DB_OK ? UPLOADS_OK : UPLOADS_DB;
 }
 
 struct uploads_confirming {
 	const char	*account, *id;
 	struct uploads_confirmed *out;
 	enum uploads_err rc;
-	/* the last run got to its UPDATE: run again (db_tx_retry, after a
-	 * lost connection) and the job is no longer awaiting confirmation,
-	 * that run's COMMIT was applied, and its answer (out) stands */
+	/* the last run got to its end (the UPDATE and then): run again
+	 * (db_tx_retry, after a lost connection) and the job is no longer
+	 * awaiting confirmation, that run's COMMIT was applied, and its
+	 * answer (out) stands */
 	int		 updated;
+	uploads_confirm_then_fn then;
+	void		*then_arg;
 };
 
 static enum db_err
@@ -93,7 +135,7 @@ uploads_confirm_work(struct db *db, void *arg)
 	}
 	if (o->status != JOBS_AWAITING_CONFIRMATION && k->updated) {
 		o->status = JOBS_PENDING;	/* as the applied run said */
-		return DB_OK;
+		return k->then != NULL ? k->then(db, o, k->then_arg) : DB_OK;
 	}
 	k->updated = 0;
 	if (o->status != JOBS_AWAITING_CONFIRMATION) {
@@ -123,17 +165,22 @@ uploads_confirm_work(struct db *db, void *arg)
 		return DB_ERR_QUERY;
 	o->charged = o->required;
 	o->status = JOBS_PENDING;
-	k->updated = 1;
-	return db_exec(db, "UPDATE jobs SET status = ?, credits_charged = ? "
+	if ((e = db_exec(db, "UPDATE jobs SET status = ?, credits_charged = ? "
 	    "WHERE id = ?", DB_ARGS(DBP_STR(jobs_status_names[JOBS_PENDING]),
-	    DBP_INT(o->charged), DBP_STR(k->id)), NULL);
+	    DBP_INT(o->charged), DBP_STR(k->id)), NULL)) != DB_OK ||
+	    (k->then != NULL && (e = k->then(db, o, k->then_arg)) != DB_OK))
+		return e;
+	k->updated = 1;
+	return DB_OK;
 }
 
 enum uploads_err
 uploads_confirm(struct db *db, const char *account, const char *id,
-    struct uploads_confirmed *out)
+    struct uploads_confirmed *out, uploads_confirm_then_fn then,
+    void *then_arg)
 {
-	struct uploads_confirming k = { account, id, out, UPLOADS_OK, 0 };
+	struct uploads_confirming k = { account, id, out, UPLOADS_OK, 0, then,
+	    then_arg };
 	enum db_err e;
 
 	memset(out, 0, sizeof(*out));

@@ -52,23 +52,33 @@ enum uploads_err {
 	UPLOADS_ERR__MAX
 };
 
-/* Writes the job row ("ingesting"), in a transaction it begins and leaves
- * open (the caller stores the Idempotency-Key answer, then commits).
- * UPLOADS_TOO_MANY_JOBS or UPLOADS_STORAGE_FULL (rolled back, nothing
- * written; *used: the jobs in flight or the bytes stored) at a cap. */
+/* Writes the job row ("ingesting") in one transaction with then, when
+ * not NULL (then(db, then_arg), after the row): what must be written with
+ * the job or not at all (svc-api: its Idempotency-Key answer; an error
+ * from it rolls the job back, UPLOADS_DB). UPLOADS_TOO_MANY_JOBS or
+ * UPLOADS_STORAGE_FULL (nothing written; *used: the jobs in flight or the
+ * bytes stored) at a cap. */
 enum uploads_err uploads_create(struct db *, const struct uploads_new *,
-	    long long *used);
+	    long long *used, enum db_err (*then)(struct db *, void *),
+	    void *then_arg);
 
 /* POST .../confirm: charges the job's total once (ledger ref
  * job:<id>:charge) and queues it. *status is the job's status when it is
  * not awaiting confirmation (UPLOADS_WRONG_STATUS); on
- * UPLOADS_INSUFFICIENT *required and *available say why. */
+ * UPLOADS_INSUFFICIENT *required and *available say why. then, when not
+ * NULL, runs in the confirmation's transaction once the job is charged and
+ * queued (then(db, what the caller is given, then_arg)): what must be
+ * written with it or not at all (svc-api: its Idempotency-Key answer). An
+ * error from it rolls the confirmation back (UPLOADS_DB). */
 struct uploads_confirmed {
 	enum jobs_status status;
 	long long	 charged, balance, required;
 };
+typedef enum db_err (*uploads_confirm_then_fn)(struct db *,
+	    const struct uploads_confirmed *, void *);
 enum uploads_err uploads_confirm(struct db *, const char *account,
-	    const char *id, struct uploads_confirmed *);
+	    const char *id, struct uploads_confirmed *,
+	    uploads_confirm_then_fn then, void *then_arg);
 
 /* POST .../preview: the job's status and its preview (JSON text, NULL
  * while none is computed; free it). With refresh, an awaiting job's

@@ -20,6 +20,11 @@ the COM_STMT_PREPARE), so that other transactions of a program pass.
 An arm file of "autocommit:TEXT" loses instead the answer to the next
 execution of a prepared statement with TEXT (one that commits by itself,
 outside a transaction: the server applies it, its answer is lost).
+An arm file of "down:TEXT" is TEXT's, and the node then stays dead: the
+proxy writes the file named as the arm file with ".down" added and
+closes every new connection at once while that file is there (the test
+removes it to bring the node back), so that the client cannot run
+anything after the COMMIT whose answer it lost.
 One line per dropped answer goes to stdout. SIGTERM or SIGINT stops it.
 Python 3 standard library only.
 """
@@ -36,12 +41,28 @@ COM_STMT_EXECUTE = 0x17
 
 
 def armed(arm):
-    """None when not armed, else the text a transaction must have run."""
+    """None when not armed, else the text a transaction must have run
+    (without a "down:" prefix: see fired)."""
     try:
         with open(arm, "rb") as f:
-            return f.read().strip()
+            want = f.read().strip()
     except OSError:
         return None
+    return want[len(b"down:"):] if want.startswith(b"down:") else want
+
+
+def fired(arm):
+    """The armed answer is about to be lost: disarms; with "down:", the
+    node goes down (the .down file) before the statement is sent on."""
+    try:
+        with open(arm, "rb") as f:
+            down = f.read().startswith(b"down:")
+    except OSError:
+        down = False
+    if down:
+        with open(arm + ".down", "w") as f:
+            f.write("down\n")
+    os.unlink(arm)
 
 
 def serve(client, upstream, arm):
@@ -110,7 +131,7 @@ def serve(client, upstream, arm):
                         want = armed(arm)
                         if (want is not None and want.startswith(b"autocommit:") and
                                 want[len(b"autocommit:"):] in text):
-                            os.unlink(arm)
+                            fired(arm)
                             what["kind"] = "a statement"
                             drop.set()
                 elif pkt[3] == 0 and cmd == bytes([COM_QUERY]):
@@ -120,7 +141,7 @@ def serve(client, upstream, arm):
                         want = armed(arm)
                         if (q.upper() == b"COMMIT" and want is not None and
                                 (want == b"" or any(want in t for t in st["ran"]))):
-                            os.unlink(arm)
+                            fired(arm)
                             drop.set()
                         st["ran"] = set()
                 server.sendall(pkt)
@@ -149,6 +170,9 @@ def main():
     def accept_loop():
         while True:
             c, _ = ls.accept()
+            if os.path.exists(a.arm + ".down"):
+                c.close()
+                continue
             threading.Thread(target=serve, args=(c, upstream, a.arm), daemon=True).start()
 
     threading.Thread(target=accept_loop, daemon=True).start()

@@ -9,7 +9,12 @@
 # svc-api's webhooks (create, test, rotate, delete), a job's cancellation,
 # an upload's confirmation and suppressions added (a lighttpd and svc-api
 # of their own on the proxy): the client gets the answer of what was done,
-# not an error.
+# not an error. With an Idempotency-Key, a key, an upload, a bulk job, a
+# confirmation and suppressions store their answer in the same
+# transaction (the retry replays what the first one made): when the
+# database node dies with that COMMIT (the proxy then refuses connections
+# until the test brings it back), the retry replays the answer rather
+# than finding the key still running (409).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
@@ -95,6 +100,11 @@ API_KEY=$(svcadm key create --account "$ACC" --scopes '*')
 # arm TEXT: the next COMMIT after a statement with TEXT loses its answer
 arm() { printf '%s' "$1" > "$IT_DIR/proxy-api.arm"; }
 dropped() { it_proxy_dropped proxy-api; }
+# down TEXT: the same, and the database node then stays dead (new
+# connections closed at once, so svc-api gets no further: a host that died
+# after the COMMIT leaves the same) until back
+down() { printf 'down:%s' "$1" > "$IT_DIR/proxy-api.arm"; }
+back() { rm -f "$IT_DIR/proxy-api.arm.down"; }
 
 t_lost_commit_webhooks() {
     local n id
@@ -208,5 +218,99 @@ t_lost_commit_key() {
     expect_status 201 && expect_header Idempotent-Replayed true && expect_json .id "$id" && expect_json .key null
 }
 t_case "svc-api: a key created whose COMMIT's answer was lost (the key and its Idempotency-Key answer in one transaction): 201 with the key, one key, the answer stored; the retry replays it without the key's text" t_lost_commit_key
+
+t_lost_commit_upload() {
+    local n job
+    n=$(dropped)
+    printf '%s\n' email u1@lostup.example u2@lostup.example > "$IT_DIR/lostup.csv"
+    lost_upload_send() {
+        http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/lostup.csv" -F preview=true \
+            -F name=lost-upload -H 'Idempotency-Key: lost-upload-1'
+    }
+    arm "'upload', ?, 'ingesting'"
+    lost_upload_send
+    expect_status 202 || return 1
+    job=$(json .job_id)
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "jobs named lost-upload" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$ACC' AND name = 'lost-upload'")" || return 1
+    expect_eq "the Idempotency-Key's row" "done 202" \
+        "$(it_sql "SELECT state, status FROM idempotency_keys WHERE account_id = '$ACC' AND idem_key = 'lost-upload-1'" | tr '\t' ' ')" || return 1
+    # its file's pieces were kept: it is ingested
+    it_job_wait "$job" awaiting_confirmation || return 1
+    lost_upload_send
+    expect_status 202 && expect_header Idempotent-Replayed true && expect_json .job_id "$job" || return 1
+    expect_eq "jobs named lost-upload" 1 "$(it_sql "SELECT COUNT(*) FROM jobs WHERE account_id = '$ACC' AND name = 'lost-upload'")"
+}
+t_case "svc-api: an upload whose COMMIT's answer was lost (the job and its Idempotency-Key answer in one transaction, run again): 202 with the job, its file kept and ingested, one job; the retry replays it (not a 503 and the file's pieces deleted)" t_lost_commit_upload
+
+t_lost_commit_bulk() {
+    local n job body='{"name":"lost-bulk","emails":["b1@lostbulk.example","b2@lostbulk.example"]}'
+    n=$(dropped)
+    arm "pending', ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3)"
+    http POST /v1/verify/bulk "$body" -H 'Idempotency-Key: lost-bulk-1'
+    expect_status 202 && expect_json .credits_charged 2 || return 1
+    job=$(json .job_id)
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "jobs named lost-bulk, charges of the job" "1 1" \
+        "$(it_sql "SELECT COUNT(*), (SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$job:charge') FROM jobs WHERE account_id = '$ACC' AND name = 'lost-bulk'" | tr '\t' ' ')" || return 1
+    http POST /v1/verify/bulk "$body" -H 'Idempotency-Key: lost-bulk-1'
+    expect_status 202 && expect_header Idempotent-Replayed true && expect_json .job_id "$job" || return 1
+    expect_eq "svcadm credits check" ok "$(svcadm credits check "$ACC")"
+}
+t_case "svc-api: a bulk job whose COMMIT's answer was lost (the job and its Idempotency-Key answer in one transaction): 202 with the job, charged once (not a 503 for a job made); the retry replays it" t_lost_commit_bulk
+
+t_down_after_confirm() {
+    local n job needed first
+    n=$(dropped)
+    printf '%s\n' email c1@downconfirm.example c2@downconfirm.example c3@downconfirm.example > "$IT_DIR/downconfirm.csv"
+    http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/downconfirm.csv" -F preview=true
+    expect_status 202 || return 1
+    job=$(json .job_id)
+    it_job_wait "$job" awaiting_confirmation || return 1
+    needed=$(it_sql "SELECT credits_needed FROM jobs WHERE id = '$job'")
+    [ "$needed" -gt 0 ] || { it_fail "job $job needs no credit"; return 1; }
+    # the node dies with the COMMIT: svc-api cannot store anything after it
+    down "UPDATE jobs SET status = ?, credits_charged"
+    http POST "/v1/verify/bulk/$job/confirm" "" --data "" -H 'Idempotency-Key: down-confirm-1'
+    back
+    expect_status 503 || return 1
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    expect_eq "status, charges of the job" "pending 1" \
+        "$(it_sql "SELECT status, (SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$job:charge') FROM jobs WHERE id = '$job'" | tr '\t' ' ')" || return 1
+    http POST "/v1/verify/bulk/$job/confirm" "" --data "" -H 'Idempotency-Key: down-confirm-1'
+    expect_status 200 && expect_header Idempotent-Replayed true && expect_json .job_id "$job" &&
+        expect_json .status pending && expect_json .credits_charged "$needed" || return 1
+    first=$HTTP_BODY
+    http POST "/v1/verify/bulk/$job/confirm" "" --data "" -H 'Idempotency-Key: down-confirm-1'
+    expect_status 200 && expect_header Idempotent-Replayed true || return 1
+    expect_eq "the replay, again" "$first" "$HTTP_BODY" || return 1
+    expect_eq "charges of the job" 1 "$(it_sql "SELECT COUNT(*) FROM credit_ledger WHERE ref = 'job:$job:charge'")" || return 1
+    expect_eq "svcadm credits check" ok "$(svcadm credits check "$ACC")"
+}
+t_case "svc-api: a confirmation whose database node died with its COMMIT (applied): 503, then the retry with the same Idempotency-Key replays 200 pending with the job, charged once (not 409 idempotency_key_in_use, then job_not_awaiting_confirmation)" t_down_after_confirm
+
+t_idempotent_suppressions() {
+    local n first
+    n=$(dropped)
+    arm "INSERT IGNORE INTO suppressions"
+    http POST /v1/suppressions '{"entries":["i1@idem.example","i2@idem.example"]}' -H 'Idempotency-Key: lost-supp-1'
+    expect_status 201 && expect_json .added 2 && expect_json .existing 0 || return 1
+    first=$HTTP_BODY
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    http POST /v1/suppressions '{"entries":["i1@idem.example","i2@idem.example"]}' -H 'Idempotency-Key: lost-supp-1'
+    expect_status 201 && expect_header Idempotent-Replayed true || return 1
+    expect_eq "the replay" "$first" "$HTTP_BODY" || return 1
+    # the node dies with the COMMIT: svc-api cannot store anything after it
+    down "INSERT IGNORE INTO suppressions"
+    http POST /v1/suppressions '{"entries":["d1@down.example","d2@down.example","@down2.example"]}' -H 'Idempotency-Key: down-supp-1'
+    back
+    expect_status 503 || return 1
+    expect_eq "answers dropped" $((n + 2)) "$(dropped)" || return 1
+    expect_eq "entries stored" 3 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$ACC' AND entry LIKE '%down%'")" || return 1
+    http POST /v1/suppressions '{"entries":["d1@down.example","d2@down.example","@down2.example"]}' -H 'Idempotency-Key: down-supp-1'
+    expect_status 201 && expect_header Idempotent-Replayed true && expect_json .added 3 && expect_json .existing 0 || return 1
+    expect_eq "entries stored" 3 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$ACC' AND entry LIKE '%down%'")"
+}
+t_case "svc-api: suppressions added with an Idempotency-Key, the COMMIT's answer lost: 201 added 2, the replay the same; the database node dead with the COMMIT: 503, then the retry replays 201 added 3 (not 409 idempotency_key_in_use, then added 0 existing 3)" t_idempotent_suppressions
 
 t_done
