@@ -317,6 +317,15 @@ test_tally_leaves_out_window_before(void **state)
 	pacing_tally_add(&p, 31, 62300);
 	pacing_slow_down(&p, &conf, "421 4.7.28", 62350);
 	assert_int_equal(p.learned_rate, 31);
+	/* a burst answered a window before the 421, to a few ms (the rate
+	 * doubled at the window's end and let the next go at once): the
+	 * host received both within its window and took 120 in all */
+	pacing_pair_init(&p, &conf, "zoho", "bind:192.0.2.3", &d, 0);
+	pacing_tally_add(&p, 45, 73417);
+	pacing_tally_add(&p, 15, 73520);
+	pacing_tally_add(&p, 60, 133400);
+	pacing_slow_down(&p, &conf, "421 4.7.28", 133413);
+	assert_int_equal(p.learned_rate, 120);
 	/* a burst 59.9 s before the 421 is still the host's */
 	pacing_pair_init(&p, &conf, "zoho", "bind:192.0.2.3", &d, 0);
 	pacing_tally_add(&p, 120, 124400);
