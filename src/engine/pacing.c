@@ -2,7 +2,7 @@
  * its statements (pacing.h has the design). The rate is computed, not
  * stored: from the row's start rate (doubling every window until the
  * first "slow down"), or from its base (creeping up by a quarter a window)
- * under three quarters of the learned rate. Times in the struct are the
+ * under pacing_learned_percent of the learned rate. Times in the struct are the
  * local monotonic clock; in MariaDB, the database's clock, turned into
  * offsets from "now" when read so that hosts' clocks never meet. */
 #include "engine/pacing.h"
@@ -51,20 +51,36 @@ pacing_note_asked(struct pacing_pair *pp, const struct pacing_conf *c,
 	pp->asked_at = now;
 }
 
+/* The top a learned rate runs at: learned_percent of it, at least 1. */
+static long
+pacing_learned_top(const struct pacing_conf *c, long learned)
+{
+	long pct = c->learned_percent > 0 ? c->learned_percent : 90;
+	long top = (long)((int64_t)learned * pct / 100);
+
+	return top > 0 ? top : 1;
+}
+
 long
 pacing_rate(const struct pacing_pair *pp, const struct pacing_conf *c,
     int64_t now)
 {
 	long rate, top, w = c->window_ms > 0 ? c->window_ms : 60000;
+	long grow = pacing_take_window_ms(w);
 	int64_t n = now > pp->since ? (now - pp->since) / w : 0;
 
 	if (!pp->paced)
 		return 0;
 	if (pp->learned_rate <= 0) {
 		/* grow quickly until the first "slow down", counting only the
-		 * windows since this process began asking (pacing_note_asked) */
-		if (pp->grow_from > pp->since)
-			n = now > pp->grow_from ? (now - pp->grow_from) / w : 0;
+		 * windows since this process began asking (pacing_note_asked);
+		 * a doubling waits for the window's slack too, so that the
+		 * burst it lets go is never a window to the ms after the last
+		 * one (pacing.h) */
+		int64_t from = pp->grow_from > pp->since ? pp->grow_from :
+		    pp->since;
+
+		n = now > from ? (now - from) / grow : 0;
 		rate = pp->base_rate > 0 ? pp->base_rate : 1;
 		if (n > PACING_GROWTH_WINDOWS)
 			n = PACING_GROWTH_WINDOWS;
@@ -72,9 +88,7 @@ pacing_rate(const struct pacing_pair *pp, const struct pacing_conf *c,
 			rate *= 2;
 	} else {
 		/* just under the rate it said "slow down" at */
-		top = pp->learned_rate * 3 / 4;
-		if (top < 1)
-			top = 1;
+		top = pacing_learned_top(c, pp->learned_rate);
 		rate = pp->base_rate + (long)(n * (pp->base_rate / 4 + 1));
 		if (rate > top)
 			rate = top;
@@ -103,13 +117,12 @@ pacing_may_send(const struct pacing_pair *pp, int64_t now)
 }
 
 void
-pacing_learn_from_profile(struct pacing_pair *pp, long rate_421, int64_t now)
+pacing_learn_from_profile(struct pacing_pair *pp, const struct pacing_conf *c,
+    long rate_421, int64_t now)
 {
-	long top = rate_421 * 3 / 4;
-
 	pp->paced = 1;
 	pp->learned_rate = rate_421;
-	pp->base_rate = top > 0 ? top : 1;
+	pp->base_rate = pacing_learned_top(c, rate_421);
 	if (pp->start_rate <= 0)
 		pp->start_rate = pp->base_rate;
 	pp->since = now;
@@ -314,6 +327,7 @@ pacing_conf_read(struct pacing_conf *pc, const struct conf *c)
 	pc->pause_ms = conf_int(c, CONF_PACING_PAUSE_MS);
 	pc->patience_ms = conf_int(c, CONF_PACING_PATIENCE_MS);
 	pc->max_rate = conf_int(c, CONF_PACING_MAX_RATE);
+	pc->learned_percent = conf_int(c, CONF_PACING_LEARNED_PERCENT);
 	pc->block_strikes = (int)conf_int(c, CONF_PACING_BLOCK_STRIKES);
 	pc->pair_sessions = (int)conf_int(c, CONF_PACING_PAIR_SESSIONS);
 }

@@ -9,13 +9,17 @@
  *    (a friendly host that never says 421 is never slowed down).
  *  - Its rate (RCPTs a minute) is a function of the row and the clock, so
  *    every worker computes the same one and nothing is written while it
- *    grows: before the first "slow down" it doubles every window from its
+ *    grows: before the first "slow down" it doubles every window and its
+ *    slack (pacing_take_window_ms: a burst a window after the last one
+ *    would meet the host's window edge, where nobody can tell whether it
+ *    still counts the last one) from its
  *    start rate (a default is a start, not a ceiling), counted from when
  *    the pair was last taken up after a window unused (pacing_note_asked,
  *    in the worker's memory: nothing is written); after one it is
  *    halved (base) and creeps back up by a quarter of base a window, to
- *    three quarters of the rate the host first said "slow down" at
- *    (learned: run just under it). pacing_max_rate caps every pair.
+ *    pacing_learned_percent (90) of the rate the host first said "slow
+ *    down" at (learned: run just under it). pacing_max_rate caps every
+ *    pair.
  *  - The RCPTs are counted in rate_counts with ratelimit_lease (the rate
  *    permits of sql/010): a window of pacing_window_ms never holds more
  *    than rate * window / 1 minute of them, on all worker hosts together.
@@ -52,6 +56,7 @@ struct pacing_conf {
 	long	 pause_ms;		/* after a block */
 	long	 patience_ms;		/* waiting addresses give up after */
 	long	 max_rate;		/* RCPTs a minute, 0: no ceiling */
+	long	 learned_percent;	/* of the learned rate, run at */
 	int	 block_strikes;		/* "slow down"s in a row = a block */
 	int	 pair_sessions;		/* sessions at once on a paced pair,
 					 * 0: no cap (svc-worker) */
@@ -98,9 +103,9 @@ int	 pacing_asked_lately(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
 /* A pair new to the database for a host whose profile (mxprofile.h) kept
  * the rate it first said "slow down" at, from one egress: paced, that rate
- * taken as learned, and run at once just under it (three quarters). */
-void	 pacing_learn_from_profile(struct pacing_pair *, long rate_421,
-	    int64_t now);
+ * taken as learned, and run at once just under it (learned_percent). */
+void	 pacing_learn_from_profile(struct pacing_pair *,
+	    const struct pacing_conf *, long rate_421, int64_t now);
 /* RCPTs a minute the pair may have now; 0: not paced (no limit). */
 long	 pacing_rate(const struct pacing_pair *, const struct pacing_conf *,
 	    int64_t now);

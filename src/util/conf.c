@@ -218,6 +218,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    100000000, 0,
 	    "ceiling of every paced pair's rate, RCPTs a minute (0: none; "
 	    "shipped rates are starts, not ceilings)" },
+	[CONF_PACING_LEARNED_PERCENT] = { "pacing_learned_percent",
+	    CONF_TYPE_INT, "90", 50, 100, 0,
+	    "a pair that has heard \"slow down\" runs at this percentage of "
+	    "the rate it heard it at at most (just under it)" },
 	[CONF_PACING_BLOCK_STRIKES] = { "pacing_block_strikes", CONF_TYPE_INT,
 	    "3", 0, 100, 0,
 	    "\"slow down\"s in a row (each within a penalty of the last one's "

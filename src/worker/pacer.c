@@ -349,7 +349,8 @@ pacer_allow(struct process *p, struct process_host *h, size_t route,
 	 * as a host limiting one source address shows.) */
 	if (pp->s.paced && !pp->s.stored && pp->s.learned_rate <= 0 &&
 	    h->prof.rate_421 > 0)
-		pacing_learn_from_profile(&pp->s, h->prof.rate_421, now);
+		pacing_learn_from_profile(&pp->s, &p->pconf, h->prof.rate_421,
+		    now);
 	if (!pp->s.paced)
 		return want;
 	if (now < pp->next_take)

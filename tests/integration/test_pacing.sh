@@ -225,8 +225,9 @@ t_profile_rate_paces_new_pair() {
     # mx-pr's default starts it at 400 a minute (20 RCPTs a window of 3 s)
     # and it has no pair row, but its profile kept the rate it said 421 at,
     # 200 a minute from one address (a pair on another route, or a row
-    # purged since): its new pair runs just under it from the start, 150 a
-    # minute (7 RCPTs a window), where from its default the 13 RCPTs would
+    # purged since): its new pair runs just under it from the start, 180 a
+    # minute (pacing_learned_percent 90: 9 RCPTs a window), where from its
+    # default the 13 RCPTs would
     # go at once past the 10 it takes in 3 s
     it_sql "INSERT INTO mx_profiles (host, rate_421, rate_421_at, updated_at)
         VALUES ('mx-pr.pace.test', 200, UTC_TIMESTAMP(3) - INTERVAL 1 DAY, UTC_TIMESTAMP(3))"
@@ -235,7 +236,7 @@ t_profile_rate_paces_new_pair() {
     expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
     expect_eq "valid" 12 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND classification = 'valid'")" || return 1
     expect_eq "RCPTs mx-pr got, and its 421s" "13 0" "$(rate_field 127.0.0.47 rcpts) $(rate_field 127.0.0.47 refused)" || return 1
-    expect_eq "the new pair's learned and base rates" "200 150" \
+    expect_eq "the new pair's learned and base rates" "200 180" \
         "$(it_sql "SELECT learned_rate, base_rate FROM pacing_pairs WHERE pair = 'mx-pr.pace.test'" | tr '\t' ' ')"
 }
 t_case "a paced host whose profile kept the rate it said 421 at gets a new pair that runs just under that rate from the start, not from its default (no 421 again)" t_profile_rate_paces_new_pair
