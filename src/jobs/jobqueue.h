@@ -28,6 +28,9 @@ extern const char *const jobqueue_err_names[JOBQUEUE_ERR__MAX];
 
 struct jobqueue_chunk {
 	char	 job_id[JOBQUEUE_ID_MAX + 1];
+	/* the job's account, read by the claim's own statement (its own
+	 * complainer list counts in the chunk's verdicts) */
+	char	 account[JOBQUEUE_ID_MAX + 1];
 	int	 chunk;
 	int	 attempts;		/* claims so far, this one included */
 };
