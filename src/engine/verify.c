@@ -392,36 +392,8 @@ verify_finish(struct verify_result *r, enum verdict_kind k, int typo,
 static void
 verify_sandbox(struct verify_result *r, const struct addr *a)
 {
-	enum verdict_kind k = VERDICT_K_ACCEPTED;
-	static const struct { const char *name; enum verdict_kind k; } m[] = {
-		{ "accepted_email", VERDICT_K_ACCEPTED },
-		{ "rejected_email", VERDICT_K_REJECTED },
-		{ "mailbox_not_found", VERDICT_K_REJECTED },
-		{ "invalid_syntax", VERDICT_K_INVALID_SYNTAX },
-		{ "invalid_domain", VERDICT_K_INVALID_DOMAIN },
-		{ "no_mx_record", VERDICT_K_NO_MX },
-		{ "disposable_email", VERDICT_K_DISPOSABLE },
-		{ "role_based", VERDICT_K_ROLE },
-		{ "catch_all", VERDICT_K_CATCH_ALL },
-		{ "account_disabled", VERDICT_K_DISABLED },
-		{ "mailbox_full", VERDICT_K_FULL },
-		{ "known_complainer", VERDICT_K_COMPLAINER },
-		{ "spam_trap", VERDICT_K_SPAM_TRAP },
-		{ "unknown", VERDICT_K_UNDETERMINED },
-		{ "greylisted", VERDICT_K_GREYLISTED },
-		{ "smtp_blocked", VERDICT_K_BLOCKED },
-		{ "smtp_unreachable", VERDICT_K_UNREACHABLE },
-		{ "dns_error", VERDICT_K_DNS_ERROR },
-	};
-	char low[ADDR_LOCAL_MAX + 1];
-	size_t i;
+	enum verdict_kind k = verdict_sandbox_kind(a->local);
 
-	for (i = 0; a->local[i] && i < ADDR_LOCAL_MAX; i++)
-		low[i] = (char)tolower((unsigned char)a->local[i]);
-	low[i] = '\0';
-	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		if (strcmp(low, m[i].name) == 0)
-			k = m[i].k;
 	r->sandbox = 1;
 	r->accept_all = k == VERDICT_K_CATCH_ALL;
 	r->disposable = k == VERDICT_K_DISPOSABLE;
@@ -673,16 +645,17 @@ verify_calibrate(struct verify_engine *e, struct db *db,
 
 void
 verify_account_complainer(struct verify_engine *e, struct db *db,
-    struct verify_result *r, const struct addr *a)
+    struct verify_result *hit, const struct addr *a)
 {
-	time_t at = r->verified_at;
+	time_t at = hit->verified_at;
 
-	if (r->account_complainer != 1 || (r->v.kind != VERDICT_K_ACCEPTED &&
-	    r->v.kind != VERDICT_K_CATCH_ALL && r->v.kind != VERDICT_K_ROLE))
+	if (hit->account_complainer != 1 || (hit->v.kind != VERDICT_K_ACCEPTED
+	    && hit->v.kind != VERDICT_K_CATCH_ALL &&
+	    hit->v.kind != VERDICT_K_ROLE))
 		return;
-	verify_finish(r, VERDICT_K_COMPLAINER, 0, a->local);
-	verify_calibrate(e, db, r);
-	r->verified_at = at;
+	verify_finish(hit, VERDICT_K_COMPLAINER, 0, a->local);
+	verify_calibrate(e, db, hit);
+	hit->verified_at = at;
 }
 
 enum verify_err
