@@ -266,10 +266,10 @@ chunks_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 			m++;
 		}
 	jobqueue_rows_free(rows, n);
-	/* (the job's account: its own complainer list; ch->c outlives
-	 * the chunk's addresses) */
-	verify_batch_lookup(p->engine, p->db, ch->c.account[0] ?
-	    ch->c.account : NULL, items, m);
+	/* (the job's account when it has a complainer list: its list is
+	 * looked up; ch->c outlives the chunk's addresses) */
+	verify_batch_lookup(p->engine, p->db, ch->c.account_complainers &&
+	    ch->c.account[0] ? ch->c.account : NULL, items, m);
 	for (i = 0; i < m; i++) {
 		if (todo[i]->it.r.cached) {
 			chunks_result(p, todo[i], 0);
