@@ -1,7 +1,8 @@
 /* verify_batch.h: the engine's face for a domain's worth of addresses, the
  * one svc-worker's jobs and a single verification (a batch of one) both go
  * through. For the items (addresses): syntax and sandbox, then the verdict
- * cache and the complainer list looked up for many at once; for the batch
+ * cache and the complainer lists (the operator's, the verifying account's
+ * own) looked up for many at once; for the batch
  * (their domain): the MX answer and its cache, what is known of the domain
  * (catch-all, web presence: domain_facts), SMTP sessions carrying the
  * catch-all probe while its answer is not known, the probe's answer read by
