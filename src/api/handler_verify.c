@@ -134,8 +134,8 @@ handler_verify(struct api_call *c)
 		goto out;
 	}
 	probes_gate(c, &gate);
-	switch (verify_address(e, c->ctx->db, json_string_value(email), &gate,
-	    &r)) {
+	switch (verify_address(e, c->ctx->db, c->key.account_id,
+	    json_string_value(email), &gate, &r)) {
 	case VERIFY_OK:
 		break;
 	case VERIFY_ERR_REFUSED:

@@ -28,10 +28,11 @@ dbsql_group(size_t left, size_t max)
 	return left ? g : 0;
 }
 
+/* p holds the nlead leading parameters; the keys are bound after them. */
 static enum db_err
 dbsql_select_group(struct db *db, struct buf *sql, const char *head,
-    struct db_param *p, const char *const *keys, size_t base, size_t n,
-    dbsql_row_fn fn, void *arg)
+    struct db_param *p, size_t nlead, const char *const *keys, size_t base,
+    size_t n, dbsql_row_fn fn, void *arg)
 {
 	struct db_res *r;
 	const char *k;
@@ -41,8 +42,8 @@ dbsql_select_group(struct db *db, struct buf *sql, const char *head,
 
 	dbsql_repeat(sql, head, "?", ",", n, ")");
 	for (i = 0; i < n; i++)
-		p[i] = DBP_STR(keys[base + i]);
-	if ((e = db_query(db, buf_str(sql), p, n, &r)) != DB_OK)
+		p[nlead + i] = DBP_STR(keys[base + i]);
+	if ((e = db_query(db, buf_str(sql), p, nlead + n, &r)) != DB_OK)
 		return e;
 	while ((row = db_res_next(r)) == 1)
 		for (i = 0, k = db_res_str(r, 0); k != NULL && i < n; i++)
@@ -56,16 +57,28 @@ enum db_err
 dbsql_select_in(struct db *db, const char *head, const char *const *keys,
     size_t n, dbsql_row_fn fn, void *arg)
 {
-	struct db_param p[DBSQL_IN_MAX];
+	return dbsql_select_in_args(db, head, NULL, 0, keys, n, fn, arg);
+}
+
+enum db_err
+dbsql_select_in_args(struct db *db, const char *head,
+    const struct db_param *lead, size_t nlead, const char *const *keys,
+    size_t n, dbsql_row_fn fn, void *arg)
+{
+	struct db_param p[DBSQL_LEAD_MAX + DBSQL_IN_MAX];
 	struct buf sql;
 	enum db_err e = DB_OK;
 	size_t i, g;
 
+	if (nlead > DBSQL_LEAD_MAX)
+		return DB_ERR_QUERY;
+	for (i = 0; i < nlead; i++)
+		p[i] = lead[i];
 	buf_init(&sql, BUF_NOMAX);
 	for (i = 0; e == DB_OK && i < n; i += g) {
 		g = dbsql_group(n - i, DBSQL_IN_MAX);
-		e = dbsql_select_group(db, &sql, head, p, keys, i, g, fn,
-		    arg);
+		e = dbsql_select_group(db, &sql, head, p, nlead, keys, i, g,
+		    fn, arg);
 	}
 	buf_free(&sql);
 	return e;

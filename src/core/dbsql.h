@@ -10,6 +10,8 @@
 
 /* Keys per IN (...) list at most (a power of two). */
 #define DBSQL_IN_MAX 128
+/* Parameters before the IN list at most (dbsql_select_in_args). */
+#define DBSQL_LEAD_MAX 4
 
 /* b = head, then item n times separated by sep, then tail. */
 void	 dbsql_repeat(struct buf *b, const char *head, const char *item,
@@ -24,5 +26,11 @@ size_t	 dbsql_group(size_t left, size_t max);
  * key may be given more than once). */
 typedef void (*dbsql_row_fn)(void *arg, struct db_res *, size_t i);
 enum db_err dbsql_select_in(struct db *, const char *head,
+	    const char *const *keys, size_t n, dbsql_row_fn, void *arg);
+/* The same with nlead (at most DBSQL_LEAD_MAX) parameters bound before
+ * the keys, for the ? that head has before its IN list ("... WHERE
+ * account_id = ? AND k IN ("). */
+enum db_err dbsql_select_in_args(struct db *, const char *head,
+	    const struct db_param *lead, size_t nlead,
 	    const char *const *keys, size_t n, dbsql_row_fn, void *arg);
 #endif

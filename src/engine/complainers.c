@@ -32,8 +32,11 @@ complainers_hit(void *arg, struct db_res *r, size_t i)
 	found[i] = 1;
 }
 
-enum db_err
-complainers_contains_many(struct db *db, const struct addrhash_key *key,
+/* The addresses' hashes looked up by head (its IN list last), with the
+ * nlead parameters before them. */
+static enum db_err
+complainers_find_many(struct db *db, const struct addrhash_key *key,
+    const char *head, const struct db_param *lead, size_t nlead,
     const char *const *normalised, size_t n, unsigned char *found)
 {
 	char (*h)[ADDRHASH_HEX_LEN + 1];
@@ -55,10 +58,45 @@ complainers_contains_many(struct db *db, const struct addrhash_key *key,
 		addrhash_hex(key, normalised[i], strlen(normalised[i]), h[i]);
 		keys[i] = h[i];
 	}
-	e = dbsql_select_in(db, "SELECT addr_hash FROM complainers WHERE "
-	    "addr_hash IN (", keys, n, complainers_hit, found);
+	e = dbsql_select_in_args(db, head, lead, nlead, keys, n,
+	    complainers_hit, found);
 	free(h);
 	free(keys);
+	return e;
+}
+
+enum db_err
+complainers_contains_many(struct db *db, const struct addrhash_key *key,
+    const char *const *normalised, size_t n, unsigned char *found)
+{
+	return complainers_find_many(db, key, "SELECT addr_hash FROM "
+	    "complainers WHERE addr_hash IN (", NULL, 0, normalised, n, found);
+}
+
+enum db_err
+complainers_account_contains_many(struct db *db,
+    const struct addrhash_key *key, const char *account,
+    const char *const *normalised, size_t n, unsigned char *found)
+{
+	if (account == NULL) {
+		memset(found, 0, n);
+		return DB_OK;
+	}
+	return complainers_find_many(db, key, "SELECT addr_hash FROM "
+	    "account_complainers WHERE account_id = ? AND addr_hash IN (",
+	    DB_ARGS(DBP_STR(account)), normalised, n, found);
+}
+
+enum db_err
+complainers_account_contains(struct db *db, const struct addrhash_key *key,
+    const char *account, const char *normalised, int *found)
+{
+	unsigned char f = 0;
+	enum db_err e;
+
+	e = complainers_account_contains_many(db, key, account, &normalised,
+	    1, &f);
+	*found = f;
 	return e;
 }
 

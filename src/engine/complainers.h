@@ -1,5 +1,6 @@
 /* complainers.h: the known-complainer list (addresses that report mail as
- * spam or abuse), imported by the operator with svcadm. Kept as keyed
+ * spam or abuse), imported by the operator with svcadm, and each account's
+ * own list, filled by the complaints its delivery feedback reports. Kept as keyed
  * hashes (util/addrhash.h) of the normalised addresses under the delivery
  * feedback's key (feedback_hash_key), as account_complainers is: that key
  * is never rotated, so the list stays findable; the verdict cache's key is
@@ -20,6 +21,16 @@ enum db_err complainers_contains(struct db *, const struct addrhash_key *,
 enum db_err complainers_contains_many(struct db *,
 	    const struct addrhash_key *, const char *const *normalised,
 	    size_t n, unsigned char *found);
+/* The verifying account's own list (account_complainers: the complaints
+ * its delivery feedback reported, jobs/feedback.c), hashed under the same
+ * key; read like the operator's, many at once or one. key or account
+ * NULL: not found (without the key, feedback cannot have filled it). */
+enum db_err complainers_account_contains_many(struct db *,
+	    const struct addrhash_key *, const char *account,
+	    const char *const *normalised, size_t n, unsigned char *found);
+enum db_err complainers_account_contains(struct db *,
+	    const struct addrhash_key *, const char *account,
+	    const char *normalised, int *found);
 /* One address per line ('#' comments, blank lines skipped). Counts what
  * was added, what was there already and what was not an address. */
 struct complainers_counts {

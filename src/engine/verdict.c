@@ -1,5 +1,6 @@
 /* verdict.c: API.md's classification table, the score, the catch-all send
- * verdict and the spam-trap local-part heuristic.
+ * verdict, the spam-trap local-part heuristic and the sandbox domain's
+ * verdicts by local part.
  *
  * Score (0-100): how likely a message reaches a mailbox, in bands that
  * follow the status (deliverable 81-100 above risky 61-80 above unknown
@@ -26,6 +27,7 @@
 #include "engine/verdict.h"
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 const char *const verdict_status_names[VERDICT_STATUS__MAX] = {
 	"deliverable", "undeliverable", "risky", "unknown"
@@ -118,6 +120,38 @@ verdict_of(enum verdict_kind k, int typo)
 	    k == VERDICT_K_INVALID_DOMAIN))
 		v.sub = VERDICT_S_POSSIBLE_TYPO;
 	return v;
+}
+
+enum verdict_kind
+verdict_sandbox_kind(const char *local)
+{
+	static const struct { const char *name; enum verdict_kind k; } m[] = {
+		{ "accepted_email", VERDICT_K_ACCEPTED },
+		{ "rejected_email", VERDICT_K_REJECTED },
+		{ "mailbox_not_found", VERDICT_K_REJECTED },
+		{ "invalid_syntax", VERDICT_K_INVALID_SYNTAX },
+		{ "invalid_domain", VERDICT_K_INVALID_DOMAIN },
+		{ "no_mx_record", VERDICT_K_NO_MX },
+		{ "disposable_email", VERDICT_K_DISPOSABLE },
+		{ "role_based", VERDICT_K_ROLE },
+		{ "catch_all", VERDICT_K_CATCH_ALL },
+		{ "account_disabled", VERDICT_K_DISABLED },
+		{ "mailbox_full", VERDICT_K_FULL },
+		{ "known_complainer", VERDICT_K_COMPLAINER },
+		{ "spam_trap", VERDICT_K_SPAM_TRAP },
+		{ "unknown", VERDICT_K_UNDETERMINED },
+		{ "greylisted", VERDICT_K_GREYLISTED },
+		{ "smtp_blocked", VERDICT_K_BLOCKED },
+		{ "smtp_unreachable", VERDICT_K_UNREACHABLE },
+		{ "dns_error", VERDICT_K_DNS_ERROR },
+	};
+	enum verdict_kind k = VERDICT_K_ACCEPTED;
+	size_t i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (strcasecmp(local, m[i].name) == 0)
+			k = m[i].k;
+	return k;
 }
 
 int

@@ -115,6 +115,9 @@ struct verdict {
  * table allows it (invalid syntax, invalid domain). */
 struct verdict verdict_of(enum verdict_kind, int typo);
 int	 verdict_parse_kind(const char *, enum verdict_kind *);
+/* The sandbox domain's verdict for a local part (any case): the reason
+ * or sub_status it names, else accepted. */
+enum verdict_kind verdict_sandbox_kind(const char *local);
 
 /* Facts the score and the catch-all verdict look at. */
 struct verdict_facts {

@@ -392,36 +392,8 @@ verify_finish(struct verify_result *r, enum verdict_kind k, int typo,
 static void
 verify_sandbox(struct verify_result *r, const struct addr *a)
 {
-	enum verdict_kind k = VERDICT_K_ACCEPTED;
-	static const struct { const char *name; enum verdict_kind k; } m[] = {
-		{ "accepted_email", VERDICT_K_ACCEPTED },
-		{ "rejected_email", VERDICT_K_REJECTED },
-		{ "mailbox_not_found", VERDICT_K_REJECTED },
-		{ "invalid_syntax", VERDICT_K_INVALID_SYNTAX },
-		{ "invalid_domain", VERDICT_K_INVALID_DOMAIN },
-		{ "no_mx_record", VERDICT_K_NO_MX },
-		{ "disposable_email", VERDICT_K_DISPOSABLE },
-		{ "role_based", VERDICT_K_ROLE },
-		{ "catch_all", VERDICT_K_CATCH_ALL },
-		{ "account_disabled", VERDICT_K_DISABLED },
-		{ "mailbox_full", VERDICT_K_FULL },
-		{ "known_complainer", VERDICT_K_COMPLAINER },
-		{ "spam_trap", VERDICT_K_SPAM_TRAP },
-		{ "unknown", VERDICT_K_UNDETERMINED },
-		{ "greylisted", VERDICT_K_GREYLISTED },
-		{ "smtp_blocked", VERDICT_K_BLOCKED },
-		{ "smtp_unreachable", VERDICT_K_UNREACHABLE },
-		{ "dns_error", VERDICT_K_DNS_ERROR },
-	};
-	char low[ADDR_LOCAL_MAX + 1];
-	size_t i;
+	enum verdict_kind k = verdict_sandbox_kind(a->local);
 
-	for (i = 0; a->local[i] && i < ADDR_LOCAL_MAX; i++)
-		low[i] = (char)tolower((unsigned char)a->local[i]);
-	low[i] = '\0';
-	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		if (strcmp(low, m[i].name) == 0)
-			k = m[i].k;
 	r->sandbox = 1;
 	r->accept_all = k == VERDICT_K_CATCH_ALL;
 	r->disposable = k == VERDICT_K_DISPOSABLE;
@@ -484,10 +456,13 @@ verify_set_mx(struct verify_result *r, const struct dns_mx_result *m)
 	r->nmx = i;
 }
 
-/* Everything after the mailbox verdict, in API.md's precedence order. */
+/* Everything after the mailbox verdict, in API.md's precedence order.
+ * The known complainers are the operator's list and the verifying
+ * account's own (NULL: none), looked up already or asked here. */
 static enum verify_err
 verify_after_accept(struct verify_engine *e, struct db *db,
-    const struct addr *a, struct verify_result *r, enum verdict_kind *k)
+    const char *account, const struct addr *a, struct verify_result *r,
+    enum verdict_kind *k)
 {
 	int web, found = 0;
 
@@ -515,6 +490,15 @@ verify_after_accept(struct verify_engine *e, struct db *db,
 	    verify_engine_complainers_key(e), a->normalised, &found) !=
 	    DB_OK)
 		return VERIFY_ERR_DB;
+	if (!found) {
+		if (r->account_complainer >= 0)
+			found = r->account_complainer;
+		else if (db && complainers_account_contains(db,
+		    verify_engine_complainers_key(e), account, a->normalised,
+		    &found) != DB_OK)
+			return VERIFY_ERR_DB;
+		r->account_complainer = found;
+	}
 	if (found)
 		*k = VERDICT_K_COMPLAINER;
 	else if (r->accept_all)
@@ -572,6 +556,7 @@ verify_begin(struct verify_engine *e, const char *email,
 	r->disposable = lists_is_disposable(e->lists, a->ascii_domain);
 	r->role = lists_is_role(e->lists, a->local);
 	r->complainer = -1;
+	r->account_complainer = -1;
 	r->web_presence = -1;
 	return VERIFY_STEP_NEXT;
 }
@@ -658,8 +643,23 @@ verify_calibrate(struct verify_engine *e, struct db *db,
 	    verdict_catch_all_names[r->catch_all] : "-");
 }
 
+void
+verify_account_complainer(struct verify_engine *e, struct db *db,
+    struct verify_result *hit, const struct addr *a)
+{
+	time_t at = hit->verified_at;
+
+	if (hit->account_complainer != 1 || (hit->v.kind != VERDICT_K_ACCEPTED
+	    && hit->v.kind != VERDICT_K_CATCH_ALL &&
+	    hit->v.kind != VERDICT_K_ROLE))
+		return;
+	verify_finish(hit, VERDICT_K_COMPLAINER, 0, a->local);
+	verify_calibrate(e, db, hit);
+	hit->verified_at = at;
+}
+
 enum verify_err
-verify_conclude(struct verify_engine *e, struct db *db,
+verify_conclude(struct verify_engine *e, struct db *db, const char *account,
     struct verify_result *r, const struct addr *a, const char *provider,
     const struct smtp_session_info *si, const struct smtp_rcpt_result *rr,
     int accept_all)
@@ -677,7 +677,8 @@ verify_conclude(struct verify_engine *e, struct db *db,
 		verify_note_smtp(r, si, rr);
 	if (k == VERDICT_K_ACCEPTED) {
 		r->accept_all = accept_all;
-		if ((rc = verify_after_accept(e, db, a, r, &k)) != VERIFY_OK)
+		if ((rc = verify_after_accept(e, db, account, a, r, &k)) !=
+		    VERIFY_OK)
 			return rc;
 	}
 	verify_finish(r, k, 0, a->local);
@@ -776,8 +777,8 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
 }
 
 enum verify_err
-verify_address(struct verify_engine *e, struct db *db, const char *email,
-    struct verify_gate *gate, struct verify_result *r)
+verify_address(struct verify_engine *e, struct db *db, const char *account,
+    const char *email, struct verify_gate *gate, struct verify_result *r)
 {
 	struct verify_item it, *one = &it;
 	struct verify_batch b;
@@ -792,7 +793,7 @@ verify_address(struct verify_engine *e, struct db *db, const char *email,
 		*r = it.r;
 		return VERIFY_OK;
 	}
-	verify_batch_lookup(e, db, &one, 1);
+	verify_batch_lookup(e, db, account, &one, 1);
 	if (it.r.cached) {
 		*r = it.r;
 		return VERIFY_OK;

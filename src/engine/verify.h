@@ -63,6 +63,12 @@ struct verify_result {
 	 * many addresses at once): 1 or 0, or -1 (verify_begin's value)
 	 * when verify_conclude is to look them up. */
 	int		 complainer;		/* on the complainer list */
+	/* on the verifying account's own complainer list (complainers.h;
+	 * verify_batch_lookup, else verify_conclude asks): a result with 1
+	 * is never written to the shared verdict cache (verify_cache_entry),
+	 * whatever its verdict, so no other account is served a verdict
+	 * this account's list made */
+	int		 account_complainer;
 	int		 web_presence;		/* the domain has a web site */
 };
 
@@ -103,17 +109,19 @@ void	 verify_engine_free(struct verify_engine *);
  * returns), no longer by the sessions; for a loop of many sessions
  * (svc-worker). 0 (also when no route needs it), or -1 with a message. */
 int	 verify_engine_refresh_routes(struct verify_engine *, struct buf *err);
-/* Verifies one address within verify_time_budget_ms, DNS included. DNS,
- * SMTP and cache trouble become "unknown" verdicts; only a failing
- * database (complainer list) is an error. db may be NULL (no caches, no
- * complainer list). */
 /* The egress route of a session to mx_host opened outside svc-worker's
  * loop, under the pacing pairs (pacing_route_pick: 1, 0 none now, -1). */
 int	 verify_engine_route(struct verify_engine *, struct db *,
 	    const char *mx_host, long want, size_t *route, char *why,
 	    size_t whysz);
+/* Verifies one address within verify_time_budget_ms, DNS included, for
+ * account (its own complainer list is read too; NULL: none). DNS, SMTP
+ * and cache trouble become "unknown" verdicts; only a failing database
+ * (complainer lists) is an error. db may be NULL (no caches, no
+ * complainer lists). */
 enum verify_err verify_address(struct verify_engine *, struct db *,
-	    const char *email, struct verify_gate *, struct verify_result *);
+	    const char *account, const char *email, struct verify_gate *,
+	    struct verify_result *);
 /* The domain-check endpoint: MX, provider, catch-all probe, disposable,
  * within verify_time_budget_ms. gate as for verify_address (NULL: none). */
 enum verify_err verify_domain(struct verify_engine *, struct db *,
@@ -136,13 +144,15 @@ enum verify_step verify_with_mx(struct verify_engine *,
 	    const struct dns_mx_result *);
 /* The mailbox verdict from the address's RCPT reply (rr with code 0 or
  * NULL: from the session outcome; read by provider's rules first when
- * provider is not NULL or ""), then spam trap, complainer, catch-all
- * (accept_all: the domain took a random address) and role. Greylisted
+ * provider is not NULL or ""), then spam trap, complainer (the operator's
+ * list, or account's own: NULL none), catch-all (accept_all: the domain
+ * took a random address) and role. Greylisted
  * answers come out as unknown/greylisted: retrying is the caller's.
  * provider: who runs the host that answered (verify_engine_provider; NULL
  * or "": not known), for the reading of its replies. */
 enum verify_err verify_conclude(struct verify_engine *, struct db *,
-	    struct verify_result *, const struct addr *, const char *provider,
+	    const char *account, struct verify_result *, const struct addr *,
+	    const char *provider,
 	    const struct smtp_session_info *, const struct smtp_rcpt_result *,
 	    int accept_all);
 /* The complainer list's key (complainers.h), NULL when none is set. */
@@ -189,6 +199,15 @@ int	 verify_cache_entry(const struct verify_result *,
  * is then as verify_begin left it). */
 int	 verify_from_cache(struct verify_result *, const struct addr *,
 	    json_t *cached);
+/* A result from the verdict cache for an address on the verifying
+ * account's own complainer list (r->account_complainer set): the mail
+ * host's acceptance (accepted, catch-all, role) becomes the known-
+ * complainer verdict verify_conclude would have made of it, score
+ * calibrated alike, verified_at kept; any other verdict ranks above the
+ * list (mailbox verdict, spam trap, the operator's list) or is no
+ * acceptance (unknown), and stands. */
+void	 verify_account_complainer(struct verify_engine *, struct db *,
+	    struct verify_result *, const struct addr *);
 
 /* The sandbox domain: "sandbox.<service_domain>". */
 const char *verify_sandbox_domain(const struct verify_engine *);

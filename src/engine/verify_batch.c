@@ -24,18 +24,36 @@ enum verify_step
 verify_batch_item_begin(struct verify_engine *e, const char *email,
     struct verify_item *it)
 {
+	it->account = NULL;
 	return verify_begin(e, email, &it->r, &it->a);
+}
+
+/* A verdict cache hit for item it: its result, still on the account's
+ * complainer list if it was. */
+static void
+verify_batch_cached(struct verify_engine *e, struct db *db,
+    struct verify_item *it, json_t *hit)
+{
+	int listed = it->r.account_complainer;
+
+	if (verify_from_cache(&it->r, &it->a, hit) == -1)
+		return;
+	it->r.account_complainer = listed;
+	verify_account_complainer(e, db, &it->r, &it->a);
 }
 
 void
 verify_batch_lookup(struct verify_engine *e, struct db *db,
-    struct verify_item *const *v, size_t n)
+    const char *account, struct verify_item *const *v, size_t n)
 {
 	const char **keys;
 	unsigned char *found;
 	json_t **hits;
 	size_t i, k;
+	int listed = 0;
 
+	for (i = 0; i < n; i++)
+		v[i]->account = account;
 	if (db == NULL || n == 0)
 		return;
 	keys = calloc(n + 1, sizeof(*keys));
@@ -43,17 +61,33 @@ verify_batch_lookup(struct verify_engine *e, struct db *db,
 	found = calloc(n + 1, 1);
 	if (keys == NULL || hits == NULL || found == NULL)
 		goto out;
+	/* The account's own complainer list for every item, cached or not.
+	 * A cached verdict is the mail host's answer, shared by every
+	 * account; the list turns an acceptance in it into the complainer
+	 * verdict (verify_account_complainer) as a fresh verification would
+	 * conclude: simpler than verifying the address again, with no SMTP
+	 * session spent, and just as right. When the list cannot be read,
+	 * the cache is not read either (a hit could not be turned): the
+	 * verdicts are made afresh and ask the list as they conclude. */
+	for (i = 0; i < n; i++)
+		keys[i] = v[i]->a.normalised;
+	if (complainers_account_contains_many(db,
+	    verify_engine_complainers_key(e), account, keys, n, found) ==
+	    DB_OK) {
+		listed = 1;
+		for (i = 0; i < n; i++)
+			v[i]->r.account_complainer = found[i];
+	}
 	/* The verdict cache by the addresses' keyed hashes (none when the
 	 * cache is off). */
-	for (i = k = 0; i < n; i++)
+	for (i = k = 0; listed && i < n; i++)
 		if (v[i]->r.cache_key[0] != '\0')
 			keys[k++] = v[i]->r.cache_key;
 	if (k > 0 && vcache_get_many(db, VCACHE_VERDICT, keys, k, hits) ==
 	    DB_OK)
 		for (i = k = 0; i < n; i++)
 			if (v[i]->r.cache_key[0] != '\0' && hits[k++] != NULL)
-				(void)verify_from_cache(&v[i]->r, &v[i]->a,
-				    hits[k - 1]);
+				verify_batch_cached(e, db, v[i], hits[k - 1]);
 	for (i = k = 0; i < n; i++)
 		if (!v[i]->r.cached)
 			keys[k++] = v[i]->a.normalised;
@@ -107,7 +141,7 @@ verify_batch_item_conclude(struct verify_engine *e, struct db *db,
 	it->r.web_presence = b->web_presence;
 	/* (the provider first: it sets what verify_batch_accept_all reads) */
 	provider = verify_batch_provider_of(e, b);
-	rc = verify_conclude(e, db, &it->r, &it->a, provider,
+	rc = verify_conclude(e, db, it->account, &it->r, &it->a, provider,
 	    s ? smtp_session_info(s) : NULL, s ? smtp_session_rcpt(s, rcpt) :
 	    NULL, verify_batch_accept_all(b));
 	if (it->r.web_presence >= 0)
@@ -123,8 +157,8 @@ verify_batch_item_conclude_info(struct verify_engine *e, struct db *db,
 	const char *provider = verify_batch_provider_of(e, b);
 
 	it->r.web_presence = b->web_presence;
-	return verify_conclude(e, db, &it->r, &it->a, provider, si, NULL,
-	    verify_batch_accept_all(b));
+	return verify_conclude(e, db, it->account, &it->r, &it->a, provider,
+	    si, NULL, verify_batch_accept_all(b));
 }
 
 enum verify_err

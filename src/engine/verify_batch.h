@@ -1,7 +1,8 @@
 /* verify_batch.h: the engine's face for a domain's worth of addresses, the
  * one svc-worker's jobs and a single verification (a batch of one) both go
  * through. For the items (addresses): syntax and sandbox, then the verdict
- * cache and the complainer list looked up for many at once; for the batch
+ * cache and the complainer lists (the operator's, the verifying account's
+ * own) looked up for many at once; for the batch
  * (their domain): the MX answer and its cache, what is known of the domain
  * (catch-all, web presence: domain_facts), SMTP sessions carrying the
  * catch-all probe while its answer is not known, the probe's answer read by
@@ -20,6 +21,9 @@
 struct verify_item {
 	struct verify_result	 r;
 	struct addr		 a;
+	/* the verifying account, whose own complainer list counts (set by
+	 * verify_batch_lookup; NULL: none) */
+	const char		*account;
 };
 
 /* Where the domain's catch-all probe is. */
@@ -60,12 +64,16 @@ struct verify_batch {
  * (it->a parsed, the list facts set). */
 enum verify_step verify_batch_item_begin(struct verify_engine *,
 	    const char *email, struct verify_item *);
-/* The verdict cache and the complainer list for items that are NEXT, in a
- * few statements: a cached item is DONE (it->r.cached set). A lookup that
- * fails finds nothing: the verdict is made afresh, and the complainer list
- * is asked again one by one when an item concludes. */
+/* The verifying account's own complainer list (account NULL: none; the
+ * string must outlive the items), the verdict cache and the operator's
+ * complainer list for items that are NEXT, in a few statements: a cached
+ * item is DONE (it->r.cached set; the account's list turns its verdict,
+ * verify_account_complainer). A lookup that fails finds nothing: the
+ * verdict is made afresh (a failed read of the account's list leaves the
+ * verdict cache unread), and the lists are asked again one by one when an
+ * item concludes. */
 void	 verify_batch_lookup(struct verify_engine *, struct db *,
-	    struct verify_item *const *, size_t n);
+	    const char *account, struct verify_item *const *, size_t n);
 /* Its domain's answer and facts: the MX hosts and who runs the first one
  * (the batch's provider, found at the first item), or the reason there
  * are none. DONE for an address that needs no SMTP (invalid domain, no

@@ -204,8 +204,10 @@ int
 verify_cache_entry(const struct verify_result *r, struct vcache_entry *out)
 {
 	memset(out, 0, sizeof(*out));
+	/* An address on the verifying account's own complainer list: its
+	 * verdict may be that list's, which no other account shares. */
 	if (r->sandbox || r->cached || r->normalised[0] == '\0' ||
-	    r->cache_key[0] == '\0')
+	    r->cache_key[0] == '\0' || r->account_complainer == 1)
 		return -1;
 	if ((out->value = verify_cache_text(r)) == NULL)
 		return -1;

@@ -213,7 +213,7 @@ verify_many_domains(struct verify_many_run *m, size_t *wait, size_t nw)
 }
 
 enum verify_err
-verify_many(struct verify_engine *e, struct db *db,
+verify_many(struct verify_engine *e, struct db *db, const char *account,
     const char *const *emails, size_t n, const struct verify_many_opts *o,
     struct verify_result *out)
 {
@@ -237,7 +237,7 @@ verify_many(struct verify_engine *e, struct db *db,
 		if (verify_batch_item_begin(e, emails[i], &m.items[i]) ==
 		    VERIFY_STEP_NEXT)
 			look[nl++] = &m.items[i];
-	verify_batch_lookup(e, db, look, nl);
+	verify_batch_lookup(e, db, account, look, nl);
 	for (k = 0; k < nl; k++)
 		if (!look[k]->r.cached)
 			wait[nw++] = (size_t)(look[k] - m.items);

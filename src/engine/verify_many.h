@@ -19,11 +19,13 @@ struct verify_many_opts {
 	int64_t		 deadline;	/* timeutil_mono_ms() time */
 };
 
-/* Verifies emails[0..n) into out[0..n): every one gets a result, unknown
- * where the deadline came first. Final results made afresh go to the
- * verdict cache; unknown ones (not retried here) never do. VERIFY_ERR_DB when the database failed (complainer list),
- * VERIFY_ERR_INTERNAL when out of memory. */
+/* Verifies emails[0..n) into out[0..n) for account (its own complainer
+ * list counts; NULL: none): every one gets a result, unknown where the
+ * deadline came first. Final results made afresh go to the verdict cache;
+ * unknown ones (not retried here) never do, nor do those of addresses on
+ * the account's list. VERIFY_ERR_DB when the database failed (complainer
+ * lists), VERIFY_ERR_INTERNAL when out of memory. */
 enum verify_err verify_many(struct verify_engine *, struct db *,
-	    const char *const *emails, size_t n,
+	    const char *account, const char *const *emails, size_t n,
 	    const struct verify_many_opts *, struct verify_result *out);
 #endif

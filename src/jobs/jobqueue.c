@@ -89,9 +89,15 @@ jobqueue_claim_work(struct db *db, void *arg)
 	size_t i;
 
 	cl->n = 0;
-	/* The subquery is a plain (non-locking) read: claiming never waits
-	 * for a job row that a result write holds. */
-	e = db_query(db, "SELECT job_id, chunk, attempts FROM job_chunks "
+	/* The subqueries are plain (non-locking) reads: claiming never
+	 * waits for a job row that a result write holds. The job's account,
+	 * and whether it has a complainer list at all, come with each chunk
+	 * in this statement (no other per chunk; most accounts have none,
+	 * and their chunks then look no list up). */
+	e = db_query(db, "SELECT job_id, chunk, attempts, (SELECT account_id "
+	    "FROM jobs WHERE jobs.id = job_chunks.job_id), EXISTS (SELECT 1 "
+	    "FROM jobs j JOIN account_complainers c ON c.account_id = "
+	    "j.account_id WHERE j.id = job_chunks.job_id) FROM job_chunks "
 	    "WHERE ((state = 'pending' AND (not_before IS NULL OR "
 	    "not_before <= UTC_TIMESTAMP(3))) OR (state = 'leased' AND "
 	    "lease_expires < UTC_TIMESTAMP(3))) AND job_id IN (SELECT id "
@@ -107,6 +113,9 @@ jobqueue_claim_work(struct db *db, void *arg)
 		    sizeof(cl->out[cl->n].job_id), db_res_str(res, 0));
 		cl->out[cl->n].chunk = (int)db_res_int(res, 1);
 		cl->out[cl->n].attempts = (int)db_res_int(res, 2) + 1;
+		strparse_copy(cl->out[cl->n].account,
+		    sizeof(cl->out[cl->n].account), db_res_str(res, 3));
+		cl->out[cl->n].account_complainers = db_res_int(res, 4) != 0;
 		cl->n++;
 	}
 	db_res_free(res);

@@ -28,6 +28,11 @@ extern const char *const jobqueue_err_names[JOBQUEUE_ERR__MAX];
 
 struct jobqueue_chunk {
 	char	 job_id[JOBQUEUE_ID_MAX + 1];
+	/* the job's account, read by the claim's own statement (its own
+	 * complainer list counts in the chunk's verdicts), and whether that
+	 * list had any address at the claim (none: nothing to look up) */
+	char	 account[JOBQUEUE_ID_MAX + 1];
+	int	 account_complainers;
 	int	 chunk;
 	int	 attempts;		/* claims so far, this one included */
 };

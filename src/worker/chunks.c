@@ -1,7 +1,8 @@
 /* chunks.c: the chunks svc-worker holds (sched.h): claiming them under a
  * lease and renewing it, reading their addresses and starting them through
  * the engine's batch face (syntax and sandbox, then the verdict cache and
- * the complainer list for the whole chunk in a few statements), keeping
+ * the complainer lists, the operator's and the job's account's, for the
+ * whole chunk in a few statements), keeping
  * their results and verdict cache entries, and handing them to the writer
  * thread (writer.h) as they come, at least every second; a chunk with
  * nothing left is ended, and an ended job's chunks are dropped. */
@@ -265,7 +266,10 @@ chunks_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 			m++;
 		}
 	jobqueue_rows_free(rows, n);
-	verify_batch_lookup(p->engine, p->db, items, m);
+	/* (the job's account when it has a complainer list: its list is
+	 * looked up; ch->c outlives the chunk's addresses) */
+	verify_batch_lookup(p->engine, p->db, ch->c.account_complainers &&
+	    ch->c.account[0] ? ch->c.account : NULL, items, m);
 	for (i = 0; i < m; i++) {
 		if (todo[i]->it.r.cached) {
 			chunks_result(p, todo[i], 0);

@@ -39,6 +39,7 @@ struct previewer {
 	struct verify_engine		*e;
 	struct db			*db;
 	const struct previewer_list	*l;
+	const char			*account;	/* the job's */
 	unsigned char			*suppressed;	/* per address */
 	size_t				*order;		/* by domain */
 	struct previewer_group		*g;
@@ -394,7 +395,8 @@ previewer_sample(struct previewer *p, int64_t deadline)
 	o.per_host = (int)conf_int(p->conf, CONF_WORKER_DOMAIN_CONCURRENCY);
 	o.rcpts = (int)conf_int(p->conf, CONF_WORKER_RCPTS_PER_SESSION);
 	o.deadline = deadline;
-	if (verify_many(p->e, p->db, emails, n, &o, res) != VERIFY_OK)
+	if (verify_many(p->e, p->db, p->account, emails, n, &o, res) !=
+	    VERIFY_OK)
 		goto out;
 	for (i = 0; i < n; i++) {
 		p->st[of[i]].sample++;
@@ -459,6 +461,7 @@ previewer_run(const struct conf *c, struct verify_engine *e, struct db *db,
 	p.e = e;
 	p.db = db;
 	p.l = l;
+	p.account = account;
 	p.t.total = (long long)l->n;
 	/* charged at confirmation: the entries that are addresses (the
 	 * others have the domain "", as jobs_write_rows marks them free) */

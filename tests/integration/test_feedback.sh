@@ -20,7 +20,11 @@
 # host of the same provider whose addresses all bounced then scores
 # lower than the first. A single verification (POST /v1/verify) is kept as
 # a keyed hash until its retention ends, and its outcome counts in the
-# report and the calibration.
+# report and the calibration. An account's complaint puts the address on
+# its own complainer list: its single verifications and bulk jobs then say
+# known_complainer (afresh or from the verdict cache), another account's
+# stay valid, and the shared verdict cache never holds that verdict (nor
+# the upload preview's sample of it).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -43,7 +47,8 @@ it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
 worker_poll_interval = 1
 account_suppressions_max = 5
 calibration_min_outcomes = 10
-calibration_reload_seconds = 0"
+calibration_reload_seconds = 0
+preview_smtp_min_rows = 1"
 it_stack_start
 [ -s "$IT_DIR/feedback-hash-key" ] || { echo "Bail out! svcadm db migrate wrote no feedback_hash_key_file"; exit 1; }
 
@@ -497,5 +502,72 @@ t_single() {
         (SELECT COUNT(*) FROM account_complainers WHERE account_id = '$acc')" | tr '\t' ' ')"
 }
 t_case "a single verification (POST /v1/verify) is kept as a keyed hash until its retention (or its account's erasure): its outcome counts in the report and the calibration" t_single
+
+# single_verdict WHAT KEY WANT: POST /v1/verify of ADDR with KEY answers WANT
+# ("status reason sub_status score cached")
+single_verdict() {
+    API_KEY=$2 http POST /v1/verify "{\"email\":\"$ADDR\"}"
+    expect_status 200 || return 1
+    expect_eq "$1" "$3" "$(json '"\(.status) \(.reason) \(.sub_status) \(.score) \(.cached)"')"
+}
+# bulk_verdicts WHAT KEY WANT: a bulk job of ADDR and ok@ with KEY gives
+# WANT ("email classification reason, ...")
+bulk_verdicts() {
+    local id
+    API_KEY=$2 http POST /v1/verify/bulk "{\"emails\":[\"$ADDR\",\"ok@good.feedback.test\"]}"
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    it_job_wait "$id" completed || return 1
+    API_KEY=$2 http GET "/v1/jobs/$id/results"
+    expect_status 200 || return 1
+    expect_eq "$1" "$3" "$(json '[.results[] | "\(.email) \(.classification) \(.reason)"] | join(", ")')"
+}
+t_account_complainers() {
+    local a b ka kb k
+    ADDR=user7@good.feedback.test
+    a=$(it_account admin 100); ka=$(it_key "$a" '*'); KA=$ka
+    b=$(it_account admin 100); kb=$(it_key "$b" '*'); KB=$kb
+    k=$(it_cache_keys "$ADDR"); K7=$k
+    API_KEY=$ka http POST /v1/feedback "$(jq -cn --arg t "$NOW" '{events: [{email: "User7@Good.Feedback.test", outcome: "complaint", occurred_at: $t}]}')"
+    expect_status 200 && expect_json .complainers_added 1 || return 1
+    # A's verification, afresh: the known-complainer verdict, kept out of the shared cache
+    single_verdict "A's, afresh" "$ka" "risky known_complainer known_complainer 66 false" || return 1
+    expect_eq "cached verdicts after A's" 0 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($k)")" || return 1
+    # B's, afresh: deliverable, and cached
+    single_verdict "B's, afresh" "$kb" "deliverable accepted_email null 92 false" || return 1
+    expect_eq "cached verdicts after B's" "1 1" "$(it_sql "SELECT COUNT(*), SUM(result LIKE '%accepted_email%') FROM verdict_cache WHERE address_hash IN ($k)" | tr '\t' ' ')" || return 1
+    # the same cached verdict: turned by A's list, as it is for B
+    single_verdict "A's, a cache hit" "$ka" "risky known_complainer known_complainer 66 true" || return 1
+    single_verdict "B's, a cache hit" "$kb" "deliverable accepted_email null 92 true" || return 1
+    # A's bulk job: the chunk's cache hit turned, then (cache emptied) svc-worker's own verdict
+    bulk_verdicts "A's job, a cache hit" "$ka" "$ADDR risky known_complainer, ok@good.feedback.test valid accepted_email" || return 1
+    it_sql "DELETE FROM verdict_cache WHERE address_hash IN ($k)"
+    bulk_verdicts "A's job, afresh" "$ka" "$ADDR risky known_complainer, ok@good.feedback.test valid accepted_email" || return 1
+    expect_eq "cached verdicts after A's job" 0 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($k)")" || return 1
+    bulk_verdicts "B's job, afresh" "$kb" "$ADDR valid accepted_email, ok@good.feedback.test valid accepted_email" || return 1
+    expect_eq "complainer verdicts in the shared cache" "1 0" "$(it_sql "SELECT COUNT(*), SUM(result LIKE '%complainer%') FROM verdict_cache WHERE address_hash IN ($k)" | tr '\t' ' ')"
+}
+t_case "an account's own complainer list: its complaint makes its single and bulk verdicts known_complainer (afresh or from the cache), another account's stay valid, and the shared cache never holds the complainer verdict" t_account_complainers
+
+# preview_sample KEY: an upload of ADDR alone with a preview, its SMTP
+# sample (the one row) verified
+preview_sample() {
+    local id
+    printf 'email\n%s\n' "$ADDR" > "$IT_DIR/one.csv"
+    API_KEY=$1 http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/one.csv" -F preview=true
+    expect_status 202 || return 1
+    id=$(json .job_id)
+    it_job_wait "$id" awaiting_confirmation || return 1
+    API_KEY=$1 http POST "/v1/verify/bulk/$id/preview" "" --data ""
+    expect_status 200 && expect_json .preview.smtp_sample.size 1
+}
+t_account_complainers_preview() {
+    it_sql "DELETE FROM verdict_cache WHERE address_hash IN ($K7)"
+    preview_sample "$KA" || return 1
+    expect_eq "cached verdicts after A's preview" 0 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($K7)")" || return 1
+    preview_sample "$KB" || return 1
+    expect_eq "cached verdicts after B's preview" "1 0" "$(it_sql "SELECT COUNT(*), SUM(result LIKE '%complainer%') FROM verdict_cache WHERE address_hash IN ($K7)" | tr '\t' ' ')"
+}
+t_case "an upload preview's SMTP sample reads the account's own complainer list too: A's sampled verdict is not cached, B's is (valid)" t_account_complainers_preview
 
 t_done

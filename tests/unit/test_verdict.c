@@ -231,6 +231,26 @@ score_bands(int lo[VERDICT_STATUS__MAX], int hi[VERDICT_STATUS__MAX])
 			}
 }
 
+/* The sandbox domain: a local part naming a reason or sub_status (any
+ * case) gets that verdict, any other is accepted. */
+static void
+test_sandbox_local_part_names_the_verdict(void **st)
+{
+	(void)st;
+	assert_int_equal(verdict_sandbox_kind("known_complainer"),
+	    VERDICT_K_COMPLAINER);
+	assert_int_equal(verdict_sandbox_kind("Mailbox_Full"), VERDICT_K_FULL);
+	assert_int_equal(verdict_sandbox_kind("mailbox_not_found"),
+	    VERDICT_K_REJECTED);
+	assert_int_equal(verdict_sandbox_kind("smtp_blocked"),
+	    VERDICT_K_BLOCKED);
+	assert_int_equal(verdict_sandbox_kind("dns_error"),
+	    VERDICT_K_DNS_ERROR);
+	assert_int_equal(verdict_sandbox_kind("jane"), VERDICT_K_ACCEPTED);
+	assert_int_equal(verdict_sandbox_kind("known_complainers"),
+	    VERDICT_K_ACCEPTED);
+}
+
 static void
 test_every_score_is_an_integer_from_0_to_100(void **st)
 {
@@ -368,6 +388,7 @@ main(void)
 		cmocka_unit_test(test_score_formula),
 		cmocka_unit_test(test_catch_all_verdict_heuristic),
 		cmocka_unit_test(test_trap_local_patterns),
+		cmocka_unit_test(test_sandbox_local_part_names_the_verdict),
 		cmocka_unit_test(test_unknown_results_are_cached_15_minutes_at_most),
 		cmocka_unit_test(test_every_score_is_an_integer_from_0_to_100),
 		cmocka_unit_test(test_scores_follow_the_status),
