@@ -60,6 +60,16 @@
 # each window, the pacing_pairs rows and the pacing events of the log.
 # Exit status 0: goal met and every check held (every verdict right, no
 # block); 1: missed or a check failed; 77: a tool is missing.
+# BENCH_PROVIDERS_LEARN=1: the job is measured on an install that has met
+# the personas' limits before, as every install has after its first days:
+# first a learning job (other domains of the same providers, 4 L per source
+# address each) takes every (provider, source address) pair past its limit
+# to its first 421; once every pair has learnt a rate it is cancelled
+# (DELETE /v1/jobs/ID) and the pairs' penalties (the shipped ones, 5-15
+# minutes) are waited out, then the measured job runs as above, with cold
+# DNS and verdict caches (its domains and addresses are new). Printed too:
+# the rate each pair learnt against the persona's limit, the learning job's
+# 421s. About 20 minutes.
 # BENCH_PROVIDERS_TIMEOUT (1200 s): the most the job is waited for.
 # Figures and the command in tests/bench/README. SVC_TEST_KEEP=1 keeps the
 # work directory.
@@ -118,6 +128,7 @@ while read -r id _; do
     ADDRS[$id]=$(( RCPTS[$id] - NDOMP ))
     psum=$(( psum + ADDRS[$id] ))
 done <<< "$PERSONAS"
+LEARN=${BENCH_PROVIDERS_LEARN:-0}
 FRIENDLY=$(( TOTAL - psum ))
 NFD=$(( (FRIENDLY + 99) / 100 ))	# friendly domains, 100 addresses each
 [ "$FRIENDLY" -ge 100 ] && [ "$NFD" -le 250 ] ||
@@ -150,13 +161,19 @@ while read -r id pre a1 a2 m1 m2 mix _; do
         echo "$d $mx $addr $ca $m $id"
     done
 done <<< "$PERSONAS" >> "$IT_DIR/domains.txt"
+# the learning job's domains (BENCH_PROVIDERS_LEARN=1): l<prefix><1-4>, the
+# same MX hosts
+: > "$IT_DIR/learn-domains.txt"
+[ "$LEARN" = 1 ] && awk '$6 != "friendly" { d = "l" $1; mx = $2
+        if ($6 == "microsoft365") { mx = d; gsub(/\./, "-", mx); mx = mx ".mail.protection.outlook.com" }
+        print d, mx, $3, $4, $5, $6 }' "$IT_DIR/domains.txt" > "$IT_DIR/learn-domains.txt"
 for i in $(seq 0 $(( NFD - 1 ))); do
     if [ $(( i % 10 )) = 9 ]; then d=$(printf 'r1-c%03d.bench.test' "$i"); ca=1; else d=$(printf 'r1-d%03d.bench.test' "$i"); ca=0; fi
     echo "$d mx-${d%.bench.test}.bench.test 127.0.1.$(( i + 1 )) $ca user,unknown friendly"
 done >> "$IT_DIR/domains.txt"
 # each MX host name in the zone it belongs to
-mxrec() { awk -v z="$1" '{ n = $2; if (substr(n, length(n) - length(z)) == "." z && !seen[n]++) print n ". 3600 IN A " $3 }' "$IT_DIR/domains.txt"; }
-mapfile -t recs < <(awk '{ print $1 ". 3600 IN A 192.0.2.1"; print $1 ". 3600 IN MX 10 " $2 "." }' "$IT_DIR/domains.txt"; mxrec bench.test)
+mxrec() { awk -v z="$1" '{ n = $2; if (substr(n, length(n) - length(z)) == "." z && !seen[n]++) print n ". 3600 IN A " $3 }' "$IT_DIR/domains.txt" "$IT_DIR/learn-domains.txt"; }
+mapfile -t recs < <(awk '{ print $1 ". 3600 IN A 192.0.2.1"; print $1 ". 3600 IN MX 10 " $2 "." }' "$IT_DIR/domains.txt" "$IT_DIR/learn-domains.txt"; mxrec bench.test)
 zone bench.test 'ns 3600 IN A 127.0.0.1' "${recs[@]}"
 for z in google.com outlook.com yahoodns.net zoho.com mimecast.com; do
     mapfile -t recs < <(mxrec "$z")
@@ -251,6 +268,27 @@ with open(out + "/friendly.txt", "w") as f:
 EOF
 [ "$(wc -l < "$IT_DIR/truth.tsv")" = "$TOTAL" ] || { echo "Bail out! the list has $(wc -l < "$IT_DIR/truth.tsv") addresses"; exit 1; }
 
+# learn.json: the learning job, 4 L per source address of each provider
+# (more than the ramp S, 2 S, 4 S ... sends before it passes L) at its
+# l-domains, addresses that exist
+if [ "$LEARN" = 1 ]; then
+    while read -r id _; do echo "$id $(( 4 * LIM[$id] * NSRC ))"; done <<< "$PERSONAS" > "$IT_DIR/learn-sizes.txt"
+    "$PYTHON" - "$IT_DIR" <<'EOF'
+import json, sys
+out = sys.argv[1]
+sizes = dict(l.split() for l in open(out + "/learn-sizes.txt"))
+doms = {}
+for line in open(out + "/learn-domains.txt"):
+    f = line.split()
+    doms.setdefault(f[5], []).append(f[0])
+emails = []
+for prov, n in sizes.items():
+    ds = doms[prov]
+    emails += ["learn%d@%s" % (k, ds[k % len(ds)]) for k in range(int(n))]
+json.dump({"name": "bench-providers-learning", "emails": emails}, open(out + "/learn.json", "w"))
+EOF
+fi
+
 say "svc-worker: $WORKER; $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 say "list: $TOTAL addresses, $FRIENDLY at $NFD friendly domains, $psum at $NDOMP domains of each of 6 providers; $NSRC source address(es):$routes; flight delay ${FLIGHT_MS} ms"
 while read -r id _; do
@@ -261,6 +299,48 @@ done <<< "$PERSONAS"
 stack_proc_start "$IT_DIR/worker" svc-worker "$WORKER" -c "$SVC_CONF" || { bad "svc-worker did not start"; exit 1; }
 WPID=$(stack_pidfile_pid "$IT_DIR/worker/svc-worker.pid")
 sleep 1.5
+# personas' counters: "ID refused strikes blocked" a line
+persona_counts() {
+    local id rate
+    while read -r id _ a1 _; do
+        rate=$(fake_ctl "$a1" rate)
+        printf '%s %s\n' "$id" "$(printf '%s\n' "$rate" | tr ' ' '\n' | awk -F= '$1 == "refused" || $1 == "strikes" || $1 == "blocked" { printf "%s ", $2 }')"
+    done <<< "$PERSONAS"
+}
+if [ "$LEARN" = 1 ]; then
+    # ------------------------------------------------- the learning job
+    npairs=$(( 6 * NSRC ))
+    l0=$(date +%s)
+    http POST /v1/verify/bulk "@$IT_DIR/learn.json" || true
+    [ "$HTTP_STATUS" = 202 ] || [ "$HTTP_STATUS" = 200 ] || [ "$HTTP_STATUS" = 201 ] ||
+        { bad "the learning job: POST /v1/verify/bulk: $HTTP_STATUS $(head -c 300 <<< "$HTTP_BODY")"; exit 1; }
+    LJOB=$(json .job_id)
+    say "learning job $LJOB: $(jq '.emails | length' "$IT_DIR/learn.json") addresses at the providers' other domains"
+    provs=$(awk '{ printf "%s'\''%s'\''", (NR > 1 ? "," : ""), $1 }' <<< "$PERSONAS")
+    learnt=0
+    while [ $(( $(date +%s) - l0 )) -lt "$TIMEOUT" ]; do
+        learnt=$(it_sql "SELECT COUNT(*) FROM pacing_pairs WHERE pair IN ($provs) AND learned_rate IS NOT NULL")
+        [ "$learnt" -ge "$npairs" ] && break
+        stack_alive "$WPID" || { bad "svc-worker exited"; exit 1; }
+        sleep 2
+    done
+    [ "$learnt" -ge "$npairs" ] || { bad "only $learnt of $npairs pairs learnt a rate in ${TIMEOUT}s"; exit 1; }
+    say "every pair learnt a rate $(( $(date +%s) - l0 )) s after the learning job's POST; cancelling it"
+    http DELETE "/v1/jobs/$LJOB" || true
+    [ "$HTTP_STATUS" = 200 ] || [ "$HTTP_STATUS" = 204 ] || { bad "DELETE /v1/jobs/$LJOB: $HTTP_STATUS"; exit 1; }
+    while :; do
+        left=$(it_sql "SELECT COUNT(*), IFNULL(MAX(TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(3), GREATEST(IFNULL(penalty_until, 0), IFNULL(paused_until, 0)))), 0) FROM pacing_pairs WHERE penalty_until > UTC_TIMESTAMP(3) OR paused_until > UTC_TIMESTAMP(3)")
+        [ "${left%%[[:space:]]*}" = 0 ] && break
+        [ $(( $(date +%s) - l0 )) -lt $(( TIMEOUT + 1800 )) ] || { bad "pairs still in a penalty: $left"; exit 1; }
+        sleep 5
+    done
+    say "learnt (pair, egress, learned RCPTs/min, the persona's limit a minute), $(( $(date +%s) - l0 )) s after the learning job's POST, every penalty over:"
+    while read -r pair egress lr; do
+        echo "#   $pair $egress $lr $(( LIM[$pair] * 60000 / WINDOW_MS ))"
+    done < <(it_sql "SELECT pair, egress, learned_rate FROM pacing_pairs WHERE pair IN ($provs) ORDER BY pair, egress")
+    persona_counts > "$IT_DIR/learn-counts.txt"
+    say "personas after the learning job (refused strikes blocked): $(tr '\n' ';' < "$IT_DIR/learn-counts.txt")"
+fi
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # the client (tests/bench/job_client.py): the POST, then GET /progress
 # every 0.2 s until the job has ended: "JOB id code t0 t1 total" (POST
@@ -326,6 +406,9 @@ while read -r id _ a1 _; do
     v() { printf '%s\n' "$rate" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
     n=$(v blocked); blocks=$(( blocks + ${n:-0} ))
     n=$(v refused); refused=$(( refused + ${n:-0} ))
+    # the measured job's own: less the learning job's
+    [ -s "$IT_DIR/learn-counts.txt" ] &&
+        refused=$(( refused - $(awk -v id="$id" '$1 == id { print $2 + 0 }' "$IT_DIR/learn-counts.txt") ))
     last=$(it_sql "SELECT ROUND(MAX(TIMESTAMPDIFF(MICROSECOND, j.created_at, e.verified_at)) / 1e6, 1), COUNT(*) FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE e.job_id = '$JOB' AND e.provider = '$id'" | tr '\t' ' ')
     per=$(it_sql "SELECT CONCAT('w', w, ' ', COUNT(*)) FROM (SELECT FLOOR(TIMESTAMPDIFF(MICROSECOND, j.created_at, e.verified_at) / 1000 / $WINDOW_MS) AS w FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE e.job_id = '$JOB' AND e.provider = '$id') x GROUP BY w ORDER BY w" | tr '\n' ' ')
     say "persona $id: bound $b s (in bursts of a window's L at once: $bw s); svc's shipped ramp alone lets its share through at the earliest at $(ramp "$id"); its last of ${last#* } addresses concluded ${last%% *} s after the POST; per window of ${WINDOW_MS} ms: ${per}; $rate"
@@ -349,6 +432,8 @@ for line in open(sys.argv[2], errors="replace"):
     if not m or prov.get(m.group(3).lower(), "friendly") == "friendly":
         continue
     t = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")) + int(m.group(2)) / 1000.0
+    if t < t0:
+        continue        # the learning job's (BENCH_PROVIDERS_LEARN=1)
     c = tab.setdefault((prov[m.group(3).lower()], m.group(4)), {})
     i = int((t - t0) // w)
     a, n = c.get(i, (0, 0))
@@ -365,6 +450,7 @@ grep -h -E 'event=(pacing_slow_down|pacing_pause|mx_rcpt_limit)' "$IT_DIR/log/sv
 grep -h -E ' (error|crit)[ :]' "$IT_DIR/log/svc.log" 2>/dev/null | head -n 5 | sed 's/^/# svc.log: /' || true
 
 [ "$blocks" = 0 ] || bad "the personas blocked a source address $blocks time(s)"
+[ "$LEARN" = 1 ] && say "the job ran after a learning job (BENCH_PROVIDERS_LEARN=1): every pair had met its limit once"
 line="$TOTAL addresses end to end (POST until /progress says completed) in $e2e s; bound $bound s ($slowest); RATIO $ratio (goal <= $GOAL); verdicts right ${right:-0}/$TOTAL; personas' 421s $refused, blocks $blocks; load average $load0 before, $load1 after"
 say "$line"
 awk -v r="$ratio" -v g="$GOAL" 'BEGIN { exit !(r > 0 && r <= g) }' || bad "ratio $ratio above the goal $GOAL"

@@ -71,7 +71,9 @@
 # worker is doing (sampled every 2 ms from /proc: running or blocked in which
 # system call; poll with one fd is its MariaDB round trips), SQL statements
 # per address (BENCH_WORKER_SQL_LOG=yes: which ones, from MariaDB's general
-# log, which slows the run), addresses concluded per second, and from the
+# log, which slows the run; BENCH_WORKER_SQL_TIME=yes: the statements that
+# took the server's time, from its slow log with long_query_time 0, which
+# slows it too), addresses concluded per second, and from the
 # fake servers the SMTP sessions, the most open at once (concurrency), the
 # most transactions and RCPTs in one session, and the flights of the last
 # session; the load average before and after each run. Printed: addresses/minute beside
@@ -328,6 +330,10 @@ for run in $(seq 1 "$RUNS"); do
     # slows the run: for finding out which statements run, not for figures)
     [ "${BENCH_WORKER_SQL_LOG:-no}" = yes ] &&
         it_sql "SET GLOBAL general_log_file = '$IT_DIR/mariadb/general-$run.log', general_log = 1"
+    # BENCH_WORKER_SQL_TIME=yes: every statement in the slow log, with the
+    # time the server took for it (prepared ones included)
+    [ "${BENCH_WORKER_SQL_TIME:-no}" = yes ] &&
+        it_sql "SET GLOBAL slow_query_log_file = '$IT_DIR/mariadb/slow-$run.log', long_query_time = 0, slow_query_log = 1"
     before=$(snapshot "${WPIDS[@]}")
     t0=$(date +%s.%N)
     # CPU of each party every 0.1 s, until the stop file appears
@@ -564,6 +570,16 @@ EOF
                 c[substr($0, 1, 90)]++ }
             END { for (k in c) printf "%7d %6.3f  %s\n", c[k], c[k] / t, k }' "$IT_DIR/mariadb/general-$run.log" |
             sort -rn | head -n 15 | sed 's/^/bench-worker:    /'
+    fi
+    if [ "${BENCH_WORKER_SQL_TIME:-no}" = yes ]; then
+        it_sql "SET GLOBAL slow_query_log = 0"
+        say "  server time by statement (slow log; count, ms in all, us each, % of all, text):"
+        awk '/^# Query_time: / { t = $3; next }
+            /^(SET timestamp|use |# )/ { next }
+            t != "" { q = $0; gsub(/'"'"'[^'"'"']*'"'"'/, "?", q); gsub(/[0-9]+/, "N", q); gsub(/[[:space:]]+/, " ", q)
+                      q = substr(q, 1, 100); n[q]++; s[q] += t; all += t; t = "" }
+            END { for (q in n) printf "%7d %8.1f %8.1f %5.1f%%  %s\n", n[q], 1000 * s[q], 1e6 * s[q] / n[q], 100 * s[q] / all, q }' \
+            "$IT_DIR/mariadb/slow-$run.log" | sort -k2 -rn | head -n 20 | sed 's/^/bench-worker:    /'
     fi
     # addresses concluded per second of the run (verified_at, whole seconds)
     [ "$TOTAL" -gt 100000 ] || say "  verified per second from started_at: $(it_sql "SELECT CONCAT('+', t, 's:', COUNT(*)) FROM (SELECT TIMESTAMPDIFF(SECOND, DATE_FORMAT(j.started_at, '%Y-%m-%d %H:%i:%s'), e.verified_at) AS t FROM job_emails e JOIN jobs j ON j.id = e.job_id WHERE e.job_id = '$JOB') x GROUP BY t ORDER BY t" | tr '\n' ' ')"
