@@ -281,16 +281,23 @@ chunks_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 	free(todo);
 }
 
+size_t
+chunks_cap(const struct process *p)
+{
+	return p->paced_only && p->max_chunks < SCHED_CHUNKS_MAX ?
+	    SCHED_CHUNKS_MAX : p->max_chunks;
+}
+
 void
 chunks_claim(struct process *p, int64_t now)
 {
 	struct jobqueue_chunk got[SCHED_CHUNKS_MAX];
-	size_t n = 0, i, want;
+	size_t n = 0, i, want, cap = chunks_cap(p);
 
-	if (p->nchunks >= p->max_chunks)
+	if (p->nchunks >= cap)
 		return;
 	p->last_claim = now;
-	want = p->max_chunks - p->nchunks;
+	want = cap - p->nchunks;
 	if (want > CHUNKS_CLAIM_STEP)
 		want = CHUNKS_CLAIM_STEP;
 	if (jobqueue_claim(p->db, p->owner, p->lease, got, want, &n) !=
@@ -300,6 +307,9 @@ chunks_claim(struct process *p, int64_t now)
 	}
 	p->claim_empty = n == 0;
 	p->claim_short = n < want;
+	if (n > 0 && p->nchunks + n > p->max_chunks)
+		log_info("event=chunks_beyond_cap held=%zu claimed=%zu cap=%zu "
+		    "reason=paced_only", p->nchunks, n, p->max_chunks);
 	for (i = 0; i < n; i++)
 		chunks_load(p, &got[i], now);
 }

@@ -270,6 +270,17 @@ domains_may_start(const struct process *p, const struct process_domain *d,
 	return 1;
 }
 
+int
+domains_paced_wait(const struct process_domain *d, int64_t now)
+{
+	int t, paced = 0;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (d->host[t] && !pacer_any_may_send(d->host[t], now))
+			paced = 1;
+	return paced;
+}
+
 void
 domains_hold(struct process_host **held, const struct process_domain *d)
 {

@@ -107,6 +107,7 @@ pacer_pair(struct process *p, const char *key, const char *egress,
 		    timeutil_mono_ms());
 		pp->next = p->pairs;
 		p->pairs = pp;
+		p->pacer_new = 1;
 	}
 	pp->refs++;
 	return pp;
@@ -226,6 +227,17 @@ pacer_sync(struct process *p, int64_t now)
 	}
 	if (!any || now - p->pacer_synced < PACER_SYNC_MS)
 		return;
+	p->pacer_synced = now;
+	if (pacing_db_read(p->db, NULL, now, pacer_merge, p) != DB_OK)
+		log_error("event=pacing_read error=\"%s\"", db_error(p->db));
+}
+
+void
+pacer_read_new(struct process *p, int64_t now)
+{
+	if (!p->pacer_new)
+		return;
+	p->pacer_new = 0;
 	p->pacer_synced = now;
 	if (pacing_db_read(p->db, NULL, now, pacer_merge, p) != DB_OK)
 		log_error("event=pacing_read error=\"%s\"", db_error(p->db));

@@ -246,7 +246,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 				p->claim_short = 0; /* woken: claim now */
 			}
 		}
-		if (p->nchunks < p->max_chunks && (p->nchunks == 0 ||
+		if (p->nchunks < chunks_cap(p) && (p->nchunks == 0 ||
 		    !p->claim_short || now - p->last_claim >= p->claim_every) &&
 		    writer_backlog(p->writer) < PROCESS_BACKLOG_MAX)
 			chunks_claim(p, now);

@@ -143,6 +143,13 @@ struct process {
 	int			 grey_retries;
 	long			 grey_delay;
 	size_t			 max_chunks;
+	/* Every domain with addresses waiting waits for pacing (a penalty,
+	 * its budget, its one session), and session slots are free
+	 * (sessions_schedule): chunks are claimed beyond max_chunks, up to
+	 * SCHED_CHUNKS_MAX, so that chunks of paced providers' addresses,
+	 * held for minutes, do not keep the next ones (other providers,
+	 * friendly domains) waiting behind them. */
+	int			 paced_only;
 
 	struct db		*db;
 	struct writer		*writer;	/* results, chunk ends */
@@ -172,6 +179,7 @@ struct process {
 	struct pacing_defaults	 pdefaults;
 	struct pacer_pair	*pairs;
 	int64_t			 pacer_synced;
+	int			 pacer_new;	/* pairs made since the last read */
 	size_t			 route_next;	/* round robin of new sessions */
 	int64_t			 egress_synced;	/* egress_down read */
 	/* profiles.c: hosts whose profile is to be read, notes to write */
@@ -183,6 +191,9 @@ struct process {
 };
 
 /* chunks.c */
+/* The chunks held at most now: max_chunks, or SCHED_CHUNKS_MAX while
+ * paced_only. */
+size_t	 chunks_cap(const struct process *);
 void	 chunks_claim(struct process *, int64_t now);
 void	 chunks_tick(struct process *, int64_t now);
 void	 chunks_flush(struct process *, struct process_chunk *, int64_t now);
@@ -219,6 +230,9 @@ void	 domains_dns_answers(struct process *);
 /* May the domain start a session now? */
 int	 domains_may_start(const struct process *,
 	    const struct process_domain *, int64_t now);
+/* It may not, and only for pacing: a host it goes to is paused or in a
+ * penalty on every route. */
+int	 domains_paced_wait(const struct process_domain *, int64_t now);
 /* A session counts in the domain's hosts (held: the session's), and
  * stops counting. */
 void	 domains_hold(struct process_host **held,
@@ -272,6 +286,11 @@ void	 pacer_host_pairs(struct process *, struct process_host *,
 	    const char *provider);
 void	 pacer_host_unref(struct process_host *);
 void	 pacer_sync(struct process *, int64_t now);
+/* Pairs made since the last read are read from MariaDB at once (one
+ * statement for all), before any session may use them: a pair new to this
+ * process (a host first seen, a worker just started) may be in a penalty
+ * or paused by another worker host or an earlier run. */
+void	 pacer_read_new(struct process *, int64_t now);
 void	 pacer_routes_sync(struct process *, int64_t now);
 /* The routes there are (smtp_egress), and the one a new session of the
  * round robin would start with. */

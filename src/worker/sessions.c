@@ -198,38 +198,54 @@ sessions_give_up(struct process *p, struct process_domain *d)
 
 /* Starts sessions while there are free slots and addresses that may go;
  * the scan starts one bucket further each time, so that no domain waits
- * behind the others for ever. */
+ * behind the others for ever. Notes whether, with slots free, every
+ * domain left waiting waits for pacing (p->paced_only: chunks_cap). */
 void
 sessions_schedule(struct process *p, int64_t now)
 {
 	struct process_domain *d;
 	struct buckets_scan sc;
-	int b, started;
+	int b, started, paced, other;
 
 	pacer_routes_sync(p, now);
+	pacer_read_new(p, now);
 	p->rr = (p->rr + 1) % SCHED_HASH;
 	do {
-		started = 0;
+		started = paced = other = 0;
 		for (b = buckets_first(p, &sc, p->rr); b >= 0;
 		    b = buckets_next(p, &sc)) {
 			for (d = p->hash[b]; d != NULL; d = d->hnext) {
-				if ((int)p->nsessions >= p->concurrency)
+				if ((int)p->nsessions >= p->concurrency) {
+					p->paced_only = 0;
 					return;
-				if (!d->b.resolved || d->queued == 0)
+				}
+				if (d->queued == 0)
 					continue;
+				if (!d->b.resolved) {
+					other++;
+					continue;
+				}
 				if (d->host[PROCESS_BY_NAME] != NULL &&
 				    pacer_past_patience(p,
 				    d->host[PROCESS_BY_NAME], now)) {
 					sessions_give_up(p, d);
 					continue;
 				}
-				if (!domains_may_start(p, d, now))
+				if (!domains_may_start(p, d, now)) {
+					if (domains_paced_wait(d, now))
+						paced++;
+					else
+						other++;
 					continue;
+				}
 				if (sessions_start(p, d, now))
 					started = 1;
+				else if (d->queued > 0)
+					paced++;	/* no route's pair took it */
 			}
 		}
 	} while (started);
+	p->paced_only = paced > 0 && other == 0;
 }
 
 /* ---------------------------------------------------------------- ends */

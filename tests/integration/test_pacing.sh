@@ -15,7 +15,10 @@
 #    sessions learn and obey the same pairs;
 #  - mx-pp (127.0.0.45), paced from the start by a local pacing default,
 #    counts the RCPTs it gets: the catch-all probe is taken from the
-#    pair's budget like the addresses.
+#    pair's budget like the addresses;
+#  - mx-hl (127.0.0.48), paced, its pair in a penalty, and mx-fr
+#    (127.0.0.49), friendly: chunks of addresses waiting for a paced pair
+#    do not keep the next chunks waiting behind them.
 # The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
 # mx-bl's. Sessions to one host run one at a time
 # (worker_domain_concurrency = 1, and pacing_pair_sessions = 1 for a paced
@@ -41,6 +44,8 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     'mx-pp IN A 127.0.0.45' 'pp IN A 192.0.2.1' 'pp IN MX 10 mx-pp' \
     'mx-id IN A 127.0.0.46' 'id IN A 192.0.2.1' 'id IN MX 10 mx-id' \
     'mx-pr IN A 127.0.0.47' 'pr IN A 192.0.2.1' 'pr IN MX 10 mx-pr' \
+    'mx-hl IN A 127.0.0.48' 'mx-fr IN A 127.0.0.49' 'zf IN A 192.0.2.1' 'zf IN MX 10 mx-fr' \
+    'hl1 IN MX 10 mx-hl' 'hl2 IN MX 10 mx-hl' 'hl3 IN MX 10 mx-hl' 'hl4 IN MX 10 mx-hl' \
     > "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
 fake 127.0.0.40 rate_limit=20 rate_window_ms=2000 rate_penalty_ms=1000 block_after=3
@@ -51,6 +56,8 @@ fake 127.0.0.44 rate_limit=1 rate_window_ms=600000 rate_penalty_ms=1000 block_af
 fake 127.0.0.45 rate_limit=1000 rate_window_ms=600000
 fake 127.0.0.46 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_after=100
 fake 127.0.0.47 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_after=100
+fake 127.0.0.48
+fake 127.0.0.49
 mail_env_lists
 # mx-pp is paced from the start (an operator's default, 600 a minute)
 echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
@@ -58,6 +65,7 @@ echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
 # and mx-pr from 400 a minute (20 RCPTs a window, over the 10 it takes)
 echo 'mx-id.pace.test 200 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
 echo 'mx-pr.pace.test 400 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
+echo 'mx-hl.pace.test 600 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
 worker_poll_interval = 1
@@ -276,5 +284,33 @@ t_preview_learns() {
         it_fail "svc-worker's previewer logged no pacing_slow_down for mx-pv"
 }
 t_case "an upload preview's SMTP sample that hears 421 4.7.28 penalises the pair" t_preview_learns
+
+t_paced_chunks_hold_no_slot() {
+    # mx-hl's pair is in a penalty (an hour: no clock decides the case);
+    # its 800 addresses make the job's first four chunks (a job's chunks
+    # follow its domains' order), five friendly ones at mx-fr the fifth,
+    # and svc-worker holds three chunks (worker_concurrency 10 x 20 RCPTs
+    # x 2 / 200 + 1)
+    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, strikes, penalty_until, reason, updated_at)
+        VALUES ('mx-hl.pace.test', 'direct', 600, 300, UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR,
+                '421 4.7.28 rate limited', UTC_TIMESTAMP(3))"
+    { for d in 1 2 3 4; do for i in $(seq 1 200); do echo "user$i@hl$d.pace.test"; done; done
+      for i in 1 2 3 4 5; do echo "user$i@zf.pace.test"; done; } | mkjob held || return 1
+    expect_eq "the job's chunks" 5 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$JOB'")" || return 1
+    stack_proc_start "$IT_DIR/log" worker-hl "$WORKER" -c "$SVC_CONF" || { it_fail "svc-worker did not start"; return 1; }
+    fr_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain = 'zf.pace.test' AND state = 'done'")" = 5 ]; }
+    it_wait_until 120 "for the friendly addresses behind the paced chunks" fr_done
+    local rc=$?
+    stack_proc_stop "$IT_DIR/log" worker-hl
+    http DELETE "/v1/jobs/$JOB"
+    [ "$rc" = 0 ] || return 1
+    expect_eq "friendly addresses valid" 5 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain = 'zf.pace.test' AND classification = 'valid'")" || return 1
+    expect_eq "mx-hl's addresses done (its pair in its penalty)" 0 \
+        "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain LIKE 'hl%' AND state = 'done'")" || return 1
+    expect_eq "SMTP sessions mx-hl got" 0 "$(fake_ctl 127.0.0.48 stats | tr ' ' '\n' | sed -n 's/^sessions=//p')" || return 1
+    grep -q "event=chunks_beyond_cap .*reason=paced_only" "$IT_DIR/log/svc.log" ||
+        it_fail "svc-worker logged no chunks_beyond_cap"
+}
+t_case "chunks whose addresses wait for a paced pair do not keep the next chunks waiting: the worker claims beyond its cap while every waiting domain waits for pacing" t_paced_chunks_hold_no_slot
 
 t_done
