@@ -24,6 +24,7 @@
 #include "engine/verify_cache.h"
 #include "engine/verify_json.h"
 #include "util/buf.h"
+#include "unit_rand.h"
 
 /* ------------------------------------------- the reference (jansson) */
 
@@ -89,21 +90,11 @@ ref_entry(const struct verify_result *r)
 
 /* ------------------------------------------------------------ results */
 
-static uint64_t rnd_state = 0x2545f4914f6cdd1dULL;
-
-static uint32_t
-rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return (uint32_t)(rnd_state >> 11);
-}
 
 static const char *
 pick(const char *const *v, size_t n)
 {
-	return v[rnd() % n];
+	return v[unit_rand() % n];
 }
 #define PICK(v) pick(v, sizeof(v) / sizeof(v[0]))
 
@@ -119,17 +110,17 @@ static void
 random_text(char *o, size_t max, const char *addr, int allow_bad)
 {
 	struct buf b;
-	int i, n = (int)(rnd() % 12);
+	int i, n = (int)(unit_rand() % 12);
 	const char *p;
 	char up[VERIFY_EMAIL_MAX + 1];
 	size_t k;
 
 	buf_init(&b, max - 1);
 	for (i = 0; i < n; i++) {
-		switch (rnd() % 4) {
+		switch (unit_rand() % 4) {
 		case 0:		/* the address, in a random case */
 			for (k = 0; addr[k] != '\0' && k < sizeof(up) - 1; k++)
-				up[k] = rnd() % 2 ? (char)toupper(
+				up[k] = unit_rand() % 2 ? (char)toupper(
 				    (unsigned char)addr[k]) : addr[k];
 			up[k] = '\0';
 			p = up;
@@ -165,7 +156,7 @@ random_result(struct verify_result *r)
 {
 	const char *l, *d, *dl;
 	size_t i;
-	int bad = rnd() % 8 == 0;	/* a text that may not be UTF-8 */
+	int bad = unit_rand() % 8 == 0;	/* a text that may not be UTF-8 */
 
 	memset(r, 0, sizeof(*r));
 	do {
@@ -176,18 +167,18 @@ random_result(struct verify_result *r)
 	snprintf(r->email, sizeof(r->email), "%s@%s", l, d);
 	for (i = 0; r->email[i] != '\0'; i++)
 		r->normalised[i] = (char)tolower((unsigned char)r->email[i]);
-	if (rnd() % 10 == 0)	/* (one that is not UTF-8 when bad) */
+	if (unit_rand() % 10 == 0)	/* (one that is not UTF-8 when bad) */
 		snprintf(r->normalised, sizeof(r->normalised), "%sother@%s",
 		    bad ? "\xC3" : "", d);
 	snprintf(r->domain, sizeof(r->domain), "%s", d);
 	do	/* the suggestion's local part */
 		dl = PICK(locals);
 	while (!bad && strcmp(dl, "\xC3") == 0);
-	r->v = verdict_of((enum verdict_kind)(rnd() % VERDICT_KIND__MAX),
-	    rnd() % 5 == 0);
-	r->score = (int)(rnd() % 130) - 10;
-	r->score_basis = (enum calibration_basis)(rnd() % CALIBRATION_BASIS__MAX);
-	switch (rnd() % 5) {
+	r->v = verdict_of((enum verdict_kind)(unit_rand() % VERDICT_KIND__MAX),
+	    unit_rand() % 5 == 0);
+	r->score = (int)(unit_rand() % 130) - 10;
+	r->score_basis = (enum calibration_basis)(unit_rand() % CALIBRATION_BASIS__MAX);
+	switch (unit_rand() % 5) {
 	case 0:
 		snprintf(r->did_you_mean, sizeof(r->did_you_mean), "%s@gmail.com",
 		    dl);
@@ -201,15 +192,15 @@ random_result(struct verify_result *r)
 	default:
 		break;
 	}
-	r->trap = (enum verdict_trap)(rnd() % VERDICT_TRAP__MAX);
-	r->role = rnd() % 2;
-	r->free_provider = rnd() % 2;
-	r->disposable = rnd() % 2;
-	r->accept_all = rnd() % 2;
-	r->catch_all = (enum verdict_catch_all)(rnd() % VERDICT_CA__MAX);
-	r->nmx = rnd() % 4;
+	r->trap = (enum verdict_trap)(unit_rand() % VERDICT_TRAP__MAX);
+	r->role = unit_rand() % 2;
+	r->free_provider = unit_rand() % 2;
+	r->disposable = unit_rand() % 2;
+	r->accept_all = unit_rand() % 2;
+	r->catch_all = (enum verdict_catch_all)(unit_rand() % VERDICT_CA__MAX);
+	r->nmx = unit_rand() % 4;
 	for (i = 0; i < r->nmx; i++) {
-		r->mx[i].priority = rnd() % 3 == 0 ? 0 : rnd() % 70000;
+		r->mx[i].priority = unit_rand() % 3 == 0 ? 0 : unit_rand() % 70000;
 		do
 			snprintf(r->mx[i].host, sizeof(r->mx[i].host), "%s",
 			    PICK(hosts));
@@ -218,21 +209,21 @@ random_result(struct verify_result *r)
 	do
 		snprintf(r->provider, sizeof(r->provider), "%s", PICK(provs));
 	while (!bad && strcmp(r->provider, "\xC3") == 0);
-	r->has_smtp = rnd() % 4 != 0;
+	r->has_smtp = unit_rand() % 4 != 0;
 	if (r->has_smtp) {
-		r->smtp_code = rnd() % 4 == 0 ? 0 : 250 + (int)(rnd() % 310);
-		if (rnd() % 2)
+		r->smtp_code = unit_rand() % 4 == 0 ? 0 : 250 + (int)(unit_rand() % 310);
+		if (unit_rand() % 2)
 			snprintf(r->smtp_enhanced, sizeof(r->smtp_enhanced),
-			    "%d.%d.%d", (int)(rnd() % 6), (int)(rnd() % 8),
-			    (int)(rnd() % 8));
+			    "%d.%d.%d", (int)(unit_rand() % 6), (int)(unit_rand() % 8),
+			    (int)(unit_rand() % 8));
 		random_text(r->smtp_message, sizeof(r->smtp_message),
-		    rnd() % 3 ? r->email : r->normalised, bad);
-		r->smtp_tls = rnd() % 2;
+		    unit_rand() % 3 ? r->email : r->normalised, bad);
+		r->smtp_tls = unit_rand() % 2;
 	}
-	r->verified_at = (time_t)(1700000000 + rnd() % 100000000);
-	snprintf(r->cache_key, sizeof(r->cache_key), "%08x%08x", rnd(), rnd());
+	r->verified_at = (time_t)(1700000000 + unit_rand() % 100000000);
+	snprintf(r->cache_key, sizeof(r->cache_key), "%08x%08x", unit_rand(), unit_rand());
 	/* the results the cache never takes */
-	switch (rnd() % 40) {
+	switch (unit_rand() % 40) {
 	case 0:
 		r->sandbox = 1;
 		break;
@@ -442,6 +433,7 @@ main(void)
 	};
 	const char *bench = getenv("VERIFY_CACHE_BENCH");
 
+	unit_rand_seed(0x2545f4914f6cdd1dULL);
 	if (bench != NULL && atol(bench) > 0) {
 		bench_entries(atol(bench));
 		return 0;

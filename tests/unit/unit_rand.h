@@ -1,6 +1,7 @@
 /* unit_rand.h: the random numbers of the unit tests that try random inputs
- * (test_buckets.c, test_jsonw.c): a xorshift generator that each program
- * seeds with a fixed number of its own (unit_rand_seed, in main), so every
+ * (test_buckets.c, test_jsonw.c, test_verify_cache.c): a xorshift generator
+ * that each program seeds with a fixed number of its own (unit_rand_seed,
+ * in main), so every
  * run makes the same sequence and a failure repeats. Header only (each test
  * program is one file). */
 #ifndef SVC_TESTS_UNIT_RAND_H
