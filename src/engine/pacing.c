@@ -1,10 +1,11 @@
 /* pacing.c: the AIMD state of a (provider or mail host, egress) pair and
  * its statements (pacing.h has the design). The rate is computed, not
- * stored: from the row's start rate (doubling every window until the
- * first "slow down"), or from its base (creeping up by a quarter a window)
- * under pacing_learned_percent of the learned rate. Times in the struct are the
- * local monotonic clock; in MariaDB, the database's clock, turned into
- * offsets from "now" when read so that hosts' clocks never meet. */
+ * stored: from the row's start rate (doubling every window and its slack
+ * until the first "slow down"), or from its base (creeping up by a quarter
+ * a window) under pacing_learned_percent of the learned rate. Times in the
+ * struct are the local monotonic clock; in MariaDB, the database's clock,
+ * turned into offsets from "now" when read so that hosts' clocks never
+ * meet. */
 #include "engine/pacing.h"
 #include "util/strparse.h"
 #include <stdio.h>

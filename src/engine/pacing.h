@@ -12,8 +12,8 @@
  *    grows: before the first "slow down" it doubles every window and its
  *    slack (pacing_take_window_ms: a burst a window after the last one
  *    would meet the host's window edge, where nobody can tell whether it
- *    still counts the last one) from its
- *    start rate (a default is a start, not a ceiling), counted from when
+ *    still counts the last one) from its start rate (a default is a
+ *    start, not a ceiling), counted from when
  *    the pair was last taken up after a window unused (pacing_note_asked,
  *    in the worker's memory: nothing is written); after one it is
  *    halved (base) and creeps back up by a quarter of base a window, to
@@ -26,8 +26,9 @@
  *  - "Slow down" (pacing_is_slow_down: a rate_limited reply) starts a
  *    penalty: no RCPT and no connection from that route to the pair until
  *    it ends (the pair's penalty, and at least a window: what was sent
- *    before it was not counted in the budget). Several in a row (pacing_block_strikes, each within a
- *    penalty of the last one's end), or a block (5.7.x naming our client
+ *    before it was not counted in the budget). Several in a row
+ *    (pacing_block_strikes, each within a penalty of the last one's
+ *    end), or a block (5.7.x naming our client
  *    or a DNSBL, at connect, HELO or MAIL, or to every RCPT) pause the
  *    pair for pacing_pause_ms; addresses waiting for a pair paused longer
  *    than pacing_patience_ms end unknown / smtp_blocked.
