@@ -24,6 +24,7 @@
 #include "engine/pacing_signal.h"
 #include "engine/smtp_classify.h"
 #include "engine/verify.h"
+#include "util/grow.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "worker/sched.h"
@@ -69,6 +70,57 @@ pacer_init(struct process *p)
 	buf_free(&msg);
 }
 
+/* ----------------------------------------- the rows the last read found */
+
+static void
+pacer_rows_clear(struct process *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->npacer_rows; i++)
+		free(p->pacer_rows[i]);
+	p->npacer_rows = 0;
+}
+
+static int
+pacer_rows_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "key\037egress" into buf */
+static void
+pacer_rows_name(char *buf, size_t len, const char *key, const char *egress)
+{
+	snprintf(buf, len, "%s\037%s", key, egress);
+}
+
+static void
+pacer_rows_add(struct process *p, const char *key, const char *egress)
+{
+	char name[PACING_KEY_MAX + PACING_EGRESS_MAX + 2], *s;
+
+	pacer_rows_name(name, sizeof(name), key, egress);
+	if (grow(&p->pacer_rows, p->npacer_rows, &p->cappacer_rows,
+	    sizeof(*p->pacer_rows), 64) == -1 || (s = strdup(name)) == NULL) {
+		/* without it, the pair waits for the next sync, as before */
+		return;
+	}
+	p->pacer_rows[p->npacer_rows++] = s;
+}
+
+static int
+pacer_rows_has(const struct process *p, const char *key, const char *egress)
+{
+	char name[PACING_KEY_MAX + PACING_EGRESS_MAX + 2], *n = name;
+
+	if (p->npacer_rows == 0)
+		return 0;
+	pacer_rows_name(name, sizeof(name), key, egress);
+	return bsearch(&n, p->pacer_rows, p->npacer_rows,
+	    sizeof(*p->pacer_rows), pacer_rows_cmp) != NULL;
+}
+
 void
 pacer_free(struct process *p)
 {
@@ -78,6 +130,10 @@ pacer_free(struct process *p)
 		p->pairs = pp->next;
 		free(pp);
 	}
+	pacer_rows_clear(p);
+	free(p->pacer_rows);
+	p->pacer_rows = NULL;
+	p->cappacer_rows = 0;
 	pacing_defaults_free(&p->pdefaults);
 }
 
@@ -99,15 +155,20 @@ pacer_pair(struct process *p, const char *key, const char *egress,
     const struct pacing_default *d)
 {
 	struct pacer_pair *pp;
+	int64_t now;
 
 	if ((pp = pacer_find(p, key, egress)) == NULL) {
 		if ((pp = calloc(1, sizeof(*pp))) == NULL)
 			return NULL;
-		pacing_pair_init(&pp->s, &p->pconf, key, egress, d,
-		    timeutil_mono_ms());
+		now = timeutil_mono_ms();
+		pacing_pair_init(&pp->s, &p->pconf, key, egress, d, now);
 		pp->next = p->pairs;
 		p->pairs = pp;
-		p->pacer_new = 1;
+		/* read before its first session when it has a stored row, or
+		 * when what the last read found is too old to tell */
+		if (p->pacer_synced == 0 || now - p->pacer_synced >
+		    2 * PACER_SYNC_MS || pacer_rows_has(p, key, egress))
+			p->pacer_new = 1;
 	}
 	pp->refs++;
 	return pp;
@@ -180,6 +241,7 @@ pacer_merge(void *arg, const struct pacing_pair *row)
 	struct pacer_pair *pp = pacer_find(p, row->key, row->egress);
 	struct pacing_pair keep;
 
+	pacer_rows_add(p, row->key, row->egress);
 	if (pp == NULL)
 		return;		/* not used here */
 	keep = pp->s;
@@ -207,6 +269,19 @@ pacer_routes_sync(struct process *p, int64_t now)
 		    db_error(p->db));
 }
 
+/* Every stored pair: merged into this process's, and the rows noted. */
+static void
+pacer_read(struct process *p, int64_t now)
+{
+	p->pacer_synced = now;
+	pacer_rows_clear(p);
+	if (pacing_db_read(p->db, NULL, now, pacer_merge, p) != DB_OK)
+		log_error("event=pacing_read error=\"%s\"", db_error(p->db));
+	if (p->npacer_rows > 1)
+		qsort(p->pacer_rows, p->npacer_rows, sizeof(*p->pacer_rows),
+		    pacer_rows_cmp);
+}
+
 /* Every PACER_SYNC_MS while pairs are in use: the shared state; unused
  * pairs are forgotten. */
 void
@@ -227,9 +302,7 @@ pacer_sync(struct process *p, int64_t now)
 	}
 	if (!any || now - p->pacer_synced < PACER_SYNC_MS)
 		return;
-	p->pacer_synced = now;
-	if (pacing_db_read(p->db, NULL, now, pacer_merge, p) != DB_OK)
-		log_error("event=pacing_read error=\"%s\"", db_error(p->db));
+	pacer_read(p, now);
 }
 
 void
@@ -238,9 +311,7 @@ pacer_read_new(struct process *p, int64_t now)
 	if (!p->pacer_new)
 		return;
 	p->pacer_new = 0;
-	p->pacer_synced = now;
-	if (pacing_db_read(p->db, NULL, now, pacer_merge, p) != DB_OK)
-		log_error("event=pacing_read error=\"%s\"", db_error(p->db));
+	pacer_read(p, now);
 }
 
 /* The host's pair for route; NULL when the host has none (a host by

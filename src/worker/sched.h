@@ -180,6 +180,10 @@ struct process {
 	struct pacer_pair	*pairs;
 	int64_t			 pacer_synced;
 	int			 pacer_new;	/* pairs made since the last read */
+	/* "key\037egress" of every row the last read found, sorted: a pair
+	 * new to this process with a stored row is read before it is used */
+	char			**pacer_rows;
+	size_t			 npacer_rows, cappacer_rows;
 	size_t			 route_next;	/* round robin of new sessions */
 	int64_t			 egress_synced;	/* egress_down read */
 	/* profiles.c: hosts whose profile is to be read, notes to write */
@@ -286,10 +290,13 @@ void	 pacer_host_pairs(struct process *, struct process_host *,
 	    const char *provider);
 void	 pacer_host_unref(struct process_host *);
 void	 pacer_sync(struct process *, int64_t now);
-/* Pairs made since the last read are read from MariaDB at once (one
- * statement for all), before any session may use them: a pair new to this
- * process (a host first seen, a worker just started) may be in a penalty
- * or paused by another worker host or an earlier run. */
+/* Pairs made since the last read that have a stored row (the last read
+ * found one, or there has been no read for two PACER_SYNC_MS) are read
+ * from MariaDB at once (one statement for all), before any session may use
+ * them: a pair new to this process (a host first seen, a worker just
+ * started) may be in a penalty or paused by another worker host or an
+ * earlier run. A row another worker made within the last second is read
+ * with the next sync. */
 void	 pacer_read_new(struct process *, int64_t now);
 void	 pacer_routes_sync(struct process *, int64_t now);
 /* The routes there are (smtp_egress), and the one a new session of the
