@@ -335,6 +335,14 @@ feedback_settings_get(struct db *db, const char *account,
 	return row == -1 ? DB_ERR_QUERY : DB_OK;
 }
 
+/* The account's settings row, made with the defaults when it has none. */
+static enum db_err
+feedback_settings_row(struct db *db, const char *account)
+{
+	return db_exec(db, "INSERT IGNORE INTO feedback_settings (account_id) "
+	    "VALUES (?)", DB_ARGS(DBP_STR(account)), NULL);
+}
+
 enum db_err
 feedback_settings_set(struct db *db, const char *account, int suppress,
     const char *mailgun_key, const char *postmark_user,
@@ -343,9 +351,7 @@ feedback_settings_set(struct db *db, const char *account, int suppress,
 	unsigned long long affected;
 	enum db_err e;
 
-	if ((e = db_exec(db, "INSERT IGNORE INTO feedback_settings "
-	    "(account_id) VALUES (?)", DB_ARGS(DBP_STR(account)),
-	    &affected)) != DB_OK)
+	if ((e = feedback_settings_row(db, account)) != DB_OK)
 		return e;
 	if (suppress >= 0 && (e = db_exec(db, "UPDATE feedback_settings SET "
 	    "suppress_hard_bounces = ? WHERE account_id = ?",
@@ -378,9 +384,7 @@ feedback_settings_set_ses(struct db *db, const char *account,
 	unsigned long long affected;
 	enum db_err e;
 
-	if ((e = db_exec(db, "INSERT IGNORE INTO feedback_settings "
-	    "(account_id) VALUES (?)", DB_ARGS(DBP_STR(account)),
-	    &affected)) != DB_OK)
+	if ((e = feedback_settings_row(db, account)) != DB_OK)
 		return e;
 	return db_exec(db, "UPDATE feedback_settings SET ses_topic_arns = ? "
 	    "WHERE account_id = ?", DB_ARGS(*topics ? DBP_STR(topics) :
