@@ -109,6 +109,7 @@ jobqueue_claim_work(struct db *db, void *arg)
 	if (e != DB_OK)
 		return e;
 	while (cl->n < cl->max && db_res_next(res) == 1) {
+		memset(&cl->out[cl->n], 0, sizeof(cl->out[cl->n]));
 		strparse_copy(cl->out[cl->n].job_id,
 		    sizeof(cl->out[cl->n].job_id), db_res_str(res, 0));
 		cl->out[cl->n].chunk = (int)db_res_int(res, 1);
@@ -636,9 +637,11 @@ jobqueue_finish_work(struct db *db, void *arg)
 		    DBP_INT(c->chunk), DBP_STR(f->owner)), &changed);
 	else if (f->pending > 0)
 		e = db_exec(db, "UPDATE job_chunks SET state = 'pending', "
-		    "lease_owner = NULL, lease_expires = NULL, not_before = NULL "
+		    "lease_owner = NULL, lease_expires = NULL, not_before = "
+		    "IF(? > 0, UTC_TIMESTAMP(3) + INTERVAL ? SECOND, NULL) "
 		    "WHERE job_id = ? AND chunk = ? AND state = 'leased' AND "
-		    "lease_owner = ?", DB_ARGS(DBP_STR(c->job_id),
+		    "lease_owner = ?", DB_ARGS(DBP_INT(c->defer_s),
+		    DBP_INT(c->defer_s), DBP_STR(c->job_id),
 		    DBP_INT(c->chunk), DBP_STR(f->owner)), &changed);
 	else
 		e = db_exec(db, "UPDATE job_chunks SET state = 'pending', "
@@ -680,7 +683,23 @@ jobqueue_finish(struct db *db, const struct jobqueue_chunk *c,
 	*completed = e == DB_OK && f.completed;
 	if (e == DB_OK && f.rc == JOBQUEUE_OK)
 		log_info("event=chunk_finished job=%s chunk=%d state=%s "
-		    "retry=%lld", c->job_id, c->chunk, f.pending || f.retry ?
-		    "pending" : "done", f.retry);
+		    "retry=%lld deferred_s=%ld", c->job_id, c->chunk,
+		    f.pending || f.retry ? "pending" : "done", f.retry,
+		    f.pending ? c->defer_s : 0L);
 	return jobqueue_of(db, e, f.rc);
+}
+
+enum jobqueue_err
+jobqueue_hasten(struct db *db, const char *job_id, int chunk, int *changed)
+{
+	unsigned long long n = 0;
+
+	*changed = 0;
+	if (db_exec(db, "UPDATE job_chunks SET not_before = NULL WHERE "
+	    "job_id = ? AND chunk = ? AND state = 'pending' AND not_before "
+	    "IS NOT NULL", DB_ARGS(DBP_STR(job_id), DBP_INT(chunk)), &n) !=
+	    DB_OK)
+		return JOBQUEUE_DB;
+	*changed = n > 0;
+	return JOBQUEUE_OK;
 }

@@ -35,6 +35,10 @@ struct jobqueue_chunk {
 	int	 account_complainers;
 	int	 chunk;
 	int	 attempts;		/* claims so far, this one included */
+	/* set by the worker before jobqueue_finish: a chunk it hands back
+	 * with addresses left (they wait for a paced host) is claimable
+	 * again only this many seconds later; 0: at once */
+	long	 defer_s;
 };
 
 /* One address of a chunk to verify (pending, or retry that is due). */
@@ -100,10 +104,15 @@ enum jobqueue_err jobqueue_write(struct db *, const struct jobqueue_chunk *,
 	    size_t *done);
 /* After a pass over a chunk: done when every row is done (owner kept in
  * done_by), else pending again (not_before: the earliest retry_at of its
- * retry rows, or now when rows are still pending). The last chunk to be
+ * retry rows, or when rows are still pending: now, or c->defer_s seconds
+ * later). The last chunk to be
  * done completes the job (*completed set): status completed, refund of
  * unknown results for bulk and upload jobs (once, ledger ref
  * job:<id>:refund), job.completed event: jobend_complete. */
 enum jobqueue_err jobqueue_finish(struct db *, const struct jobqueue_chunk *,
 	    const char *owner, int *completed);
+/* A chunk handed back with defer_s, still pending, is claimable at once
+ * (*changed: whether it was still waiting). */
+enum jobqueue_err jobqueue_hasten(struct db *, const char *job_id, int chunk,
+	    int *changed);
 #endif

@@ -41,6 +41,8 @@ struct pacer_pair {
 	int64_t			 next_take;
 	int			 refs;
 	int			 sessions;	/* open on it now */
+	int64_t			 deferred_until; /* pacer_defer_slot */
+	int64_t			 pulled_at;	/* pacer_pull_due */
 	struct pacer_pair	*next;
 };
 
@@ -392,6 +394,71 @@ pacer_past_patience(const struct process *p, const struct process_host *h,
 		if (pacer_route_usable(h, r) &&
 		    !pacing_past_patience(&h->pair[r]->s, &p->pconf, now))
 			return 0;
+	return 1;
+}
+
+struct pacer_pair *
+pacer_outlook(const struct process *p, const struct process_host *h,
+    int64_t now, int64_t *wait_ms, long *per_min)
+{
+	struct pacer_pair *first = NULL, *pp;
+	int64_t until, wait = INT64_MAX;
+	size_t r;
+
+	*wait_ms = 0;
+	*per_min = 0;
+	if (h == NULL || h->npairs == 0)
+		return NULL;
+	for (r = 0; r < h->npairs; r++) {
+		if (!pacer_route_usable(h, r))
+			continue;
+		pp = h->pair[r];
+		if (!pp->s.paced)
+			return NULL;
+		if (first == NULL)
+			first = pp;
+		if ((until = pacer_pair_wait(pp, now)) < wait)
+			wait = until;
+		*per_min += pacing_rate(&pp->s, &p->pconf, now);
+	}
+	if (first == NULL || *per_min <= 0)
+		return NULL;
+	*wait_ms = wait;
+	return first;
+}
+
+int64_t
+pacer_defer_slot(struct pacer_pair *pp, int64_t earliest, size_t count,
+    long per_min)
+{
+	int64_t start = earliest > pp->deferred_until ? earliest :
+	    pp->deferred_until;
+
+	pp->deferred_until = start + (int64_t)count * 60000 / per_min;
+	return start;
+}
+
+void
+pacer_pair_hold(struct pacer_pair *pp, int delta)
+{
+	pp->refs += delta;
+}
+
+int64_t
+pacer_pair_wait(const struct pacer_pair *pp, int64_t now)
+{
+	int64_t until = pp->s.penalty_until > pp->s.paused_until ?
+	    pp->s.penalty_until : pp->s.paused_until;
+
+	return until > now ? until - now : 0;
+}
+
+int
+pacer_pull_due(struct pacer_pair *pp, int64_t now, int64_t every_ms)
+{
+	if (pp->pulled_at != 0 && now - pp->pulled_at < every_ms)
+		return 0;
+	pp->pulled_at = now;
 	return 1;
 }
 

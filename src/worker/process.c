@@ -97,6 +97,7 @@ process_free(struct process *p)
 		pacer_host_unref(h);
 		free(h);
 	}
+	defer_free(p);
 	pacer_free(p);
 	profiles_free(p);
 	verify_engine_free(p->engine);
@@ -259,6 +260,16 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 				sessions_poll(p, PROCESS_POLL_MS);
 				continue;
 			}
+			/* chunks handed back may be called back now (their
+			 * pairs read again first) */
+			if (p->ndeferred > 0) {
+				pacer_sync(p, now);
+				defer_tick(p, now);
+				if (p->db_failed)
+					break;
+				if (!p->claim_empty)
+					continue;
+			}
 			if (writer_backlog(p->writer) == 0) {
 				process_threads_stop(p);
 				(void)connstats_flush(db, 1);
@@ -283,6 +294,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 			/* waiting for a host's back-off */
 			process_pause(p, 50);
 		now = timeutil_mono_ms();
+		defer_tick(p, now);
 		chunks_tick(p, now);
 		if (p->db_failed)
 			break;

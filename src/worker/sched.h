@@ -22,6 +22,9 @@
 #define SCHED_CHUNKS_MAX	64	/* chunks held at once */
 #define SCHED_HASH		1024	/* domain table buckets */
 
+struct pacer_pair;
+struct defer_record;
+
 /* A claimed chunk and what waits to be written of it. */
 struct process_chunk {
 	struct jobqueue_chunk	 c;
@@ -33,6 +36,11 @@ struct process_chunk {
 	size_t			 rows;
 	int			 gone;		/* the job ended: drop all */
 	int64_t			 last_flush, last_renew;
+	/* defer.c's pass: the paced pair all its queued addresses wait for,
+	 * how many are queued, whether some wait for something else */
+	struct pacer_pair	*defer_pair;
+	size_t			 defer_queued;
+	int			 defer_mixed, defer_now;
 	struct process_chunk	*next;
 };
 
@@ -80,7 +88,6 @@ struct process_addr {
 };
 
 struct process_parked;
-struct pacer_pair;
 
 /* A domain of the chunks held: the engine's batch, and its queue. */
 struct process_domain {
@@ -150,6 +157,9 @@ struct process {
 	 * held for minutes, do not keep the next ones (other providers,
 	 * friendly domains) waiting behind them. */
 	int			 paced_only;
+	int64_t			 defer_checked;	/* defer.c's last pass */
+	struct defer_record	*deferred;	/* chunks handed back (defer.c) */
+	size_t			 ndeferred, capdeferred;
 
 	struct db		*db;
 	struct writer		*writer;	/* results, chunk ends */
@@ -208,6 +218,16 @@ void	 chunks_free(struct process_chunk *);
 void	 chunks_result(struct process *, struct process_addr *, int store);
 /* An address given up for this pass (its row stays pending); frees pa. */
 void	 chunks_abandon(struct process_addr *);
+
+/* defer.c, once a second: while the chunks held fill the cap, a chunk
+ * whose addresses all wait for one paced pair, and would not go within a
+ * minute, is handed back (claimable again by itself about when its turn
+ * comes) to make room; a pair whose addresses at hand would last less than
+ * half a minute gets the first chunk handed back for it called back.
+ * defer_free forgets the chunks handed back (they come back at their
+ * time). */
+void	 defer_tick(struct process *, int64_t now);
+void	 defer_free(struct process *);
 
 /* buckets.c: a walk over the domain table's buckets that hold a domain,
  * in the order start, start + 1, ..., SCHED_HASH - 1, 0, ..., start - 1:
@@ -318,6 +338,27 @@ void	 pacer_session_count(struct process_host *, size_t route, int delta);
 /* Every route's pair of the host is paused past the addresses' patience. */
 int	 pacer_past_patience(const struct process *, const struct process_host *,
 	    int64_t now);
+/* When every route the host's sessions may take is paced: the pair that
+ * stands for them (the first usable route's: the hosts of one provider
+ * share it), how long until one of them may send (*wait_ms, 0: now) and
+ * how many RCPTs a minute they take together now (*per_min). NULL when
+ * one is not paced (nothing holds its addresses back but session slots). */
+struct pacer_pair *pacer_outlook(const struct process *,
+	    const struct process_host *, int64_t now, int64_t *wait_ms,
+	    long *per_min);
+/* When count addresses handed back for the pair (defer.c) may go: after
+ * those handed back before them at per_min, not before earliest (this
+ * process's own reckoning, in its clock). */
+int64_t	 pacer_defer_slot(struct pacer_pair *, int64_t earliest, size_t count,
+	    long per_min);
+/* A hold on the pair (delta +1) keeps it, and its shared state read
+ * every second, while no host uses it; -1 lets it go. */
+void	 pacer_pair_hold(struct pacer_pair *, int delta);
+/* How long until the pair's penalty or pause ends (0: it may send). */
+int64_t	 pacer_pair_wait(const struct pacer_pair *, int64_t now);
+/* Whether a chunk handed back for the pair may be called back now: not
+ * within every_ms of the last call (which this call becomes). */
+int	 pacer_pull_due(struct pacer_pair *, int64_t now, int64_t every_ms);
 /* Why the host's pairs are paused (the first paused route's reply). */
 const char *pacer_reason(const struct process_host *);
 /* How many of want RCPTs may go to the host by route now. */

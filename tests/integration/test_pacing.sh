@@ -18,7 +18,8 @@
 #    pair's budget like the addresses;
 #  - mx-hl (127.0.0.48), paced, its pair in a penalty, and mx-fr
 #    (127.0.0.49), friendly: chunks of addresses waiting for a paced pair
-#    do not keep the next chunks waiting behind them.
+#    do not keep the next chunks waiting behind them; past the 64 chunks
+#    a worker holds at most, they are handed back until their turn.
 # The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
 # mx-bl's. Sessions to one host run one at a time
 # (worker_domain_concurrency = 1, and pacing_pair_sessions = 1 for a paced
@@ -47,6 +48,7 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     'mx-hl IN A 127.0.0.48' 'mx-fr IN A 127.0.0.49' 'zf IN A 192.0.2.1' 'zf IN MX 10 mx-fr' \
     'hl1 IN MX 10 mx-hl' 'hl2 IN MX 10 mx-hl' 'hl3 IN MX 10 mx-hl' 'hl4 IN MX 10 mx-hl' \
     > "$IT_DIR/dns/pace.test.zone"
+for d in $(seq -w 1 65); do echo "hb$d IN MX 10 mx-hl"; done >> "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
 fake 127.0.0.40 rate_limit=20 rate_window_ms=2000 rate_penalty_ms=1000 block_after=3
 fake 127.0.0.41 rate_limit=5 rate_window_ms=60000 rate_penalty_ms=60000 block_after=1
@@ -312,5 +314,58 @@ t_paced_chunks_hold_no_slot() {
         it_fail "svc-worker logged no chunks_beyond_cap"
 }
 t_case "chunks whose addresses wait for a paced pair do not keep the next chunks waiting: the worker claims beyond its cap while every waiting domain waits for pacing" t_paced_chunks_hold_no_slot
+
+t_paced_chunks_handed_back() {
+    # 65 chunks of mx-hl's addresses (its pair in an hour's penalty), more
+    # than the 64 a worker holds, then the five friendly ones: the worker
+    # hands the paced chunks back, claimable again about when the penalty
+    # ends, and verifies the friendly addresses behind them
+    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, strikes, penalty_until, reason, updated_at)
+        VALUES ('mx-hl.pace.test', 'direct', 600, 300, UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR,
+                '421 4.7.28 rate limited', UTC_TIMESTAMP(3))
+        ON DUPLICATE KEY UPDATE penalty_until = UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, paused_until = NULL"
+    { for d in $(seq -w 1 65); do for i in $(seq 1 200); do echo "user$i@hb$d.pace.test"; done; done
+      for i in 1 2 3 4 5; do echo "user$i@zf.pace.test"; done; } | mkjob handed || return 1
+    expect_eq "the job's chunks" 66 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$JOB'")" || return 1
+    fake_ctl 127.0.0.48 reset > /dev/null
+    stack_proc_start "$IT_DIR/log" worker-hb "$WORKER" -c "$SVC_CONF" || { it_fail "svc-worker did not start"; return 1; }
+    fr_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain = 'zf.pace.test' AND state = 'done'")" = 5 ]; }
+    t_handed_back_checks() {
+        it_wait_until 120 "for the friendly addresses behind 65 paced chunks" fr_done || return 1
+        expect_eq "friendly addresses valid" 5 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain = 'zf.pace.test' AND classification = 'valid'")" || return 1
+        expect_eq "mx-hl's addresses done (its pair in its penalty)" 0 \
+            "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain LIKE 'hb%' AND state <> 'pending'")" || return 1
+        expect_eq "SMTP sessions mx-hl got" 0 "$(fake_ctl 127.0.0.48 stats | tr ' ' '\n' | sed -n 's/^sessions=//p')" || return 1
+        # every chunk handed back (as many as the worker logged; once there
+        # was room again it held the rest) is pending, claimable again by
+        # itself only near the penalty's end (an hour less half a minute
+        # at the soonest)
+        local back logged called
+        back=$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$JOB' AND state = 'pending'
+                       AND not_before > UTC_TIMESTAMP(3) + INTERVAL 50 MINUTE")
+        logged=$(grep -c "event=chunk_deferred job=$JOB .*host=mx-hl.pace.test .*reason=paced" "$IT_DIR/log/svc.log")
+        [ "$logged" -ge 1 ] || { it_fail "svc-worker logged no chunk_deferred"; return 1; }
+        expect_eq "chunks handed back until the penalty's end" "$logged" "$back" || return 1
+        # the penalty ends and the pair may go fast: what the worker holds
+        # of it lasts seconds, so it calls back the chunks it handed back
+        # (the first at once, not in an hour) and verifies them
+        it_sql "UPDATE pacing_pairs SET penalty_until = NULL, strikes = 0, start_rate = 60000, base_rate = 60000,
+                since = UTC_TIMESTAMP(3) WHERE pair = 'mx-hl.pace.test' AND egress = 'direct'"
+        called_back() { grep -q "event=chunk_called_back job=$JOB chunk=[0-9]* waiting=yes" "$IT_DIR/log/svc.log"; }
+        it_wait_until 60 "for a chunk handed back to be called back" called_back || return 1
+        called=$(grep -o "event=chunk_called_back job=$JOB chunk=[0-9]* waiting=yes" "$IT_DIR/log/svc.log" |
+            head -n 1 | sed 's/.*chunk=\([0-9]*\).*/\1/')
+        chunk_done() { [ "$(it_sql "SELECT state FROM job_chunks WHERE job_id = '$JOB' AND chunk = $called")" = done ]; }
+        it_wait_until 120 "for the called back chunk $called to be verified" chunk_done || return 1
+        expect_eq "the called back chunk's addresses valid" 200 "$(it_sql "SELECT COUNT(*) FROM job_emails
+            WHERE job_id = '$JOB' AND chunk = $called AND classification = 'valid'")"
+    }
+    t_handed_back_checks
+    local rc=$?
+    stack_proc_stop "$IT_DIR/log" worker-hb
+    http DELETE "/v1/jobs/$JOB"
+    return $rc
+}
+t_case "chunks of a paced pair past the 64 a worker holds are handed back until their turn, and the friendly addresses behind them are verified" t_paced_chunks_handed_back
 
 t_done
