@@ -68,6 +68,9 @@ struct status_figures {
 	long long		 jobs[JOBS_STATUS__MAX];
 	long long		 oldest_job_age;
 	long long		 chunks_pending, chunks_leased, chunks_expired;
+	/* pending ones not claimable before a later time: greylisted
+	 * addresses' retries, chunks a worker handed back for a paced pair */
+	long long		 chunks_later;
 	long long		 workers_seen;
 	size_t			 nworkers;
 	struct status_worker	*workers;
@@ -169,14 +172,16 @@ static enum db_err
 status_chunks(struct db *db, struct status_figures *f)
 {
 	long long *const out[] = { &f->chunks_pending, &f->chunks_leased,
-	    &f->chunks_expired };
+	    &f->chunks_expired, &f->chunks_later };
 
 	/* A cancelled or failed job's chunks are done, so every chunk not
 	 * done belongs to a job a worker should finish. */
 	return status_row(db, "SELECT COALESCE(SUM(state = 'pending'), 0), "
 	    "COALESCE(SUM(state = 'leased'), 0), COALESCE(SUM(state = "
-	    "'leased' AND lease_expires < UTC_TIMESTAMP(3)), 0) FROM "
-	    "job_chunks WHERE state <> 'done'", DB_NOARGS, out, 3);
+	    "'leased' AND lease_expires < UTC_TIMESTAMP(3)), 0), "
+	    "COALESCE(SUM(state = 'pending' AND not_before > "
+	    "UTC_TIMESTAMP(3)), 0) FROM job_chunks WHERE state <> 'done'",
+	    DB_NOARGS, out, 4);
 }
 
 static enum db_err
@@ -377,13 +382,14 @@ status_print_json(const struct conf *c, const struct status_figures *f,
 			json_array_append_new(problems, json_pack("{s:s, s:s}",
 			    "check", status_check_names[k], "message",
 			    f->problem[k]));
-	o = json_pack("{s:b, s:{s:I, s:i}, s:o, s:{s:I, s:I, s:I}, "
+	o = json_pack("{s:b, s:{s:I, s:i}, s:o, s:{s:I, s:I, s:I, s:I}, "
 	    "s:{s:I, s:I, s:o}, s:{s:I, s:o, s:I, s:I, s:o}, "
 	    "s:{s:I, s:I, s:I, s:I, s:s}, "
 	    "s:{s:I, s:I, s:I, s:I, s:I}, s:o}", "healthy", healthy,
 	    "schema", "version", (json_int_t)f->version, "needed",
 	    DB_SCHEMA_VERSION, "jobs", jobs, "chunks", "pending",
-	    (json_int_t)f->chunks_pending, "leased",
+	    (json_int_t)f->chunks_pending, "later",
+	    (json_int_t)f->chunks_later, "leased",
 	    (json_int_t)f->chunks_leased, "lease_expired",
 	    (json_int_t)f->chunks_expired, "workers", "window_seconds",
 	    (json_int_t)conf_int(c, CONF_STATUS_WORKER_WINDOW), "seen",
@@ -459,8 +465,9 @@ status_print_text(const struct conf *c, const struct status_figures *f,
 		    jobs_status_names[status_queued[i]]);
 	fputc('\n', out);
 	status_print_age(out, "oldest job", f->oldest_job_age);
-	fprintf(out, "chunks: %lld pending, %lld leased, %lld past their "
-	    "lease\n", f->chunks_pending, f->chunks_leased, f->chunks_expired);
+	fprintf(out, "chunks: %lld pending (%lld of them not before a later "
+	    "time), %lld leased, %lld past their lease\n", f->chunks_pending,
+	    f->chunks_later, f->chunks_leased, f->chunks_expired);
 	fprintf(out, "workers: %lld seen in the last %ld s\n", f->workers_seen,
 	    conf_int(c, CONF_STATUS_WORKER_WINDOW));
 	for (i = 0; i < f->nworkers; i++) {

@@ -346,6 +346,8 @@ t_paced_chunks_handed_back() {
         logged=$(grep -c "event=chunk_deferred job=$JOB .*host=mx-hl.pace.test .*reason=paced" "$IT_DIR/log/svc.log")
         [ "$logged" -ge 1 ] || { it_fail "svc-worker logged no chunk_deferred"; return 1; }
         expect_eq "chunks handed back until the penalty's end" "$logged" "$back" || return 1
+        svcadm status --json > "$IT_DIR/status-hb.json" 2>&1
+        expect_eq "svcadm status: chunks not before a later time" "$back" "$(jq .chunks.later "$IT_DIR/status-hb.json")" || return 1
         # the penalty ends and the pair may go fast: what the worker holds
         # of it lasts seconds, so it calls back the chunks it handed back
         # (the first at once, not in an hour) and verifies them

@@ -109,6 +109,14 @@ t_queue() {
     status --json --min-workers 0
     expect_eq "leased" 1 "$(sj .chunks.leased)"
     expect_eq "past their lease" 1 "$(sj .chunks.lease_expired)"
+    expect_eq "not before a later time" 0 "$(sj .chunks.later)"
+    # one handed back (or a greylisted retry's) until a later time
+    it_sql "UPDATE job_chunks SET not_before = UTC_TIMESTAMP(3) + INTERVAL 1 HOUR WHERE job_id = '$job' AND chunk = 1"
+    status --min-workers 0
+    case $OUT in *"chunks: $(it_sql "SELECT COUNT(*) - 1 FROM job_chunks WHERE job_id = '$job'") pending (1 of them not before a later time), 1 leased, 1 past their lease"*) ;;
+    *) it_fail "chunks line: $OUT" ;; esac
+    status --json --min-workers 0
+    expect_eq "not before a later time (JSON)" 1 "$(sj .chunks.later)"
     it_sql "UPDATE jobs SET created_at = UTC_TIMESTAMP(3) - INTERVAL 7200 SECOND WHERE id = '$job'"
     status --json --min-workers 0
     expect_eq "exit status with a job 2 h old (status_max_job_age 3600)" 1 "$RC"
