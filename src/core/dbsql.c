@@ -28,7 +28,8 @@ dbsql_group(size_t left, size_t max)
 	return left ? g : 0;
 }
 
-/* p holds the nlead leading parameters; the keys are bound after them. */
+/* p holds the nlead leading parameters; the keys are bound after them,
+ * keys[base + n - 1] again up to the list's length (a power of two). */
 static enum db_err
 dbsql_select_group(struct db *db, struct buf *sql, const char *head,
     struct db_param *p, size_t nlead, const char *const *keys, size_t base,
@@ -37,13 +38,15 @@ dbsql_select_group(struct db *db, struct buf *sql, const char *head,
 	struct db_res *r;
 	const char *k;
 	enum db_err e;
-	size_t i;
+	size_t i, slots = 1;
 	int row;
 
-	dbsql_repeat(sql, head, "?", ",", n, ")");
-	for (i = 0; i < n; i++)
-		p[nlead + i] = DBP_STR(keys[base + i]);
-	if ((e = db_query(db, buf_str(sql), p, nlead + n, &r)) != DB_OK)
+	while (slots < n)
+		slots *= 2;
+	dbsql_repeat(sql, head, "?", ",", slots, ")");
+	for (i = 0; i < slots; i++)
+		p[nlead + i] = DBP_STR(keys[base + (i < n ? i : n - 1)]);
+	if ((e = db_query(db, buf_str(sql), p, nlead + slots, &r)) != DB_OK)
 		return e;
 	while ((row = db_res_next(r)) == 1)
 		for (i = 0, k = db_res_str(r, 0); k != NULL && i < n; i++)
@@ -65,7 +68,7 @@ dbsql_select_in_args(struct db *db, const char *head,
     const struct db_param *lead, size_t nlead, const char *const *keys,
     size_t n, dbsql_row_fn fn, void *arg)
 {
-	struct db_param p[DBSQL_LEAD_MAX + DBSQL_IN_MAX];
+	struct db_param p[DBSQL_LEAD_MAX + DBSQL_SELECT_IN_MAX];
 	struct buf sql;
 	enum db_err e = DB_OK;
 	size_t i, g;
@@ -76,7 +79,7 @@ dbsql_select_in_args(struct db *db, const char *head,
 		p[i] = lead[i];
 	buf_init(&sql, BUF_NOMAX);
 	for (i = 0; e == DB_OK && i < n; i += g) {
-		g = dbsql_group(n - i, DBSQL_IN_MAX);
+		g = n - i < DBSQL_SELECT_IN_MAX ? n - i : DBSQL_SELECT_IN_MAX;
 		e = dbsql_select_group(db, &sql, head, p, nlead, keys, i, g,
 		    fn, arg);
 	}

@@ -20,10 +20,15 @@ void	 dbsql_repeat(struct buf *b, const char *head, const char *item,
  * two not above left or max (max a power of two), so that any count is
  * written with statements of at most log2(max) + 1 distinct texts. */
 size_t	 dbsql_group(size_t left, size_t max);
+/* Keys per SELECT of dbsql_select_in at most (a power of two). */
+#define DBSQL_SELECT_IN_MAX 256
 /* Runs head followed by "?,?,...)" over keys, in groups of at most
- * DBSQL_IN_MAX (head ends with "IN ("; the first column selected is the
- * key). fn is called with the row for every i whose keys[i] equals it (a
- * key may be given more than once). */
+ * DBSQL_SELECT_IN_MAX (head ends with "IN ("; the first column selected is
+ * the key): ceil(n / DBSQL_SELECT_IN_MAX) statements, the last one's list
+ * filled up to a power of two with its last key again (a few texts to
+ * prepare, and one round trip where groups of powers of two would take
+ * several: 200 keys were 128 + 64 + 8). fn is called with the row for
+ * every i whose keys[i] equals it (a key may be given more than once). */
 typedef void (*dbsql_row_fn)(void *arg, struct db_res *, size_t i);
 enum db_err dbsql_select_in(struct db *, const char *head,
 	    const char *const *keys, size_t n, dbsql_row_fn, void *arg);

@@ -195,9 +195,11 @@ t_case "a bulk job with IDN and dotless addresses: A-label RCPTs, DNS decides fo
 
 # The worker reads the verdict cache and the complainer list for a chunk at
 # once and writes results and cache entries in multi-row statements: 150
-# addresses (more than one group of 128) on the catch-all domain, two of
-# them on the complainer list in different groups, and alice, whose cached
-# verdict (from the first job) is changed to "full" to show it is used.
+# addresses on the catch-all domain (more than one group of 128 written;
+# read in one statement whose list is filled up to 256 with the last key
+# again), two of them on the complainer list, one near the end, and alice,
+# whose cached verdict (from the first job) is changed to "full" to show
+# it is used.
 t_cache_and_complainers() {
     local body id got
     printf 'u005@catchall.svc.test\nu140@catchall.svc.test\n' |
