@@ -246,11 +246,6 @@ jobqueue_rows(struct db *db, const struct jobqueue_chunk *c,
 	*rows = NULL;
 	*n = 0;
 	*total = 0;
-	if (db_query_int(db, "SELECT COUNT(*) FROM job_emails WHERE "
-	    "job_id = ? AND chunk = ?", DB_ARGS(DBP_STR(c->job_id),
-	    DBP_INT(c->chunk)), &count, &found) != DB_OK)
-		return JOBQUEUE_DB;
-	*total = (size_t)count;
 	/* No ORDER BY: with one, MariaDB walks the job's primary key (job_id,
 	 * seq) through every row of the job instead of the chunk index (5 ms
 	 * a chunk of a 20,000-address job, measured); sorted below. */
@@ -276,6 +271,16 @@ jobqueue_rows(struct db *db, const struct jobqueue_chunk *c,
 	if (*n > 1)
 		qsort(v, *n, sizeof(*v), jobqueue_row_cmp);
 	*rows = v;
+	*total = *n;
+	/* the rows in any state only when none needs work (a chunk without
+	 * rows is a broken job): no second round trip for the others */
+	if (*n == 0) {
+		if (db_query_int(db, "SELECT COUNT(*) FROM job_emails WHERE "
+		    "job_id = ? AND chunk = ?", DB_ARGS(DBP_STR(c->job_id),
+		    DBP_INT(c->chunk)), &count, &found) != DB_OK)
+			return JOBQUEUE_DB;
+		*total = (size_t)count;
+	}
 	return JOBQUEUE_OK;
 nomem:
 	db_res_free(res);

@@ -85,8 +85,9 @@ enum jobqueue_err jobqueue_release(struct db *, const struct jobqueue_chunk *,
 enum jobqueue_err jobqueue_release_owner(struct db *, const char *owner,
 	    unsigned long long *n);
 
-/* The chunk's addresses that need work, in input order; *total gets the
- * number of rows the chunk has in any state. Free with jobqueue_rows_free. */
+/* The chunk's addresses that need work, in input order; *total gets *n,
+ * or when none needs work the number of rows the chunk has in any state
+ * (0: it has none). Free with jobqueue_rows_free. */
 enum jobqueue_err jobqueue_rows(struct db *, const struct jobqueue_chunk *,
 	    struct jobqueue_row **rows, size_t *n, size_t *total);
 void	 jobqueue_rows_free(struct jobqueue_row *, size_t n);

@@ -249,8 +249,8 @@ chunks_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 	ch->next = p->chunks;
 	p->chunks = ch;
 	p->nchunks++;
-	log_info("event=chunk_claimed job=%s chunk=%d rows=%zu total=%zu "
-	    "attempt=%d", c->job_id, c->chunk, n, total, c->attempts);
+	log_info("event=chunk_claimed job=%s chunk=%d rows=%zu attempt=%d",
+	    c->job_id, c->chunk, n, c->attempts);
 	todo = calloc(n + 1, sizeof(*todo));
 	items = calloc(n + 1, sizeof(*items));
 	if (todo == NULL || items == NULL) {
