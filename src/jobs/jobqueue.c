@@ -78,7 +78,35 @@ struct jobqueue_claiming {
 	long			 lease;
 	struct jobqueue_chunk	*out;
 	size_t			 max, n;
+	/* out[i]'s job was pending when claimed (its start is written) */
+	unsigned char		 job_pending[JOBQUEUE_CLAIM_MAX];
 };
+
+/* Leases the claim's chunks [i, i + n) of one job (n at most
+ * JOBQUEUE_CLAIM_MAX, a power of two: few statement texts). */
+static enum db_err
+jobqueue_lease_run(struct db *db, const struct jobqueue_claiming *cl,
+    size_t i, size_t n)
+{
+	struct db_param p[JOBQUEUE_CLAIM_MAX + 3];
+	struct buf sql;
+	enum db_err e;
+	size_t k;
+
+	buf_init(&sql, BUF_NOMAX);
+	dbsql_repeat(&sql, "UPDATE job_chunks SET state = 'leased', "
+	    "lease_owner = ?, lease_expires = UTC_TIMESTAMP(3) + INTERVAL ? "
+	    "SECOND, attempts = attempts + 1 WHERE job_id = ? AND chunk IN (",
+	    "?", ",", n, ")");
+	p[0] = DBP_STR(cl->owner);
+	p[1] = DBP_INT(cl->lease);
+	p[2] = DBP_STR(cl->out[i].job_id);
+	for (k = 0; k < n; k++)
+		p[3 + k] = DBP_INT(cl->out[i + k].chunk);
+	e = db_exec(db, buf_str(&sql), p, n + 3, NULL);
+	buf_free(&sql);
+	return e;
+}
 
 static enum db_err
 jobqueue_claim_work(struct db *db, void *arg)
@@ -86,7 +114,7 @@ jobqueue_claim_work(struct db *db, void *arg)
 	struct jobqueue_claiming *cl = arg;
 	struct db_res *res = NULL;
 	enum db_err e;
-	size_t i;
+	size_t i, j, k, g;
 
 	cl->n = 0;
 	/* The subqueries are plain (non-locking) reads: claiming never
@@ -97,13 +125,15 @@ jobqueue_claim_work(struct db *db, void *arg)
 	e = db_query(db, "SELECT job_id, chunk, attempts, (SELECT account_id "
 	    "FROM jobs WHERE jobs.id = job_chunks.job_id), EXISTS (SELECT 1 "
 	    "FROM jobs j JOIN account_complainers c ON c.account_id = "
-	    "j.account_id WHERE j.id = job_chunks.job_id) FROM job_chunks "
+	    "j.account_id WHERE j.id = job_chunks.job_id), (SELECT status = ? "
+	    "FROM jobs WHERE jobs.id = job_chunks.job_id) FROM job_chunks "
 	    "WHERE ((state = 'pending' AND (not_before IS NULL OR "
 	    "not_before <= UTC_TIMESTAMP(3))) OR (state = 'leased' AND "
 	    "lease_expires < UTC_TIMESTAMP(3))) AND job_id IN (SELECT id "
 	    "FROM jobs WHERE status IN (?, ?)) "
 	    "ORDER BY job_id, chunk LIMIT ? FOR UPDATE SKIP LOCKED",
 	    DB_ARGS(DBP_STR(jobs_status_names[JOBS_PENDING]),
+	    DBP_STR(jobs_status_names[JOBS_PENDING]),
 	    DBP_STR(jobs_status_names[JOBS_PROCESSING]),
 	    DBP_INT((long long)cl->max)), &res);
 	if (e != DB_OK)
@@ -117,16 +147,21 @@ jobqueue_claim_work(struct db *db, void *arg)
 		strparse_copy(cl->out[cl->n].account,
 		    sizeof(cl->out[cl->n].account), db_res_str(res, 3));
 		cl->out[cl->n].account_complainers = db_res_int(res, 4) != 0;
+		cl->job_pending[cl->n] = db_res_int(res, 5) != 0;
 		cl->n++;
 	}
 	db_res_free(res);
-	for (i = 0; e == DB_OK && i < cl->n; i++)
-		e = db_exec(db, "UPDATE job_chunks SET state = 'leased', "
-		    "lease_owner = ?, lease_expires = UTC_TIMESTAMP(3) + "
-		    "INTERVAL ? SECOND, attempts = attempts + 1 "
-		    "WHERE job_id = ? AND chunk = ?", DB_ARGS(DBP_STR(cl->owner),
-		    DBP_INT(cl->lease), DBP_STR(cl->out[i].job_id),
-		    DBP_INT(cl->out[i].chunk)), NULL);
+	/* one UPDATE for each job's run of chunks (the rows come sorted by
+	 * job): a round trip a claim, mostly, instead of one a chunk */
+	for (i = 0; e == DB_OK && i < cl->n; i = j) {
+		for (j = i + 1; j < cl->n && strcmp(cl->out[j].job_id,
+		    cl->out[i].job_id) == 0; j++)
+			;
+		for (k = i; e == DB_OK && k < j; k += g) {
+			g = dbsql_group(j - k, JOBQUEUE_CLAIM_MAX);
+			e = jobqueue_lease_run(db, cl, k, g);
+		}
+	}
 	return e;
 }
 
@@ -134,20 +169,26 @@ enum jobqueue_err
 jobqueue_claim(struct db *db, const char *owner, long lease_seconds,
     struct jobqueue_chunk *out, size_t max, size_t *n)
 {
-	struct jobqueue_claiming cl = { owner, lease_seconds, out, max, 0 };
+	struct jobqueue_claiming cl = { owner, lease_seconds, out, max, 0,
+	    { 0 } };
 	unsigned long long changed;
 	size_t i, j;
 
 	*n = 0;
 	if (max == 0)
 		return JOBQUEUE_OK;
+	if (cl.max > JOBQUEUE_CLAIM_MAX)
+		cl.max = JOBQUEUE_CLAIM_MAX;
 	if (jobqueue_of(db, db_tx_retry(db, jobqueue_claim_work, &cl),
 	    JOBQUEUE_OK) != JOBQUEUE_OK)
 		return JOBQUEUE_DB;
 	*n = cl.n;
 	/* First claim of a job: pending -> processing, in its own statement
-	 * (not under the chunk locks: no lock-order inversion with writes). */
+	 * (not under the chunk locks: no lock-order inversion with writes);
+	 * none for a job that was processing already. */
 	for (i = 0; i < *n; i++) {
+		if (!cl.job_pending[i])
+			continue;
 		for (j = 0; j < i; j++)
 			if (strcmp(out[j].job_id, out[i].job_id) == 0)
 				break;

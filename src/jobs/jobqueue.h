@@ -68,8 +68,11 @@ struct jobqueue_result {
 	time_t			 verified_at;
 };
 
-/* Claims up to max chunks that are pending (and due) or whose lease has
- * expired, for owner, for lease_seconds; *n gets how many. Jobs claimed
+#define JOBQUEUE_CLAIM_MAX 64	/* chunks a claim takes at most */
+
+/* Claims up to max (at most JOBQUEUE_CLAIM_MAX) chunks that are pending
+ * (and due) or whose lease has expired, for owner, for lease_seconds; *n
+ * gets how many. Jobs claimed
  * for the first time go from pending to processing (started_at set). */
 enum jobqueue_err jobqueue_claim(struct db *, const char *owner,
 	    long lease_seconds, struct jobqueue_chunk *out, size_t max,
