@@ -202,7 +202,7 @@ t_cache_and_complainers() {
     local body id got
     printf 'u005@catchall.svc.test\nu140@catchall.svc.test\n' |
         svcadm complainers import - --source e2e > /dev/null || return 1
-    it_sql "UPDATE verdict_cache SET result = JSON_SET(result, '\$.kind', 'full')
+    it_sql "UPDATE verdict_cache SET result = JSON_SET(result, '\$[1]', 'full')
         WHERE address_hash = $(it_cache_keys alice@mx.svc.test)" > /dev/null
     body=$({ echo alice@mx.svc.test; for i in $(seq -w 1 150); do echo "u$i@catchall.svc.test"; done; } |
         jq -R . | jq -sc '{emails: .}')
@@ -218,7 +218,7 @@ t_cache_and_complainers() {
     expect_eq "verdicts cached for the job's fresh addresses" 150 \
         "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(seq -f 'u%03g@catchall.svc.test' 1 150 | it_cache_keys -))")" || return 1
     expect_eq "alice's cache entry was not rewritten" full \
-        "$(it_sql "SELECT JSON_VALUE(result, '\$.kind') FROM verdict_cache WHERE address_hash = $(it_cache_keys alice@mx.svc.test)")"
+        "$(it_sql "SELECT JSON_VALUE(result, '\$[1]') FROM verdict_cache WHERE address_hash = $(it_cache_keys alice@mx.svc.test)")"
 }
 t_case "a job takes cached verdicts and marks known complainers, with more addresses than one statement group" t_cache_and_complainers
 
