@@ -197,12 +197,14 @@ t_case "a bulk job with IDN and dotless addresses: A-label RCPTs, DNS decides fo
 # once and writes results and cache entries in multi-row statements: 150
 # addresses (more than one group of 128) on the catch-all domain, two of
 # them on the complainer list in different groups, and alice, whose cached
-# verdict (from the first job) is changed to "full" to show it is used.
+# verdict (from the first job) is changed to "full", in the object form of
+# entries cached by earlier versions, to show it is used.
 t_cache_and_complainers() {
     local body id got
     printf 'u005@catchall.svc.test\nu140@catchall.svc.test\n' |
         svcadm complainers import - --source e2e > /dev/null || return 1
-    it_sql "UPDATE verdict_cache SET result = JSON_SET(result, '\$[1]', 'full')
+    # (in the form entries had before the compact array: still read)
+    it_sql "UPDATE verdict_cache SET result = '{\"status\":\"risky\",\"reason\":\"mailbox_full\",\"sub_status\":\"mailbox_full\",\"score\":40,\"score_basis\":\"rules\",\"spam_trap\":\"no\",\"role\":\"no\",\"catch_all_verdict\":null,\"domain\":{\"name\":\"mx.svc.test\",\"acceptAll\":\"no\",\"disposable\":\"no\",\"free\":\"no\"},\"mx\":[{\"priority\":10,\"host\":\"mx.svc.test\"}],\"provider\":\"svc.test\",\"smtp\":{\"code\":452,\"enhanced_code\":\"4.2.2\",\"message\":\"{address}: mailbox full\",\"tls\":false},\"verified_at\":\"2026-11-29T00:00:00Z\",\"cached\":false,\"kind\":\"full\",\"trap\":0}'
         WHERE address_hash = $(it_cache_keys alice@mx.svc.test)" > /dev/null
     body=$({ echo alice@mx.svc.test; for i in $(seq -w 1 150); do echo "u$i@catchall.svc.test"; done; } |
         jq -R . | jq -sc '{emails: .}')
@@ -218,7 +220,7 @@ t_cache_and_complainers() {
     expect_eq "verdicts cached for the job's fresh addresses" 150 \
         "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(seq -f 'u%03g@catchall.svc.test' 1 150 | it_cache_keys -))")" || return 1
     expect_eq "alice's cache entry was not rewritten" full \
-        "$(it_sql "SELECT JSON_VALUE(result, '\$[1]') FROM verdict_cache WHERE address_hash = $(it_cache_keys alice@mx.svc.test)")"
+        "$(it_sql "SELECT JSON_VALUE(result, '\$.kind') FROM verdict_cache WHERE address_hash = $(it_cache_keys alice@mx.svc.test)")"
 }
 t_case "a job takes cached verdicts and marks known complainers, with more addresses than one statement group" t_cache_and_complainers
 
