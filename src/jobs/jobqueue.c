@@ -310,8 +310,11 @@ jobqueue_result_set(struct jobqueue_result *o, int seq,
 	o->verified_at = r->verified_at ? r->verified_at : time(NULL);
 }
 
-/* Results per multi-row statement at most (a power of two, see dbsql.h). */
+/* Results per multi-row statement at most, and the step of its sizes
+ * (dbsql_group_steps: a write of 50 results takes 48 + 2, a tenth less of
+ * the server's time than 32 + 16 + 2, tests/bench/README). */
 #define JOBQUEUE_WRITE_GROUP 64
+#define JOBQUEUE_WRITE_STEP 16
 #define JOBQUEUE_WRITE_COLS 16
 
 static int
@@ -533,7 +536,8 @@ jobqueue_write_rows(struct db *db, const struct jobqueue_chunk *c,
 	}
 	ntodo = g;
 	for (i = 0; e == DB_OK && i < ntodo; i += g) {
-		g = dbsql_group(ntodo - i, JOBQUEUE_WRITE_GROUP);
+		g = dbsql_group_steps(ntodo - i, JOBQUEUE_WRITE_GROUP,
+		    JOBQUEUE_WRITE_STEP);
 		changed = 0;
 		e = jobqueue_write_group(db, &sql, p, c->job_id, todo + i, g,
 		    &changed);
