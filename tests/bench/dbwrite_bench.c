@@ -21,7 +21,8 @@
  * none. CACHEFORM: replace (REPLACE of a 510-byte object), odku (INSERT
  * ... ON DUPLICATE KEY UPDATE of it), compact (REPLACE of a ~150-byte
  * value), none. Experiments, by environment: PAD=1 one 64-row statement a
- * write (union: rows of seq NULL; odku: the last row again); SINGLE=1 a
+ * write (union: rows of seq NULL; odku: the last row again); G48=1 the
+ * write's sizes in multiples of 16 (48 + 2, dbsql_group_steps); SINGLE=1 a
  * statement a row; SKIPW=1 no write (the transaction's other statements
  * only); NOIDX=1 neither secondary key, NOIDX=2 only the chunk key;
  * PREFILL=1 every result column filled (same lengths) before the writes;
@@ -406,6 +407,7 @@ results(void)
 				if (getenv("SKIPW")) { changed = form_odku ? 2 * WRITE : WRITE; break; }
 				if (getenv("SINGLE")) { int z; for (z = 0; z < WRITE; z++) changed += write_group(seqs + z, 1); break; }
 				if (getenv("PAD")) { changed += write_group(seqs, WRITE); break; }
+				if (getenv("G48") != NULL) { g = WRITE - off >= 48 ? 48 : WRITE - off >= 32 ? 32 : WRITE - off >= 16 ? 16 : WRITE - off >= 8 ? 8 : WRITE - off >= 4 ? 4 : WRITE - off >= 2 ? 2 : 1; changed += write_group(seqs + off, g); continue; }
 				changed += write_group(seqs + off, g);
 			}
 			if (changed != (form_odku ? 2 * WRITE : WRITE)) {
