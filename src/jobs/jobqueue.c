@@ -311,7 +311,7 @@ jobqueue_result_set(struct jobqueue_result *o, int seq,
 }
 
 /* Results per multi-row statement at most, and the step of its sizes
- * (dbsql_group_steps: a write of 50 results takes 48 + 2, a tenth less of
+ * (dbsql_group_steps: a write of 50 results takes 48 + 2, a quarter less of
  * the server's time than 32 + 16 + 2, tests/bench/README). */
 #define JOBQUEUE_WRITE_GROUP 64
 #define JOBQUEUE_WRITE_STEP 16
