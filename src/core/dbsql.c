@@ -28,6 +28,14 @@ dbsql_group(size_t left, size_t max)
 	return left ? g : 0;
 }
 
+size_t
+dbsql_group_steps(size_t left, size_t max, size_t step)
+{
+	if (left >= step)
+		return (left < max ? left : max) / step * step;
+	return dbsql_group(left, step);
+}
+
 /* p holds the nlead leading parameters; the keys are bound after them,
  * keys[base + n - 1] again up to the list's length (a power of two). */
 static enum db_err

@@ -20,6 +20,12 @@ void	 dbsql_repeat(struct buf *b, const char *head, const char *item,
  * two not above left or max (max a power of two), so that any count is
  * written with statements of at most log2(max) + 1 distinct texts. */
 size_t	 dbsql_group(size_t left, size_t max);
+/* The same in steps of step (a power of two, max a multiple of it): a
+ * multiple of step up to max while left holds one, then powers of two
+ * below step, so that up to max items take one statement and at most
+ * log2(step) more (50: 48 + 2, where dbsql_group takes 32 + 16 + 2),
+ * with at most max / step + log2(step) distinct texts. */
+size_t	 dbsql_group_steps(size_t left, size_t max, size_t step);
 /* Keys per SELECT of dbsql_select_in at most (a power of two). */
 #define DBSQL_SELECT_IN_MAX 256
 /* Runs head followed by "?,?,...)" over keys, in groups of at most

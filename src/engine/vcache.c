@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Entries per REPLACE at most (a power of two, see dbsql.h). */
+/* Entries per REPLACE at most, and the step of its sizes (dbsql_group_steps:
+ * the worker's 50 entries take 48 + 2). */
 #define VCACHE_GROUP_MAX 128
+#define VCACHE_GROUP_STEP 16
 
 static const char *const vcache_get_many_sql[VCACHE_TABLE__MAX] = {
 	"SELECT address_hash, result FROM verdict_cache WHERE expires_at > "
@@ -126,7 +128,8 @@ vcache_put_many(struct db *db, enum vcache_table t,
 			if (v[i].seconds > 0 && v[i].key && v[i].value)
 				w[g++] = &v[i];
 		while (e == DB_OK && g > 0) {
-			k = dbsql_group(g, VCACHE_GROUP_MAX);
+			k = dbsql_group_steps(g, VCACHE_GROUP_MAX,
+			    VCACHE_GROUP_STEP);
 			g -= k;
 			dbsql_repeat(&sql, vcache_put_many_sql[t], "(?, ?, "
 			    "UTC_TIMESTAMP(3) + INTERVAL ? SECOND)", ",", k, "");

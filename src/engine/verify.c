@@ -527,7 +527,7 @@ verify_from_cache(struct verify_result *r, const struct addr *a,
 	struct verify_result c;
 
 	memset(&c, 0, sizeof(c));
-	if (verify_json_read(cached, &c) == -1)
+	if (verify_cache_read(cached, &c) == -1)
 		return -1;
 	*r = c;
 	verify_set_names(r, a);

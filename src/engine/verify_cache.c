@@ -1,7 +1,10 @@
 /* verify_cache.c: verdict cache entries without addresses, their JSON
- * text written directly (util/jsonw.h: the worker makes one per address)
- * (verify_cache.h; verify_cache_entry is declared in verify.h). */
+ * text (a compact array) written directly (util/jsonw.h: the worker makes
+ * one per address), and read back in either form, the array or the
+ * object of entries cached before it (verify_cache.h; verify_cache_entry
+ * is declared in verify.h). */
 #include "engine/verify_cache.h"
+#include "engine/verify_json.h"
 #include "util/jsonw.h"
 #include "util/strparse.h"
 #include "util/timeutil.h"
@@ -72,30 +75,42 @@ verify_cache_message(const struct verify_result *r, struct buf *out)
 	return rc;
 }
 
-/* A member verify_json_result makes null when the text is empty. */
+/* The entry's form: a JSON array whose first member is this number.
+ * Entries cached before it are objects (verify_json_read reads them);
+ * a binary of before reads an array as a miss (it has no "kind"). */
+#define VERIFY_CACHE_FORM 2
+
+/* The array's members, in order. */
+enum {
+	VERIFY_CACHE_M_FORM, VERIFY_CACHE_M_KIND, VERIFY_CACHE_M_SCORE,
+	VERIFY_CACHE_M_BASIS, VERIFY_CACHE_M_FLAGS, VERIFY_CACHE_M_CATCH_ALL,
+	VERIFY_CACHE_M_TRAP, VERIFY_CACHE_M_PROVIDER, VERIFY_CACHE_M_MX,
+	VERIFY_CACHE_M_SMTP, VERIFY_CACHE_M_VERIFIED_AT,
+	VERIFY_CACHE_M_TYPO_DOMAIN	/* (only when there is one) */
+};
+/* The flags member's bits. */
+enum {
+	VERIFY_CACHE_F_ROLE = 1, VERIFY_CACHE_F_ACCEPT_ALL = 2,
+	VERIFY_CACHE_F_DISPOSABLE = 4, VERIFY_CACHE_F_FREE = 8,
+	VERIFY_CACHE_F_TYPO = 16
+};
+
+/* A string member, null when the text is empty or there is none. */
 static void
-verify_cache_opt(struct jsonw *w, const char *k, const char *s)
+verify_cache_opt(struct jsonw *w, const char *s)
 {
-	jsonw_key(w, k);
 	if (s != NULL && *s != '\0')
 		jsonw_str(w, s);
 	else
 		jsonw_null(w);
 }
 
-static void
-verify_cache_yes_no(struct jsonw *w, const char *k, int b)
-{
-	jsonw_key(w, k);
-	jsonw_str(w, b ? "yes" : "no");
-}
-
+/* [code, enhanced code, message with the address marked, tls], or null. */
 static void
 verify_cache_smtp(struct jsonw *w, const struct verify_result *r)
 {
 	struct buf m;
 
-	jsonw_key(w, "smtp");
 	if (!r->has_smtp) {
 		jsonw_null(w);
 		return;
@@ -104,100 +119,145 @@ verify_cache_smtp(struct jsonw *w, const struct verify_result *r)
 	if (!jsonw_utf8_ok(r->smtp_message) ||
 	    verify_cache_message(r, &m) == -1)
 		w->err = 1;
-	jsonw_open(w, '{');
-	jsonw_key(w, "code");
+	jsonw_open(w, '[');
 	if (r->smtp_code)
 		jsonw_int(w, r->smtp_code);
 	else
 		jsonw_null(w);
-	verify_cache_opt(w, "enhanced_code", r->smtp_enhanced);
-	jsonw_key(w, "message");
+	verify_cache_opt(w, r->smtp_enhanced);
 	jsonw_str(w, buf_str(&m));
-	jsonw_key(w, "tls");
 	jsonw_bool(w, r->smtp_tls);
-	jsonw_close(w, '}');
+	jsonw_close(w, ']');
 	buf_free(&m);
 }
 
-/* The cache's value: verify_json_result's object (API.md's result) with
- * "kind" and "trap" added and the address taken out, written directly
- * (the worker writes one per address): the members in the order jansson
- * kept when it was built as that object and changed, "email" and
- * "did_you_mean" left out, "did_you_mean_domain" last. Refused (NULL)
- * where jansson refused: a text that is not UTF-8.
- * tests/unit/test_verify_cache.c compares the two. */
+/* The cache's value: what verify_cache_read needs to make the result
+ * again, and nothing else, written directly (the worker writes one per
+ * address; about 150 bytes where the object of API.md's result that it
+ * replaces took 450-510, and the server's time to store it falls with the
+ * size: tests/bench/README, bench-farm):
+ *   [2, kind, score, score_basis, flags, catch_all_verdict, trap,
+ *    provider, [priority, host, ...], [code, enhanced, message, tls],
+ *    verified_at (Unix seconds), typo suggestion's domain (if any)]
+ * with null for an empty text. Refused (NULL) where the object was: any
+ * text of the result that is not UTF-8 (an MX host that is not is left
+ * out). tests/unit/test_verify_cache.c reads both forms of random results
+ * and compares. */
 static char *
 verify_cache_text(const struct verify_result *r)
 {
 	const char *at = strrchr(r->did_you_mean, '@');
-	char when[TIMEUTIL_ISO_LEN];
 	struct jsonw w;
 	struct buf b;
 	size_t i;
 
 	buf_init(&b, BUF_NOMAX);
 	jsonw_init(&w, &b);
-	if (!jsonw_utf8_ok(r->email) || !jsonw_utf8_ok(r->did_you_mean))
+	if (!jsonw_utf8_ok(r->email) || !jsonw_utf8_ok(r->did_you_mean) ||
+	    !jsonw_utf8_ok(r->domain))
 		w.err = 1;
-	jsonw_open(&w, '{');
-	jsonw_key(&w, "status");
-	jsonw_str(&w, verdict_status_names[r->v.status]);
-	jsonw_key(&w, "reason");
-	jsonw_str(&w, verdict_reason_names[r->v.reason]);
-	verify_cache_opt(&w, "sub_status", verdict_sub_names[r->v.sub]);
-	jsonw_key(&w, "score");
+	jsonw_open(&w, '[');
+	jsonw_int(&w, VERIFY_CACHE_FORM);
+	jsonw_str(&w, verdict_kind_names[r->v.kind]);
 	jsonw_int(&w, r->score);
-	jsonw_key(&w, "score_basis");
 	jsonw_str(&w, calibration_basis_names[r->score_basis]);
-	verify_cache_yes_no(&w, "spam_trap", r->v.kind == VERDICT_K_SPAM_TRAP);
-	verify_cache_yes_no(&w, "role", r->role);
-	verify_cache_opt(&w, "catch_all_verdict",
-	    verdict_catch_all_names[r->catch_all]);
-	jsonw_key(&w, "domain");
-	jsonw_open(&w, '{');
-	jsonw_key(&w, "name");
-	jsonw_str(&w, r->domain);
-	verify_cache_yes_no(&w, "acceptAll", r->accept_all);
-	verify_cache_yes_no(&w, "disposable", r->disposable);
-	verify_cache_yes_no(&w, "free", r->free_provider);
-	jsonw_close(&w, '}');
-	jsonw_key(&w, "mx");
+	jsonw_int(&w, (r->role ? VERIFY_CACHE_F_ROLE : 0) |
+	    (r->accept_all ? VERIFY_CACHE_F_ACCEPT_ALL : 0) |
+	    (r->disposable ? VERIFY_CACHE_F_DISPOSABLE : 0) |
+	    (r->free_provider ? VERIFY_CACHE_F_FREE : 0) |
+	    (r->v.sub == VERDICT_S_POSSIBLE_TYPO ? VERIFY_CACHE_F_TYPO : 0));
+	verify_cache_opt(&w, verdict_catch_all_names[r->catch_all]);
+	jsonw_int(&w, r->trap);
+	verify_cache_opt(&w, r->provider);
 	jsonw_open(&w, '[');
 	for (i = 0; i < r->nmx; i++) {
-		/* (jansson left out a host that is not UTF-8) */
 		if (!jsonw_utf8_ok(r->mx[i].host))
 			continue;
-		jsonw_open(&w, '{');
-		jsonw_key(&w, "priority");
 		jsonw_int(&w, (int)r->mx[i].priority);
-		jsonw_key(&w, "host");
 		jsonw_str(&w, r->mx[i].host);
-		jsonw_close(&w, '}');
 	}
 	jsonw_close(&w, ']');
-	verify_cache_opt(&w, "provider", r->provider);
 	verify_cache_smtp(&w, r);
-	timeutil_iso8601(r->verified_at, when);
-	jsonw_key(&w, "verified_at");
-	jsonw_str(&w, when);
-	jsonw_key(&w, "cached");
-	jsonw_bool(&w, r->cached);
-	if (verdict_kind_names[r->v.kind] != NULL) {
-		jsonw_key(&w, "kind");
-		jsonw_str(&w, verdict_kind_names[r->v.kind]);
-	}
-	jsonw_key(&w, "trap");
-	jsonw_int(&w, r->trap);
-	if (at != NULL && at[1] != '\0') {
-		jsonw_key(&w, "did_you_mean_domain");
+	jsonw_int(&w, (long long)r->verified_at);
+	if (at != NULL && at[1] != '\0')
 		jsonw_str(&w, at + 1);
-	}
-	jsonw_close(&w, '}');
+	jsonw_close(&w, ']');
 	if (w.err) {
 		buf_free(&b);
 		return NULL;
 	}
 	return buf_steal(&b);
+}
+
+/* The array form back into r (zeroed by the caller): 0, or -1 for an
+ * array that is not one (a miss). */
+static int
+verify_cache_read_array(json_t *j, struct verify_result *r)
+{
+	const char *s = json_string_value(json_array_get(j,
+	    VERIFY_CACHE_M_KIND));
+	json_t *mx, *smtp, *at = json_array_get(j, VERIFY_CACHE_M_VERIFIED_AT);
+	enum verdict_kind k;
+	long long flags, n;
+	size_t i;
+
+	if (json_integer_value(json_array_get(j, VERIFY_CACHE_M_FORM)) !=
+	    VERIFY_CACHE_FORM || s == NULL || verdict_parse_kind(s, &k) == -1 ||
+	    !json_is_integer(at))
+		return -1;
+	flags = json_integer_value(json_array_get(j, VERIFY_CACHE_M_FLAGS));
+	r->v = verdict_of(k, (flags & VERIFY_CACHE_F_TYPO) != 0);
+	r->score = (int)json_integer_value(json_array_get(j,
+	    VERIFY_CACHE_M_SCORE));
+	(void)calibration_basis_parse(json_string_value(json_array_get(j,
+	    VERIFY_CACHE_M_BASIS)), &r->score_basis);
+	r->role = (flags & VERIFY_CACHE_F_ROLE) != 0;
+	r->accept_all = (flags & VERIFY_CACHE_F_ACCEPT_ALL) != 0;
+	r->disposable = (flags & VERIFY_CACHE_F_DISPOSABLE) != 0;
+	r->free_provider = (flags & VERIFY_CACHE_F_FREE) != 0;
+	s = json_string_value(json_array_get(j, VERIFY_CACHE_M_CATCH_ALL));
+	for (n = 1; s && n < VERDICT_CA__MAX; n++)
+		if (strcmp(s, verdict_catch_all_names[n]) == 0)
+			r->catch_all = (enum verdict_catch_all)n;
+	n = json_integer_value(json_array_get(j, VERIFY_CACHE_M_TRAP));
+	r->trap = n > 0 && n < VERDICT_TRAP__MAX ? (enum verdict_trap)n :
+	    VERDICT_TRAP_NONE;
+	if ((s = json_string_value(json_array_get(j,
+	    VERIFY_CACHE_M_PROVIDER))))
+		strparse_copy(r->provider, sizeof(r->provider), s);
+	mx = json_array_get(j, VERIFY_CACHE_M_MX);
+	for (i = 0; i < DNS_MAX_MX && (s = json_string_value(
+	    json_array_get(mx, 2 * i + 1))) != NULL; i++) {
+		r->mx[i].priority = (unsigned)json_integer_value(
+		    json_array_get(mx, 2 * i));
+		strparse_copy(r->mx[i].host, sizeof(r->mx[i].host), s);
+		r->nmx = i + 1;
+	}
+	smtp = json_array_get(j, VERIFY_CACHE_M_SMTP);
+	if (json_is_array(smtp)) {
+		r->has_smtp = 1;
+		r->smtp_code = (int)json_integer_value(json_array_get(smtp, 0));
+		if ((s = json_string_value(json_array_get(smtp, 1))))
+			strparse_copy(r->smtp_enhanced, sizeof(r->smtp_enhanced),
+			    s);
+		if ((s = json_string_value(json_array_get(smtp, 2))))
+			strparse_copy(r->smtp_message, sizeof(r->smtp_message),
+			    s);
+		r->smtp_tls = json_is_true(json_array_get(smtp, 3));
+	}
+	r->verified_at = (time_t)json_integer_value(at);
+	/* (the suggestion's domain: verify_from_cache adds the local part) */
+	if ((s = json_string_value(json_array_get(j,
+	    VERIFY_CACHE_M_TYPO_DOMAIN))))
+		strparse_copy(r->did_you_mean, sizeof(r->did_you_mean), s);
+	return 0;
+}
+
+int
+verify_cache_read(json_t *j, struct verify_result *r)
+{
+	return json_is_array(j) ? verify_cache_read_array(j, r) :
+	    verify_json_read(j, r);
 }
 
 int

@@ -198,13 +198,14 @@ t_case "a bulk job with IDN and dotless addresses: A-label RCPTs, DNS decides fo
 # addresses on the catch-all domain (more than one group of 128 written;
 # read in one statement whose list is filled up to 256 with the last key
 # again), two of them on the complainer list, one near the end, and alice,
-# whose cached verdict (from the first job) is changed to "full" to show
-# it is used.
+# whose cached verdict (from the first job) is changed to "full", in the
+# object form of entries cached by earlier versions, to show it is used.
 t_cache_and_complainers() {
     local body id got
     printf 'u005@catchall.svc.test\nu140@catchall.svc.test\n' |
         svcadm complainers import - --source e2e > /dev/null || return 1
-    it_sql "UPDATE verdict_cache SET result = JSON_SET(result, '\$.kind', 'full')
+    # (in the form entries had before the compact array: still read)
+    it_sql "UPDATE verdict_cache SET result = '{\"status\":\"risky\",\"reason\":\"mailbox_full\",\"sub_status\":\"mailbox_full\",\"score\":40,\"score_basis\":\"rules\",\"spam_trap\":\"no\",\"role\":\"no\",\"catch_all_verdict\":null,\"domain\":{\"name\":\"mx.svc.test\",\"acceptAll\":\"no\",\"disposable\":\"no\",\"free\":\"no\"},\"mx\":[{\"priority\":10,\"host\":\"mx.svc.test\"}],\"provider\":\"svc.test\",\"smtp\":{\"code\":452,\"enhanced_code\":\"4.2.2\",\"message\":\"{address}: mailbox full\",\"tls\":false},\"verified_at\":\"2026-11-29T00:00:00Z\",\"cached\":false,\"kind\":\"full\",\"trap\":0}'
         WHERE address_hash = $(it_cache_keys alice@mx.svc.test)" > /dev/null
     body=$({ echo alice@mx.svc.test; for i in $(seq -w 1 150); do echo "u$i@catchall.svc.test"; done; } |
         jq -R . | jq -sc '{emails: .}')

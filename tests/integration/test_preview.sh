@@ -99,7 +99,7 @@ t_preview_while_ingesting_then_computed() {
     expect_jq '.preview.estimated_bounce_rate > 0.05 and .preview.undeliverable_share == 7 / 107' || return 1
     expect_jq '.preview.computed_at | test("^[0-9-]+T[0-9:]+Z$")' || return 1
     # the sample was verified for real: two verdicts of the MTA's 550
-    expect_eq "verdicts of the sample" 2 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(seq -f 'nobody%g@mx.svc.test' 1 "$TOTAL" | it_cache_keys -)) AND result LIKE '%rejected_email%'")" || return 1
+    expect_eq "verdicts of the sample" 2 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(seq -f 'nobody%g@mx.svc.test' 1 "$TOTAL" | it_cache_keys -)) AND result LIKE '%\"rejected\"%'")" || return 1
     # never charged
     expect_eq "balance" "$before" "$(balance "$ACC")" && expect_eq "ledger rows" "$rows" "$(ledger_rows "$ACC")" || return 1
     http GET "/v1/jobs/$JOB"

@@ -75,7 +75,7 @@ t_sample_coarsened() {
     expect_json .preview.smtp_sample.counts.invalid 5 && expect_json .preview.smtp_sample.counts.unknown 1 || return 1
     expect_json .preview.estimated_counts.invalid 250 && expect_json .preview.estimated_counts.unknown 50 || return 1
     # (the sample was probed: six refusals in the verdict cache)
-    expect_eq "verdicts of the sample" 6 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(seq -f 'nobody%g@mx.svc.test' 1 300 | it_cache_keys -)) AND result LIKE '%rejected_email%'")"
+    expect_eq "verdicts of the sample" 6 "$(it_sql "SELECT COUNT(*) FROM verdict_cache WHERE address_hash IN ($(seq -f 'nobody%g@mx.svc.test' 1 300 | it_cache_keys -)) AND result LIKE '%\"rejected\"%'")"
 }
 t_case "a sample's counts are published in steps of 5 rows, the rest unknown, and the estimate drawn from them" t_sample_coarsened
 
