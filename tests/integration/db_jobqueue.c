@@ -17,26 +17,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "../unit/unit_skip.h"
+#include "db_test.h"
 
 #define ROWS 150		/* chunk 0: seqs 0..149; chunk 1: 150..159 */
 #define WHEN 1781870400		/* 2026-06-19 12:00:00 UTC */
 
-static struct conf conf;
-
-static struct db *
-open_db(void)
-{
-	struct db *db;
-	struct buf err;
-
-	buf_init(&err, 1024);
-	if (db_open(&conf, 1, &db, &err) != DB_OK) {
-		fprintf(stderr, "db_open: %s\n", buf_str(&err));
-		fail();
-	}
-	buf_free(&err);
-	return db;
-}
 
 /* A processing job with ROWS + 10 rows; every seventh row free. */
 static void
@@ -328,17 +313,10 @@ main(void)
 		cmocka_unit_test(test_retry_then_done),
 		cmocka_unit_test(test_unknown_seq_writes_nothing),
 	};
-	struct buf err;
-	const char *path = getenv("SVC_CONF");
+	int status;
 
-	buf_init(&err, 1024);
-	if (path == NULL)
-		return unit_skip_rest(0, "db_jobqueue needs SVC_CONF naming a "
-		    "test svc.conf (tests/integration/test_jobqueue.sh)");
-	if (conf_load(&conf, path, 1, &err) == -1) {
-		fprintf(stderr, "db_jobqueue: %s: %s\n", path, buf_str(&err));
-		return 1;
-	}
-	srand((unsigned)getpid());
+	if (db_test_setup("db_jobqueue", "tests/integration/test_jobqueue.sh",
+	    &status) == -1)
+		return status;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

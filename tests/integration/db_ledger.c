@@ -17,23 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "../unit/unit_skip.h"
+#include "db_test.h"
 
-static struct conf conf;
-
-static struct db *
-open_db(void)
-{
-	struct db *db;
-	struct buf err;
-
-	buf_init(&err, 1024);
-	if (db_open(&conf, 1, &db, &err) != DB_OK) {
-		fprintf(stderr, "db_open: %s\n", buf_str(&err));
-		fail();
-	}
-	buf_free(&err);
-	return db;
-}
 
 static void
 new_account(struct db *db, long long credits, char id[IDS_MAX])
@@ -332,17 +317,10 @@ main(void)
 		cmocka_unit_test(test_concurrent_takeover_of_a_stale_key_lets_one_proceed),
 		cmocka_unit_test(test_idempotency_replays_stored_response_and_expires),
 	};
-	struct buf err;
-	const char *path = getenv("SVC_CONF");
+	int status;
 
-	buf_init(&err, 1024);
-	if (path == NULL)
-		return unit_skip_rest(0, "db_ledger needs SVC_CONF naming a "
-		    "test svc.conf (tests/integration/test_ledger.sh)");
-	if (conf_load(&conf, path, 1, &err) == -1) {
-		fprintf(stderr, "db_ledger: %s: %s\n", path, buf_str(&err));
-		return 1;
-	}
-	srand((unsigned)getpid());
+	if (db_test_setup("db_ledger", "tests/integration/test_ledger.sh",
+	    &status) == -1)
+		return status;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
