@@ -5,7 +5,8 @@
  * versions), for the address user@example.com. A row is read from
  * MariaDB, not from a client, but a damaged or foreign row must be a miss,
  * never a crash. Invariants on a hit: every text of the result ends
- * within its buffer, the enums and counts are in range, and the result
+ * within its buffer and is whole UTF-8 (a text too long for its buffer is
+ * cut between characters), the enums and counts are in range, and the result
  * written back as a cache entry reads back to the same verdict, score, MX
  * hosts and SMTP code. */
 #include "engine/addr.h"
@@ -13,6 +14,7 @@
 #include "engine/vcache.h"
 #include "engine/verify.h"
 #include "engine/verify_cache.h"
+#include "util/jsonw.h"
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,7 +25,9 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_verify_cache: %s " \
 	"failed (line %d)\n", #c, __LINE__); abort(); } } while (0)
-#define ENDS(s) CHECK(memchr((s), '\0', sizeof(s)) != NULL)
+/* ends within its buffer, and is whole UTF-8 (an answer carries it) */
+#define ENDS(s) CHECK(memchr((s), '\0', sizeof(s)) != NULL && \
+	jsonw_utf8_ok(s))
 
 static void
 check_result(const struct verify_result *r)
