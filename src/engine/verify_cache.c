@@ -253,46 +253,13 @@ verify_cache_read_array(json_t *j, struct verify_result *r)
 	return 0;
 }
 
-/* Cuts s back to its last whole UTF-8 character: a text copied into a
- * buffer it did not fit may end inside one (the rest of s is whole: it
- * came from JSON). */
-static void
-verify_cache_cut_utf8(char *s)
-{
-	size_t n = strlen(s), lead = n, len;
-	unsigned char c;
-
-	/* the last character's first byte, back over at most three
-	 * continuation bytes */
-	while (lead > 0 && n - lead < 3 &&
-	    ((unsigned char)s[lead - 1] & 0xc0) == 0x80)
-		lead--;
-	if (lead == 0)
-		return;
-	c = (unsigned char)s[--lead];
-	len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-	if (lead + len != n)
-		s[c < 0x80 ? lead + 1 : lead] = '\0';
-}
-
 int
 verify_cache_read(json_t *j, struct verify_result *r)
 {
-	size_t i;
-
-	if ((json_is_array(j) ? verify_cache_read_array(j, r) :
-	    verify_json_read(j, r)) == -1)
-		return -1;
-	/* A text longer than its buffer (only a damaged or foreign row has
-	 * one) was cut: never inside a character, which no answer could
-	 * carry as JSON. */
-	verify_cache_cut_utf8(r->provider);
-	verify_cache_cut_utf8(r->did_you_mean);
-	verify_cache_cut_utf8(r->smtp_enhanced);
-	verify_cache_cut_utf8(r->smtp_message);
-	for (i = 0; i < r->nmx; i++)
-		verify_cache_cut_utf8(r->mx[i].host);
-	return 0;
+	/* (a text longer than its buffer, which only a damaged or foreign
+	 * row has, is cut between characters: strparse_copy) */
+	return json_is_array(j) ? verify_cache_read_array(j, r) :
+	    verify_json_read(j, r);
 }
 
 int
@@ -330,7 +297,6 @@ verify_cache_restore(struct verify_result *r, const struct addr *a,
 		    r->email);
 		strparse_copy(r->smtp_message, sizeof(r->smtp_message),
 		    json_string_value(m));
-		verify_cache_cut_utf8(r->smtp_message);
 		json_decref(m);
 	}
 }

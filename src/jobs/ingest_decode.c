@@ -65,18 +65,6 @@ ingest_decode_utf8_valid(const char *str, size_t n)
 	return n;
 }
 
-size_t
-ingest_decode_cut(const char *s, size_t n, size_t max)
-{
-	size_t i;
-
-	if (n <= max)
-		return n;
-	for (i = max; i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80; i--)
-		;
-	return i;
-}
-
 /* A code point as UTF-8 into out (4 bytes); the bytes written. */
 static size_t
 ingest_decode_put(char *out, unsigned cp)

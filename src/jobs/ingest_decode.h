@@ -7,9 +7,6 @@
 /* The length of the longest prefix of s that is valid UTF-8 (no overlong
  * forms, no surrogates, nothing above U+10FFFF). */
 size_t	 ingest_decode_utf8_valid(const char *s, size_t n);
-/* The length of s (UTF-8) cut to at most max bytes at a character
- * boundary. */
-size_t	 ingest_decode_cut(const char *s, size_t n, size_t max);
 /* s read as Windows-1252 into dst as UTF-8, stopping before a character
  * that would pass dstmax bytes; the bytes written (no NUL added). */
 size_t	 ingest_decode_cp1252(char *dst, size_t dstmax, const char *s,

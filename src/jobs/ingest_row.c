@@ -4,6 +4,7 @@
  * UTF-8 (or Windows-1252 read as such) and cut when it ends. */
 #include "jobs/ingest_row.h"
 #include "jobs/ingest_decode.h"
+#include "util/strparse.h"
 #include <stdarg.h>
 #include <string.h>
 
@@ -50,7 +51,7 @@ ingest_row_fix(struct ingest_row *r, const char *s, size_t n)
 
 	valid = ingest_decode_utf8_valid(s, n);
 	if (valid == n || valid >= INGEST_CELL_MAX || !r->cp1252)
-		return ingest_decode_cut(s, valid, INGEST_CELL_MAX);
+		return strparse_utf8_cut(s, valid, INGEST_CELL_MAX);
 	len = ingest_decode_cp1252(conv, sizeof(conv), s, n);
 	r->arena.len = r->start;
 	if (buf_append(&r->arena, conv, len) == -1)

@@ -18,6 +18,7 @@
 #include "jobs/ingest_xlsx_sheet.h"
 #include "jobs/ingest_decode.h"
 #include "util/grow.h"
+#include "util/strparse.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,7 +113,7 @@ ingest_xlsx_sheet_sst_end(void *ctx, const char *name)
 		s->in_rph--;
 	else if (strcmp(name, "si") == 0) {
 		s->in_si = 0;
-		t->text.len = s->start + ingest_decode_cut(buf_str(&t->text) +
+		t->text.len = s->start + strparse_utf8_cut(buf_str(&t->text) +
 		    s->start, t->text.len - s->start, INGEST_CELL_MAX);
 		/* the text and the offsets with this string's */
 		if (t->text.len + (t->n + 2) * sizeof(*t->off) >

@@ -72,6 +72,18 @@ strparse_consttime_eq(const void *a, const void *b, size_t n)
 	return d == 0;
 }
 
+size_t
+strparse_utf8_cut(const char *s, size_t n, size_t max)
+{
+	size_t i;
+
+	if (n <= max)
+		return n;
+	for (i = max; i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80; i--)
+		;
+	return i;
+}
+
 void
 strparse_copy(char *dst, size_t sz, const char *src)
 {
@@ -79,8 +91,7 @@ strparse_copy(char *dst, size_t sz, const char *src)
 
 	if (sz == 0)
 		return;
-	if (n >= sz)
-		n = sz - 1;
+	n = strparse_utf8_cut(src, n, sz - 1);
 	if (n)
 		memcpy(dst, src, n);
 	dst[n] = '\0';

@@ -8,8 +8,12 @@ int	 strparse_bool(const char *, int *out);
 char	*strparse_trim(char *);
 int	 strparse_ieq(const char *, const char *);
 int	 strparse_consttime_eq(const void *, const void *, size_t);
-/* Copies src (NULL: "") into dst of sz bytes, cut to fit, NUL-terminated. */
+/* Copies src (NULL: "") into dst of sz bytes, cut to fit at a UTF-8
+ * character boundary (strparse_utf8_cut), NUL-terminated. */
 void	 strparse_copy(char *dst, size_t sz, const char *src);
+/* The length of s[0..n) (UTF-8) cut to at most max bytes at a character
+ * boundary: never inside a character. */
+size_t	 strparse_utf8_cut(const char *s, size_t n, size_t max);
 /* The characters (code points) of UTF-8 text, -1 when it is not valid
  * UTF-8 (overlong forms and surrogates included). */
 long	 strparse_utf8_chars(const char *);

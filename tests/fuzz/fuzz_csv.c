@@ -9,6 +9,7 @@
  * without BOM, CR, NUL or a binary signature): one row per line, the line
  * cut at a character boundary. */
 #include "fuzz_ingest.h"
+#include "util/strparse.h"
 #include <stdint.h>
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -65,7 +66,7 @@ model_txt(const uint8_t *data, size_t size, const struct fuzz_ingest *got)
 		nl = memchr(s, '\n', (size_t)(e - s));
 		len = (size_t)((nl ? nl : e) - s);
 		if (len > 0) {
-			len = ingest_decode_cut(s, len, INGEST_CELL_MAX);
+			len = strparse_utf8_cut(s, len, INGEST_CELL_MAX);
 			CHECK(buf_printf(&want, "%zu:", len) == 0);
 			CHECK(buf_append(&want, s, len) == 0);
 		}

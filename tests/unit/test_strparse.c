@@ -200,6 +200,17 @@ test_strparse_copy_cuts_to_fit_and_always_terminates(void **state)
 	assert_string_equal(d, "");
 	strparse_copy(d, 1, "xyz");
 	assert_string_equal(d, "");
+	/* never inside a UTF-8 character: "ab" + "\xe2\x82\xac" (the
+	 * euro sign) does not fit 4 bytes whole */
+	strparse_copy(d, sizeof(d), "ab\xe2\x82\xac");
+	assert_string_equal(d, "ab");
+	strparse_copy(d, sizeof(d), "abc\xc3\xa9");
+	assert_string_equal(d, "abc");
+	strparse_copy(d, sizeof(d), "a\xc3\xa9z");
+	assert_string_equal(d, "a\xc3\xa9z");
+	assert_int_equal(strparse_utf8_cut("ab\xe2\x82\xac", 5, 4), 2);
+	assert_int_equal(strparse_utf8_cut("ab\xe2\x82\xac", 5, 5), 5);
+	assert_int_equal(strparse_utf8_cut("abcdef", 6, 3), 3);
 }
 
 static void
