@@ -287,20 +287,28 @@ t_preview_learns() {
 }
 t_case "an upload preview's SMTP sample that hears 421 4.7.28 penalises the pair" t_preview_learns
 
+# hl_penalty: mx-hl's pair in a penalty for an hour (no clock decides the
+# cases that use it)
+hl_penalty() {
+    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, strikes, penalty_until, reason, updated_at)
+        VALUES ('mx-hl.pace.test', 'direct', 600, 300, UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR,
+                '421 4.7.28 rate limited', UTC_TIMESTAMP(3))
+        ON DUPLICATE KEY UPDATE penalty_until = UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, paused_until = NULL"
+}
+# fr_done: the job's five friendly addresses at mx-fr are done
+fr_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain = 'zf.pace.test' AND state = 'done'")" = 5 ]; }
+
 t_paced_chunks_hold_no_slot() {
     # mx-hl's pair is in a penalty (an hour: no clock decides the case);
     # its 800 addresses make the job's first four chunks (a job's chunks
     # follow its domains' order), five friendly ones at mx-fr the fifth,
     # and svc-worker holds three chunks (worker_concurrency 10 x 20 RCPTs
     # x 2 / 200 + 1)
-    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, strikes, penalty_until, reason, updated_at)
-        VALUES ('mx-hl.pace.test', 'direct', 600, 300, UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR,
-                '421 4.7.28 rate limited', UTC_TIMESTAMP(3))"
+    hl_penalty
     { for d in 1 2 3 4; do for i in $(seq 1 200); do echo "user$i@hl$d.pace.test"; done; done
       for i in 1 2 3 4 5; do echo "user$i@zf.pace.test"; done; } | mkjob held || return 1
     expect_eq "the job's chunks" 5 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$JOB'")" || return 1
     stack_proc_start "$IT_DIR/log" worker-hl "$WORKER" -c "$SVC_CONF" || { it_fail "svc-worker did not start"; return 1; }
-    fr_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain = 'zf.pace.test' AND state = 'done'")" = 5 ]; }
     it_wait_until 120 "for the friendly addresses behind the paced chunks" fr_done
     local rc=$?
     stack_proc_stop "$IT_DIR/log" worker-hl
@@ -320,16 +328,12 @@ t_paced_chunks_handed_back() {
     # than the 64 a worker holds, then the five friendly ones: the worker
     # hands the paced chunks back, claimable again about when the penalty
     # ends, and verifies the friendly addresses behind them
-    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, since, strikes, penalty_until, reason, updated_at)
-        VALUES ('mx-hl.pace.test', 'direct', 600, 300, UTC_TIMESTAMP(3), 1, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR,
-                '421 4.7.28 rate limited', UTC_TIMESTAMP(3))
-        ON DUPLICATE KEY UPDATE penalty_until = UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, paused_until = NULL"
+    hl_penalty
     { for d in $(seq -w 1 65); do for i in $(seq 1 200); do echo "user$i@hb$d.pace.test"; done; done
       for i in 1 2 3 4 5; do echo "user$i@zf.pace.test"; done; } | mkjob handed || return 1
     expect_eq "the job's chunks" 66 "$(it_sql "SELECT COUNT(*) FROM job_chunks WHERE job_id = '$JOB'")" || return 1
     fake_ctl 127.0.0.48 reset > /dev/null
     stack_proc_start "$IT_DIR/log" worker-hb "$WORKER" -c "$SVC_CONF" || { it_fail "svc-worker did not start"; return 1; }
-    fr_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain = 'zf.pace.test' AND state = 'done'")" = 5 ]; }
     t_handed_back_checks() {
         it_wait_until 120 "for the friendly addresses behind 65 paced chunks" fr_done || return 1
         expect_eq "friendly addresses valid" 5 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$JOB' AND domain = 'zf.pace.test' AND classification = 'valid'")" || return 1
