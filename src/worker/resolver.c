@@ -1,20 +1,15 @@
-/* resolver.c: svc-worker's MX lookup threads (see resolver.h). A pipe
- * tells the loop that answers are waiting: one byte is written when the
- * list of answers goes from empty to not empty, and resolver_answers
- * drains the pipe when it takes the last one (only then: the loop asks
- * on every turn, and a read of an empty pipe is a system call for
- * nothing). The mutex guards the queue of domains, the answers, whether
- * the pipe may hold a byte, and the stop flag. */
+/* resolver.c: svc-worker's MX lookup threads (see resolver.h). A notify
+ * pipe (util/notify.h) tells the loop that answers are waiting. The mutex
+ * guards the queue of domains, the answers, the notify pipe's state, and
+ * the stop flag. */
 #include "worker/resolver.h"
 #include "util/grow.h"
 #include "util/log.h"
+#include "util/notify.h"
 #include "util/strparse.h"
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define RESOLVER_THREADS_MAX 64
 
@@ -33,14 +28,13 @@ struct resolver_thread {
 struct resolver {
 	struct resolver_thread	 t[RESOLVER_THREADS_MAX];
 	int			 nthreads;
-	int			 pipe[2];
+	struct notify		 notify;
 
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 work;
 	struct resolver_request	*head, *tail;
 	struct resolver_answer	*ans;
 	size_t			 nans, capans;
-	int			 signalled;	/* a byte written, not drained */
 	int			 stopping;
 };
 
@@ -49,8 +43,6 @@ static void
 resolver_answer_add(struct resolver *r, const char *domain,
     struct dns_mx_result *mx)
 {
-	char one = 1;
-
 	if (grow(&r->ans, r->nans, &r->capans, sizeof(*r->ans), 16) == -1) {
 		/* The domain's addresses stay queued: its chunk's lease
 		 * expires and another pass looks it up again. */
@@ -62,13 +54,8 @@ resolver_answer_add(struct resolver *r, const char *domain,
 	strparse_copy(r->ans[r->nans].domain, sizeof(r->ans[0].domain),
 	    domain);
 	r->ans[r->nans].mx = *mx;
-	/* A full pipe has a byte in it already: nothing to do then. */
-	if (r->nans++ == 0) {
-		r->signalled = 1;
-		if (write(r->pipe[1], &one, 1) == -1)
-			log_debug("event=dns_wakeup_skipped error=\"%s\"",
-			    strerror(errno));
-	}
+	r->nans++;
+	notify_raise(&r->notify);
 }
 
 static void *
@@ -113,13 +100,10 @@ resolver_start(const struct conf *c, int threads, int64_t deadline,
 		threads = 1;
 	if (threads > RESOLVER_THREADS_MAX)
 		threads = RESOLVER_THREADS_MAX;
-	r->pipe[0] = r->pipe[1] = -1;
+	r->notify.fd[0] = r->notify.fd[1] = -1;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->work, NULL);
-	if (pipe(r->pipe) == -1 ||
-	    fcntl(r->pipe[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(r->pipe[1], F_SETFL, O_NONBLOCK) == -1) {
-		buf_printf(err, "pipe: %s", strerror(errno));
+	if (notify_open(&r->notify, err) == -1) {
 		resolver_stop(r);
 		return NULL;
 	}
@@ -165,8 +149,6 @@ size_t
 resolver_answers(struct resolver *r, struct resolver_answer *out,
     size_t max)
 {
-	char drain[64];
-	ssize_t got;
 	size_t n;
 
 	pthread_mutex_lock(&r->mu);
@@ -176,12 +158,8 @@ resolver_answers(struct resolver *r, struct resolver_answer *out,
 		memmove(r->ans, r->ans + n, (r->nans - n) * sizeof(*out));
 		r->nans -= n;
 	}
-	if (r->nans == 0 && r->signalled) {
-		while ((got = read(r->pipe[0], drain, sizeof(drain))) > 0)
-			;
-		if (got == 0 || errno == EAGAIN || errno == EWOULDBLOCK)
-			r->signalled = 0;	/* (else: again next time) */
-	}
+	if (r->nans == 0)
+		notify_clear(&r->notify);
 	pthread_mutex_unlock(&r->mu);
 	return n;
 }
@@ -189,7 +167,7 @@ resolver_answers(struct resolver *r, struct resolver_answer *out,
 int
 resolver_fd(const struct resolver *r)
 {
-	return r->pipe[0];
+	return notify_fd(&r->notify);
 }
 
 void
@@ -217,10 +195,7 @@ resolver_stop(struct resolver *r)
 	for (i = 0; i < r->nans; i++)
 		dns_mx_result_free(&r->ans[i].mx);
 	free(r->ans);
-	if (r->pipe[0] != -1)
-		close(r->pipe[0]);
-	if (r->pipe[1] != -1)
-		close(r->pipe[1]);
+	notify_close(&r->notify);
 	pthread_cond_destroy(&r->work);
 	pthread_mutex_destroy(&r->mu);
 	free(r);

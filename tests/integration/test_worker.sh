@@ -565,6 +565,47 @@ t_sigterm() {
 }
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 
+# A claim that waits for the database (here: a table its statement reads,
+# locked by another connection) is the loader thread's wait, not the SMTP
+# loop's: the sessions under way go on and the job's addresses are
+# verified and written meanwhile (before the loader, the loop waited in
+# the claim and nothing moved until the lock went).
+claim_waiting() {
+    [ "$(it_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+        WHERE STATE LIKE 'Waiting for table metadata lock%' AND INFO LIKE '%FROM job_chunks%'")" -ge 1 ]
+}
+rows_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$1' AND state = 'done'")" = "$2" ]; }
+t_claim_off_loop() {
+    local id=job_loader i lockpid cid rc=0
+    fake_set 127.0.0.31 hold=1
+    # (addresses of its own: the later cases' would come from the cache)
+    for i in $(seq 1001 1600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
+    start_worker || { fake_set 127.0.0.31 hold=0; return 1; }
+    wait_held_session "$id" || { fake_set 127.0.0.31 hold=0; return 1; }
+    # the lock is held by a client of its own until the test kills its
+    # connection (SLEEP is the holder's, not the test's wait)
+    stack_mariadb_sql "$IT_DIR/mariadb" --unbuffered -N -B svc -e "LOCK TABLES account_complainers WRITE;
+        SELECT CONNECTION_ID(); SELECT SLEEP(600)" > "$IT_DIR/locker.out" 2>&1 &
+    lockpid=$!
+    it_wait_until 30 "for the lock holder" test -s "$IT_DIR/locker.out" || rc=1
+    cid=$(head -n 1 "$IT_DIR/locker.out")
+    # the worker's next claim (worker_poll_interval) waits for the lock
+    [ $rc = 0 ] && { it_wait_until 60 "for a claim waiting for the lock" claim_waiting || rc=1; }
+    fake_set 127.0.0.31 hold=0
+    if [ $rc = 0 ]; then
+        it_wait_until 120 "for the 600 addresses to be verified while the claim waits" rows_done "$id" 600 || rc=1
+        [ $rc = 0 ] && { claim_waiting || it_fail "the claim no longer waits: the case proves nothing" || rc=1; }
+    fi
+    it_sql "KILL $cid" || true
+    wait "$lockpid" 2>/dev/null || true
+    [ $rc = 0 ] || { stack_proc_stop "$IT_DIR/log" worker; return 1; }
+    it_wait_until 60 "for the job to complete" test "$(job_field $id status)" = completed || rc=1
+    stack_proc_stop "$IT_DIR/log" worker
+    [ $rc = 0 ] && expect_eq "valid" 600 "$(job_field $id count_valid)" && check_counts $id && check_ledger $id
+}
+t_case "a claim waiting for the database does not stop the sessions under way (the loader thread claims)" t_claim_off_loop
+
 # ---------------------------------------------------------------- deferrals
 t_backoff() {
     local id=job_defer i start end
