@@ -247,7 +247,7 @@ api_idempotency_begin(struct api_call *c, const char *key,
 	 * answered 5xx is gone before this one looks for its key */
 	api_idempotency_flush(c->ctx);
 	o = idempotency_begin(c->ctx->db, c->key.account_id, key, hash,
-	    &c->idem_claim, &status, &stored);
+	    IDEMPOTENCY_IN_USE_WAIT_MS, &c->idem_claim, &status, &stored);
 	/* its INSERT (or take-over) sent, the answer lost: the row may be
 	 * there, this request's, and nobody to finish it */
 	if (o == IDEMPOTENCY_DB_ERROR && c->idem_claim.unsure &&

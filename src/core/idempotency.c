@@ -117,8 +117,8 @@ idempotency_take_over(struct db *db, const char *account, const char *key,
 
 enum idempotency_outcome
 idempotency_begin(struct db *db, const char *account, const char *key,
-    const uint8_t hash[32], struct idempotency_claim *claim, int *status,
-    struct buf *body)
+    const uint8_t hash[32], int64_t wait_ms, struct idempotency_claim *claim,
+    int *status, struct buf *body)
 {
 	static const char sql[] =
 	    "SELECT request_hash, state, status, body, "
@@ -132,6 +132,7 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 	struct db_res *r;
 	enum db_err e;
 	int row, attempt, taken;
+	int64_t wait_end = timeutil_mono_ms() + wait_ms;
 
 	claim->unsure = 0;
 	if (gnutls_rnd(GNUTLS_RND_NONCE, claim->token, IDEMPOTENCY_TOKEN) != 0)
@@ -191,9 +192,20 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 		if (db_res_len(r, 0) != 32 ||
 		    memcmp(db_res_str(r, 0), hash, 32) != 0)
 			out = IDEMPOTENCY_MISMATCH;
-		else if (strcmp(db_res_str(r, 1), "running") == 0)
+		else if (strcmp(db_res_str(r, 1), "running") == 0) {
+			/* Another request runs it, or died with it: its
+			 * answer, or its row abandoned (perhaps late, by its
+			 * host once the database is back), may come soon.
+			 * Not an attempt of the three: the row was read. */
+			if (timeutil_mono_ms() + IDEMPOTENCY_IN_USE_POLL_MS <=
+			    wait_end) {
+				db_res_free(r);
+				timeutil_nap_ms(IDEMPOTENCY_IN_USE_POLL_MS);
+				attempt--;
+				continue;
+			}
 			out = IDEMPOTENCY_IN_USE;
-		else {
+		} else {
 			*status = (int)db_res_int(r, 2);
 			buf_reset(body);
 			if (buf_append(body, db_res_str(r, 3) ? db_res_str(r, 3)

@@ -15,6 +15,13 @@
  * idempotency_pending (idempotency_pending.h). */
 #define IDEMPOTENCY_ABANDON_TRY_MS 3000
 #define IDEMPOTENCY_TOKEN 16
+/* How long svc-api's request waits for another's running entry of the
+ * same request to end (answered: a replay; abandoned: it runs) before it
+ * answers 409 idempotency_key_in_use; an entry a request on another host
+ * could not abandon is deleted about that soon after the database is
+ * back (idempotency_pending.h), and the poll between two looks. */
+#define IDEMPOTENCY_IN_USE_WAIT_MS 3000
+#define IDEMPOTENCY_IN_USE_POLL_MS 100
 
 enum idempotency_outcome {
 	IDEMPOTENCY_PROCEED,	/* first time: run the request, then finish */
@@ -48,8 +55,10 @@ struct idempotency_claim {
 	uint8_t	token[IDEMPOTENCY_TOKEN];
 	int	unsure;
 };
+/* wait_ms: how long to wait for a running entry of another request with
+ * the same hash to end before IDEMPOTENCY_IN_USE (0: not at all). */
 enum idempotency_outcome idempotency_begin(struct db *, const char *account,
-	    const char *key, const uint8_t hash[32],
+	    const char *key, const uint8_t hash[32], int64_t wait_ms,
 	    struct idempotency_claim *, int *status, struct buf *body);
 /* Stores the final response (may run inside the caller's transaction). */
 enum db_err idempotency_finish(struct db *, const char *account,
