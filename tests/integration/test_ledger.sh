@@ -103,9 +103,10 @@ API_KEY=$(svcadm key create --account "$ACC" --scopes '*')
 # arm TEXT: the next COMMIT after a statement with TEXT loses its answer
 arm() { printf '%s' "$1" > "$IT_DIR/proxy-api.arm"; }
 dropped() { it_proxy_dropped proxy-api; }
-# down TEXT: the same, and the database node then stays dead (new
-# connections closed at once, so svc-api gets no further: a host that died
-# after the COMMIT leaves the same) until back
+# down TEXT: the same, and the database node then stays dead (every
+# connection closed, svc-api's other processes' too, and new ones at once,
+# so svc-api gets no further: a host that died after the COMMIT leaves the
+# same) until back
 down() { printf 'down:%s' "$1" > "$IT_DIR/proxy-api.arm"; }
 back() { rm -f "$IT_DIR/proxy-api.arm.down"; }
 
