@@ -294,8 +294,8 @@ api_idempotency_abandon(struct api_call *c)
 	if (e == DB_OK)
 		return;
 	if (e != DB_ERR_CONNECT && e != DB_ERR_RETRY) {
-		log_error("event=idempotency_abandon_failed req=%s error=\"%s\"",
-		    c->req->request_id, db_error(c->ctx->db));
+		log_error("event=idempotency_abandon_failed req=%s "
+		    "error=\"%s\"", c->req->request_id, db_error(c->ctx->db));
 		return;
 	}
 	if (idempotency_pending_add(c->ctx->pending, c->key.account_id,

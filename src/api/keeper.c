@@ -3,8 +3,9 @@
  * (permits_sweep) with its own MariaDB connection, and bumps the key
  * cache's generation of each account whose window it changed, as a
  * responder does; it deletes the Idempotency-Key entries the responders
- * could not abandon (idempotency_pending.h) once the database answers. On SIGTERM (the master stops it after the responders)
- * it gives back every lease the host still holds. */
+ * could not abandon (idempotency_pending.h) once the database answers.
+ * On SIGTERM (the master stops it after the responders) it gives back
+ * every lease the host still holds. */
 #include "api/keeper.h"
 #include "util/log.h"
 #include "util/timeutil.h"

@@ -160,8 +160,9 @@ idempotency_pending_flush(struct idempotency_pending *p, struct db *db)
 		if (e == DB_ERR_RETRY)
 			continue;
 		if (e == DB_OK)
-			log_info("event=idempotency_abandoned account=%s sure=%d "
-			    "late_ms=%lld", copy[i].account, copy[i].sure,
+			log_info("event=idempotency_abandoned account=%s "
+			    "sure=%d late_ms=%lld", copy[i].account,
+			    copy[i].sure,
 			    (long long)(timeutil_mono_ms() - copy[i].since));
 		else
 			log_error("event=idempotency_abandon_failed account=%s "
