@@ -243,8 +243,18 @@ api_idempotency_begin(struct api_call *c, const char *key,
 	enum idempotency_outcome o;
 
 	buf_init(&stored, BUF_NOMAX);
+	/* an entry of this host's own left running by a request that
+	 * answered 5xx is gone before this one looks for its key */
+	api_idempotency_flush(c->ctx);
 	o = idempotency_begin(c->ctx->db, c->key.account_id, key, hash,
-	    &status, &stored);
+	    IDEMPOTENCY_IN_USE_WAIT_MS, &c->idem_claim, &status, &stored);
+	/* its INSERT (or take-over) sent, the answer lost: the row may be
+	 * there, this request's, and nobody to finish it */
+	if (o == IDEMPOTENCY_DB_ERROR && c->idem_claim.unsure &&
+	    idempotency_pending_add(c->ctx->pending, c->key.account_id, key,
+	    &c->idem_claim, 0) == 0)
+		log_warn("event=idempotency_abandon_pending req=%s sure=0",
+		    c->req->request_id);
 	switch (o) {
 	case IDEMPOTENCY_PROCEED:
 		buf_free(&stored);
@@ -272,6 +282,37 @@ api_idempotency_begin(struct api_call *c, const char *key,
 	}
 	buf_free(&stored);
 	return -1;
+}
+
+void
+api_idempotency_abandon(struct api_call *c)
+{
+	enum db_err e;
+
+	e = idempotency_abandon_within(c->ctx->db, c->key.account_id,
+	    c->idem_key, &c->idem_claim, IDEMPOTENCY_ABANDON_TRY_MS);
+	if (e == DB_OK)
+		return;
+	if (e != DB_ERR_CONNECT && e != DB_ERR_RETRY) {
+		log_error("event=idempotency_abandon_failed req=%s "
+		    "error=\"%s\"", c->req->request_id, db_error(c->ctx->db));
+		return;
+	}
+	if (idempotency_pending_add(c->ctx->pending, c->key.account_id,
+	    c->idem_key, &c->idem_claim, 1) == 0)
+		log_warn("event=idempotency_abandon_pending req=%s sure=1",
+		    c->req->request_id);
+	else
+		log_error("event=idempotency_abandon_lost req=%s reason=\"the "
+		    "table of entries left to abandon is full\"",
+		    c->req->request_id);
+}
+
+void
+api_idempotency_flush(struct api_ctx *ctx)
+{
+	if (ctx->db != NULL && idempotency_pending_count(ctx->pending) > 0)
+		(void)idempotency_pending_flush(ctx->pending, ctx->db);
 }
 
 int

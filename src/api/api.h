@@ -8,6 +8,7 @@
 #include "core/auth.h"
 #include "core/authcache.h"
 #include "core/db.h"
+#include "core/idempotency_pending.h"
 #include "core/permits.h"
 #include "core/ratelimit.h"
 #include "core/websession.h"
@@ -30,6 +31,8 @@ struct api_shared {
 	struct permits	*permits;	/* rate-limit permits, or NULL */
 	int		 slots_fd;	/* slots_create's file */
 	long		 responders;	/* svc-api processes of the host */
+	struct idempotency_pending *pending; /* entries left to abandon, or
+					 * NULL */
 };
 
 struct api_ctx {
@@ -43,6 +46,8 @@ struct api_ctx {
 	struct permits	*permits;	/* the host's leases, or NULL: each
 					 * counted request is a round trip */
 	long		 responders;	/* svc-api processes on this host */
+	struct idempotency_pending *pending; /* the host's entries left to
+					 * abandon (idempotency_pending.h) */
 };
 
 struct api_call {
@@ -58,6 +63,7 @@ struct api_call {
 	char		*account_for_log; /* IDS_MAX bytes, "" when none */
 	const char	*idem_key;	/* Idempotency-Key of this request */
 	int		 idem_done;	/* the handler stored the answer itself */
+	struct idempotency_claim idem_claim; /* its running entry's token */
 	int		 session;	/* authenticated by the dashboard's
 					 * session cookie, not a key */
 	struct websession ws;		/* that session */
@@ -126,6 +132,14 @@ int	 api_query_long(struct api_call *, const char *name, long min,
 int	 api_idempotency_key_check(struct api_call *, const char *key);
 int	 api_idempotency_begin(struct api_call *, const char *key,
 	    const uint8_t hash[32]);
+/* After a 5xx (or a refusal that leaves nothing made): forgets the
+ * request's running entry so that a retry may run again, trying for
+ * IDEMPOTENCY_ABANDON_TRY_MS while the database is out of reach, then
+ * leaving it to the host's pending table (idempotency_pending.h). */
+void	 api_idempotency_abandon(struct api_call *);
+/* The host's entries left to abandon, deleted if the database answers
+ * (before a request's Idempotency-Key is begun, after each request). */
+void	 api_idempotency_flush(struct api_ctx *);
 
 /* Handlers, one file per resource. */
 void	 handler_rate_limit(struct api_call *);

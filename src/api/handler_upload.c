@@ -531,8 +531,7 @@ handler_upload_create(struct handler_upload *h, const uint8_t hash[32])
 	    handler_upload_answer_in : NULL, h);
 	if (rc == UPLOADS_TOO_MANY_JOBS || rc == UPLOADS_STORAGE_FULL) {
 		if (c->idem_key != NULL)
-			idempotency_abandon(c->ctx->db, c->key.account_id,
-			    c->idem_key);
+			api_idempotency_abandon(c);
 		if (rc == UPLOADS_TOO_MANY_JOBS)
 			api_too_many_jobs(c, used);
 		else
@@ -548,8 +547,7 @@ handler_upload_create(struct handler_upload *h, const uint8_t hash[32])
 		 * may run again if the job was not made. */
 		h->writing = 0;
 		if (c->idem_key != NULL)
-			idempotency_abandon(c->ctx->db, c->key.account_id,
-			    c->idem_key);
+			api_idempotency_abandon(c);
 		api_internal_error(c, "uploads_create");
 		return;
 	}

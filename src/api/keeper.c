@@ -2,8 +2,10 @@
  * wakes at least every KEEPER_TICK_MS, gives back the leases that ended
  * (permits_sweep) with its own MariaDB connection, and bumps the key
  * cache's generation of each account whose window it changed, as a
- * responder does. On SIGTERM (the master stops it after the responders)
- * it gives back every lease the host still holds. */
+ * responder does; it deletes the Idempotency-Key entries the responders
+ * could not abandon (idempotency_pending.h) once the database answers.
+ * On SIGTERM (the master stops it after the responders) it gives back
+ * every lease the host still holds. */
 #include "api/keeper.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -77,6 +79,9 @@ keeper_loop(const struct conf *c, const struct api_shared *sh)
 			timeutil_nap_ms(1000);
 			continue;
 		}
+		/* the host's Idempotency-Key entries left to abandon, as
+		 * soon as the database answers again */
+		(void)idempotency_pending_flush(sh->pending, db);
 		if ((next = permits_sweep(sh->permits, db, 0, keeper_changed,
 		    &cache)) < 0) {
 			log_error("event=keeper_db_error error=\"%s\"",

@@ -85,7 +85,7 @@ int
 main(int argc, char **argv)
 {
 	const char *path = NULL, *listen = NULL;
-	struct api_shared shared = { NULL, NULL, -1, 1 };
+	struct api_shared shared = { NULL, NULL, -1, 1, NULL };
 	struct conf conf;
 	struct buf err;
 	long workers = 0;
@@ -164,7 +164,10 @@ main(int argc, char **argv)
 	 * it shares slots with them through run_dir. */
 	if (workers == 1) {
 		shared.responders = conf_int(&conf, CONF_API_WORKERS);
+		/* its own entries left to abandon, flushed by itself */
+		shared.pending = idempotency_pending_create();
 		rc = serve_loop(&conf, fd, 0, &shared);
+		idempotency_pending_free(shared.pending);
 	} else
 		rc = prefork_run(&conf, conf.path[0] ? conf.path : NULL, fd,
 		    (int)workers, shared.slots_fd);

@@ -35,7 +35,8 @@ prefork_on_signal(int sig)
 
 /* Made before the first fork and inherited by every child, replacements
  * included: the responders' shared key cache generations (authcache.h),
- * rate-limit permits (permits.h) and slot file (slots.h). */
+ * rate-limit permits (permits.h), Idempotency-Key entries left to
+ * abandon (idempotency_pending.h) and slot file (slots.h). */
 static struct api_shared prefork_shared;
 
 /* A responder, or with keeper set the keeper. */
@@ -163,6 +164,8 @@ prefork_run(struct conf *c, const char *path, int fd, int n, int slots_fd)
 	if ((prefork_shared.permits = permits_shared(conf_int(c,
 	    CONF_RATE_PERMITS_MAX))) == NULL)
 		log_warn("event=no_shared_memory what=rate_permits");
+	if ((prefork_shared.pending = idempotency_pending_create()) == NULL)
+		log_warn("event=no_shared_memory what=idempotency_pending");
 	total = n + (prefork_shared.permits != NULL);
 	prefork_shared.slots_fd = slots_fd;
 	prefork_shared.responders = n;

@@ -148,6 +148,7 @@ router_ctx_init(struct api_ctx *ctx, const struct conf *c,
 	ctx->conf = c;
 	ctx->responders = sh->responders;
 	ctx->permits = sh->permits;
+	ctx->pending = sh->pending;
 	ratelimit_set_window(conf_int(c, CONF_RATE_WINDOW_SECONDS));
 	authcache_init(&ctx->cache, conf_int(c, CONF_AUTH_CACHE_MS), sh->gens);
 	if ((ctx->slots = slots_attach(sh->slots_fd, err)) == NULL)
@@ -659,7 +660,7 @@ router_idempotency_end(struct api_call *c, const char *key)
 	if (c->idem_done)
 		return;
 	if (c->resp->status >= 500)
-		idempotency_abandon(c->ctx->db, c->key.account_id, key);
+		api_idempotency_abandon(c);
 	else if (idempotency_finish(c->ctx->db, c->key.account_id, key,
 	    c->resp->status, buf_str(&c->resp->body), c->resp->body.len) !=
 	    DB_OK)

@@ -229,6 +229,10 @@ serve_loop(const struct conf *c, int listen_fd, unsigned long max_requests,
 		serve_busy = 1;
 		serve_one(&ctx, &fr);
 		FCGX_Finish_r(&fr);
+		/* the answer has left: entries left to abandon go now if the
+		 * database answered this request */
+		if (ctx.db != NULL && !db_unreachable(ctx.db))
+			api_idempotency_flush(&ctx);
 		serve_busy = 0;
 		if (max_requests && ++served >= max_requests)
 			break;

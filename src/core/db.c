@@ -41,6 +41,7 @@ struct db {
 	char		 endpoint[DBHOSTS_HOST_MAX + 16];
 	int		 galera;	/* the node connected to has wsrep_on */
 	int		 sync_wait;	/* db_sync_wait on: set again on reconnect */
+	int		 sent;		/* db_sent */
 };
 
 struct db_res {
@@ -324,6 +325,12 @@ db_error(const struct db *db)
 }
 
 int
+db_sent(const struct db *db)
+{
+	return db->sent;
+}
+
+int
 db_unreachable(const struct db *db)
 {
 	return db->lost;
@@ -403,6 +410,7 @@ db_run_once(struct db *db, const char *sql, const struct db_param *p,
 	my_bool isnull = 1;
 	size_t i;
 
+	db->sent = 0;
 	if (db->my == NULL && (rc = db_connect(db)) != DB_OK)
 		return rc;
 	if ((st = db_prepare(db, sql, &rc)) == NULL)
@@ -439,11 +447,15 @@ db_run_once(struct db *db, const char *sql, const struct db_param *p,
 	}
 	if (n && mysql_stmt_bind_param(st, bind) != 0)
 		rc = db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
-	else if (mysql_stmt_execute(st) != 0)
-		rc = db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
 	else {
-		*out = st;
-		rc = DB_OK;
+		db->sent = 1;
+		if (mysql_stmt_execute(st) != 0)
+			rc = db_classify(db, mysql_stmt_errno(st),
+			    mysql_stmt_error(st));
+		else {
+			*out = st;
+			rc = DB_OK;
+		}
 	}
 	if (bind != small)
 		free(bind);

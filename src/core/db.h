@@ -58,6 +58,10 @@ const char *db_error(const struct db *);
  * the last statement, failed for want of a connection): the service is
  * unavailable rather than broken. */
 int	 db_unreachable(const struct db *);
+/* 1 when the last statement was sent to a server before it failed (its
+ * answer lost with the connection: it may have been applied), 0 when it
+ * never left (no connection could be made). */
+int	 db_sent(const struct db *);
 /* Galera: on, the reads that follow wait until this node has applied every
  * write the cluster committed before them (wsrep_sync_wait = 1; kept over
  * a reconnection) until turned off again; for reads that must see a

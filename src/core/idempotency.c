@@ -6,6 +6,7 @@
  * over with a compare-and-set, so two retries never both proceed. */
 #include "core/idempotency.h"
 #include "util/strparse.h"
+#include "util/timeutil.h"
 #include <gnutls/crypto.h>
 #include <string.h>
 
@@ -77,8 +78,8 @@ idempotency_key_valid(const char *k)
  * after the commit, and db_run sent it again through another node, which
  * found the row), the request knows the row for its own and goes on,
  * instead of answering itself, and every retry for
- * IDEMPOTENCY_STALE_SECONDS, 409 idempotency_key_in_use. */
-#define IDEMPOTENCY_TOKEN 16
+ * IDEMPOTENCY_STALE_SECONDS, 409 idempotency_key_in_use. The token also
+ * makes idempotency_abandon delete this request's row only. */
 
 static enum db_err
 idempotency_insert(struct db *db, const char *account, const char *key,
@@ -116,7 +117,8 @@ idempotency_take_over(struct db *db, const char *account, const char *key,
 
 enum idempotency_outcome
 idempotency_begin(struct db *db, const char *account, const char *key,
-    const uint8_t hash[32], int *status, struct buf *body)
+    const uint8_t hash[32], int64_t wait_ms, struct idempotency_claim *claim,
+    int *status, struct buf *body)
 {
 	static const char sql[] =
 	    "SELECT request_hash, state, status, body, "
@@ -126,19 +128,23 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 	    "FROM idempotency_keys WHERE account_id = ? AND idem_key = ?";
 	enum idempotency_outcome out = IDEMPOTENCY_DB_ERROR;
 	char state[16], created[40];
-	uint8_t token[IDEMPOTENCY_TOKEN];
+	const uint8_t *token = claim->token;
 	struct db_res *r;
 	enum db_err e;
 	int row, attempt, taken;
+	int64_t wait_end = timeutil_mono_ms() + wait_ms;
 
-	if (gnutls_rnd(GNUTLS_RND_NONCE, token, sizeof(token)) != 0)
+	claim->unsure = 0;
+	if (gnutls_rnd(GNUTLS_RND_NONCE, claim->token, IDEMPOTENCY_TOKEN) != 0)
 		return IDEMPOTENCY_DB_ERROR;
 	for (attempt = 0; attempt < 3; attempt++) {
 		e = idempotency_insert(db, account, key, hash, token);
 		if (e == DB_OK)
 			return IDEMPOTENCY_PROCEED;
-		if (e != DB_ERR_DUPLICATE)
+		if (e != DB_ERR_DUPLICATE) {
+			claim->unsure = db_sent(db);
 			return IDEMPOTENCY_DB_ERROR;
+		}
 		/* the row was written through another node, perhaps: read
 		 * it as the cluster has it (Galera) */
 		(void)db_sync_wait(db, 1);
@@ -175,8 +181,10 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 			    db_res_str(r, 6));
 			db_res_free(r);
 			if (idempotency_take_over(db, account, key, hash, token,
-			    state, created, &taken) != DB_OK)
+			    state, created, &taken) != DB_OK) {
+				claim->unsure = db_sent(db);
 				return IDEMPOTENCY_DB_ERROR;
+			}
 			if (taken)
 				return IDEMPOTENCY_PROCEED;
 			continue;
@@ -184,9 +192,20 @@ idempotency_begin(struct db *db, const char *account, const char *key,
 		if (db_res_len(r, 0) != 32 ||
 		    memcmp(db_res_str(r, 0), hash, 32) != 0)
 			out = IDEMPOTENCY_MISMATCH;
-		else if (strcmp(db_res_str(r, 1), "running") == 0)
+		else if (strcmp(db_res_str(r, 1), "running") == 0) {
+			/* Another request runs it, or died with it: its
+			 * answer, or its row abandoned (perhaps late, by its
+			 * host once the database is back), may come soon.
+			 * Not an attempt of the three: the row was read. */
+			if (timeutil_mono_ms() + IDEMPOTENCY_IN_USE_POLL_MS <=
+			    wait_end) {
+				db_res_free(r);
+				timeutil_nap_ms(IDEMPOTENCY_IN_USE_POLL_MS);
+				attempt--;
+				continue;
+			}
 			out = IDEMPOTENCY_IN_USE;
-		else {
+		} else {
 			*status = (int)db_res_int(r, 2);
 			buf_reset(body);
 			if (buf_append(body, db_res_str(r, 3) ? db_res_str(r, 3)
@@ -211,12 +230,34 @@ idempotency_finish(struct db *db, const char *account, const char *key,
 	    DBP_STR(key)), NULL);
 }
 
-void
-idempotency_abandon(struct db *db, const char *account, const char *key)
+enum db_err
+idempotency_abandon(struct db *db, const char *account, const char *key,
+    const struct idempotency_claim *claim)
 {
-	db_exec(db, "DELETE FROM idempotency_keys WHERE account_id = ? AND "
-	    "idem_key = ? AND state = 'running'",
-	    DB_ARGS(DBP_STR(account), DBP_STR(key)), NULL);
+	return db_exec(db, "DELETE FROM idempotency_keys WHERE account_id = ? "
+	    "AND idem_key = ? AND state = 'running' AND body = ?",
+	    DB_ARGS(DBP_STR(account), DBP_STR(key),
+	    DBP_BLOB(claim->token, IDEMPOTENCY_TOKEN)), NULL);
+}
+
+/* Between two tries of idempotency_abandon_within (each also waits for
+ * db_connect's own rounds over the endpoints). */
+#define IDEMPOTENCY_ABANDON_NAP_MS 200
+
+enum db_err
+idempotency_abandon_within(struct db *db, const char *account,
+    const char *key, const struct idempotency_claim *claim, int64_t ms)
+{
+	int64_t end = timeutil_mono_ms() + ms;
+	enum db_err e;
+
+	for (;;) {
+		e = idempotency_abandon(db, account, key, claim);
+		if ((e != DB_ERR_CONNECT && e != DB_ERR_RETRY) ||
+		    timeutil_mono_ms() + IDEMPOTENCY_ABANDON_NAP_MS > end)
+			return e;
+		timeutil_nap_ms(IDEMPOTENCY_ABANDON_NAP_MS);
+	}
 }
 
 long long

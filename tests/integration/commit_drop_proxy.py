@@ -21,10 +21,12 @@ An arm file of "autocommit:TEXT" loses instead the answer to the next
 execution of a prepared statement with TEXT (one that commits by itself,
 outside a transaction: the server applies it, its answer is lost).
 An arm file of "down:TEXT" is TEXT's, and the node then stays dead: the
-proxy writes the file named as the arm file with ".down" added and
-closes every new connection at once while that file is there (the test
-removes it to bring the node back), so that the client cannot run
-anything after the COMMIT whose answer it lost.
+proxy writes the file named as the arm file with ".down" added, closes
+every other connection open through it (the client's other processes
+lose theirs, as with a node that dies) and every new connection at once
+while that file is there (the test removes it to bring the node back),
+so that the client cannot run anything after the COMMIT whose answer it
+lost.
 One line per dropped answer goes to stdout. SIGTERM or SIGINT stops it.
 Python 3 standard library only.
 """
@@ -51,9 +53,15 @@ def armed(arm):
     return want[len(b"down:"):] if want.startswith(b"down:") else want
 
 
-def fired(arm):
+# the connections open through the proxy: a close function each
+OPEN = {}
+OPEN_LOCK = threading.Lock()
+
+
+def fired(arm, me):
     """The armed answer is about to be lost: disarms; with "down:", the
-    node goes down (the .down file) before the statement is sent on."""
+    node goes down (the .down file, every connection but me closed)
+    before the statement is sent on."""
     try:
         with open(arm, "rb") as f:
             down = f.read().startswith(b"down:")
@@ -62,6 +70,10 @@ def fired(arm):
     if down:
         with open(arm + ".down", "w") as f:
             f.write("down\n")
+        with OPEN_LOCK:
+            others = [c for k, c in OPEN.items() if k is not me]
+        for close in others:
+            close()
     os.unlink(arm)
 
 
@@ -80,12 +92,17 @@ def serve(client, upstream, arm):
     st = {"ids": {}, "preparing": None, "ran": set()}
 
     def close_both():
+        with OPEN_LOCK:
+            OPEN.pop(client, None)
         for s in (client, server):
             try:
                 s.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
             s.close()
+
+    with OPEN_LOCK:
+        OPEN[client] = close_both
 
     def server_to_client():
         try:
@@ -131,7 +148,7 @@ def serve(client, upstream, arm):
                         want = armed(arm)
                         if (want is not None and want.startswith(b"autocommit:") and
                                 want[len(b"autocommit:"):] in text):
-                            fired(arm)
+                            fired(arm, client)
                             what["kind"] = "a statement"
                             drop.set()
                 elif pkt[3] == 0 and cmd == bytes([COM_QUERY]):
@@ -141,7 +158,7 @@ def serve(client, upstream, arm):
                         want = armed(arm)
                         if (q.upper() == b"COMMIT" and want is not None and
                                 (want == b"" or any(want in t for t in st["ran"]))):
-                            fired(arm)
+                            fired(arm, client)
                             drop.set()
                         st["ran"] = set()
                 server.sendall(pkt)

@@ -6,7 +6,9 @@
 #include "core/accounts.h"
 #include "core/db.h"
 #include "core/idempotency.h"
+#include "core/idempotency_pending.h"
 #include "core/ledger.h"
+#include "util/timeutil.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,11 +193,13 @@ test_concurrent_idempotency_begin_lets_one_proceed(void **st)
 	for (i = 0; i < 6; i++)
 		if (fork() == 0) {
 			struct db *d = open_db();
+			struct idempotency_claim claim;
 			struct buf body;
 			int code = 0;
 			buf_init(&body, BUF_NOMAX);
-			_exit(idempotency_begin(d, acc, "same-key", hash, &code,
-			    &body) == IDEMPOTENCY_PROCEED ? 10 : 11);
+			_exit(idempotency_begin(d, acc, "same-key", hash, 0,
+			    &claim, &code, &body) == IDEMPOTENCY_PROCEED ? 10 :
+			    11);
 		}
 	while (wait(&status) > 0) {
 		proceeds += WEXITSTATUS(status) == 10;
@@ -215,6 +219,7 @@ test_concurrent_takeover_of_a_stale_key_lets_one_proceed(void **st)
 	char acc[IDS_MAX], key[32];
 	uint8_t hash[32];
 	int round, i, status, proceeds, code = 0;
+	struct idempotency_claim claim;
 	struct buf body;
 
 	(void)st;
@@ -223,8 +228,8 @@ test_concurrent_takeover_of_a_stale_key_lets_one_proceed(void **st)
 	idempotency_request_hash("POST", "/v1/verify/bulk", "{}", 2, hash);
 	for (round = 0; round < 20; round++) {
 		snprintf(key, sizeof(key), "stale-%d", round);
-		assert_int_equal(idempotency_begin(db, acc, key, hash, &code,
-		    &body), IDEMPOTENCY_PROCEED);
+		assert_int_equal(idempotency_begin(db, acc, key, hash, 0,
+		    &claim, &code, &body), IDEMPOTENCY_PROCEED);
 		assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET "
 		    "created_at = created_at - INTERVAL ? SECOND WHERE "
 		    "account_id = ? AND idem_key = ?",
@@ -234,9 +239,9 @@ test_concurrent_takeover_of_a_stale_key_lets_one_proceed(void **st)
 			if (fork() == 0) {
 				struct db *d = open_db();
 				buf_init(&body, BUF_NOMAX);
-				_exit(idempotency_begin(d, acc, key, hash,
-				    &code, &body) == IDEMPOTENCY_PROCEED ? 10 :
-				    11);
+				_exit(idempotency_begin(d, acc, key, hash, 0,
+				    &claim, &code, &body) ==
+				    IDEMPOTENCY_PROCEED ? 10 : 11);
 			}
 		proceeds = 0;
 		while (wait(&status) > 0)
@@ -253,6 +258,7 @@ test_idempotency_replays_stored_response_and_expires(void **st)
 	struct db *db = open_db();
 	char acc[IDS_MAX];
 	uint8_t hash[32], other[32];
+	struct idempotency_claim claim;
 	struct buf body;
 	int code = 0;
 
@@ -261,46 +267,155 @@ test_idempotency_replays_stored_response_and_expires(void **st)
 	buf_init(&body, BUF_NOMAX);
 	idempotency_request_hash("POST", "/v1/keys", "{\"a\":1}", 7, hash);
 	idempotency_request_hash("POST", "/v1/keys", "{\"a\":2}", 7, other);
-	assert_int_equal(idempotency_begin(db, acc, "k1", hash, &code, &body),
-	    IDEMPOTENCY_PROCEED);
-	assert_int_equal(idempotency_begin(db, acc, "k1", hash, &code, &body),
-	    IDEMPOTENCY_IN_USE);
+	assert_int_equal(idempotency_begin(db, acc, "k1", hash, 0, &claim,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	assert_int_equal(idempotency_begin(db, acc, "k1", hash, 0, &claim,
+	    &code, &body), IDEMPOTENCY_IN_USE);
 	assert_int_equal(idempotency_finish(db, acc, "k1", 201, "{\"ok\":1}",
 	    8), DB_OK);
-	assert_int_equal(idempotency_begin(db, acc, "k1", hash, &code, &body),
-	    IDEMPOTENCY_REPLAY);
+	assert_int_equal(idempotency_begin(db, acc, "k1", hash, 0, &claim,
+	    &code, &body), IDEMPOTENCY_REPLAY);
 	assert_int_equal(code, 201);
 	assert_string_equal(buf_str(&body), "{\"ok\":1}");
-	assert_int_equal(idempotency_begin(db, acc, "k1", other, &code, &body),
-	    IDEMPOTENCY_MISMATCH);
+	assert_int_equal(idempotency_begin(db, acc, "k1", other, 0, &claim,
+	    &code, &body), IDEMPOTENCY_MISMATCH);
 	/* past 24 hours the key is forgotten by housekeeping */
 	assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET created_at ="
 	    " created_at - INTERVAL 25 HOUR WHERE account_id = ?",
 	    DB_ARGS(DBP_STR(acc)), NULL), DB_OK);
 	assert_true(idempotency_expire(db) >= 1);
-	assert_int_equal(idempotency_begin(db, acc, "k1", other, &code, &body),
-	    IDEMPOTENCY_PROCEED);
+	assert_int_equal(idempotency_begin(db, acc, "k1", other, 0, &claim,
+	    &code, &body), IDEMPOTENCY_PROCEED);
 	/* an abandoned (5xx) request may run again */
-	idempotency_abandon(db, acc, "k1");
-	assert_int_equal(idempotency_begin(db, acc, "k1", other, &code, &body),
-	    IDEMPOTENCY_PROCEED);
+	assert_int_equal(idempotency_abandon(db, acc, "k1", &claim), DB_OK);
+	assert_int_equal(idempotency_begin(db, acc, "k1", other, 0, &claim,
+	    &code, &body), IDEMPOTENCY_PROCEED);
 	/* 23 hours on a key is still replayed; 25 hours on another request
 	 * may use it, even before housekeeping has deleted it */
-	assert_int_equal(idempotency_begin(db, acc, "k2", hash, &code, &body),
-	    IDEMPOTENCY_PROCEED);
+	assert_int_equal(idempotency_begin(db, acc, "k2", hash, 0, &claim,
+	    &code, &body), IDEMPOTENCY_PROCEED);
 	assert_int_equal(idempotency_finish(db, acc, "k2", 201, "{\"n\":1}",
 	    7), DB_OK);
 	assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET created_at ="
 	    " created_at - INTERVAL 23 HOUR WHERE account_id = ? AND "
 	    "idem_key = 'k2'", DB_ARGS(DBP_STR(acc)), NULL), DB_OK);
-	assert_int_equal(idempotency_begin(db, acc, "k2", hash, &code, &body),
-	    IDEMPOTENCY_REPLAY);
+	assert_int_equal(idempotency_begin(db, acc, "k2", hash, 0, &claim,
+	    &code, &body), IDEMPOTENCY_REPLAY);
 	assert_string_equal(buf_str(&body), "{\"n\":1}");
 	assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET created_at ="
 	    " created_at - INTERVAL 2 HOUR WHERE account_id = ? AND "
 	    "idem_key = 'k2'", DB_ARGS(DBP_STR(acc)), NULL), DB_OK);
-	assert_int_equal(idempotency_begin(db, acc, "k2", other, &code, &body),
-	    IDEMPOTENCY_PROCEED);
+	assert_int_equal(idempotency_begin(db, acc, "k2", other, 0, &claim,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	buf_free(&body);
+	db_close(db);
+}
+
+/* A request that answered 5xx deletes its own running row, not one a
+ * later request took over (its row left running past the stale age) or
+ * completed; what it could not delete (the database out of reach) is
+ * kept in the pending table and deleted by a flush. */
+static void
+test_abandon_deletes_only_its_own_running_row(void **st)
+{
+	struct db *db = open_db();
+	struct idempotency_pending *pending;
+	struct idempotency_claim first, second;
+	char acc[IDS_MAX];
+	uint8_t hash[32];
+	struct buf body;
+	long long n;
+	int code = 0, found;
+
+	(void)st;
+	new_account(db, 0, acc);
+	buf_init(&body, BUF_NOMAX);
+	idempotency_request_hash("POST", "/v1/verify", "{}", 2, hash);
+	assert_int_equal(idempotency_begin(db, acc, "own", hash, 0, &first,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	/* the first request's row taken over by a retry after the stale age */
+	assert_int_equal(db_exec(db, "UPDATE idempotency_keys SET created_at ="
+	    " created_at - INTERVAL ? SECOND WHERE account_id = ?",
+	    DB_ARGS(DBP_INT(IDEMPOTENCY_STALE_SECONDS + 60), DBP_STR(acc)),
+	    NULL), DB_OK);
+	assert_int_equal(idempotency_begin(db, acc, "own", hash, 0, &second,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	assert_int_equal(idempotency_abandon(db, acc, "own", &first), DB_OK);
+	assert_int_equal(idempotency_begin(db, acc, "own", hash, 0, &first,
+	    &code, &body), IDEMPOTENCY_IN_USE);
+	/* the retry's answer stored: the first request's abandon leaves it */
+	assert_int_equal(idempotency_finish(db, acc, "own", 200, "{}", 2),
+	    DB_OK);
+	assert_int_equal(idempotency_abandon(db, acc, "own", &second), DB_OK);
+	assert_int_equal(idempotency_begin(db, acc, "own", hash, 0, &first,
+	    &code, &body), IDEMPOTENCY_REPLAY);
+	/* kept to be abandoned later, deleted by the flush, forgotten */
+	assert_int_equal(idempotency_begin(db, acc, "later", hash, 0, &first,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	assert_non_null(pending = idempotency_pending_create());
+	assert_int_equal(idempotency_pending_add(pending, acc, "later", &first,
+	    1), 0);
+	assert_int_equal(idempotency_pending_count(pending), 1);
+	assert_int_equal(idempotency_pending_flush(pending, db), 1);
+	assert_int_equal(idempotency_pending_count(pending), 0);
+	assert_int_equal(db_query_int(db, "SELECT COUNT(*) FROM "
+	    "idempotency_keys WHERE account_id = ? AND idem_key = 'later'",
+	    DB_ARGS(DBP_STR(acc)), &n, &found), DB_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(idempotency_begin(db, acc, "later", hash, 0, &second,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	/* a full table: a sure entry takes an unsure one's place only */
+	for (n = 0; n < IDEMPOTENCY_PENDING_MAX; n++)
+		assert_int_equal(idempotency_pending_add(pending, acc, "x",
+		    &first, n != 5), 0);
+	assert_int_equal(idempotency_pending_add(pending, acc, "x", &first,
+	    0), -1);
+	assert_int_equal(idempotency_pending_add(pending, acc, "x", &first,
+	    1), 0);
+	assert_int_equal(idempotency_pending_add(pending, acc, "x", &first,
+	    1), -1);
+	assert_int_equal(idempotency_pending_count(pending),
+	    IDEMPOTENCY_PENDING_MAX);
+	idempotency_pending_free(pending);
+	buf_free(&body);
+	db_close(db);
+}
+
+/* A request that finds the same request's entry running waits for it
+ * (wait_ms): the answer stored meanwhile is replayed to it; an entry that
+ * stays running answers IN_USE once the wait is over, not before. */
+static void
+test_begin_waits_for_a_running_entry(void **st)
+{
+	struct db *db = open_db();
+	struct idempotency_claim claim;
+	char acc[IDS_MAX];
+	uint8_t hash[32];
+	struct buf body;
+	int code = 0, status;
+	int64_t t0;
+	pid_t pid;
+
+	(void)st;
+	new_account(db, 0, acc);
+	buf_init(&body, BUF_NOMAX);
+	idempotency_request_hash("POST", "/v1/verify", "{}", 2, hash);
+	assert_int_equal(idempotency_begin(db, acc, "w1", hash, 0, &claim,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	t0 = timeutil_mono_ms();
+	assert_int_equal(idempotency_begin(db, acc, "w1", hash, 300, &claim,
+	    &code, &body), IDEMPOTENCY_IN_USE);
+	assert_true(timeutil_mono_ms() - t0 >= 300 - IDEMPOTENCY_IN_USE_POLL_MS);
+	if ((pid = fork()) == 0) {
+		struct db *d = open_db();
+		_exit(idempotency_begin(d, acc, "w1", hash, 600000, &claim,
+		    &code, &body) == IDEMPOTENCY_REPLAY && code == 200 ? 10 :
+		    11);
+	}
+	assert_int_equal(idempotency_finish(db, acc, "w1", 200, "{}", 2),
+	    DB_OK);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 10);
 	buf_free(&body);
 	db_close(db);
 }
@@ -314,6 +429,8 @@ main(void)
 		cmocka_unit_test(test_zero_charge_writes_nothing),
 		cmocka_unit_test(test_concurrent_charges_never_overdraw),
 		cmocka_unit_test(test_concurrent_idempotency_begin_lets_one_proceed),
+		cmocka_unit_test(test_abandon_deletes_only_its_own_running_row),
+		cmocka_unit_test(test_begin_waits_for_a_running_entry),
 		cmocka_unit_test(test_concurrent_takeover_of_a_stale_key_lets_one_proceed),
 		cmocka_unit_test(test_idempotency_replays_stored_response_and_expires),
 	};

@@ -278,8 +278,9 @@ it_wait_until() {
 # IT_DIR/NAME.out) and IT_DIR/NAME.conf, svc.conf reaching the database
 # only through it. Writing a statement's text to IT_DIR/NAME.arm ("" for
 # any) makes the next COMMIT of a transaction that ran it lose its answer
-# ("down:TEXT": and the database then refuses connections until
-# IT_DIR/NAME.arm.down is removed, as a dead node would);
+# ("down:TEXT": and the database then closes every other connection and
+# refuses new ones until IT_DIR/NAME.arm.down is removed, as a dead node
+# would);
 # it_proxy_dropped NAME counts the answers lost so far.
 it_commit_drop_proxy() {
     local name=$1

@@ -14,7 +14,10 @@
 # transaction (the retry replays what the first one made): when the
 # database node dies with that COMMIT (the proxy then refuses connections
 # until the test brings it back), the retry replays the answer rather
-# than finding the key still running (409).
+# than finding the key still running (409); when it dies before the
+# answer (in the request's work, or with the key's own INSERT), svc-api
+# deletes the request's running row once the node is back, and the retry
+# runs.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
@@ -100,9 +103,10 @@ API_KEY=$(svcadm key create --account "$ACC" --scopes '*')
 # arm TEXT: the next COMMIT after a statement with TEXT loses its answer
 arm() { printf '%s' "$1" > "$IT_DIR/proxy-api.arm"; }
 dropped() { it_proxy_dropped proxy-api; }
-# down TEXT: the same, and the database node then stays dead (new
-# connections closed at once, so svc-api gets no further: a host that died
-# after the COMMIT leaves the same) until back
+# down TEXT: the same, and the database node then stays dead (every
+# connection closed, svc-api's other processes' too, and new ones at once,
+# so svc-api gets no further: a host that died after the COMMIT leaves the
+# same) until back
 down() { printf 'down:%s' "$1" > "$IT_DIR/proxy-api.arm"; }
 back() { rm -f "$IT_DIR/proxy-api.arm.down"; }
 
@@ -312,5 +316,52 @@ t_idempotent_suppressions() {
     expect_eq "entries stored" 3 "$(it_sql "SELECT COUNT(*) FROM suppressions WHERE account_id = '$ACC' AND entry LIKE '%down%'")"
 }
 t_case "svc-api: suppressions added with an Idempotency-Key, the COMMIT's answer lost: 201 added 2, the replay the same; the database node dead with the COMMIT: 503, then the retry replays 201 added 3 (not 409 idempotency_key_in_use, then added 0 existing 3)" t_idempotent_suppressions
+
+# abandoned_later REQ SURE: svc-api logged that request REQ could not
+# delete its running Idempotency-Key row and kept it to delete later
+abandoned_later() {
+    grep -q "event=idempotency_abandon_pending req=$1 sure=$2" "$IT_DIR/log/svc.log" ||
+        it_fail "no idempotency_abandon_pending for $1 (sure=$2) in the log"
+}
+
+t_down_before_answer() {
+    local n
+    n=$(dropped)
+    # the node dies as the key's INSERT runs (in its transaction, rolled
+    # back): 503, and the request cannot delete its running
+    # Idempotency-Key row either (no connection while the node is down)
+    down "autocommit:INSERT INTO api_keys ("
+    http POST /v1/keys '{"name":"down-abandon","scopes":["jobs:read"]}' \
+        -H 'Idempotency-Key: down-abandon-1' -H 'X-Request-Id: down-abandon-req'
+    back
+    expect_status 503 || return 1
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    abandoned_later down-abandon-req 1 || return 1
+    expect_eq "keys named down-abandon" 0 \
+        "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$ACC' AND name = 'down-abandon'")" || return 1
+    # the node back, the retry runs (its row deleted by svc-api once the
+    # database answers), not 409 idempotency_key_in_use for 5 minutes
+    http POST /v1/keys '{"name":"down-abandon","scopes":["jobs:read"]}' -H 'Idempotency-Key: down-abandon-1'
+    expect_status 201 && expect_jq '.key | startswith("svc_live_")' || return 1
+    expect_eq "keys named down-abandon" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$ACC' AND name = 'down-abandon'")" || return 1
+    expect_eq "the Idempotency-Key's row" "done 201" \
+        "$(it_sql "SELECT state, status FROM idempotency_keys WHERE account_id = '$ACC' AND idem_key = 'down-abandon-1'" | tr '\t' ' ')" || return 1
+    n=$(dropped)
+    # the node dies with the Idempotency-Key's own INSERT (applied, its
+    # answer lost): 503; the row, this request's, is deleted later too
+    down "autocommit:INSERT INTO idempotency_keys ("
+    http POST /v1/keys '{"name":"down-begin","scopes":["jobs:read"]}' \
+        -H 'Idempotency-Key: down-begin-1' -H 'X-Request-Id: down-begin-req'
+    back
+    expect_status 503 || return 1
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    abandoned_later down-begin-req 0 || return 1
+    http POST /v1/keys '{"name":"down-begin","scopes":["jobs:read"]}' -H 'Idempotency-Key: down-begin-1'
+    expect_status 201 || return 1
+    expect_eq "keys named down-begin" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$ACC' AND name = 'down-begin'")"
+}
+t_case "svc-api: the database node dead before a request with an Idempotency-Key could answer (in its work, or with the key's own INSERT): 503, its running row kept to delete once the node is back; the retry then runs (201, not 409 idempotency_key_in_use for 5 minutes)" t_down_before_answer
 
 t_done
