@@ -565,46 +565,89 @@ t_sigterm() {
 }
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 
-# A claim that waits for the database (here: a table its statement reads,
-# locked by another connection) is the loader thread's wait, not the SMTP
-# loop's: the sessions under way go on and the job's addresses are
-# verified and written meanwhile (before the loader, the loop waited in
-# the claim and nothing moved until the lock went).
-claim_waiting() {
+# The database's waits are the loader thread's, not the SMTP loop's: a
+# claim, or a chunk's look-ups, that wait for the database (here: a table
+# their statement reads, locked by another connection) leave the sessions
+# under way going on (before the loader, the loop waited in the claim or
+# the look-up and nothing moved until the lock went).
+# lock_table TABLE: LOCK TABLES TABLE WRITE held by a client of its own
+# (SLEEP is the holder's, not the test's wait) until unlock_table kills
+# its connection.
+lock_table() {
+    : > "$IT_DIR/locker.out"
+    stack_mariadb_sql "$IT_DIR/mariadb" --unbuffered -N -B svc -e "LOCK TABLES $1 WRITE;
+        SELECT CONNECTION_ID(); SELECT SLEEP(600)" > "$IT_DIR/locker.out" 2>&1 &
+    LOCK_PID=$!
+    it_wait_until 30 "for the lock holder" test -s "$IT_DIR/locker.out"
+}
+unlock_table() {
+    it_sql "KILL $(head -n 1 "$IT_DIR/locker.out")" || true
+    wait "$LOCK_PID" 2>/dev/null || true
+}
+# waiting_for_lock PATTERN: a statement like PATTERN waits for a table lock
+waiting_for_lock() {
     [ "$(it_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
-        WHERE STATE LIKE 'Waiting for table metadata lock%' AND INFO LIKE '%FROM job_chunks%'")" -ge 1 ]
+        WHERE STATE LIKE 'Waiting for table metadata lock%' AND INFO LIKE '$1'")" -ge 1 ]
 }
 rows_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$1' AND state = 'done'")" = "$2" ]; }
+completed() { local j; for j; do [ "$(job_field "$j" status)" = completed ] || return 1; done; }
 t_claim_off_loop() {
-    local id=job_loader i lockpid cid rc=0
+    local id=job_loader i rc=0
     fake_set 127.0.0.31 hold=1
     # (addresses of its own: the later cases' would come from the cache)
     for i in $(seq 1001 1600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
     id=${JOBS[$id]}
     start_worker || { fake_set 127.0.0.31 hold=0; return 1; }
     wait_held_session "$id" || { fake_set 127.0.0.31 hold=0; return 1; }
-    # the lock is held by a client of its own until the test kills its
-    # connection (SLEEP is the holder's, not the test's wait)
-    stack_mariadb_sql "$IT_DIR/mariadb" --unbuffered -N -B svc -e "LOCK TABLES account_complainers WRITE;
-        SELECT CONNECTION_ID(); SELECT SLEEP(600)" > "$IT_DIR/locker.out" 2>&1 &
-    lockpid=$!
-    it_wait_until 30 "for the lock holder" test -s "$IT_DIR/locker.out" || rc=1
-    cid=$(head -n 1 "$IT_DIR/locker.out")
+    # account_complainers: only the claim reads it
+    lock_table account_complainers || rc=1
     # the worker's next claim (worker_poll_interval) waits for the lock
-    [ $rc = 0 ] && { it_wait_until 60 "for a claim waiting for the lock" claim_waiting || rc=1; }
+    [ $rc = 0 ] && { it_wait_until 60 "for a claim waiting for the lock" waiting_for_lock '%FROM job_chunks%' || rc=1; }
     fake_set 127.0.0.31 hold=0
     if [ $rc = 0 ]; then
         it_wait_until 120 "for the 600 addresses to be verified while the claim waits" rows_done "$id" 600 || rc=1
-        [ $rc = 0 ] && { claim_waiting || it_fail "the claim no longer waits: the case proves nothing" || rc=1; }
+        [ $rc = 0 ] && { waiting_for_lock '%FROM job_chunks%' || it_fail "the claim no longer waits: the case proves nothing" || rc=1; }
     fi
-    it_sql "KILL $cid" || true
-    wait "$lockpid" 2>/dev/null || true
+    unlock_table
     [ $rc = 0 ] || { stack_proc_stop "$IT_DIR/log" worker; return 1; }
-    it_wait_until 60 "for the job to complete" test "$(job_field $id status)" = completed || rc=1
+    it_wait_until 60 "for the job to complete" completed "$id" || rc=1
     stack_proc_stop "$IT_DIR/log" worker
     [ $rc = 0 ] && expect_eq "valid" 600 "$(job_field $id count_valid)" && check_counts $id && check_ledger $id
 }
 t_case "a claim waiting for the database does not stop the sessions under way (the loader thread claims)" t_claim_off_loop
+
+quits() { fake_ctl 127.0.0.31 stats | sed 's/.*quit=\([0-9]*\).*/\1/'; }
+sessions_done_since() { [ "$(sessions_open)" = 0 ] && [ "$(quits)" -gt "$1" ]; }
+t_lookup_off_loop() {
+    local a=job_lookup_a b=job_lookup_b i rc=0 q0
+    fake_set 127.0.0.31 hold=1
+    for i in $(seq 2001 2600); do echo "user$i@greyforever.svc.test"; done | mkjob $a bulk || return 1
+    a=${JOBS[$a]}
+    start_worker || { fake_set 127.0.0.31 hold=0; return 1; }
+    wait_held_session "$a" || { fake_set 127.0.0.31 hold=0; return 1; }
+    # verdict_cache: the look-ups read it (and the writer writes it, on
+    # its own thread; the claim does not touch it)
+    lock_table verdict_cache || rc=1
+    if [ $rc = 0 ]; then
+        for i in $(seq 3001 3010); do echo "user$i@greyforever.svc.test"; done | mkjob $b bulk || rc=1
+        b=${JOBS[$b]}
+    fi
+    [ $rc = 0 ] && { it_wait_until 60 "for job b's look-up waiting for the lock" waiting_for_lock 'SELECT%verdict_cache%' || rc=1; }
+    q0=$(quits)
+    fake_set 127.0.0.31 hold=0
+    if [ $rc = 0 ]; then
+        # job a's sessions end (QUIT) while job b's look-up waits
+        it_wait_until 120 "for job a's sessions to end while the look-up waits" sessions_done_since "$q0" || rc=1
+        [ $rc = 0 ] && { waiting_for_lock 'SELECT%verdict_cache%' || it_fail "the look-up no longer waits: the case proves nothing" || rc=1; }
+    fi
+    unlock_table
+    [ $rc = 0 ] || { stack_proc_stop "$IT_DIR/log" worker; return 1; }
+    it_wait_until 60 "for both jobs to complete" completed "$a" "$b" || rc=1
+    stack_proc_stop "$IT_DIR/log" worker
+    [ $rc = 0 ] && expect_eq "valid" "600 10" "$(job_field $a count_valid) $(job_field $b count_valid)" &&
+        check_counts $a && check_counts $b && check_ledger $a && check_ledger $b
+}
+t_case "a chunk's look-ups waiting for the database do not stop the sessions under way (the loader thread looks up)" t_lookup_off_loop
 
 # ---------------------------------------------------------------- deferrals
 t_backoff() {
