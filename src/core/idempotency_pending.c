@@ -7,12 +7,12 @@
 #include "core/idempotency_pending.h"
 #include "util/ids.h"
 #include "util/log.h"
+#include "util/shm.h"
 #include "util/timeutil.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 struct idempotency_pending_entry {
 	uint64_t	seq;		/* 0: a free place */
@@ -37,18 +37,16 @@ idempotency_pending_create(void)
 	struct idempotency_pending *p;
 	int ok;
 
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	if ((p = shm_alloc(sizeof(*p))) == NULL)
 		return NULL;
-	ok = pthread_mutexattr_init(&a) == 0;
-	ok = ok && pthread_mutexattr_setpshared(&a,
-	    PTHREAD_PROCESS_SHARED) == 0 && pthread_mutexattr_setrobust(&a,
-	    PTHREAD_MUTEX_ROBUST) == 0 && pthread_mutex_init(&p->lock,
-	    &a) == 0;
+	if (shm_mutexattr(&a) == -1) {
+		shm_free(p, sizeof(*p));
+		return NULL;
+	}
+	ok = pthread_mutex_init(&p->lock, &a) == 0;
 	pthread_mutexattr_destroy(&a);
 	if (!ok) {
-		munmap(p, sizeof(*p));
+		shm_free(p, sizeof(*p));
 		return NULL;
 	}
 	p->next_seq = 1;
@@ -58,8 +56,7 @@ idempotency_pending_create(void)
 void
 idempotency_pending_free(struct idempotency_pending *p)
 {
-	if (p != NULL)
-		munmap(p, sizeof(*p));
+	shm_free(p, sizeof(*p));
 }
 
 /* A process that died holding the lock left the table whole: each

@@ -68,12 +68,12 @@
 #include "util/ids.h"
 #include "util/khash.h"
 #include "util/log.h"
+#include "util/shm.h"
 #include "util/timeutil.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,20 +132,18 @@ permits_shared(long max)
 	/* slots are found by the keyed hash: the key is the master's */
 	if (khash_init() == -1)
 		return NULL;
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	if ((p = shm_alloc(sizeof(*p))) == NULL)
 		return NULL;
-	ok = pthread_mutexattr_init(&a) == 0;
-	ok = ok && pthread_mutexattr_setpshared(&a,
-	    PTHREAD_PROCESS_SHARED) == 0 && pthread_mutexattr_setrobust(&a,
-	    PTHREAD_MUTEX_ROBUST) == 0 && pthread_mutex_init(&p->claim,
-	    &a) == 0;
+	if (shm_mutexattr(&a) == -1) {
+		shm_free(p, sizeof(*p));
+		return NULL;
+	}
+	ok = pthread_mutex_init(&p->claim, &a) == 0;
 	for (i = 0; ok && i < PERMITS_SLOTS; i++)
 		ok = pthread_mutex_init(&p->slot[i].lock, &a) == 0;
 	pthread_mutexattr_destroy(&a);
 	if (!ok || ids_random_text("", 10, rnd, sizeof(rnd)) == -1) {
-		munmap(p, sizeof(*p));
+		shm_free(p, sizeof(*p));
 		return NULL;
 	}
 	if (gethostname(host, sizeof(host)) == -1)

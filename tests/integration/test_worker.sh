@@ -591,14 +591,22 @@ waiting_for_lock() {
 }
 rows_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$1' AND state = 'done'")" = "$2" ]; }
 completed() { local j; for j; do [ "$(job_field "$j" status)" = completed ] || return 1; done; }
-t_claim_off_loop() {
-    local id=job_loader i rc=0
+# start_held NAME FIRST LAST: job NAME of userFIRST..userLAST at the held
+# server (addresses of its own: another case's would come from the
+# cache), the daemon started, until it holds a session of it
+start_held() {
+    local i
     fake_set 127.0.0.31 hold=1
-    # (addresses of its own: the later cases' would come from the cache)
-    for i in $(seq 1001 1600); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
-    id=${JOBS[$id]}
-    start_worker || { fake_set 127.0.0.31 hold=0; return 1; }
-    wait_held_session "$id" || { fake_set 127.0.0.31 hold=0; return 1; }
+    for i in $(seq "$2" "$3"); do echo "user$i@greyforever.svc.test"; done | mkjob "$1" bulk &&
+        start_worker && wait_held_session "${JOBS[$1]}" && return 0
+    fake_set 127.0.0.31 hold=0
+    if worker_pid > /dev/null 2>&1; then stack_proc_stop "$IT_DIR/log" worker; fi
+    return 1
+}
+t_claim_off_loop() {
+    local id rc=0
+    start_held job_loader 1001 1600 || return 1
+    id=${JOBS[job_loader]}
     # account_complainers: only the claim reads it
     lock_table account_complainers || rc=1
     # the worker's next claim (worker_poll_interval) waits for the lock
@@ -619,12 +627,9 @@ t_case "a claim waiting for the database does not stop the sessions under way (t
 quits() { fake_ctl 127.0.0.31 stats | sed 's/.*quit=\([0-9]*\).*/\1/'; }
 sessions_done_since() { [ "$(sessions_open)" = 0 ] && [ "$(quits)" -gt "$1" ]; }
 t_lookup_off_loop() {
-    local a=job_lookup_a b=job_lookup_b i rc=0 q0
-    fake_set 127.0.0.31 hold=1
-    for i in $(seq 2001 2600); do echo "user$i@greyforever.svc.test"; done | mkjob $a bulk || return 1
-    a=${JOBS[$a]}
-    start_worker || { fake_set 127.0.0.31 hold=0; return 1; }
-    wait_held_session "$a" || { fake_set 127.0.0.31 hold=0; return 1; }
+    local a b=job_lookup_b i rc=0 q0
+    start_held job_lookup_a 2001 2600 || return 1
+    a=${JOBS[job_lookup_a]}
     # verdict_cache: the look-ups read it (and the writer writes it, on
     # its own thread; the claim does not touch it)
     lock_table verdict_cache || rc=1
