@@ -43,76 +43,24 @@ verify_batch_cached(struct verify_engine *e, struct db *db,
 }
 
 void
-verify_lookup_free(struct verify_lookup *lk)
+verify_batch_lookup(struct verify_engine *e, struct db *db,
+    const char *account, struct verify_item *const *v, size_t n)
 {
-	size_t i;
+	const char **keys;
+	unsigned char *found;
+	json_t **hits;
+	size_t i, k;
+	int listed = 0;
 
-	for (i = 0; lk->hits != NULL && i < lk->n; i++)
-		json_decref(lk->hits[i]);
-	for (i = 0; lk->normalised != NULL && i < lk->n; i++)
-		free(lk->normalised[i]);
-	for (i = 0; lk->cache_key != NULL && i < lk->n; i++)
-		free(lk->cache_key[i]);
-	free(lk->normalised);
-	free(lk->cache_key);
-	free(lk->account_found);
-	free(lk->found);
-	free(lk->hits);
-	memset(lk, 0, sizeof(*lk));
-}
-
-int
-verify_lookup_prepare(struct verify_engine *e, const char *account,
-    struct verify_item *const *v, size_t n, struct verify_lookup *lk)
-{
-	const struct addrhash_key *key = verify_engine_complainers_key(e);
-	size_t i;
-
-	memset(lk, 0, sizeof(*lk));
 	for (i = 0; i < n; i++)
 		v[i]->account = account;
-	if (n == 0)
-		return 0;
-	lk->n = n;
-	if (account != NULL) {
-		if (strlen(account) > VERIFY_LOOKUP_ACCOUNT_MAX)
-			goto fail;	/* (no id is this long) */
-		lk->has_account = 1;
-		strparse_copy(lk->account, sizeof(lk->account), account);
-	}
-	if (key != NULL) {
-		lk->have_key = 1;
-		lk->key = *key;
-	}
-	lk->normalised = calloc(n, sizeof(*lk->normalised));
-	lk->cache_key = calloc(n, sizeof(*lk->cache_key));
-	lk->account_found = calloc(n, 1);
-	lk->found = calloc(n, 1);
-	lk->hits = calloc(n, sizeof(*lk->hits));
-	if (lk->normalised == NULL || lk->cache_key == NULL ||
-	    lk->account_found == NULL || lk->found == NULL || lk->hits == NULL)
-		goto fail;
-	for (i = 0; i < n; i++)
-		if ((lk->normalised[i] = strdup(v[i]->a.normalised)) == NULL ||
-		    (lk->cache_key[i] = strdup(v[i]->r.cache_key)) == NULL)
-			goto fail;
-	return 0;
-fail:
-	verify_lookup_free(lk);
-	return -1;
-}
-
-void
-verify_lookup_run(struct db *db, struct verify_lookup *lk)
-{
-	const struct addrhash_key *key = lk->have_key ? &lk->key : NULL;
-	const char **keys;
-	json_t **got;
-	size_t i, k;
-
-	if (db == NULL || lk->n == 0 ||
-	    (keys = calloc(lk->n, sizeof(*keys))) == NULL)
+	if (db == NULL || n == 0)
 		return;
+	keys = calloc(n + 1, sizeof(*keys));
+	hits = calloc(n + 1, sizeof(*hits));
+	found = calloc(n + 1, 1);
+	if (keys == NULL || hits == NULL || found == NULL)
+		goto out;
 	/* The account's own complainer list for every item, cached or not.
 	 * A cached verdict is the mail host's answer, shared by every
 	 * account; the list turns an acceptance in it into the complainer
@@ -121,76 +69,39 @@ verify_lookup_run(struct db *db, struct verify_lookup *lk)
 	 * session spent, and just as right. When the list cannot be read,
 	 * the cache is not read either (a hit could not be turned): the
 	 * verdicts are made afresh and ask the list as they conclude. */
-	lk->account_read = complainers_account_contains_many(db, key,
-	    lk->has_account ? lk->account : NULL,
-	    (const char *const *)lk->normalised, lk->n, lk->account_found) ==
-	    DB_OK;
+	for (i = 0; i < n; i++)
+		keys[i] = v[i]->a.normalised;
+	if (complainers_account_contains_many(db,
+	    verify_engine_complainers_key(e), account, keys, n, found) ==
+	    DB_OK) {
+		listed = 1;
+		for (i = 0; i < n; i++)
+			v[i]->r.account_complainer = found[i];
+	}
 	/* The verdict cache by the addresses' keyed hashes (none when the
 	 * cache is off). */
-	for (i = k = 0; lk->account_read && i < lk->n; i++)
-		if (lk->cache_key[i][0] != '\0')
-			keys[k++] = lk->cache_key[i];
-	if (k > 0 && (got = calloc(k, sizeof(*got))) != NULL) {
-		if (vcache_get_many(db, VCACHE_VERDICT, keys, k, got) ==
-		    DB_OK) {
-			for (i = k = 0; i < lk->n; i++)
-				if (lk->cache_key[i][0] != '\0')
-					lk->hits[i] = got[k++];
-		} else {
-			for (i = 0; i < k; i++)
-				json_decref(got[i]);
-		}
-		free(got);
-	}
-	/* The operator's complainer list for the items without a hit (an
-	 * item whose hit turns out unreadable asks as it concludes). */
-	for (i = k = 0; i < lk->n; i++)
-		if (lk->hits[i] == NULL)
-			keys[k++] = lk->normalised[i];
-	if (k > 0) {
-		unsigned char *found = calloc(k, 1);
-
-		if (found != NULL && complainers_contains_many(db, key, keys,
-		    k, found) == DB_OK) {
-			lk->found_read = 1;
-			for (i = k = 0; i < lk->n; i++)
-				if (lk->hits[i] == NULL)
-					lk->found[i] = found[k++];
-		}
-		free(found);
-	}
+	for (i = k = 0; listed && i < n; i++)
+		if (v[i]->r.cache_key[0] != '\0')
+			keys[k++] = v[i]->r.cache_key;
+	if (k > 0 && vcache_get_many(db, VCACHE_VERDICT, keys, k, hits) ==
+	    DB_OK)
+		for (i = k = 0; i < n; i++)
+			if (v[i]->r.cache_key[0] != '\0' && hits[k++] != NULL)
+				verify_batch_cached(e, db, v[i], hits[k - 1]);
+	for (i = k = 0; i < n; i++)
+		if (!v[i]->r.cached)
+			keys[k++] = v[i]->a.normalised;
+	if (k > 0 && complainers_contains_many(db,
+	    verify_engine_complainers_key(e), keys, k, found) == DB_OK)
+		for (i = k = 0; i < n; i++)
+			if (!v[i]->r.cached)
+				v[i]->r.complainer = found[k++];
+out:
+	for (i = 0; hits != NULL && i < n; i++)
+		json_decref(hits[i]);
 	free(keys);
-}
-
-void
-verify_lookup_apply(struct verify_engine *e, struct db *db,
-    struct verify_item *const *v, size_t n, struct verify_lookup *lk)
-{
-	size_t i;
-
-	if (lk->n != n)
-		return;
-	for (i = 0; lk->account_read && i < n; i++)
-		v[i]->r.account_complainer = lk->account_found[i];
-	for (i = 0; i < n; i++)
-		if (lk->hits[i] != NULL)
-			verify_batch_cached(e, db, v[i], lk->hits[i]);
-	for (i = 0; lk->found_read && i < n; i++)
-		if (!v[i]->r.cached && lk->hits[i] == NULL)
-			v[i]->r.complainer = lk->found[i];
-}
-
-void
-verify_batch_lookup(struct verify_engine *e, struct db *db,
-    const char *account, struct verify_item *const *v, size_t n)
-{
-	struct verify_lookup lk;
-
-	if (verify_lookup_prepare(e, account, v, n, &lk) == -1)
-		return;
-	verify_lookup_run(db, &lk);
-	verify_lookup_apply(e, db, v, n, &lk);
-	verify_lookup_free(&lk);
+	free(hits);
+	free(found);
 }
 
 const char *

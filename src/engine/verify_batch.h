@@ -16,8 +16,6 @@
 #include "engine/verify.h"
 #include "engine/pacing.h"
 #include "engine/smtp_rules.h"
-#include "util/addrhash.h"
-#include <jansson.h>
 
 /* One address on its way. */
 struct verify_item {
@@ -76,38 +74,6 @@ enum verify_step verify_batch_item_begin(struct verify_engine *,
  * item concludes. */
 void	 verify_batch_lookup(struct verify_engine *, struct db *,
 	    const char *account, struct verify_item *const *, size_t n);
-
-/* verify_batch_lookup in three steps, so that its statements may run on
- * another thread with a connection of its own (svc-worker's loader):
- * verify_lookup_prepare (the engine's thread) sets the items' account and
- * copies what the statements need (the addresses, their cache keys, the
- * complainer list's key); verify_lookup_run (any thread; reads only lk)
- * runs them; verify_lookup_apply (the engine's thread, the same items)
- * gives the items what was found. verify_lookup_free frees lk (a prepared
- * lk that is never applied too). */
-#define VERIFY_LOOKUP_ACCOUNT_MAX 64
-struct verify_lookup {
-	size_t			 n;
-	int			 has_account;
-	char			 account[VERIFY_LOOKUP_ACCOUNT_MAX + 1];
-	int			 have_key;
-	struct addrhash_key	 key;		/* the complainer list's */
-	char			**normalised;	/* copies, n of each */
-	char			**cache_key;	/* "": not cached */
-	/* found: */
-	int			 account_read;	/* the account's list was read */
-	unsigned char		*account_found;
-	json_t			**hits;		/* verdict cache entries */
-	int			 found_read;	/* the operator's list was read */
-	unsigned char		*found;		/* (items without a hit) */
-};
-/* 0, or -1 (nothing to run: out of memory). */
-int	 verify_lookup_prepare(struct verify_engine *, const char *account,
-	    struct verify_item *const *, size_t n, struct verify_lookup *);
-void	 verify_lookup_run(struct db *, struct verify_lookup *);
-void	 verify_lookup_apply(struct verify_engine *, struct db *,
-	    struct verify_item *const *, size_t n, struct verify_lookup *);
-void	 verify_lookup_free(struct verify_lookup *);
 /* Its domain's answer and facts: the MX hosts and who runs the first one
  * (the batch's provider, found at the first item), or the reason there
  * are none. DONE for an address that needs no SMTP (invalid domain, no

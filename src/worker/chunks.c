@@ -213,93 +213,6 @@ chunks_begin(struct process *p, struct process_chunk *ch,
 	return pa;
 }
 
-/* A chunk's addresses while the loader looks them up (the verdict cache,
- * the complainer lists); the tag of their look-up. */
-struct chunks_lookup {
-	struct process_addr	**todo;
-	struct verify_item	**items;
-	size_t			 m;
-	struct verify_lookup	 lk;
-};
-
-static void
-chunks_lookup_free(struct chunks_lookup *cl)
-{
-	verify_lookup_free(&cl->lk);
-	free(cl->items);
-	free(cl->todo);
-	free(cl);
-}
-
-/* The addresses, looked up: a cached verdict concludes one at once, the
- * rest go to their domain. */
-static void
-chunks_looked_up_one(struct process *p, struct chunks_lookup *cl)
-{
-	size_t i;
-
-	verify_lookup_apply(p->engine, p->db, cl->items, cl->m, &cl->lk);
-	for (i = 0; i < cl->m; i++) {
-		if (cl->todo[i]->it.r.cached) {
-			chunks_result(p, cl->todo[i], 0);
-			free(cl->todo[i]);
-		} else
-			domains_route(p, cl->todo[i]);
-	}
-	chunks_lookup_free(cl);
-}
-
-/* Hands the chunk's addresses (todo, items: m of them, taken over) to the
- * loader to look up; done at once, on the loop's connection, when that
- * cannot be. (the job's account when it has a complainer list: its list
- * is looked up; ch->c outlives the chunk's addresses) */
-static void
-chunks_lookup(struct process *p, struct process_chunk *ch,
-    struct process_addr **todo, struct verify_item **items, size_t m)
-{
-	const char *account = ch->c.account_complainers && ch->c.account[0] ?
-	    ch->c.account : NULL;
-	struct chunks_lookup *cl;
-	size_t k;
-
-	if ((cl = calloc(1, sizeof(*cl))) == NULL) {
-		/* the rows stay pending for a later claim */
-		for (k = 0; k < m; k++)
-			chunks_abandon(todo[k]);
-		free(items);
-		free(todo);
-		return;
-	}
-	cl->todo = todo;
-	cl->items = items;
-	cl->m = m;
-	if (verify_lookup_prepare(p->engine, account, items, m, &cl->lk) ==
-	    -1 || m == 0 || loader_lookup(p->loader, cl, &cl->lk) == -1) {
-		verify_lookup_run(p->db, &cl->lk);
-		chunks_looked_up_one(p, cl);
-	}
-}
-
-void
-chunks_looked_up(struct process *p, int drop)
-{
-	void *tags[16];
-	size_t n, i, k;
-
-	while ((n = loader_looked_up(p->loader, tags, 16, drop)) > 0)
-		for (i = 0; i < n; i++) {
-			struct chunks_lookup *cl = tags[i];
-
-			if (!drop) {
-				chunks_looked_up_one(p, cl);
-				continue;
-			}
-			for (k = 0; k < cl->m; k++)
-				chunks_abandon(cl->todo[k]);
-			chunks_lookup_free(cl);
-		}
-}
-
 /* Starts a claimed chunk's rows (the loader read them; they are freed
  * here) on their way: a cached verdict concludes an address at once, the
  * rest go to their domain. */
@@ -350,7 +263,19 @@ chunks_load(struct process *p, const struct jobqueue_chunk *c,
 			m++;
 		}
 	jobqueue_rows_free(rows, n);
-	chunks_lookup(p, ch, todo, items, m);
+	/* (the job's account when it has a complainer list: its list is
+	 * looked up; ch->c outlives the chunk's addresses) */
+	verify_batch_lookup(p->engine, p->db, ch->c.account_complainers &&
+	    ch->c.account[0] ? ch->c.account : NULL, items, m);
+	for (i = 0; i < m; i++) {
+		if (todo[i]->it.r.cached) {
+			chunks_result(p, todo[i], 0);
+			free(todo[i]);
+		} else
+			domains_route(p, todo[i]);
+	}
+	free(items);
+	free(todo);
 }
 
 size_t

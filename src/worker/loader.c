@@ -1,28 +1,13 @@
 /* loader.c: svc-worker's chunk loader thread (see loader.h). The mutex
- * guards the task queue, the claim's answer, the tags of look-ups that
- * ran, the notify pipe's state and the stop flag; the thread alone uses
- * the connection while it runs. */
+ * guards the request, the answer, the notify pipe's state and the stop
+ * flag; the thread alone uses the connection while it runs. */
 #include "worker/loader.h"
-#include "util/grow.h"
 #include "util/log.h"
 #include "util/notify.h"
 #include "util/strparse.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum loader_kind {
-	LOADER_CLAIM,
-	LOADER_LOOKUP
-};
-
-struct loader_task {
-	enum loader_kind	 kind;
-	size_t			 want;	/* CLAIM */
-	void			*tag;	/* LOOKUP */
-	struct verify_lookup	*lk;
-	struct loader_task	*next;
-};
 
 struct loader {
 	struct db		*db;
@@ -31,18 +16,13 @@ struct loader {
 
 	pthread_t		 thread;
 	pthread_mutex_t		 mu;
-	pthread_cond_t		 work;		/* a task, or stopping */
-	pthread_cond_t		 ran;		/* a task ran */
+	pthread_cond_t		 work;		/* a request, or stopping */
+	pthread_cond_t		 answered;	/* the answer is there */
 	struct notify		 notify;
-	struct loader_task	*head, *tail;
-	size_t			 queued;	/* queued or running */
-	int			 busy;		/* a claim asked, answer not
-						 * taken */
+	size_t			 want;		/* asked, not yet started */
+	int			 busy;		/* asked, answer not taken */
 	int			 has_answer;
 	struct loader_answer	 answer;
-	void			**done;		/* tags of look-ups that ran */
-	size_t			 ndone, capdone;
-	size_t			 lookups;	/* handed over, tag not taken */
 	int			 stopping;
 };
 
@@ -58,7 +38,7 @@ loader_answer_free(struct loader_answer *a)
 
 /* The claim and the rows of what it claimed, on the loader's connection. */
 static void
-loader_claim(struct loader *l, size_t want, struct loader_answer *a)
+loader_run(struct loader *l, size_t want, struct loader_answer *a)
 {
 	struct jobqueue_chunk got[LOADER_CLAIM_MAX];
 	size_t n = 0, i;
@@ -91,44 +71,28 @@ loader_claim(struct loader *l, size_t want, struct loader_answer *a)
 	}
 }
 
-/* Called with the mutex held: what a task came to. */
-static void
-loader_ran(struct loader *l, struct loader_task *t,
-    const struct loader_answer *a)
-{
-	if (t->kind == LOADER_CLAIM) {
-		l->answer = *a;
-		l->has_answer = 1;
-	} else
-		l->done[l->ndone++] = t->tag;	/* (room made by loader_lookup) */
-	notify_raise(&l->notify);
-	l->queued--;
-	pthread_cond_broadcast(&l->ran);
-}
-
 static void *
 loader_main(void *arg)
 {
 	struct loader *l = arg;
 	struct loader_answer a;
-	struct loader_task *t;
+	size_t want;
 
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
-		while (l->head == NULL && !l->stopping)
+		while (l->want == 0 && !l->stopping)
 			pthread_cond_wait(&l->work, &l->mu);
-		if ((t = l->head) == NULL)
-			break;		/* stopping, and nothing left */
-		if ((l->head = t->next) == NULL)
-			l->tail = NULL;
+		if (l->want == 0)
+			break;		/* stopping, nothing asked */
+		want = l->want;
+		l->want = 0;
 		pthread_mutex_unlock(&l->mu);
-		if (t->kind == LOADER_CLAIM)
-			loader_claim(l, t->want, &a);
-		else
-			verify_lookup_run(l->db, t->lk);
+		loader_run(l, want, &a);
 		pthread_mutex_lock(&l->mu);
-		loader_ran(l, t, &a);
-		free(t);
+		l->answer = a;
+		l->has_answer = 1;
+		notify_raise(&l->notify);
+		pthread_cond_broadcast(&l->answered);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
@@ -157,10 +121,10 @@ loader_start(const struct conf *c, const char *owner, long lease_seconds,
 	}
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->work, NULL);
-	pthread_cond_init(&l->ran, NULL);
+	pthread_cond_init(&l->answered, NULL);
 	if (pthread_create(&l->thread, NULL, loader_main, l) != 0) {
 		buf_puts(err, "cannot start the loader thread");
-		pthread_cond_destroy(&l->ran);
+		pthread_cond_destroy(&l->answered);
 		pthread_cond_destroy(&l->work);
 		pthread_mutex_destroy(&l->mu);
 		db_close(l->db);
@@ -171,39 +135,21 @@ loader_start(const struct conf *c, const char *owner, long lease_seconds,
 	return l;
 }
 
-/* Called with the mutex held. */
-static void
-loader_push(struct loader *l, struct loader_task *t)
-{
-	if (l->tail)
-		l->tail->next = t;
-	else
-		l->head = t;
-	l->tail = t;
-	l->queued++;
-	pthread_cond_signal(&l->work);
-}
-
 int
 loader_ask(struct loader *l, size_t want)
 {
-	struct loader_task *t;
 	int rc = -1;
 
-	if (want == 0 || want > LOADER_CLAIM_MAX ||
-	    (t = calloc(1, sizeof(*t))) == NULL)
+	if (want == 0 || want > LOADER_CLAIM_MAX)
 		return -1;
-	t->kind = LOADER_CLAIM;
-	t->want = want;
 	pthread_mutex_lock(&l->mu);
 	if (!l->busy) {
 		l->busy = 1;
-		loader_push(l, t);
-		t = NULL;
+		l->want = want;
+		pthread_cond_signal(&l->work);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&l->mu);
-	free(t);
 	return rc;
 }
 
@@ -219,79 +165,21 @@ loader_busy(struct loader *l)
 }
 
 int
-loader_lookup(struct loader *l, void *tag, struct verify_lookup *lk)
-{
-	struct loader_task *t;
-
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		return -1;
-	t->kind = LOADER_LOOKUP;
-	t->tag = tag;
-	t->lk = lk;
-	pthread_mutex_lock(&l->mu);
-	/* room for its tag once it ran (at most every one handed over) */
-	if (grow(&l->done, l->lookups, &l->capdone, sizeof(*l->done), 16) ==
-	    -1) {
-		pthread_mutex_unlock(&l->mu);
-		free(t);
-		return -1;
-	}
-	loader_push(l, t);
-	l->lookups++;
-	pthread_mutex_unlock(&l->mu);
-	return 0;
-}
-
-size_t
-loader_looked_up(struct loader *l, void **tags, size_t max, int wait)
-{
-	size_t n;
-
-	pthread_mutex_lock(&l->mu);
-	while (wait && l->queued > 0)
-		pthread_cond_wait(&l->ran, &l->mu);
-	n = l->ndone < max ? l->ndone : max;
-	if (n > 0) {
-		memcpy(tags, l->done, n * sizeof(*tags));
-		memmove(l->done, l->done + n, (l->ndone - n) *
-		    sizeof(*l->done));
-		l->ndone -= n;
-		l->lookups -= n;
-	}
-	if (l->ndone == 0 && !l->has_answer)
-		notify_clear(&l->notify);
-	pthread_mutex_unlock(&l->mu);
-	return n;
-}
-
-int
-loader_waiting(struct loader *l)
-{
-	int waiting;
-
-	pthread_mutex_lock(&l->mu);
-	waiting = l->busy || l->lookups > 0;
-	pthread_mutex_unlock(&l->mu);
-	return waiting;
-}
-
-int
 loader_take(struct loader *l, struct loader_answer *a, int wait)
 {
 	int got = 0;
 
 	pthread_mutex_lock(&l->mu);
 	while (wait && l->busy && !l->has_answer)
-		pthread_cond_wait(&l->ran, &l->mu);
+		pthread_cond_wait(&l->answered, &l->mu);
 	if (l->has_answer) {
 		*a = l->answer;
 		l->answer.n = 0;
 		l->has_answer = 0;
 		l->busy = 0;
+		notify_clear(&l->notify);
 		got = 1;
 	}
-	if (l->ndone == 0 && !l->has_answer)
-		notify_clear(&l->notify);
 	pthread_mutex_unlock(&l->mu);
 	return got;
 }
@@ -324,11 +212,10 @@ loader_stop(struct loader *l)
 	pthread_cond_signal(&l->work);
 	pthread_mutex_unlock(&l->mu);
 	pthread_join(l->thread, NULL);
-	pthread_cond_destroy(&l->ran);
+	pthread_cond_destroy(&l->answered);
 	pthread_cond_destroy(&l->work);
 	pthread_mutex_destroy(&l->mu);
 	db_close(l->db);
 	notify_close(&l->notify);
-	free(l->done);
 	free(l);
 }

@@ -1,15 +1,12 @@
 /* loader.h: svc-worker's chunk loader: a thread with a MariaDB connection
  * of its own that claims chunks (jobqueue_claim) and reads their rows
- * (jobqueue_rows), and runs their addresses' look-ups (verdict cache,
- * complainer lists: verify_lookup_run), when the SMTP loop asks, so that
- * the loop goes on stepping its sessions meanwhile instead of waiting for
- * the database (as the writer thread takes the results off it). Tasks run
- * in the order asked. One claim at a time: loader_ask starts it,
- * loader_take gives its answer back; look-ups come back through
- * loader_looked_up; loader_fd is readable while either waits. */
+ * (jobqueue_rows) when the SMTP loop asks, so that the loop goes on
+ * stepping its sessions meanwhile instead of waiting for the claim's
+ * transaction and the rows (as the writer thread takes the results off
+ * it). One claim at a time: loader_ask starts it, loader_take gives its
+ * answer back, and loader_fd is readable while an answer waits. */
 #ifndef SVC_WORKER_LOADER_H
 #define SVC_WORKER_LOADER_H
-#include "engine/verify_batch.h"
 #include "jobs/jobqueue.h"
 #include "util/buf.h"
 #include "util/conf.h"
@@ -46,23 +43,13 @@ struct loader *loader_start(const struct conf *, const char *owner,
 int	 loader_ask(struct loader *, size_t want);
 /* A claim asked for whose answer is not taken yet. */
 int	 loader_busy(struct loader *);
-/* Hands over a look-up (prepared, verify_lookup_prepare) to run; tag
- * comes back with it from loader_looked_up (lk is the loader's until
- * then). -1 when out of memory. */
-int	 loader_lookup(struct loader *, void *tag, struct verify_lookup *lk);
-/* Copies out up to max tags of look-ups that ran, in the order handed
- * over; with wait set, first waits until every task handed over ran. */
-size_t	 loader_looked_up(struct loader *, void **tags, size_t max, int wait);
-/* A claim or look-ups handed over whose answers are not taken yet. */
-int	 loader_waiting(struct loader *);
 /* Takes the answer of the claim asked for: 1 (into *a), or 0 when there
  * is none yet; with wait set, waits for it while a claim is under way. */
 int	 loader_take(struct loader *, struct loader_answer *a, int wait);
-/* Readable while an answer or a look-up's tag waits to be taken. */
+/* Readable while an answer waits to be taken. */
 int	 loader_fd(const struct loader *);
-/* Waits for the tasks under way, stops the thread and closes the
+/* Waits for a claim under way, stops the thread and closes the
  * connection; an answer not taken is given back (its chunks released on
- * the loader's connection, or left to their leases if that fails); the
- * tags of look-ups not taken are dropped (take them first). */
+ * the loader's connection, or left to their leases if that fails). */
 void	 loader_stop(struct loader *);
 #endif

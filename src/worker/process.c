@@ -134,8 +134,6 @@ process_drop_all(struct process *p, int release)
 	struct loader_answer a;
 	size_t i;
 
-	if (p->loader != NULL)
-		chunks_looked_up(p, 1);
 	sessions_drop_all(p);
 	/* What is concluded goes to the writer; leases are given back once
 	 * it is written. */
@@ -277,7 +275,6 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		chunks_loaded(p, now);
 		if (p->db_failed)
 			break;
-		chunks_looked_up(p, 0);
 		/* Nothing held and the last claim found nothing: done (or,
 		 * below, once more when something may have become due) */
 		if (p->nchunks == 0 && p->claim_empty &&
@@ -322,7 +319,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 		sessions_schedule(p, timeutil_mono_ms());
 		timeout = p->dns_head ? 0 : PROCESS_POLL_MS;
 		if (p->nsessions > 0 || p->dns_pending > 0 ||
-		    loader_waiting(p->loader))
+		    loader_busy(p->loader))
 			sessions_poll(p, timeout);
 		else if (timeout > 0 && p->nchunks > 0)
 			/* waiting for a host's back-off */

@@ -213,9 +213,6 @@ size_t	 chunks_cap(const struct process *);
  * way; chunks_loaded starts what a claim brought, once it is there. */
 void	 chunks_claim(struct process *, int64_t now);
 void	 chunks_loaded(struct process *, int64_t now);
-/* Takes the chunks' look-ups the loader ran and starts their addresses
- * (drop: waits for every one, and gives their addresses up instead). */
-void	 chunks_looked_up(struct process *, int drop);
 void	 chunks_tick(struct process *, int64_t now);
 void	 chunks_flush(struct process *, struct process_chunk *, int64_t now);
 void	 chunks_outcomes(struct process *);

@@ -543,7 +543,7 @@ sessions_done(struct process *p, struct process_session *ss, int64_t now)
 }
 
 /* One poll over every running session (and, after them, the resolver
- * threads' answers, svc-api's wake-ups and the loader's answers), then
+ * threads' answers, svc-api's wake-ups and the loader's answer), then
  * their steps. */
 void
 sessions_poll(struct process *p, int timeout_ms)
@@ -580,7 +580,7 @@ sessions_poll(struct process *p, int timeout_ms)
 	p->pfd[p->nsessions + 1].revents = 0;
 	/* and the loader's answer to a claim */
 	p->pfd[p->nsessions + 2].fd = p->loader != NULL &&
-	    loader_waiting(p->loader) ? loader_fd(p->loader) : -1;
+	    loader_busy(p->loader) ? loader_fd(p->loader) : -1;
 	p->pfd[p->nsessions + 2].events = POLLIN;
 	p->pfd[p->nsessions + 2].revents = 0;
 	wait = next > now ? (int)(next - now) : 0;

@@ -565,11 +565,11 @@ t_sigterm() {
 }
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 
-# The database's waits are the loader thread's, not the SMTP loop's: a
-# claim, or a chunk's look-ups, that wait for the database (here: a table
-# their statement reads, locked by another connection) leave the sessions
-# under way going on (before the loader, the loop waited in the claim or
-# the look-up and nothing moved until the lock went).
+# A claim is the loader thread's wait, not the SMTP loop's: a claim that
+# waits for the database (here: a table its statement reads, locked by
+# another connection) leaves the sessions under way going on (before the
+# loader, the loop waited in the claim and nothing moved until the lock
+# went).
 # lock_table TABLE: LOCK TABLES TABLE WRITE held by a client of its own
 # (SLEEP is the holder's, not the test's wait) until unlock_table kills
 # its connection.
@@ -624,35 +624,6 @@ t_claim_off_loop() {
 }
 t_case "a claim waiting for the database does not stop the sessions under way (the loader thread claims)" t_claim_off_loop
 
-quits() { fake_ctl 127.0.0.31 stats | sed 's/.*quit=\([0-9]*\).*/\1/'; }
-sessions_done_since() { [ "$(sessions_open)" = 0 ] && [ "$(quits)" -gt "$1" ]; }
-t_lookup_off_loop() {
-    local a b=job_lookup_b i rc=0 q0
-    start_held job_lookup_a 2001 2600 || return 1
-    a=${JOBS[job_lookup_a]}
-    # verdict_cache: the look-ups read it (and the writer writes it, on
-    # its own thread; the claim does not touch it)
-    lock_table verdict_cache || rc=1
-    if [ $rc = 0 ]; then
-        for i in $(seq 3001 3010); do echo "user$i@greyforever.svc.test"; done | mkjob $b bulk || rc=1
-        b=${JOBS[$b]}
-    fi
-    [ $rc = 0 ] && { it_wait_until 60 "for job b's look-up waiting for the lock" waiting_for_lock 'SELECT%verdict_cache%' || rc=1; }
-    q0=$(quits)
-    fake_set 127.0.0.31 hold=0
-    if [ $rc = 0 ]; then
-        # job a's sessions end (QUIT) while job b's look-up waits
-        it_wait_until 120 "for job a's sessions to end while the look-up waits" sessions_done_since "$q0" || rc=1
-        [ $rc = 0 ] && { waiting_for_lock 'SELECT%verdict_cache%' || it_fail "the look-up no longer waits: the case proves nothing" || rc=1; }
-    fi
-    unlock_table
-    [ $rc = 0 ] || { stack_proc_stop "$IT_DIR/log" worker; return 1; }
-    it_wait_until 60 "for both jobs to complete" completed "$a" "$b" || rc=1
-    stack_proc_stop "$IT_DIR/log" worker
-    [ $rc = 0 ] && expect_eq "valid" "600 10" "$(job_field $a count_valid) $(job_field $b count_valid)" &&
-        check_counts $a && check_counts $b && check_ledger $a && check_ledger $b
-}
-t_case "a chunk's look-ups waiting for the database do not stop the sessions under way (the loader thread looks up)" t_lookup_off_loop
 
 # ---------------------------------------------------------------- deferrals
 t_backoff() {
