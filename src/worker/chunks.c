@@ -1,6 +1,5 @@
 /* chunks.c: the chunks svc-worker holds (sched.h): claiming them under a
- * lease (by the loader thread, loader.h, which reads their rows too) and
- * renewing it, starting their addresses through
+ * lease and renewing it, reading their addresses and starting them through
  * the engine's batch face (syntax and sandbox, then the verdict cache and
  * the complainer lists, the operator's and the job's account's, for the
  * whole chunk in a few statements), keeping
@@ -10,7 +9,6 @@
 #include "jobs/jobend.h"
 #include "util/grow.h"
 #include "util/log.h"
-#include "worker/loader.h"
 #include "worker/sched.h"
 #include "worker/writer.h"
 #include <stdlib.h>
@@ -18,6 +16,8 @@
 
 #define CHUNKS_FLUSH_MS		1000	/* results written at least this often */
 #define CHUNKS_FLUSH_ROWS	500
+#define CHUNKS_CLAIM_STEP	4	/* chunks claimed (and read) per loop turn:
+					 * sessions start while the rest come */
 
 /* ---------------------------------------------------------------- results */
 
@@ -213,18 +213,21 @@ chunks_begin(struct process *p, struct process_chunk *ch,
 	return pa;
 }
 
-/* Starts a claimed chunk's rows (the loader read them; they are freed
- * here) on their way: a cached verdict concludes an address at once, the
- * rest go to their domain. */
+/* Reads a claimed chunk's rows and starts them on their way: a cached
+ * verdict concludes an address at once, the rest go to their domain. */
 static void
-chunks_load(struct process *p, const struct jobqueue_chunk *c,
-    struct jobqueue_row *rows, size_t n, size_t total, int64_t now)
+chunks_load(struct process *p, const struct jobqueue_chunk *c, int64_t now)
 {
+	struct jobqueue_row *rows = NULL;
 	struct process_addr **todo;
 	struct verify_item **items;
 	struct process_chunk *ch;
-	size_t i, m = 0;
+	size_t n = 0, total = 0, i, m = 0;
 
+	if (jobqueue_rows(p->db, c, &rows, &n, &total) != JOBQUEUE_OK) {
+		p->db_failed = 1;
+		return;
+	}
 	if (total == 0) {
 		/* A chunk without addresses: the job cannot be processed. */
 		log_error("event=chunk_empty job=%s chunk=%d", c->job_id,
@@ -288,40 +291,25 @@ chunks_cap(const struct process *p)
 void
 chunks_claim(struct process *p, int64_t now)
 {
-	size_t want, cap = chunks_cap(p);
+	struct jobqueue_chunk got[SCHED_CHUNKS_MAX];
+	size_t n = 0, i, want, cap = chunks_cap(p);
 
-	if (p->nchunks >= cap || loader_busy(p->loader))
+	if (p->nchunks >= cap)
 		return;
+	p->last_claim = now;
 	want = cap - p->nchunks;
-	if (want > LOADER_CLAIM_MAX)
-		want = LOADER_CLAIM_MAX;
-	if (loader_ask(p->loader, want) == 0)
-		p->last_claim = now;
-}
-
-void
-chunks_loaded(struct process *p, int64_t now)
-{
-	struct loader_answer a;
-	size_t i;
-
-	if (!loader_take(p->loader, &a, 0))
-		return;
-	if (a.rc != JOBQUEUE_OK) {
-		/* what it leased is given back by the next run
-		 * (jobqueue_release_owner) */
+	if (want > CHUNKS_CLAIM_STEP)
+		want = CHUNKS_CLAIM_STEP;
+	if (jobqueue_claim(p->db, p->owner, p->lease, got, want, &n) !=
+	    JOBQUEUE_OK) {
 		p->db_failed = 1;
-		p->orphaned = 1;
-		for (i = 0; i < a.n; i++)
-			jobqueue_rows_free(a.ch[i].rows, a.ch[i].n);
 		return;
 	}
-	p->claim_empty = a.n == 0;
-	p->claim_short = a.n < a.want;
-	if (a.n > 0 && p->nchunks + a.n > p->max_chunks)
+	p->claim_empty = n == 0;
+	p->claim_short = n < want;
+	if (n > 0 && p->nchunks + n > p->max_chunks)
 		log_info("event=chunks_beyond_cap held=%zu claimed=%zu cap=%zu "
-		    "reason=paced_only", p->nchunks, a.n, p->max_chunks);
-	for (i = 0; i < a.n; i++)
-		chunks_load(p, &a.ch[i].c, a.ch[i].rows, a.ch[i].n,
-		    a.ch[i].total, now);
+		    "reason=paced_only", p->nchunks, n, p->max_chunks);
+	for (i = 0; i < n; i++)
+		chunks_load(p, &got[i], now);
 }

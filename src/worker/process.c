@@ -14,7 +14,6 @@
 #include "worker/housekeeping.h"
 #include "worker/resolver.h"
 #include "worker/sched.h"
-#include "worker/loader.h"
 #include "worker/writer.h"
 #include "worker/connstats.h"
 #include <poll.h>
@@ -71,7 +70,7 @@ process_new(const struct conf *c, struct buf *err)
 		p->max_chunks = SCHED_CHUNKS_MAX;
 	if ((p->sessions = calloc((size_t)p->concurrency,
 	    sizeof(*p->sessions))) == NULL || (p->pfd = calloc((size_t)
-	    p->concurrency + 3, sizeof(*p->pfd))) == NULL) {
+	    p->concurrency + 2, sizeof(*p->pfd))) == NULL) {
 		buf_puts(err, "out of memory");
 		process_free(p);
 		return NULL;
@@ -131,8 +130,6 @@ static void
 process_drop_all(struct process *p, int release)
 {
 	struct process_chunk *ch;
-	struct loader_answer a;
-	size_t i;
 
 	sessions_drop_all(p);
 	/* What is concluded goes to the writer; leases are given back once
@@ -151,23 +148,10 @@ process_drop_all(struct process *p, int release)
 		chunks_free(ch);
 	}
 	p->nchunks = 0;
-	/* a claim under way: its chunks given back too, or left to the
-	 * next run (jobqueue_release_owner) */
-	if (p->loader != NULL && loader_take(p->loader, &a, 1)) {
-		for (i = 0; i < a.n; i++) {
-			if (!release || p->db_failed || a.rc != JOBQUEUE_OK ||
-			    jobqueue_release(p->db, &a.ch[i].c, p->owner) !=
-			    JOBQUEUE_OK)
-				p->orphaned = 1;
-			jobqueue_rows_free(a.ch[i].rows, a.ch[i].n);
-		}
-		if (a.rc != JOBQUEUE_OK)
-			p->orphaned = 1;
-	}
 	domains_sweep(p, INT64_MAX);
 }
 
-/* The writer, loader and resolver threads of a run. */
+/* The writer and the resolver threads of a run. */
 static int
 process_threads_start(struct process *p)
 {
@@ -175,15 +159,8 @@ process_threads_start(struct process *p)
 
 	buf_init(&err, 1024);
 	p->writer = writer_start(p->conf, p->owner, p->grey_delay, &err);
-	if (p->writer != NULL && (p->loader = loader_start(p->conf, p->owner,
-	    p->lease, &err)) == NULL) {
-		writer_stop(p->writer);
-		p->writer = NULL;
-	}
 	if (p->writer != NULL && (p->resolver = resolver_start(p->conf,
 	    PROCESS_RESOLVERS, p->dns_deadline, &err)) == NULL) {
-		loader_stop(p->loader);
-		p->loader = NULL;
 		writer_stop(p->writer);
 		p->writer = NULL;
 	}
@@ -201,8 +178,6 @@ process_threads_stop(struct process *p)
 	resolver_stop(p->resolver);
 	p->resolver = NULL;
 	p->dns_pending = 0;
-	loader_stop(p->loader);
-	p->loader = NULL;
 	writer_stop(p->writer);
 	p->writer = NULL;
 }
@@ -272,13 +247,13 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 				p->claim_short = 0; /* woken: claim now */
 			}
 		}
-		chunks_loaded(p, now);
+		if (p->nchunks < chunks_cap(p) && (p->nchunks == 0 ||
+		    !p->claim_short || now - p->last_claim >= p->claim_every) &&
+		    writer_backlog(p->writer) < PROCESS_BACKLOG_MAX)
+			chunks_claim(p, now);
 		if (p->db_failed)
 			break;
-		/* Nothing held and the last claim found nothing: done (or,
-		 * below, once more when something may have become due) */
-		if (p->nchunks == 0 && p->claim_empty &&
-		    !loader_busy(p->loader)) {
+		if (p->nchunks == 0 && p->claim_empty) {
 			/* Sessions that have concluded every address may be
 			 * saying QUIT still: they end first. */
 			if (p->nsessions > 0) {
@@ -302,24 +277,18 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 				return 0;
 			}
 			/* Chunks ended but not yet written may be pending
-			 * again: claim once more when they are. */
+			 * again: look once more when they are. */
 			writer_drain(p->writer);
 			chunks_outcomes(p);
 			if (p->db_failed)
 				break;
-			p->claim_empty = 0;
 			continue;
 		}
-		if (p->nchunks < chunks_cap(p) && (p->nchunks == 0 ||
-		    !p->claim_short || now - p->last_claim >= p->claim_every) &&
-		    writer_backlog(p->writer) < PROCESS_BACKLOG_MAX)
-			chunks_claim(p, now);
 		domains_dns(p);
 		domains_dns_answers(p);
 		sessions_schedule(p, timeutil_mono_ms());
 		timeout = p->dns_head ? 0 : PROCESS_POLL_MS;
-		if (p->nsessions > 0 || p->dns_pending > 0 ||
-		    loader_busy(p->loader))
+		if (p->nsessions > 0 || p->dns_pending > 0)
 			sessions_poll(p, timeout);
 		else if (timeout > 0 && p->nchunks > 0)
 			/* waiting for a host's back-off */
@@ -348,7 +317,7 @@ process_run(struct process *p, struct db *db, volatile sig_atomic_t *stop,
 	}
 	log_error("event=process_stopped reason=db_failed error=\"%s\"",
 	    db_error(db));
-	p->orphaned = p->orphaned || p->nchunks > 0;
+	p->orphaned = p->nchunks > 0;
 	process_drop_all(p, 0);
 	process_threads_stop(p);
 	return -1;

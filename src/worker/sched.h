@@ -163,7 +163,6 @@ struct process {
 
 	struct db		*db;
 	struct writer		*writer;	/* results, chunk ends */
-	struct loader		*loader;	/* claims, chunks' rows */
 	struct resolver		*resolver;	/* MX lookups */
 	size_t			 dns_pending;	/* lookups handed over */
 	struct process_chunk	*chunks;
@@ -209,10 +208,7 @@ struct process {
 /* The chunks held at most now: max_chunks, or SCHED_CHUNKS_MAX while
  * paced_only. */
 size_t	 chunks_cap(const struct process *);
-/* Asks the loader for chunks while there is room and no claim is under
- * way; chunks_loaded starts what a claim brought, once it is there. */
 void	 chunks_claim(struct process *, int64_t now);
-void	 chunks_loaded(struct process *, int64_t now);
 void	 chunks_tick(struct process *, int64_t now);
 void	 chunks_flush(struct process *, struct process_chunk *, int64_t now);
 void	 chunks_outcomes(struct process *);

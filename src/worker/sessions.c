@@ -23,7 +23,6 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/wake.h"
-#include "worker/loader.h"
 #include "worker/resolver.h"
 #include "worker/sched.h"
 #include "worker/connstats.h"
@@ -542,9 +541,8 @@ sessions_done(struct process *p, struct process_session *ss, int64_t now)
 	domains_release(ss->host);
 }
 
-/* One poll over every running session (and, after them, the resolver
- * threads' answers, svc-api's wake-ups and the loader's answer), then
- * their steps. */
+/* One poll over every running session (and the resolver threads' answers,
+ * the last entry), then their steps. */
 void
 sessions_poll(struct process *p, int timeout_ms)
 {
@@ -578,14 +576,9 @@ sessions_poll(struct process *p, int timeout_ms)
 	p->pfd[p->nsessions + 1].fd = p->wake ? wake_fd(p->wake) : -1;
 	p->pfd[p->nsessions + 1].events = POLLIN;
 	p->pfd[p->nsessions + 1].revents = 0;
-	/* and the loader's answer to a claim */
-	p->pfd[p->nsessions + 2].fd = p->loader != NULL &&
-	    loader_busy(p->loader) ? loader_fd(p->loader) : -1;
-	p->pfd[p->nsessions + 2].events = POLLIN;
-	p->pfd[p->nsessions + 2].revents = 0;
 	wait = next > now ? (int)(next - now) : 0;
-	if (poll(p->pfd, (nfds_t)p->nsessions + 3, wait) == -1)
-		for (i = 0; i < p->nsessions + 3; i++)
+	if (poll(p->pfd, (nfds_t)p->nsessions + 2, wait) == -1)
+		for (i = 0; i < p->nsessions + 2; i++)
 			p->pfd[i].revents = 0;
 	if (p->pfd[p->nsessions + 1].revents & POLLIN)
 		p->woken = 1;

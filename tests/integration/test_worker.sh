@@ -565,66 +565,6 @@ t_sigterm() {
 }
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 
-# A claim is the loader thread's wait, not the SMTP loop's: a claim that
-# waits for the database (here: a table its statement reads, locked by
-# another connection) leaves the sessions under way going on (before the
-# loader, the loop waited in the claim and nothing moved until the lock
-# went).
-# lock_table TABLE: LOCK TABLES TABLE WRITE held by a client of its own
-# (SLEEP is the holder's, not the test's wait) until unlock_table kills
-# its connection.
-lock_table() {
-    : > "$IT_DIR/locker.out"
-    stack_mariadb_sql "$IT_DIR/mariadb" --unbuffered -N -B svc -e "LOCK TABLES $1 WRITE;
-        SELECT CONNECTION_ID(); SELECT SLEEP(600)" > "$IT_DIR/locker.out" 2>&1 &
-    LOCK_PID=$!
-    it_wait_until 30 "for the lock holder" test -s "$IT_DIR/locker.out"
-}
-unlock_table() {
-    it_sql "KILL $(head -n 1 "$IT_DIR/locker.out")" || true
-    wait "$LOCK_PID" 2>/dev/null || true
-}
-# waiting_for_lock PATTERN: a statement like PATTERN waits for a table lock
-waiting_for_lock() {
-    [ "$(it_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
-        WHERE STATE LIKE 'Waiting for table metadata lock%' AND INFO LIKE '$1'")" -ge 1 ]
-}
-rows_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$1' AND state = 'done'")" = "$2" ]; }
-completed() { local j; for j; do [ "$(job_field "$j" status)" = completed ] || return 1; done; }
-# start_held NAME FIRST LAST: job NAME of userFIRST..userLAST at the held
-# server (addresses of its own: another case's would come from the
-# cache), the daemon started, until it holds a session of it
-start_held() {
-    local i
-    fake_set 127.0.0.31 hold=1
-    for i in $(seq "$2" "$3"); do echo "user$i@greyforever.svc.test"; done | mkjob "$1" bulk &&
-        start_worker && wait_held_session "${JOBS[$1]}" && return 0
-    fake_set 127.0.0.31 hold=0
-    if worker_pid > /dev/null 2>&1; then stack_proc_stop "$IT_DIR/log" worker; fi
-    return 1
-}
-t_claim_off_loop() {
-    local id rc=0
-    start_held job_loader 1001 1600 || return 1
-    id=${JOBS[job_loader]}
-    # account_complainers: only the claim reads it
-    lock_table account_complainers || rc=1
-    # the worker's next claim (worker_poll_interval) waits for the lock
-    [ $rc = 0 ] && { it_wait_until 60 "for a claim waiting for the lock" waiting_for_lock '%FROM job_chunks%' || rc=1; }
-    fake_set 127.0.0.31 hold=0
-    if [ $rc = 0 ]; then
-        it_wait_until 120 "for the 600 addresses to be verified while the claim waits" rows_done "$id" 600 || rc=1
-        [ $rc = 0 ] && { waiting_for_lock '%FROM job_chunks%' || it_fail "the claim no longer waits: the case proves nothing" || rc=1; }
-    fi
-    unlock_table
-    [ $rc = 0 ] || { stack_proc_stop "$IT_DIR/log" worker; return 1; }
-    it_wait_until 60 "for the job to complete" completed "$id" || rc=1
-    stack_proc_stop "$IT_DIR/log" worker
-    [ $rc = 0 ] && expect_eq "valid" 600 "$(job_field $id count_valid)" && check_counts $id && check_ledger $id
-}
-t_case "a claim waiting for the database does not stop the sessions under way (the loader thread claims)" t_claim_off_loop
-
-
 # ---------------------------------------------------------------- deferrals
 t_backoff() {
     local id=job_defer i start end
