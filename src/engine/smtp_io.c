@@ -525,7 +525,12 @@ smtp_io_handshake(struct smtp_session *s)
 		if (r == GNUTLS_E_INTERRUPTED || !gnutls_error_is_fatal(r))
 			continue;
 		log_debug("event=smtp_tls_handshake_failed session=%u "
-		    "error=\"%s\"", s->id, gnutls_strerror(r));
+		    "error=\"%s\" offered=%d", s->id, gnutls_strerror(r),
+		    s->tls_offered);
+		/* data a server chokes on are not offered again */
+		if (s->tls_offered)
+			smtp_tls_cache_drop(s->opts->tls->cache, s->tls_host,
+			    s->opts->port, s->info.route);
 		return SMTP_IO_TLS_ERR;
 	}
 }

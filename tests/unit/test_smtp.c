@@ -1529,7 +1529,8 @@ tls_probe(const struct smtp_opts *o, const char *host, int *verified)
  * so), and reports the first's verification (verified for the name the
  * certificate is for, not for another); through another egress route, to
  * another name, with smtp_tls_resume off, it does not; a server that
- * sends no tickets makes full handshakes, and the sessions go on. */
+ * sends no tickets makes full handshakes, and the sessions go on; data
+ * offered to a handshake that fails are dropped. */
 static void
 test_tls_session_resumed_per_host_and_route(void **state)
 {
@@ -1589,6 +1590,23 @@ test_tls_session_resumed_per_host_and_route(void **state)
 	fake("starttls=offered catchall=1");
 	assert_int_equal(tls_probe(&o, "mx.fake.test", NULL), 0);
 	assert_int_equal(tls_probe(&o, "mx.fake.test", NULL), 1);
+	/* a handshake that fails with data offered: they go (and the
+	 * session goes on in plain text) */
+	assert_int_equal(smtp_io_tls_cached(o.tls), 3);
+	fake("starttls=broken");
+	{
+		const char *rcpt[] = { "user1@x.test" };
+		struct smtp_session *s;
+		struct dns_addrs a;
+
+		addrs_of(&a, "127.0.0.1", NULL);
+		s = probe(&o, "mx.fake.test", &a, rcpt, 1);
+		assert_outcome(s, SMTP_OUTCOME_OK);
+		assert_int_equal(smtp_session_info(s)->tls, 0);
+		assert_int_equal(smtp_session_info(s)->tls_resumed, 0);
+		smtp_session_free(s);
+	}
+	assert_int_equal(smtp_io_tls_cached(o.tls), 2);
 	smtp_io_tls_free(o.tls);
 	buf_free(&err);
 }
