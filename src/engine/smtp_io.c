@@ -4,8 +4,8 @@
  * s->io_events), the start of TLS after STARTTLS and its handshake, the
  * certificate check, closing. Also the TLS credentials (smtp_io_tls_new,
  * declared in smtp.h) and the resumption of TLS sessions with the data
- * they keep (smtp_tls_cache.h), so that every GnuTLS call is here. What a byte means
- * is for smtp_session.c. */
+ * they keep (smtp_tls_cache.h), so that every GnuTLS call is here. What a
+ * byte means is for smtp_session.c. */
 #include "engine/smtp_session.h"
 #include "engine/egress_resolve.h"
 #include "engine/smtp_tls_cache.h"
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *const smtp_io_names[SMTP_IO__MAX] = {
