@@ -74,6 +74,7 @@ smtp_opts_from_conf(struct smtp_opts *o, const struct conf *cf)
 	o->allow_private_mx = conf_int(cf, CONF_ALLOW_PRIVATE_MX) != 0;
 	o->starttls = 1;
 	o->tls_fallback = 1;
+	o->tls_resume = conf_int(cf, CONF_SMTP_TLS_RESUME) != 0;
 	o->max_addrs = 5;	/* as Postfix's smtp_mx_address_limit */
 }
 

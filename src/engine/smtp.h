@@ -85,6 +85,8 @@ struct smtp_opts {
 	int		 starttls;		/* use STARTTLS when offered (default 1) */
 	int		 tls_fallback;		/* after a failed handshake, retry the
 						 * same address once without TLS */
+	int		 tls_resume;		/* smtp_tls_resume: offer session data
+						 * kept in tls's cache (needs tls) */
 	size_t		 max_addrs;		/* addresses tried at most (0: all) */
 	struct smtp_tls	*tls;			/* NULL: the session makes its own */
 	const struct smtp_rules *rules;		/* reading rules of replies (NULL:
@@ -115,6 +117,10 @@ void	 smtp_opts_from_conf(struct smtp_opts *, const struct conf *);
  * records whether the certificate verified. NULL on error, with a message
  * in err. */
 struct smtp_tls *smtp_io_tls_new(const char *ca_file, struct buf *err);
+/* The credentials also keep the TLS session data of the sessions that
+ * used them (smtp_tls_cache.h), offered again to the same host name, port
+ * and egress route when opts->tls_resume: how many entries it holds. */
+size_t	 smtp_io_tls_cached(struct smtp_tls *);
 void	 smtp_io_tls_free(struct smtp_tls *);
 
 /* The reply to one RCPT. code 0: no reply arrived (the session ended). */
@@ -131,6 +137,8 @@ struct smtp_session_info {
 	enum smtp_state	 stage;			/* where the session ended */
 	int		 tls;			/* the RCPTs went over TLS */
 	int		 tls_verified;		/* certificate verified (needs a CA) */
+	int		 tls_resumed;		/* the handshake resumed a session
+						 * (tls_verified: that session's) */
 	int		 starttls_offered;
 	int		 pipelining;		/* RCPTs were sent in one flight */
 	int		 helo;			/* HELO was used (EHLO refused) */

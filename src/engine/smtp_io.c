@@ -3,10 +3,13 @@
  * records (GNUTLS_E_AGAIN and the direction GnuTLS waits for go into
  * s->io_events), the start of TLS after STARTTLS and its handshake, the
  * certificate check, closing. Also the TLS credentials (smtp_io_tls_new,
- * declared in smtp.h), so that every GnuTLS call is here. What a byte means
- * is for smtp_session.c. */
+ * declared in smtp.h) and the resumption of TLS sessions with the data
+ * they keep (smtp_tls_cache.h), so that every GnuTLS call is here. What a
+ * byte means is for smtp_session.c. */
 #include "engine/smtp_session.h"
 #include "engine/egress_resolve.h"
+#include "engine/smtp_tls_cache.h"
+#include "util/timeutil.h"
 #include "util/log.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *const smtp_io_names[SMTP_IO__MAX] = {
@@ -37,6 +41,7 @@ struct smtp_tls {
 	char		*ca_file;	/* NULL: no check; "": system store */
 	pthread_mutex_t	 lock;
 	int		 loaded, have_ca;
+	struct smtp_tls_cache *cache;	/* session data for resumption */
 };
 
 /* ---- TLS credentials ---- */
@@ -57,6 +62,11 @@ smtp_io_tls_new(const char *ca_file, struct buf *err)
 		return NULL;
 	}
 	pthread_mutex_init(&t->lock, NULL);
+	if ((t->cache = smtp_tls_cache_new(0)) == NULL) {
+		buf_puts(err, "out of memory");
+		smtp_io_tls_free(t);
+		return NULL;
+	}
 	if (ca_file == NULL)
 		return t;
 	/* a file that cannot be read is a configuration error at start */
@@ -104,9 +114,16 @@ smtp_io_tls_free(struct smtp_tls *t)
 	if (t == NULL)
 		return;
 	gnutls_certificate_free_credentials(t->cred);
+	smtp_tls_cache_free(t->cache);
 	pthread_mutex_destroy(&t->lock);
 	free(t->ca_file);
 	free(t);
+}
+
+size_t
+smtp_io_tls_cached(struct smtp_tls *t)
+{
+	return t != NULL ? smtp_tls_cache_count(t->cache) : 0;
 }
 
 /* ---- byte I/O: plain or TLS, non-blocking ---- */
@@ -406,7 +423,41 @@ smtp_io_read(struct smtp_session *s, char *b, size_t size, size_t *got)
 		return errno == ECONNRESET ? SMTP_IO_EOF : SMTP_IO_ERR;
 	}
 	*got = (size_t)r;
+	/* the first reply in TLS came after the server's tickets, if any */
+	if (s->tls != NULL && !s->tls_stored)
+		smtp_io_tls_store(s);
 	return SMTP_IO_OK;
+}
+
+/* The TLS session data kept for this host, port and route, offered to the
+ * server (only with the engine's shared credentials: a session's own are
+ * gone with it). A server that does not resume makes a full handshake;
+ * data GnuTLS does not take are dropped, never a failure. */
+static void
+smtp_io_tls_offer(struct smtp_session *s, const char *host)
+{
+	struct smtp_tls *t = s->opts->tls;
+	void *data;
+	size_t len;
+	int verified, r;
+
+	s->tls_offered = s->tls_offered_verified = s->tls_stored = 0;
+	s->tls_host = host;
+	if (t == NULL || !s->opts->tls_resume || smtp_tls_cache_get(t->cache,
+	    host, s->opts->port, s->info.route, timeutil_mono_ms(), &data,
+	    &len, &verified) != 1)
+		return;
+	r = gnutls_session_set_data(s->tls, data, len);
+	free(data);
+	if (r < 0) {
+		log_debug("event=smtp_tls_resume_unusable session=%u host=%s "
+		    "error=\"%s\"", s->id, host, gnutls_strerror(r));
+		smtp_tls_cache_drop(t->cache, host, s->opts->port,
+		    s->info.route);
+		return;
+	}
+	s->tls_offered = 1;
+	s->tls_offered_verified = verified;
 }
 
 /* Starts GnuTLS on the connected socket. -1 on a set-up failure. */
@@ -453,6 +504,7 @@ smtp_io_tls_start(struct smtp_session *s, const char *host)
 	gnutls_handshake_set_timeout(s->tls, 0);
 	gnutls_transport_set_int(s->tls, s->fd);
 	s->tls_wpending = 0;
+	smtp_io_tls_offer(s, host);
 	return 0;
 }
 
@@ -474,12 +526,20 @@ smtp_io_handshake(struct smtp_session *s)
 		if (r == GNUTLS_E_INTERRUPTED || !gnutls_error_is_fatal(r))
 			continue;
 		log_debug("event=smtp_tls_handshake_failed session=%u "
-		    "error=\"%s\"", s->id, gnutls_strerror(r));
+		    "error=\"%s\" offered=%d", s->id, gnutls_strerror(r),
+		    s->tls_offered);
+		/* data a server chokes on are not offered again */
+		if (s->tls_offered)
+			smtp_tls_cache_drop(s->opts->tls->cache, s->tls_host,
+			    s->opts->port, s->info.route);
 		return SMTP_IO_TLS_ERR;
 	}
 }
 
-/* Records whether the certificate verifies (for information only). */
+/* Records whether the handshake resumed a session and whether the
+ * certificate verifies (for information only): a resumed session's is the
+ * one its session had when it was made with the same host name (its
+ * certificate may not come again). */
 void
 smtp_io_tls_check(struct smtp_session *s, const char *host)
 {
@@ -487,11 +547,69 @@ smtp_io_tls_check(struct smtp_session *s, const char *host)
 	unsigned status = 0;
 
 	s->info.tls_verified = 0;
+	s->info.tls_resumed = s->tls_offered &&
+	    gnutls_session_is_resumed(s->tls) != 0;
+	if (s->tls_offered && !s->info.tls_resumed)
+		/* refused: what this session brings replaces it */
+		smtp_tls_cache_drop(s->opts->tls->cache, host, s->opts->port,
+		    s->info.route);
 	if (t == NULL || !t->have_ca)
 		return;
+	if (s->info.tls_resumed) {
+		s->info.tls_verified = s->tls_offered_verified;
+		return;
+	}
 	if (gnutls_certificate_verify_peers3(s->tls, host, &status) == 0 &&
 	    status == 0)
 		s->info.tls_verified = 1;
+}
+
+/* Keeps the session's data for the next connection to the same host,
+ * port and route. Under TLS 1.3 they resume only once the server's ticket
+ * came (it follows the handshake: the first record read brings it), and
+ * gnutls_session_get_data2 would wait for one, blocking: until the flag
+ * says it came, nothing is asked (a server that sends none is asked on
+ * every read, cheaply). */
+void
+smtp_io_tls_store(struct smtp_session *s)
+{
+	struct smtp_tls *t = s->opts->tls;
+	gnutls_datum_t d = { NULL, 0 };
+	int64_t now, expires;
+	time_t at;
+	int r;
+
+	if (t == NULL || !s->opts->tls_resume || s->tls_stored)
+		return;
+	if (gnutls_protocol_get_version(s->tls) == GNUTLS_TLS1_3 &&
+	    !(gnutls_session_get_flags(s->tls) & GNUTLS_SFLAGS_SESSION_TICKET))
+		return;
+	s->tls_stored = 1;
+	if ((r = gnutls_session_get_data2(s->tls, &d)) < 0) {
+		log_debug("event=smtp_tls_session_data_failed session=%u "
+		    "error=\"%s\"", s->id, gnutls_strerror(r));
+		return;
+	}
+	now = timeutil_mono_ms();
+	expires = now + SMTP_TLS_CACHE_TTL_MS;
+	at = gnutls_db_check_entry_expire_time(&d);
+	if (at > 0) {
+		time_t left = at - time(NULL);
+
+		if (left <= 0) {
+			gnutls_free(d.data);
+			return;
+		}
+		if ((int64_t)left * 1000 < SMTP_TLS_CACHE_TTL_MS)
+			expires = now + (int64_t)left * 1000;
+	}
+	if (smtp_tls_cache_put(t->cache, s->tls_host, s->opts->port,
+	    s->info.route, d.data, d.size, s->info.tls_verified, expires,
+	    now) == 0)
+		log_debug("event=smtp_tls_session_kept session=%u host=%s "
+		    "route=%s bytes=%u", s->id, s->tls_host,
+		    s->info.route, d.size);
+	gnutls_free(d.data);
 }
 
 /* The TLS version in use, for logs. */

@@ -476,8 +476,9 @@ smtp_session_handshake(struct smtp_session *s, int64_t now)
 		s->info.tls = 1;
 		smtp_io_tls_check(s, smtp_session_host(s));
 		log_debug("event=smtp_tls session=%u host=%s version=%s "
-		    "verified=%d", s->id, smtp_session_host(s),
-		    smtp_io_tls_version(s), s->info.tls_verified);
+		    "verified=%d resumed=%d", s->id, smtp_session_host(s),
+		    smtp_io_tls_version(s), s->info.tls_verified,
+		    s->info.tls_resumed);
 		smtp_session_enter(s, SMTP_STATE_EHLO_TLS, now);
 		return;
 	}
@@ -713,6 +714,7 @@ smtp_session_next_target(struct smtp_session *s, int64_t now)
 		s->info.attempts++;
 		s->info.tls = 0;
 		s->info.tls_verified = 0;
+		s->info.tls_resumed = 0;
 		s->info.pipelining = 0;
 		s->info.helo = 0;
 		s->info.ext = 0;

@@ -84,6 +84,12 @@ struct smtp_session {
 	struct smtp_tls	*own_tls;
 	gnutls_session_t tls;
 	int		 tls_wpending;	/* a gnutls_record_send returned AGAIN */
+	int		 tls_offered;	/* this connection offered cached
+					 * session data (smtp_tls_cache.h) */
+	int		 tls_offered_verified;	/* its session's certificate
+					 * verified */
+	int		 tls_stored;	/* this connection's data are kept */
+	const char	*tls_host;	/* the name TLS started with (SNI) */
 	short		 io_events;	/* what the last AGAIN waits for */
 
 	struct smtp_reply_parser parser;
@@ -120,6 +126,9 @@ enum smtp_io smtp_io_read(struct smtp_session *, char *, size_t, size_t *);
 int	 smtp_io_tls_start(struct smtp_session *, const char *host);
 enum smtp_io smtp_io_handshake(struct smtp_session *);
 void	 smtp_io_tls_check(struct smtp_session *, const char *host);
+/* After a TLS record came in: keeps the session's data for resumption
+ * once they are usable (TLS 1.3: once the server's ticket came). */
+void	 smtp_io_tls_store(struct smtp_session *);
 const char *smtp_io_tls_version(const struct smtp_session *);
 void	 smtp_io_close(struct smtp_session *);	/* socket, TLS, queues */
 

@@ -151,6 +151,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    CONF_TYPE_INT, "10000", 100, 120000, 0, "TCP connect timeout" },
 	[CONF_SMTP_REPLY_TIMEOUT_MS] = { "smtp_reply_timeout_ms",
 	    CONF_TYPE_INT, "15000", 100, 300000, 0, "per-reply timeout" },
+	[CONF_SMTP_TLS_RESUME] = { "smtp_tls_resume", CONF_TYPE_BOOL, "yes",
+	    0, 1, 0, "offer the MX hosts TLS session resumption: session "
+	    "data kept per host name, port and egress route (an hour at "
+	    "most)" },
 	[CONF_VERIFY_TIME_BUDGET_MS] = { "verify_time_budget_ms",
 	    CONF_TYPE_INT, "20000", 500, 300000, 0,
 	    "total time a single verification or domain check may take, "

@@ -21,6 +21,7 @@ struct connstats_route {
 	char		 name[EGRESS_NAME_MAX + 1];
 	long long	 sessions;
 	long long	 n[CONNSTATS__MAX];
+	long long	 tls, tls_resumed;	/* connections; logged only */
 };
 
 static struct connstats_route connstats[CONNSTATS_ROUTES];
@@ -67,6 +68,8 @@ connstats_note(const struct smtp_session_info *si)
 	}
 	r->sessions++;
 	r->n[connstats_kind_of(si)]++;
+	r->tls += si->tls != 0;
+	r->tls_resumed += si->tls_resumed != 0;
 }
 
 int
@@ -101,11 +104,13 @@ connstats_flush(struct db *db, int force)
 			return -1;
 		}
 		log_debug("event=connstats route=%s sessions=%lld "
-		    "connected=%lld refused=%lld timed_out=%lld", r->name,
-		    r->sessions, r->n[CONNSTATS_CONNECTED],
-		    r->n[CONNSTATS_REFUSED], r->n[CONNSTATS_TIMED_OUT]);
+		    "connected=%lld refused=%lld timed_out=%lld tls=%lld "
+		    "tls_resumed=%lld", r->name, r->sessions,
+		    r->n[CONNSTATS_CONNECTED], r->n[CONNSTATS_REFUSED],
+		    r->n[CONNSTATS_TIMED_OUT], r->tls, r->tls_resumed);
 		memset(r->n, 0, sizeof(r->n));
 		r->sessions = 0;
+		r->tls = r->tls_resumed = 0;
 	}
 	return 0;
 }

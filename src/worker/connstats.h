@@ -2,7 +2,11 @@
  * (connected, every connect refused, every connect timed out), counted in
  * memory and added to the hour's row of egress_health
  * (sql/019_egress_health.sql) every HEARTBEAT_SECONDS and when a pass
- * ends. "svcadm status" and "svcadm doctor" judge port 25 from it. */
+ * ends. "svcadm status" and "svcadm doctor" judge port 25 from it. The
+ * connections that used TLS and those whose TLS handshake resumed a
+ * session (smtp_tls_resume) are counted too, for the log only
+ * (event=connstats, debug level; each session's event=smtp_session line
+ * says tls= and resumed=). */
 #ifndef SVC_WORKER_CONNSTATS_H
 #define SVC_WORKER_CONNSTATS_H
 #include "core/db.h"

@@ -346,11 +346,12 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 			answered++;
 	tx->failed = ss->ntx > 1 && !tx->unsent && answered < total;
 	log_info("event=smtp_session domain=%s host=%s addr=%s route=%s "
-	    "tx=%d rcpts=%zu answered=%zu outcome=%s code=%d tls=%d",
+	    "tx=%d rcpts=%zu answered=%zu outcome=%s code=%d tls=%d "
+	    "resumed=%d",
 	    d->b.domain, si->host ? si->host : "-",
 	    si->addr[0] ? si->addr : "-", si->route ? si->route : "-", ss->ntx,
 	    total, answered, smtp_outcome_names[si->outcome], si->code,
-	    si->tls);
+	    si->tls, si->tls_resumed);
 	/* a connection's first transaction tells how connecting went */
 	if (ss->ntx <= 1) {
 		connstats_note(si);

@@ -16,7 +16,8 @@
 # one host), that one SMTP session checks domain after domain (within
 # worker_domain_concurrency, worker_transactions_per_session and
 # worker_session_rcpt_limit), each domain's verdicts right, and that a
-# server refusing RSET or a later MAIL gets sessions of one transaction.
+# server refusing RSET or a later MAIL gets sessions of one transaction;
+# STARTTLS sessions to one host resume the TLS sessions of earlier ones.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require timeout
@@ -28,19 +29,23 @@ WORKER=$top_builddir/src/worker/svc-worker
 # reuse.test: REUSE_N domains nNN (every 4th, cNN, a catch-all) whose MX is
 # mx.reuse.test (one fake server, 127.0.0.33), and 8 domains each behind a
 # server that refuses RSET (rNN: mx2, 127.0.0.34) or a second MAIL in a
-# session (lNN: mx3, 127.0.0.35); each domain has an A record (web
-# presence: a catch-all without one is a "pristine catch-all" trap)
+# session (lNN: mx3, 127.0.0.35), and 8 behind a STARTTLS server that
+# takes one MAIL a session too (tNN: mx4, 127.0.0.36); each domain has an
+# A record (web presence: a catch-all without one is a "pristine
+# catch-all" trap)
 REUSE_N=40
 reuse_domain() { if [ $(( $1 % 4 )) = 3 ]; then printf 'c%02d.reuse.test' "$1"; else printf 'n%02d.reuse.test' "$1"; fi; }
 mkdir -p "$IT_DIR/dns"
 {
     printf '%s\n' '$ORIGIN reuse.test.' '$TTL 300' '@ IN SOA ns.reuse.test. hostmaster.reuse.test. 1 3600 600 86400 300' \
-        '@ IN NS ns.reuse.test.' 'ns IN A 127.0.0.1' 'mx IN A 127.0.0.33' 'mx2 IN A 127.0.0.34' 'mx3 IN A 127.0.0.35'
+        '@ IN NS ns.reuse.test.' 'ns IN A 127.0.0.1' 'mx IN A 127.0.0.33' 'mx2 IN A 127.0.0.34' 'mx3 IN A 127.0.0.35' \
+        'mx4 IN A 127.0.0.36'
     for i in $(seq 0 $(( REUSE_N - 1 ))); do
         d=$(reuse_domain "$i"); d=${d%.reuse.test}
         printf '%s IN A 192.0.2.1\n%s IN MX 10 mx\n' "$d" "$d"
     done
     for i in $(seq -w 0 7); do printf 'r%s IN A 192.0.2.1\nr%s IN MX 10 mx2\nl%s IN A 192.0.2.1\nl%s IN MX 10 mx3\n' "$i" "$i" "$i" "$i"; done
+    for i in $(seq -w 0 7); do printf 't%s IN A 192.0.2.1\nt%s IN MX 10 mx4\n' "$i" "$i"; done
 } > "$IT_DIR/dns/reuse.test.zone"
 mail_env_start "$IT_DIR/dns/reuse.test.zone"
 fake 127.0.0.30 catchall=1
@@ -48,6 +53,8 @@ fake 127.0.0.31
 fake 127.0.0.33 'catchall_domains=c[0-9]+\.reuse\.test' flight_delay_ms=30
 fake 127.0.0.34 rset=550 flight_delay_ms=30
 fake 127.0.0.35 mail_limit=1 flight_delay_ms=30
+mail_env_certs mx4.reuse.test mx4.reuse.test
+fake 127.0.0.36 --cert "$IT_DIR/tls/server.pem" --key "$IT_DIR/tls/server.key" starttls=offered mail_limit=1
 mail_env_lists
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
@@ -712,6 +719,41 @@ t_housekeeping_expiry() {
         it_fail "no housekeeping line with the expired idempotency key in the log"
 }
 t_case "housekeeping expires cached verdicts, DNS answers and domain facts, rate-limit seconds past the window and idempotency keys past 24 h, and keeps the rest" t_housekeeping_expiry
+
+# tls_job NAME FIRST: user<FIRST>@ and unknown<FIRST>@ at each tNN domain
+tls_job() {
+    local i
+    for i in $(seq -w 0 7); do
+        printf 'user%s@t%s.reuse.test valid accepted_email\nunknown%s@t%s.reuse.test invalid rejected_email\n' "$2" "$i" "$2" "$i"
+    done > "$IT_DIR/$1.want"
+    cut -d' ' -f1 "$IT_DIR/$1.want" | mkjob "$1" bulk
+}
+
+# 8 domains behind one STARTTLS server that takes one MAIL a session: at
+# least 8 sessions, never more than 4 at once (worker_domain_concurrency),
+# so some begin after others ended and resume their TLS sessions (the
+# server says so); smtp_tls_resume = no: none does
+t_tls_resumed() {
+    local tls resumed
+    tls_job job_tls 1 || return 1
+    once || it_fail "svc-worker --once failed"
+    check_verdicts job_tls || return 1
+    tls=$(stat 127.0.0.36 tls); resumed=$(stat 127.0.0.36 resumed)
+    it_log "8 domains over STARTTLS: $(fake_ctl 127.0.0.36 stats)"
+    expect_eq "TLS sessions" "$(stat 127.0.0.36 sessions)" "$tls" || return 1
+    [ "$tls" -gt 4 ] || it_fail "$tls TLS sessions: the case proves nothing"
+    [ "$resumed" -ge 1 ] || it_fail "none of $tls TLS sessions resumed" || return 1
+    grep -q "event=smtp_session domain=t[0-9]*.reuse.test .* tls=1 resumed=1" "$IT_DIR/log/svc.log" ||
+        it_fail "no event=smtp_session line with resumed=1" || return 1
+    fake_ctl 127.0.0.36 reset > /dev/null
+    fake_set 127.0.0.36 starttls=offered mail_limit=1
+    tls_job job_tls_off 2 || return 1
+    once_with smtp_tls_resume=no || it_fail "svc-worker --once failed"
+    check_verdicts job_tls_off || return 1
+    [ "$(stat 127.0.0.36 tls)" -gt 4 ] || it_fail "$(stat 127.0.0.36 tls) TLS sessions with smtp_tls_resume = no"
+    expect_eq "resumed with smtp_tls_resume = no" 0 "$(stat 127.0.0.36 resumed)"
+}
+t_case "STARTTLS sessions to one host resume the TLS sessions of earlier ones (smtp_tls_resume), not with smtp_tls_resume = no" t_tls_resumed
 
 t_no_worker_left() {
     expect_eq "svc-worker processes left" 0 "$(pgrep -fc -- "$WORKER -c $SVC_CONF" || true)"

@@ -22,6 +22,8 @@ the session log):
                                    required: 530 5.7.0 to MAIL without TLS;
                                    broken: 220 to STARTTLS, then not TLS;
                                    broken_required: both
+  tickets=1|0                      0: TLS sessions get no session tickets
+                                   (a server that never resumes)
   mail=ok|disconnect|421|451|550   reply to MAIL (disconnect: close, no reply)
   mail_limit=N                     MAIL transactions one session may begin
                                    (0: no limit); the next MAIL gets
@@ -94,7 +96,9 @@ Control commands (one line each, answered with one line):
                 after 221 the client may connect again before this server
                 has closed its side)
   log           the last session: "sessions=N flights=F tls=0|1
-                pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,..."
+                pipelined_unoffered=K helo=NAME commands=EHLO,MAIL,...
+                resumed=0|1" (resumed: its TLS handshake resumed a
+                session, SSLSocket.session_reused)
   held          "held=N": flights waiting for hold=0 now
   peers         the client source addresses of the sessions since the
                 start or the last reset, refused ones included, with their
@@ -106,8 +110,9 @@ Control commands (one line each, answered with one line):
   paths         the last session's MAIL and RCPT command lines as sent,
                 joined with "|" ("MAIL FROM:<a@b> SMTPUTF8|RCPT TO:<c@d>")
   stats         over the sessions since the start or the last reset:
-                "sessions=N max_mail=M max_rcpt=R rset=K quit=Q": the most
-                MAIL and RCPT commands one session sent, RSETs and QUITs
+                "sessions=N max_mail=M max_rcpt=R rset=K quit=Q tls=T
+                resumed=U": the most MAIL and RCPT commands one session
+                sent, RSETs, QUITs, TLS sessions and resumed TLS sessions
                 in all
   rate          the rate limit's counters over every source address since
                 the start or the last reset: "rcpts=N refused=R strikes=S
@@ -127,7 +132,7 @@ import time
 
 DEFAULTS = {
     "banner": "ok", "banner_lines": "1", "long_line": "0", "ehlo": "ok",
-    "pipelining": "1", "starttls": "off", "mail": "ok", "catchall": "0",
+    "pipelining": "1", "starttls": "off", "tickets": "1", "mail": "ok", "catchall": "0",
     "delay_ms": "0", "flight_delay_ms": "0", "split": "0",
     "mail_limit": "0", "rset": "ok", "catchall_domains": "",
     "hold": "0", "rcpt_max": "0", "rate_limit": "0",
@@ -163,6 +168,7 @@ greylist = set()
 sessions = []           # one dict per connection, in accept order
 concurrent = {"now": 0, "max": 0}   # connections open at once
 tls_context = None
+tls_context_no_tickets = None   # tickets=0
 clients = {}            # source address -> rate-limit state (under lock)
 rate_counts = {"rcpts": 0, "refused": 0, "strikes": 0, "blocked": 0,
                "too_many": 0}
@@ -503,12 +509,14 @@ class Session:
 
     def start_tls(self):
         try:
-            self.sock = tls_context.wrap_socket(self.sock, server_side=True)
+            ctx = tls_context if setting("tickets") != "0" else tls_context_no_tickets
+            self.sock = ctx.wrap_socket(self.sock, server_side=True)
         except (ssl.SSLError, OSError):
             raise Closed()
         self.tls = True
         with lock:
             self.log["tls"] = 1
+            self.log["resumed"] = 1 if self.sock.session_reused else 0
 
 
 def setting_unlocked(name):
@@ -527,7 +535,7 @@ def catchall_domain(addr):
 
 class Handler(socketserver.BaseRequestHandler):
     def handle(self):
-        log = {"commands": [], "flights": 0, "tls": 0, "helo": "",
+        log = {"commands": [], "flights": 0, "tls": 0, "resumed": 0, "helo": "",
                "pipelined_unoffered": 0, "paths": [],
                "counts": {"MAIL": 0, "RCPT": 0, "RSET": 0, "QUIT": 0},
                "peer": self.client_address[0]}
@@ -590,10 +598,10 @@ class Control(socketserver.StreamRequestHandler):
                         self.answer("sessions=0")
                         continue
                     last = sessions[-1]
-                    self.answer("sessions=%d flights=%d tls=%d pipelined_unoffered=%d helo=%s commands=%s" % (
+                    self.answer("sessions=%d flights=%d tls=%d pipelined_unoffered=%d helo=%s commands=%s resumed=%d" % (
                         len(sessions), last["flights"], last["tls"],
                         last["pipelined_unoffered"], last["helo"] or "-",
-                        ",".join(last["commands"]) or "-"))
+                        ",".join(last["commands"]) or "-", last["resumed"]))
             elif cmd == "concurrency":
                 with lock:
                     self.answer("now=%d max=%d sessions=%d" % (
@@ -601,10 +609,12 @@ class Control(socketserver.StreamRequestHandler):
             elif cmd == "stats":
                 with lock:
                     c = [s["counts"] for s in sessions]
-                    self.answer("sessions=%d max_mail=%d max_rcpt=%d rset=%d quit=%d" % (
+                    self.answer("sessions=%d max_mail=%d max_rcpt=%d rset=%d quit=%d tls=%d resumed=%d" % (
                         len(c), max([x["MAIL"] for x in c] or [0]),
                         max([x["RCPT"] for x in c] or [0]),
-                        sum(x["RSET"] for x in c), sum(x["QUIT"] for x in c)))
+                        sum(x["RSET"] for x in c), sum(x["QUIT"] for x in c),
+                        sum(x["tls"] for x in sessions),
+                        sum(x["resumed"] for x in sessions)))
             elif cmd == "rate":
                 with lock:
                     self.answer("rcpts=%d refused=%d strikes=%d blocked=%d too_many=%d" % (
@@ -668,7 +678,7 @@ def wait_while_held():
 
 
 def main(argv):
-    global tls_context
+    global tls_context, tls_context_no_tickets
     ready = None
     host = "127.0.0.1"
     also = []
@@ -707,6 +717,11 @@ def main(argv):
     if cert and key:
         tls_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls_context.load_cert_chain(cert, key)
+        # a context of its own (its own ticket keys) that sends none
+        tls_context_no_tickets = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls_context_no_tickets.load_cert_chain(cert, key)
+        tls_context_no_tickets.num_tickets = 0
+        tls_context_no_tickets.options |= ssl.OP_NO_TICKET
     elif setting("starttls") != "off":
         sys.exit("fake_smtp: starttls needs --cert and --key")
 

@@ -9,6 +9,7 @@
  * including that DATA was never sent; the reuse cases drive a session
  * through several transactions (READY, RSET, the next domain's RCPTs). */
 #include "engine/smtp.h"
+#include "engine/egress.h"
 #include "engine/addr.h"
 #include "engine/smtp_rules.h"
 #include "util/buf.h"
@@ -121,7 +122,7 @@ fake(const char *settings)
 }
 
 struct fake_log {
-	int	 sessions, flights, tls, pipelined_unoffered;
+	int	 sessions, flights, tls, pipelined_unoffered, resumed;
 	char	 helo[128];
 	char	 commands[1024];
 };
@@ -137,8 +138,9 @@ fake_log(struct fake_log *l)
 	if (strcmp(ans, "sessions=0") == 0)
 		return;
 	if (sscanf(ans, "sessions=%d flights=%d tls=%d pipelined_unoffered=%d "
-	    "helo=%127s commands=%1023s", &l->sessions, &l->flights, &l->tls,
-	    &l->pipelined_unoffered, l->helo, l->commands) != 6)
+	    "helo=%127s commands=%1023s resumed=%d", &l->sessions, &l->flights,
+	    &l->tls, &l->pipelined_unoffered, l->helo, l->commands,
+	    &l->resumed) != 7)
 		fail_msg("bad log line: %s", ans);
 	if (strstr(l->commands, "DATA") != NULL)
 		fail_msg("the client sent DATA: %s", l->commands);
@@ -395,6 +397,7 @@ test_opts_from_conf(void **state)
 	assert_string_equal(o.helo_name, "mx.verifier.test");
 	assert_int_equal(o.allow_private_mx, 0);
 	assert_int_equal(o.starttls, 1);
+	assert_int_equal(o.tls_resume, 1);	/* smtp_tls_resume = yes */
 	assert_true(o.reply_timeout_ms > 0 && o.connect_timeout_ms > 0);
 	assert_string_equal(o.mail_from, "verify@svc.example");
 	/* An IDN smtp_mail_from is made A-labels once, here; <> stays. */
@@ -1250,7 +1253,7 @@ run_until_ready(struct smtp_session *s)
 }
 
 struct fake_stats {
-	int	 sessions, max_mail, max_rcpt, rset, quit;
+	int	 sessions, max_mail, max_rcpt, rset, quit, tls, resumed;
 };
 
 /* What the fake server saw over its sessions since the last reset. */
@@ -1260,9 +1263,9 @@ fake_stats(struct fake_stats *st)
 	char ans[256];
 
 	control("stats", ans, sizeof(ans));
-	if (sscanf(ans, "sessions=%d max_mail=%d max_rcpt=%d rset=%d quit=%d",
-	    &st->sessions, &st->max_mail, &st->max_rcpt, &st->rset,
-	    &st->quit) != 5)
+	if (sscanf(ans, "sessions=%d max_mail=%d max_rcpt=%d rset=%d quit=%d "
+	    "tls=%d resumed=%d", &st->sessions, &st->max_mail, &st->max_rcpt,
+	    &st->rset, &st->quit, &st->tls, &st->resumed) != 7)
 		fail_msg("bad stats line: %s", ans);
 }
 
@@ -1491,6 +1494,123 @@ test_ready_session_left_waiting_ends_ok(void **state)
 	smtp_session_free(s);
 }
 
+/* One STARTTLS session of o to host at 127.0.0.1, which the fake server
+ * says was over TLS; whether the server resumed a session (it says) and
+ * the client's info agree, the answer is the RCPT's. Returns resumed. */
+static int
+tls_probe(const struct smtp_opts *o, const char *host, int *verified)
+{
+	const char *rcpt[] = { "user1@x.test" };
+	struct smtp_session *s;
+	const struct smtp_session_info *in;
+	struct fake_log l;
+	struct dns_addrs a;
+	int resumed;
+
+	addrs_of(&a, "127.0.0.1", NULL);
+	s = probe(o, host, &a, rcpt, 1);
+	assert_outcome(s, SMTP_OUTCOME_OK);
+	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
+	in = smtp_session_info(s);
+	assert_int_equal(in->tls, 1);
+	fake_log(&l);
+	assert_int_equal(l.tls, 1);
+	assert_string_equal(l.commands, "EHLO,STARTTLS,EHLO,MAIL,RCPT,QUIT");
+	assert_int_equal(in->tls_resumed, l.resumed);
+	resumed = l.resumed;
+	if (verified != NULL)
+		*verified = in->tls_verified;
+	smtp_session_free(s);
+	return resumed;
+}
+
+/* TLS session resumption (smtp_tls_cache.h): the second session to the
+ * same host name, port and route resumes the first's (the server says
+ * so), and reports the first's verification (verified for the name the
+ * certificate is for, not for another); through another egress route, to
+ * another name, with smtp_tls_resume off, it does not; a server that
+ * sends no tickets makes full handshakes, and the sessions go on; data
+ * offered to a handshake that fails are dropped. */
+static void
+test_tls_session_resumed_per_host_and_route(void **state)
+{
+	struct smtp_opts o, other_route, off;
+	struct egress e1, e2;
+	struct fake_stats st;
+	struct buf err;
+	int v;
+
+	(void)state;
+	fake("starttls=offered catchall=1");
+	opts_for_test(&o);
+	buf_init(&err, 256);
+	o.tls = smtp_io_tls_new(ca_file, &err);	/* no CA file: unchecked */
+	if (o.tls == NULL)
+		fail_msg("smtp_io_tls_new: %s", buf_str(&err));
+	o.tls_resume = 1;
+	assert_int_equal(egress_parse("bind:127.0.0.1", &e1, &err), 0);
+	assert_int_equal(egress_parse("bind:127.0.0.5", &e2, &err), 0);
+	o.egress = &e1;
+	other_route = o;
+	other_route.egress = &e2;
+	off = o;
+	off.tls_resume = 0;
+
+	assert_int_equal(tls_probe(&o, "mx.fake.test", &v), 0);
+	assert_int_equal(v, ca_file != NULL);
+	assert_int_equal(smtp_io_tls_cached(o.tls), 1);
+	/* the same host, port and route: resumed, verified as it was */
+	assert_int_equal(tls_probe(&o, "mx.fake.test", &v), 1);
+	assert_int_equal(v, ca_file != NULL);
+	assert_int_equal(tls_probe(&o, "MX.Fake.Test", &v), 1);
+	/* another route (source address): a full handshake */
+	assert_int_equal(tls_probe(&other_route, "mx.fake.test", &v), 0);
+	assert_int_equal(smtp_io_tls_cached(o.tls), 2);
+	assert_int_equal(tls_probe(&other_route, "mx.fake.test", NULL), 1);
+	/* another name at the same address: its own session, whose
+	 * certificate is not for it, and a resumption never says otherwise */
+	assert_int_equal(tls_probe(&o, "other.fake.test", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(tls_probe(&o, "other.fake.test", &v), 1);
+	assert_int_equal(v, 0);
+	/* smtp_tls_resume = no: nothing offered */
+	assert_int_equal(tls_probe(&off, "mx.fake.test", NULL), 0);
+	fake_stats(&st);
+	assert_int_equal(st.tls, 8);
+	assert_int_equal(st.resumed, 4);
+
+	/* a server that does not resume (no tickets, other keys): full
+	 * handshakes that work, and the refused entry goes */
+	fake("starttls=offered catchall=1 tickets=0");
+	assert_int_equal(tls_probe(&o, "mx.fake.test", &v), 0);
+	assert_int_equal(v, ca_file != NULL);
+	assert_int_equal(tls_probe(&o, "mx.fake.test", NULL), 0);
+	assert_int_equal(smtp_io_tls_cached(o.tls), 2);
+	/* tickets again: the next session keeps one, the one after resumes */
+	fake("starttls=offered catchall=1");
+	assert_int_equal(tls_probe(&o, "mx.fake.test", NULL), 0);
+	assert_int_equal(tls_probe(&o, "mx.fake.test", NULL), 1);
+	/* a handshake that fails with data offered: they go (and the
+	 * session goes on in plain text) */
+	assert_int_equal(smtp_io_tls_cached(o.tls), 3);
+	fake("starttls=broken");
+	{
+		const char *rcpt[] = { "user1@x.test" };
+		struct smtp_session *s;
+		struct dns_addrs a;
+
+		addrs_of(&a, "127.0.0.1", NULL);
+		s = probe(&o, "mx.fake.test", &a, rcpt, 1);
+		assert_outcome(s, SMTP_OUTCOME_OK);
+		assert_int_equal(smtp_session_info(s)->tls, 0);
+		assert_int_equal(smtp_session_info(s)->tls_resumed, 0);
+		smtp_session_free(s);
+	}
+	assert_int_equal(smtp_io_tls_cached(o.tls), 2);
+	smtp_io_tls_free(o.tls);
+	buf_free(&err);
+}
+
 static int
 server_setup(void **state)
 {
@@ -1534,6 +1654,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_starttls_used_whenever_offered),
 		cmocka_unit_test(test_every_transition_is_traced),
 		cmocka_unit_test(test_certificate_verification_recorded_with_ca),
+		cmocka_unit_test(test_tls_session_resumed_per_host_and_route),
 		cmocka_unit_test(test_starttls_required_is_the_reason_without_tls),
 		cmocka_unit_test(test_failed_handshake_retries_in_plain_text),
 		cmocka_unit_test(test_ehlo_refused_falls_back_to_helo),
