@@ -199,6 +199,9 @@ smtp_rules_phrase(const char *s, size_t n, struct smtp_rule_phrase *out)
 	out->prefix = k > 0 && buf[k - 1] == '*';
 	if (out->prefix)
 		k--;
+	/* "quota *" is "quota*": the blank folded in before the '*' goes too */
+	if (out->prefix && k > 0 && buf[k - 1] == ' ')
+		k--;
 	if (k == 0 || memchr(buf, '*', k) != NULL)
 		return -1;
 	buf[k] = '\0';

@@ -247,8 +247,11 @@ urlguard_check_port(const char *url, const char *ports)
 	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) !=
-	    CURLUE_OK || strparse_long(port, 1, 65535, &p) == -1)
+	    CURLUE_OK || strparse_long(port, 0, 65535, &p) == -1)
 		goto out;
+	/* libcurl takes ":0" (never listed: lists hold 1-65535), so a URL
+	 * urlguard_check allowed with port 0 is refused as BAD_PORT, not
+	 * as MALFORMED */
 	if (p == 443 || (p == 80 && strcmp(scheme, "http") == 0) ||
 	    urlguard_port_listed(ports ? ports : "", p) == 1)
 		r = URLGUARD_OK;

@@ -317,6 +317,28 @@ test_classify_applies_rules_in_order(void **state)
 	smtp_rules_free(r);
 }
 
+/* A blank before the trailing "*" is not part of the phrase: "over quota *"
+ * is the prefix "over quota", which matches at the reply's end too. */
+static void
+test_blank_before_star_is_trimmed(void **state)
+{
+	struct smtp_rules *r;
+
+	(void)state;
+	r = parse("reply * 5xx * mailbox_full over  quota *| full\t*\n", NULL);
+	assert_int_equal(r->n, 1);
+	assert_int_equal(r->rule[0].nphrases, 2);
+	assert_string_equal(r->rule[0].phrases[0].text, "over quota");
+	assert_int_equal(r->rule[0].phrases[0].prefix, 1);
+	assert_string_equal(r->rule[0].phrases[1].text, "full");
+	assert_int_equal(r->rule[0].phrases[1].prefix, 1);
+	assert_int_equal(smtp_classify_rcpt(r, NULL, 552, "5.2.2",
+	    "User is over quota"), V(MAILBOX_FULL));
+	assert_int_equal(smtp_classify_rcpt(r, NULL, 552, "5.2.2",
+	    "Mailbox full"), V(MAILBOX_FULL));
+	smtp_rules_free(r);
+}
+
 int
 main(void)
 {
@@ -326,6 +348,7 @@ main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_load_reads_local_first),
 		cmocka_unit_test(test_classify_applies_rules_in_order),
+		cmocka_unit_test(test_blank_before_star_is_trimmed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

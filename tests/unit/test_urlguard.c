@@ -247,6 +247,8 @@ static const struct {
 	{ "https://h.example:8443/x", "nonsense", URLGUARD_BAD_PORT },
 	{ "https://h.example:8443/x", NULL, URLGUARD_BAD_PORT },
 	{ "http://127.0.0.1:25/x", "", URLGUARD_BAD_PORT },
+	{ "https://h.example:0/x", "", URLGUARD_BAD_PORT },
+	{ "https://[::0]:0/", "0,443", URLGUARD_BAD_PORT },
 };
 
 static void
