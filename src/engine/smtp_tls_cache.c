@@ -46,7 +46,7 @@ smtp_tls_cache_new(size_t max)
 }
 
 static void
-smtp_tls_entry_free(struct smtp_tls_entry *e)
+smtp_tls_cache_entry_free(struct smtp_tls_entry *e)
 {
 	free(e->key);
 	free(e->data);
@@ -62,7 +62,7 @@ smtp_tls_cache_free(struct smtp_tls_cache *c)
 		return;
 	for (e = c->newest; e != NULL; e = next) {
 		next = e->older;
-		smtp_tls_entry_free(e);
+		smtp_tls_cache_entry_free(e);
 	}
 	free(c->bucket);
 	pthread_mutex_destroy(&c->lock);
@@ -142,7 +142,7 @@ smtp_tls_cache_remove(struct smtp_tls_cache *c, struct smtp_tls_entry **slot)
 
 	*slot = e->chain;
 	smtp_tls_cache_unlink(c, e);
-	smtp_tls_entry_free(e);
+	smtp_tls_cache_entry_free(e);
 	c->n--;
 }
 
