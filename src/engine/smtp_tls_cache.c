@@ -4,6 +4,7 @@
  * cache drops its least recently used entry, a look-up drops an expired
  * one. */
 #include "engine/smtp_tls_cache.h"
+#include "util/khash.h"
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -84,13 +85,10 @@ smtp_tls_cache_key(char *k, size_t size, const char *host, unsigned port,
 	    route != NULL ? route : "direct");
 	if (n < 0 || (size_t)n >= size)
 		return -1;
-	*hash = 14695981039346656037ULL;	/* FNV-1a */
 	for (i = 0; k[i] != ' '; i++)
 		k[i] = (char)tolower((unsigned char)k[i]);
-	for (i = 0; k[i] != '\0'; i++) {
-		*hash ^= (unsigned char)k[i];
-		*hash *= 1099511628211ULL;
-	}
+	/* the keyed hash: host names come from DNS, anyone's to choose */
+	*hash = khash(k, (size_t)n);
 	return 0;
 }
 
