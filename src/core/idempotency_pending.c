@@ -9,7 +9,6 @@
 #include "util/log.h"
 #include "util/shm.h"
 #include "util/timeutil.h"
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +64,7 @@ idempotency_pending_free(struct idempotency_pending *p)
 static void
 idempotency_pending_lock(struct idempotency_pending *p)
 {
-	if (pthread_mutex_lock(&p->lock) == EOWNERDEAD)
-		pthread_mutex_consistent(&p->lock);
+	(void)shm_mutex_lock(&p->lock, 0);
 }
 
 int

@@ -70,7 +70,6 @@
 #include "util/log.h"
 #include "util/shm.h"
 #include "util/timeutil.h"
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -184,26 +183,12 @@ permits_busy(struct permits_slot *s, int busy)
 		__atomic_add_fetch(&s->version, 2, __ATOMIC_SEQ_CST);
 }
 
-/* Locks m (blocking, or only when free): 0 locked, 1 locked from a
- * process that died holding it (it left its state as it was: a slot's
- * unfinished round trip is in its op fields, see permits_lock), -1 not
- * locked. */
-static int
-permits_mutex(pthread_mutex_t *m, int try)
-{
-	int r = try ? pthread_mutex_trylock(m) : pthread_mutex_lock(m);
-
-	if (r == EOWNERDEAD) {
-		pthread_mutex_consistent(m);
-		return 1;
-	}
-	return r == 0 ? 0 : -1;
-}
-
 static int
 permits_lock(struct permits *p, struct permits_slot *s, int try)
 {
-	int r = permits_mutex(&s->lock, try);
+	/* (1: locked from a process that died holding it, which left the
+	 * slot's unfinished round trip in its op fields) */
+	int r = shm_mutex_lock(&s->lock, try);
 
 	if (r != 1)
 		return r;
@@ -269,7 +254,7 @@ permits_claim(struct permits *p, const char *bucket)
 			permits_unlock(s);	/* given away meanwhile */
 			continue;
 		}
-		if (permits_mutex(&p->claim, 0) == -1)
+		if (shm_mutex_lock(&p->claim, 0) == -1)
 			return NULL;
 		if (permits_find(p, bucket) != NULL) {
 			pthread_mutex_unlock(&p->claim);

@@ -1,5 +1,6 @@
 /* shm.c: shared memory and its mutexes' attributes (see shm.h). */
 #include "util/shm.h"
+#include <errno.h>
 #include <sys/mman.h>
 
 void *
@@ -29,4 +30,16 @@ shm_mutexattr(pthread_mutexattr_t *a)
 		return -1;
 	}
 	return 0;
+}
+
+int
+shm_mutex_lock(pthread_mutex_t *m, int try)
+{
+	int r = try ? pthread_mutex_trylock(m) : pthread_mutex_lock(m);
+
+	if (r == EOWNERDEAD) {
+		pthread_mutex_consistent(m);
+		return 1;
+	}
+	return r == 0 ? 0 : -1;
 }

@@ -13,4 +13,8 @@ void	 shm_free(void *, size_t size);
 /* Initialises a with the process-shared and robust attributes: 0, or -1
  * (a left destroyed). */
 int	 shm_mutexattr(pthread_mutexattr_t *a);
+/* Locks m (blocking, or with try only when free): 0 locked, 1 locked from
+ * a process that died holding it (made consistent: what it guards is as
+ * that process left it), -1 not locked. */
+int	 shm_mutex_lock(pthread_mutex_t *m, int try);
 #endif
