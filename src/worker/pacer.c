@@ -369,6 +369,17 @@ pacer_session_count(struct process_host *h, size_t route, int delta)
 }
 
 int
+pacer_host_paced(const struct process_host *h)
+{
+	size_t r;
+
+	for (r = 0; h != NULL && r < h->npairs; r++)
+		if (h->pair[r]->s.paced)
+			return 1;
+	return 0;
+}
+
+int
 pacer_any_may_send(const struct process_host *h, int64_t now)
 {
 	size_t r;

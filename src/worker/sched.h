@@ -95,6 +95,9 @@ struct process_domain {
 	int			 in_dns;	/* queued for, or in, a lookup */
 	struct process_host	*host[PROCESS_THROTTLE__MAX];	/* or NULL */
 	int			 active;	/* transactions taken or running */
+	/* RCPTs the sessions now carrying its transactions will take as
+	 * their next ones (unpaced hosts only; sessions_schedule) */
+	size_t			 carry;
 	struct process_addr	*head, *tail;	/* waiting (for DNS or SMTP) */
 	size_t			 queued;
 	struct process_parked	*parked;	/* ended, waiting for the probe */
@@ -126,6 +129,7 @@ struct process_session {
 	struct process_tx	 tx;		/* taken from the queue, or under
 						 * way (n 0: none) */
 	int			 loaded;	/* tx was given to s */
+	int			 last;		/* QUIT went with tx */
 	struct process_host	*host[PROCESS_THROTTLE__MAX];	/* counted in */
 	int			 ntx;		/* transactions given */
 	size_t			 route;		/* egress route it started on */
@@ -335,6 +339,8 @@ int	 pacer_any_may_send(const struct process_host *, int64_t now);
 int	 pacer_session_room(const struct process *,
 	    const struct process_host *, size_t route);
 void	 pacer_session_count(struct process_host *, size_t route, int delta);
+/* Whether any route's pair of the host is paced (a budget to share). */
+int	 pacer_host_paced(const struct process_host *);
 /* Every route's pair of the host is paused past the addresses' patience. */
 int	 pacer_past_patience(const struct process *, const struct process_host *,
 	    int64_t now);

@@ -35,6 +35,8 @@
 /* ---------------------------------------------------------------- taking */
 
 static void sessions_unpark(struct process *, struct process_domain *);
+static size_t sessions_room(const struct process *,
+    const struct process_session *);
 
 /* Takes up to limit addresses of the domain's queue into tx, for a
  * session on egress route route; how many. When none is left (their jobs
@@ -196,6 +198,47 @@ sessions_give_up(struct process *p, struct process_domain *d)
 	    why);
 }
 
+/* RCPTs the session will take from its domain's queue as its next
+ * transaction: none once QUIT went with the one it has, or for a paced
+ * host (whose pairs' budgets decide its sessions). Its room is counted
+ * as sessions_give counts it, with the transaction it has. */
+static size_t
+sessions_carries(const struct process *p, struct process_session *ss)
+{
+	struct process_domain *d = ss->tx.d;
+	size_t room, limit;
+
+	if (d == NULL || (ss->loaded && ss->last) ||
+	    pacer_host_paced(d->host[PROCESS_BY_NAME]))
+		return 0;
+	if (ss->loaded)
+		room = sessions_room(p, ss);
+	else {
+		ss->ntx++;
+		ss->rcpts += ss->tx.n + 1;
+		room = sessions_room(p, ss);
+		ss->ntx--;
+		ss->rcpts -= ss->tx.n + 1;
+	}
+	limit = domains_rcpt_limit(p, d);
+	return room < limit ? room : limit;
+}
+
+/* What every domain's running sessions will carry next (d->carry). */
+static void
+sessions_carry(struct process *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nsessions; i++)
+		if (p->sessions[i].tx.d != NULL)
+			p->sessions[i].tx.d->carry = 0;
+	for (i = 0; i < p->nsessions; i++)
+		if (p->sessions[i].tx.d != NULL)
+			p->sessions[i].tx.d->carry += sessions_carries(p,
+			    &p->sessions[i]);
+}
+
 /* Starts sessions while there are free slots and addresses that may go;
  * the scan starts one bucket further each time, so that no domain waits
  * behind the others for ever. Notes whether, with slots free, every
@@ -209,6 +252,7 @@ sessions_schedule(struct process *p, int64_t now)
 
 	pacer_routes_sync(p, now);
 	pacer_read_new(p, now);
+	sessions_carry(p);
 	p->rr = (p->rr + 1) % SCHED_HASH;
 	do {
 		started = paced = other = 0;
@@ -231,6 +275,15 @@ sessions_schedule(struct process *p, int64_t now)
 					sessions_give_up(p, d);
 					continue;
 				}
+				/* what waits goes as the next transaction of
+				 * the sessions it has: a session more would
+				 * cost a connection and a TLS handshake, and
+				 * its first RCPTs would go out no sooner (a
+				 * new session's fourth flight) */
+				if (d->active > 0 && d->carry >= d->queued) {
+					other++;
+					continue;
+				}
 				if (!domains_may_start(p, d, now)) {
 					if (domains_paced_wait(d, now))
 						paced++;
@@ -238,9 +291,11 @@ sessions_schedule(struct process *p, int64_t now)
 						other++;
 					continue;
 				}
-				if (sessions_start(p, d, now))
+				if (sessions_start(p, d, now)) {
 					started = 1;
-				else if (d->queued > 0)
+					d->carry += sessions_carries(p,
+					    &p->sessions[p->nsessions - 1]);
+				} else if (d->queued > 0)
 					paced++;	/* no route's pair took it */
 			}
 		}
@@ -475,6 +530,7 @@ sessions_give(struct process *p, struct process_session *ss, int64_t now)
 	free(items);
 	ss->rcpts += tx->n + (size_t)tx->probe;
 	ss->loaded = 1;
+	ss->last = last;
 	log_debug("event=smtp_transaction domain=%s tx=%d rcpts=%zu probe=%d "
 	    "last=%d", tx->d->b.domain, ss->ntx, tx->n, tx->probe, last);
 }

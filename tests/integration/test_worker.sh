@@ -430,6 +430,39 @@ t_reuse_limits() {
 }
 t_case "worker_transactions_per_session and worker_session_rcpt_limit bound what one session carries" t_reuse_limits
 
+# one_domain_job NAME DOMAIN FIRST N: a job of N addresses at one reuse.test
+# normal domain (user<k>@ and unknown<k>@ from FIRST on) and its .want
+one_domain_job() {
+    local k
+    for k in $(seq "$3" $(( $3 + $4 / 2 - 1 ))); do
+        echo "user$k@$2 valid accepted_email"; echo "unknown$k@$2 invalid rejected_email"
+    done > "$IT_DIR/$1.want"
+    cut -d' ' -f1 "$IT_DIR/$1.want" | mkjob "$1" bulk
+}
+
+t_domain_one_session() {
+    reuse_fake_reset
+    # 40 addresses, worker_rcpts_per_session 20: two transactions, the
+    # second after the first in its session, not in a session of its own
+    one_domain_job job_one_session n01.reuse.test 600 40 || return 1
+    once || it_fail "svc-worker --once failed"
+    check_verdicts job_one_session || return 1
+    it_log "40 addresses of one domain: $(fake_ctl 127.0.0.33 stats)"
+    expect_eq "SMTP sessions for two transactions of one domain" 1 "$(stat 127.0.0.33 sessions)" || return 1
+    expect_eq "transactions in that session" 2 "$(stat 127.0.0.33 max_mail)" || return 1
+    # 200 addresses: more than the session carries next, so sessions side
+    # by side (up to worker_domain_concurrency 4)
+    reuse_fake_reset
+    one_domain_job job_side_by_side n02.reuse.test 600 200 || return 1
+    once || it_fail "svc-worker --once failed"
+    check_verdicts job_side_by_side || return 1
+    it_log "200 addresses of one domain: $(fake_ctl 127.0.0.33 stats), at most $(max_open 127.0.0.33) at once"
+    [ "$(max_open 127.0.0.33)" -ge 2 ] || it_fail "10 transactions of one domain went one session at a time"
+    [ "$(max_open 127.0.0.33)" -le 4 ] || it_fail "more than worker_domain_concurrency (4) sessions at once"
+    check_counts "${JOBS[job_side_by_side]}"
+}
+t_case "a domain's next transaction goes in the session it has when that one carries it next; more than that opens sessions side by side" t_domain_one_session
+
 t_reuse_refused() {
     local id i k h
     for i in $(seq -w 0 7); do
