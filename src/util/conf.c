@@ -182,8 +182,15 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "50", 1, 1000, 0,
 	    "SMTP sessions one svc-worker runs at once" },
 	[CONF_WORKER_DOMAIN_CONCURRENCY] = { "worker_domain_concurrency",
-	    CONF_TYPE_INT, "5", 1, 100, 0,
-	    "SMTP sessions one svc-worker runs at once to one MX host" },
+	    CONF_TYPE_INT, "20", 1, 100, 0,
+	    "SMTP sessions one svc-worker runs at once to one MX host, at "
+	    "most (the limit its window grows to)" },
+	[CONF_WORKER_DOMAIN_CONCURRENCY_INITIAL] = {
+	    "worker_domain_concurrency_initial", CONF_TYPE_INT, "5", 1, 100, 0,
+	    "SMTP sessions one svc-worker runs at once to an MX host it has "
+	    "just met or that deferred (its window grows by one a transaction "
+	    "answered in full while every session of it is in use, up to "
+	    "worker_domain_concurrency)" },
 	[CONF_WORKER_RCPTS_PER_SESSION] = { "worker_rcpts_per_session",
 	    CONF_TYPE_INT, "50", 1, 100, 0,
 	    "recipients of one domain checked in one SMTP transaction of a "

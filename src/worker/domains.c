@@ -74,6 +74,8 @@ domains_host(struct process *p, const char *name)
 		return NULL;
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	h->rcpt_limit = SMTP_RCPT_MAX;
+	h->window = p->domain_initial;
+	h->window_cap = p->domain_concurrency;
 	mxprofile_init(&h->prof, name);
 	if (name[0] != '[') {
 		/* by name: its profile and its pacing pair (by the provider
@@ -257,13 +259,12 @@ domains_hosts(struct process *p, struct process_domain *d)
 /* Not while a host it goes to has its share of sessions running, is in
  * back-off, or is paused (pacing) on every egress route. */
 int
-domains_may_start(const struct process *p, const struct process_domain *d,
-    int64_t now)
+domains_may_start(const struct process_domain *d, int64_t now)
 {
 	int t;
 
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
-		if (d->host[t] && (d->host[t]->active >= p->domain_concurrency ||
+		if (d->host[t] && (d->host[t]->active >= d->host[t]->window ||
 		    now < d->host[t]->backoff_until ||
 		    !pacer_any_may_send(d->host[t], now)))
 			return 0;
@@ -338,7 +339,7 @@ domains_may_follow(const struct process *p, struct process_host *const *held,
 			continue;
 		if (h->no_reuse || now < h->backoff_until ||
 		    !pacer_may_send(h, si->route_index, now) || (h != held[t] &&
-		    h->active >= p->domain_concurrency))
+		    h->active >= h->window))
 			return 0;
 	}
 	return 1;
@@ -417,10 +418,42 @@ domains_deferred(const struct smtp_session_info *si)
 	    si->code / 100 == 4);
 }
 
+/* The host's window: one session more for a transaction answered in full
+ * while every session it may have was in use and the loop had slots free
+ * (so it doubles in a round of them, as a slow start does; with every
+ * slot busy a wider window would only take slots from other hosts, and
+ * make more, shorter sessions), back to where it started when a session
+ * did not end well (a deferral, a refused or timed-out connection, a
+ * disconnection: a busy server's signs), and capped one below the window
+ * that saw it, so that a server that takes N connections at once is not
+ * offered N + 1 again and again. */
 static void
-domains_host_learn(struct process_host *h, const struct smtp_session_info *si,
-    size_t answered, int64_t now)
+domains_host_window(const struct process *p, struct process_host *h,
+    const struct smtp_session_info *si)
 {
+	if (si->outcome == SMTP_OUTCOME_OK) {
+		if (h->active >= h->window && h->window < h->window_cap &&
+		    (int)p->nsessions < p->concurrency) {
+			h->window++;
+			log_debug("event=smtp_window host=%s window=%d",
+			    h->name, h->window);
+		}
+	} else if (h->window > p->domain_initial) {
+		if (h->window - 1 < h->window_cap)
+			h->window_cap = h->window - 1;
+		log_info("event=smtp_window_reset host=%s window=%d from=%d "
+		    "cap=%d outcome=%s code=%d", h->name, p->domain_initial,
+		    h->window, h->window_cap, smtp_outcome_names[si->outcome],
+		    si->code);
+		h->window = p->domain_initial;
+	}
+}
+
+static void
+domains_host_learn(const struct process *p, struct process_host *h,
+    const struct smtp_session_info *si, size_t answered, int64_t now)
+{
+	domains_host_window(p, h, si);
 	if (!domains_deferred(si))
 		h->backoff_ms = 0;
 	else if (answered > 0) {
@@ -441,14 +474,14 @@ domains_host_learn(struct process_host *h, const struct smtp_session_info *si,
 }
 
 void
-domains_learn(struct process_domain *d, const struct smtp_session_info *si,
-    size_t answered, int64_t now)
+domains_learn(const struct process *p, struct process_domain *d,
+    const struct smtp_session_info *si, size_t answered, int64_t now)
 {
 	int t;
 
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
 		if (d->host[t])
-			domains_host_learn(d->host[t], si, answered, now);
+			domains_host_learn(p, d->host[t], si, answered, now);
 }
 
 /* ---------------------------------------------------------------- DNS */

@@ -392,7 +392,12 @@ previewer_sample(struct previewer *p, int64_t deadline)
 		}
 	}
 	o.sessions = (int)conf_int(p->conf, CONF_WORKER_CONCURRENCY);
-	o.per_host = (int)conf_int(p->conf, CONF_WORKER_DOMAIN_CONCURRENCY);
+	/* a preview's few addresses a host: the window a host starts with */
+	o.per_host = (int)conf_int(p->conf,
+	    CONF_WORKER_DOMAIN_CONCURRENCY_INITIAL);
+	if (o.per_host > conf_int(p->conf, CONF_WORKER_DOMAIN_CONCURRENCY))
+		o.per_host = (int)conf_int(p->conf,
+		    CONF_WORKER_DOMAIN_CONCURRENCY);
 	o.rcpts = (int)conf_int(p->conf, CONF_WORKER_RCPTS_PER_SESSION);
 	o.deadline = deadline;
 	if (verify_many(p->e, p->db, p->account, emails, n, &o, res) !=

@@ -54,6 +54,10 @@ process_new(const struct conf *c, struct buf *err)
 	p->claim_every = PROCESS_CLAIM_MS;
 	p->concurrency = (int)conf_int(c, CONF_WORKER_CONCURRENCY);
 	p->domain_concurrency = (int)conf_int(c, CONF_WORKER_DOMAIN_CONCURRENCY);
+	p->domain_initial = (int)conf_int(c,
+	    CONF_WORKER_DOMAIN_CONCURRENCY_INITIAL);
+	if (p->domain_initial > p->domain_concurrency)
+		p->domain_initial = p->domain_concurrency;
 	p->rcpts = (int)conf_int(c, CONF_WORKER_RCPTS_PER_SESSION);
 	p->transactions = (int)conf_int(c,
 	    CONF_WORKER_TRANSACTIONS_PER_SESSION);
@@ -77,9 +81,11 @@ process_new(const struct conf *c, struct buf *err)
 	}
 	pacer_init(p);
 	log_info("event=worker_ready owner=%s concurrency=%d "
-	    "domain_concurrency=%d rcpts_per_session=%d "
+	    "domain_concurrency=%d domain_concurrency_initial=%d "
+	    "rcpts_per_session=%d "
 	    "transactions_per_session=%d session_rcpt_limit=%zu chunks=%zu",
-	    p->owner, p->concurrency, p->domain_concurrency, p->rcpts,
+	    p->owner, p->concurrency, p->domain_concurrency,
+	    p->domain_initial, p->rcpts,
 	    p->transactions, p->session_rcpts, p->max_chunks);
 	return p;
 }

@@ -57,6 +57,14 @@ struct process_host {
 	char			 name[DNS_NAME_MAX + 3];	/* or "[address]" */
 	int			 refs;		/* domains using it */
 	int			 active;	/* sessions now */
+	/* sessions it may have at once: from domain_initial, one more a
+	 * transaction answered in full while all were in use (and the loop
+	 * had slots free), up to
+	 * domain_concurrency; domain_initial again when it defers or a
+	 * session fails (as Postfix's destination concurrency window), and
+	 * from then on it grows no further than one less than it was then */
+	int			 window;
+	int			 window_cap;
 	int64_t			 backoff_until;
 	int			 backoff_ms;
 	int			 rcpt_limit;	/* learned from early 421s */
@@ -149,6 +157,7 @@ struct process {
 	char			 owner[JOBQUEUE_OWNER_MAX + 1];
 	long			 lease;
 	int			 concurrency, domain_concurrency, rcpts;
+	int			 domain_initial;	/* a host's first window */
 	int			 transactions;	/* per session */
 	size_t			 session_rcpts;	/* per session */
 	int			 grey_retries;
@@ -255,9 +264,9 @@ void	 domains_enqueue(struct process_domain *, struct process_addr *,
 struct process_addr *domains_dequeue(struct process_domain *);
 void	 domains_dns(struct process *);
 void	 domains_dns_answers(struct process *);
-/* May the domain start a session now? */
-int	 domains_may_start(const struct process *,
-	    const struct process_domain *, int64_t now);
+/* May the domain start a session now (its hosts' windows, back-off and
+ * pacing)? */
+int	 domains_may_start(const struct process_domain *, int64_t now);
 /* It may not, and only for pacing: a host it goes to is paused or in a
  * penalty on every route. */
 int	 domains_paced_wait(const struct process_domain *, int64_t now);
@@ -279,9 +288,10 @@ void	 domains_follow(struct process_host **held,
 size_t	 domains_session_limit(const struct process_domain *);
 size_t	 domains_rcpt_limit(const struct process *,
 	    const struct process_domain *);
-/* The back-off or recipient limit its hosts learn from how a session
- * ended (answered: the RCPTs that got a reply). */
-void	 domains_learn(struct process_domain *,
+/* The back-off, recipient limit and session window (process_host.window)
+ * its hosts learn from how a session ended (answered: the RCPTs that got
+ * a reply). */
+void	 domains_learn(const struct process *, struct process_domain *,
 	    const struct smtp_session_info *, size_t answered, int64_t now);
 /* A later transaction of a session failed: the hosts it counts in get
  * one transaction per session from now on. */

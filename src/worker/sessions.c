@@ -284,7 +284,7 @@ sessions_schedule(struct process *p, int64_t now)
 					other++;
 					continue;
 				}
-				if (!domains_may_start(p, d, now)) {
+				if (!domains_may_start(d, now)) {
 					if (domains_paced_wait(d, now))
 						paced++;
 					else
@@ -417,7 +417,7 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 	if (tx->failed)
 		domains_no_reuse(ss->host, si);
 	else
-		domains_learn(d, si, answered, now);
+		domains_learn(p, d, si, answered, now);
 	if (tx->probe)
 		verify_batch_probe_done(p->db, &d->b, tx->s);
 	tx->blocked = pacer_learn(p, d, tx->s, total, answered,

@@ -463,6 +463,37 @@ t_domain_one_session() {
 }
 t_case "a domain's next transaction goes in the session it has when that one carries it next; more than that opens sessions side by side" t_domain_one_session
 
+t_window() {
+    local busy
+    # a host that answers every transaction: from 2 sessions at once
+    # (worker_domain_concurrency_initial) towards 12, one more a
+    # transaction answered while all were in use
+    reuse_fake_reset
+    reuse_job job_window 400 || return 1
+    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
+    check_verdicts job_window || return 1
+    it_log "window 2..12: $(fake_ctl 127.0.0.33 concurrency), $(fake_ctl 127.0.0.33 stats)"
+    [ "$(max_open 127.0.0.33)" -ge 4 ] || it_fail "at most $(max_open 127.0.0.33) sessions at once: the window never grew from 2"
+    [ "$(max_open 127.0.0.33)" -le 12 ] || it_fail "more than worker_domain_concurrency (12) sessions at once"
+    # a server that takes 3 connections at once and answers the next 421:
+    # the window goes back to 2, every address is checked all the same
+    reuse_fake_reset
+    fake_set 127.0.0.33 max_open=3
+    reuse_job job_window_busy 500 || return 1
+    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
+    check_verdicts job_window_busy || return 1
+    busy=$(fake_ctl 127.0.0.33 concurrency | sed 's/.*busy=\([0-9]*\).*/\1/')
+    it_log "window 2..12 at a server of 3: $(fake_ctl 127.0.0.33 concurrency), $(fake_ctl 127.0.0.33 stats)"
+    [ "$busy" -ge 1 ] || it_fail "no connection was refused as one too many: the case proves nothing"
+    # (without the cap it was refused 11 times in 38 sessions: the window
+    # grew to 4 again after each reset)
+    [ "$busy" -le 4 ] || it_fail "$busy connections refused as one too many: the window kept growing past the server's 3"
+    grep -q "event=smtp_window_reset host=mx.reuse.test window=2 " "$IT_DIR/log/svc.log" ||
+        it_fail "no event=smtp_window_reset for mx.reuse.test in the log"
+    check_counts "${JOBS[job_window_busy]}"
+}
+t_case "a host's window of sessions grows from worker_domain_concurrency_initial while it answers, up to worker_domain_concurrency, and starts again below what it refused" t_window
+
 t_reuse_refused() {
     local id i k h
     for i in $(seq -w 0 7); do

@@ -15,6 +15,10 @@ Scenario settings (given on the command line or with the control command
 the session log):
   banner=ok|silent|421|554|close   greeting (silent: never answer)
   banner_lines=N                   greeting of N lines
+  max_open=N                       a connection while N are open already gets
+                                   "421 4.7.0 too many connections" and is
+                                   closed (0: any; Postfix's
+                                   smtpd_client_connection_count_limit)
   long_line=N                      greeting with a continuation line of N chars
   ehlo=ok|refuse                   refuse: 502 to EHLO, HELO accepted
   pipelining=1|0                   offer PIPELINING
@@ -90,8 +94,10 @@ never falls on a keyword by chance):
 
 Control commands (one line each, answered with one line):
   set k=v ...   reset   quit
-  concurrency   "now=N max=M sessions=S": connections open now, the most
-                open at once since the start or the last reset, and sessions
+  concurrency   "now=N max=M sessions=S busy=B": connections open now, the
+                most open at once since the start or the last reset (a
+                connection refused for max_open counts while it is
+                open), sessions, and connections refused for max_open
                 (a connection counts until it ends or its QUIT is answered:
                 after 221 the client may connect again before this server
                 has closed its side)
@@ -138,6 +144,7 @@ DEFAULTS = {
     "hold": "0", "rcpt_max": "0", "rate_limit": "0",
     "rate_window_ms": "1000", "rate_penalty_ms": "1000", "block_after": "0",
     "allow_from": "", "rate_from": "", "block_rcpt_from": "",
+    "max_open": "0",
 }
 
 # Real texts of the providers and gateways (issue 24), by keyword:
@@ -166,7 +173,7 @@ held = {"now": 0}       # flights waiting for hold=0
 conf = dict(DEFAULTS)
 greylist = set()
 sessions = []           # one dict per connection, in accept order
-concurrent = {"now": 0, "max": 0}   # connections open at once
+concurrent = {"now": 0, "max": 0, "busy": 0}   # connections open at once
 tls_context = None
 tls_context_no_tickets = None   # tickets=0
 clients = {}            # source address -> rate-limit state (under lock)
@@ -285,6 +292,14 @@ class Session:
         refused = rate_gate(self.peer, "connect")
         if refused:
             self.send(self.reply(refused[0], [refused[1]]))
+            raise Closed()
+        limit = int_setting("max_open")
+        with lock:
+            busy = limit > 0 and concurrent["now"] > limit
+            if busy:
+                concurrent["busy"] += 1
+        if busy:
+            self.send(self.reply(421, ["4.7.0 fake.test Error: too many connections"]))
             raise Closed()
         allow = [a for a in setting("allow_from").split(",") if a]
         if allow and self.log["peer"] not in allow:
@@ -591,6 +606,7 @@ class Control(socketserver.StreamRequestHandler):
                         rate_counts[k] = 0
                     del sessions[:]
                     concurrent["max"] = concurrent["now"]
+                    concurrent["busy"] = 0
                 self.answer("ok")
             elif cmd == "log":
                 with lock:
@@ -604,8 +620,9 @@ class Control(socketserver.StreamRequestHandler):
                         ",".join(last["commands"]) or "-", last["resumed"]))
             elif cmd == "concurrency":
                 with lock:
-                    self.answer("now=%d max=%d sessions=%d" % (
-                        concurrent["now"], concurrent["max"], len(sessions)))
+                    self.answer("now=%d max=%d sessions=%d busy=%d" % (
+                        concurrent["now"], concurrent["max"], len(sessions),
+                        concurrent["busy"]))
             elif cmd == "stats":
                 with lock:
                     c = [s["counts"] for s in sessions]
