@@ -1,7 +1,8 @@
 /* writer.h: svc-worker's database writer: a thread with a MariaDB
  * connection of its own that writes what the SMTP loop hands over (a
- * chunk's results with their verdict cache entries, a chunk's end) in the
- * order it was handed over, so that the loop never waits for the database.
+ * chunk's results, a chunk's end) in the order it was handed over, so that
+ * the loop never waits for the database, and a second one that writes the
+ * results' verdict cache entries beside it.
  * What the loop must act on (a job that ended, a lease lost, a database
  * failure) comes back as outcomes. */
 #ifndef SVC_WORKER_WRITER_H
@@ -17,6 +18,7 @@ struct writer;
 enum writer_kind {
 	WRITER_RESULTS,		/* jobqueue_write (and vcache_put_many) */
 	WRITER_FINISH,		/* jobqueue_finish */
+	WRITER_CACHE,		/* vcache_put_many alone */
 	WRITER_KIND__MAX
 };
 
@@ -27,8 +29,9 @@ struct writer_outcome {
 	enum jobqueue_err	 rc;	/* GONE, LOST or DB */
 };
 
-/* Connects (NULL with a message in err when it cannot) and starts the
- * thread. owner: the lease owner the chunks are held by. */
+/* Connects (NULL with a message in err when the results' connection
+ * cannot be made; without the cache's, the cache entries go with the
+ * results) and starts the threads. owner: the lease owner the chunks are held by. */
 struct writer *writer_start(const struct conf *, const char *owner,
 	    long retry_seconds, struct buf *err);
 /* Hands over a chunk's results and cache entries: the writer owns and
@@ -45,7 +48,7 @@ int	 writer_finish(struct writer *, const struct jobqueue_chunk *);
 size_t	 writer_backlog(struct writer *);
 /* Copies out up to max outcomes that came back; returns how many. */
 size_t	 writer_outcomes(struct writer *, struct writer_outcome *, size_t max);
-/* Waits until every task handed over is done. */
+/* Waits until every task handed over is done (cache entries too). */
 void	 writer_drain(struct writer *);
 /* Drains, stops the thread and closes the connection. */
 void	 writer_stop(struct writer *);

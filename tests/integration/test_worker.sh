@@ -636,6 +636,66 @@ t_sigterm() {
 }
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 
+# The verdict cache is written on a connection of its own, beside the
+# results: with verdict_cache locked by another client, the job's results
+# are still written; the job is completed only once its verdicts are in
+# the cache (its chunks' ends wait for them).
+# lock_table TABLE: LOCK TABLES TABLE WRITE held by a client of its own
+# (SLEEP is the holder's, not the test's wait) until unlock_table kills
+# its connection.
+lock_table() {
+    : > "$IT_DIR/locker.out"
+    stack_mariadb_sql "$IT_DIR/mariadb" --unbuffered -N -B svc -e "LOCK TABLES $1 WRITE;
+        SELECT CONNECTION_ID(); SELECT SLEEP(600)" > "$IT_DIR/locker.out" 2>&1 &
+    LOCK_PID=$!
+    it_wait_until 30 "for the lock holder" test -s "$IT_DIR/locker.out"
+}
+unlock_table() {
+    it_sql "KILL $(head -n 1 "$IT_DIR/locker.out")" || true
+    wait "$LOCK_PID" 2>/dev/null || true
+}
+# waiting_for_lock PATTERN: a statement like PATTERN waits for a table lock
+waiting_for_lock() {
+    [ "$(it_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+        WHERE STATE LIKE 'Waiting for table metadata lock%' AND INFO LIKE '$1'")" -ge 1 ]
+}
+rows_done() { [ "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id = '$1' AND state = 'done'")" = "$2" ]; }
+completed() { local j; for j; do [ "$(job_field "$j" status)" = completed ] || return 1; done; }
+finish_waits() { grep -q "event=chunk_finish_waits_cache job=$1 " "$IT_DIR/log/svc.log"; }
+
+t_cache_lane() {
+    local id=job_cache_lane i rc=0
+    # the claim reads the cache (look-ups): the lock comes once the
+    # addresses are in a session, held unanswered by the server
+    fake_set 127.0.0.31 hold=1
+    for i in $(seq 2001 2040); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
+    id=${JOBS[$id]}
+    start_worker || { fake_set 127.0.0.31 hold=0; return 1; }
+    wait_held_session "$id" || rc=1
+    [ $rc = 0 ] && { lock_table verdict_cache || rc=1; }
+    fake_set 127.0.0.31 hold=0
+    [ $rc = 0 ] && { it_wait_until 60 "for a cache write waiting for the lock" waiting_for_lock 'REPLACE INTO verdict_cache%' || rc=1; }
+    [ $rc = 0 ] && { it_wait_until 60 "for the 40 results written while the cache waits" rows_done "$id" 40 || rc=1; }
+    [ $rc = 0 ] && { it_wait_until 60 "for the chunk's end waiting for the cache" finish_waits "$id" || rc=1; }
+    [ $rc = 0 ] && { [ "$(job_field "$id" status)" = processing ] ||
+        it_fail "the job is $(job_field "$id" status) while its verdicts are not in the cache" || rc=1; }
+    unlock_table
+    [ $rc = 0 ] && { it_wait_until 60 "for the job to complete" completed "$id" || rc=1; }
+    stack_proc_stop "$IT_DIR/log" worker
+    [ $rc = 0 ] || return 1
+    expect_eq "valid" 40 "$(job_field $id count_valid)" || return 1
+    # the same addresses again: every one from the cache, written before
+    # the first job completed
+    fake_ctl 127.0.0.31 reset > /dev/null
+    for i in $(seq 2001 2040); do echo "user$i@greyforever.svc.test"; done | mkjob job_cache_lane2 bulk || return 1
+    once || it_fail "svc-worker --once failed"
+    expect_eq "valid again" 40 "$(job_field "${JOBS[job_cache_lane2]}" count_valid)" || return 1
+    expect_eq "SMTP sessions for the second job (its verdicts from the cache)" 0 "$(stat 127.0.0.31 sessions)" || return 1
+    grep -q "event=cache_writer_unavailable" "$IT_DIR/log/svc.log" && it_fail "the cache writer's connection was not made"
+    check_counts $id
+}
+t_case "the verdict cache is written beside the results (a locked cache holds back no result) and a job completes only once its verdicts are cached" t_cache_lane
+
 # ---------------------------------------------------------------- deferrals
 t_backoff() {
     local id=job_defer i start end
