@@ -27,6 +27,11 @@ lose theirs, as with a node that dies) and every new connection at once
 while that file is there (the test removes it to bring the node back),
 so that the client cannot run anything after the COMMIT whose answer it
 lost.
+An arm file of "seen:TEXT" loses nothing: it marks the next execution of
+a prepared statement with TEXT, and once the server's answer to it has
+been passed back to the client, the proxy writes the file named as the
+arm file with ".seen" added (the arm file removed), so that a test knows
+the client has read what that statement found.
 One line per dropped answer goes to stdout. SIGTERM or SIGINT stops it.
 Python 3 standard library only.
 """
@@ -50,7 +55,26 @@ def armed(arm):
             want = f.read().strip()
     except OSError:
         return None
+    if want.startswith(b"seen:"):
+        return None
     return want[len(b"down:"):] if want.startswith(b"down:") else want
+
+
+def watched(arm, text):
+    """Whether the arm file is "seen:TEXT" for a TEXT in text (a prepared
+    statement about to run): then it is removed."""
+    try:
+        with open(arm, "rb") as f:
+            want = f.read().strip()
+    except OSError:
+        return False
+    if not want.startswith(b"seen:") or want[len(b"seen:"):] not in text:
+        return False
+    try:
+        os.unlink(arm)
+    except OSError:
+        pass
+    return True
 
 
 # the connections open through the proxy: a close function each
@@ -88,8 +112,9 @@ def serve(client, upstream, arm):
     what = {"kind": "a COMMIT"}
     # per connection: statement ids prepared from the armed text, the
     # text of the PREPARE whose answer is awaited, and whether the open
-    # transaction ran the armed text
-    st = {"ids": {}, "preparing": None, "ran": set()}
+    # transaction ran the armed text; seen: the answer awaited is to the
+    # statement a "seen:" arm file watches
+    st = {"ids": {}, "preparing": None, "ran": set(), "seen": False}
 
     def close_both():
         with OPEN_LOCK:
@@ -119,6 +144,10 @@ def serve(client, upstream, arm):
                     st["ids"][sid] = st["preparing"]
                 st["preparing"] = None
                 client.sendall(data)
+                if st["seen"]:
+                    st["seen"] = False
+                    with open(arm + ".seen", "w") as f:
+                        f.write("seen\n")
         except OSError:
             pass
         close_both()
@@ -145,6 +174,8 @@ def serve(client, upstream, arm):
                     text = st["ids"].get(int.from_bytes(payload[1:5], "little"))
                     if text is not None:
                         st["ran"].add(text)
+                        if watched(arm, text):
+                            st["seen"] = True
                         want = armed(arm)
                         if (want is not None and want.startswith(b"autocommit:") and
                                 want[len(b"autocommit:"):] in text):

@@ -2,7 +2,9 @@
  * real MariaDB (SVC_CONF names it; tests/integration/test_ledger.sh starts
  * one). Covers what HTTP cannot reach yet: charges that would overdraw,
  * charges and refunds that happen at most once per ref, totals that always
- * equal the ledger, and both under concurrent processes. */
+ * equal the ledger, and both under concurrent processes; with SVC_PROXY_CONF
+ * and SVC_PROXY_ARM (commit_drop_proxy.py, test_ledger.sh), only what a
+ * flush of Idempotency-Key entries does with the database out of reach. */
 #include "core/accounts.h"
 #include "core/db.h"
 #include "core/idempotency.h"
@@ -420,6 +422,74 @@ test_begin_waits_for_a_running_entry(void **st)
 	db_close(db);
 }
 
+/* The database out of reach (test_ledger.sh's commit_drop_proxy.py "down"
+ * mode: SVC_PROXY_CONF reaches MariaDB through it, SVC_PROXY_ARM is its
+ * arm file): a flush keeps the entry it could not delete, and deletes it
+ * once the database answers again. */
+static void
+test_flush_while_down_keeps_entries(void **st)
+{
+	static struct conf proxy_conf;
+	const char *arm = getenv("SVC_PROXY_ARM");
+	struct db *db = open_db(), *down;
+	struct idempotency_pending *pending;
+	struct idempotency_claim claim;
+	char acc[IDS_MAX], path[4096];
+	uint8_t hash[32];
+	struct buf body, err;
+	long long n;
+	int code = 0, found;
+	FILE *f;
+
+	(void)st;
+	assert_non_null(arm);
+	buf_init(&err, 1024);
+	if (conf_load(&proxy_conf, getenv("SVC_PROXY_CONF"), 1, &err) == -1 ||
+	    db_open(&proxy_conf, 1, &down, &err) != DB_OK) {
+		fprintf(stderr, "through the proxy: %s\n", buf_str(&err));
+		fail();
+	}
+	buf_free(&err);
+	new_account(db, 0, acc);
+	buf_init(&body, BUF_NOMAX);
+	idempotency_request_hash("POST", "/v1/verify", "{}", 2, hash);
+	assert_int_equal(idempotency_begin(db, acc, "kept", hash, 0, &claim,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	assert_non_null(pending = idempotency_pending_create());
+	assert_int_equal(idempotency_pending_add(pending, acc, "kept", &claim,
+	    1), 0);
+	/* the node dies as this statement runs through the proxy: its
+	 * answer lost, its connection closed, new ones refused */
+	assert_non_null(f = fopen(arm, "w"));
+	fputs("down:autocommit:SELECT 'db_ledger goes down'", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(db_query_int(down, "SELECT 'db_ledger goes down'",
+	    DB_NOARGS, &n, &found), DB_ERR_CONNECT);
+	/* a flush now reaches nothing: it keeps the entry */
+	assert_int_equal(idempotency_pending_flush(pending, down), -1);
+	assert_int_equal(idempotency_pending_flush(pending, down), -1);
+	assert_int_equal(idempotency_pending_count(pending), 1);
+	assert_int_equal(db_query_int(db, "SELECT COUNT(*) FROM "
+	    "idempotency_keys WHERE account_id = ? AND idem_key = 'kept' AND "
+	    "state = 'running'", DB_ARGS(DBP_STR(acc)), &n, &found), DB_OK);
+	assert_int_equal(n, 1);
+	/* the node back: the next flush deletes the row and forgets it */
+	snprintf(path, sizeof(path), "%s.down", arm);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(idempotency_pending_flush(pending, down), 1);
+	assert_int_equal(idempotency_pending_count(pending), 0);
+	assert_int_equal(db_query_int(db, "SELECT COUNT(*) FROM "
+	    "idempotency_keys WHERE account_id = ? AND idem_key = 'kept'",
+	    DB_ARGS(DBP_STR(acc)), &n, &found), DB_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(idempotency_begin(db, acc, "kept", hash, 0, &claim,
+	    &code, &body), IDEMPOTENCY_PROCEED);
+	idempotency_pending_free(pending);
+	buf_free(&body);
+	db_close(down);
+	db_close(db);
+}
+
 int
 main(void)
 {
@@ -434,10 +504,16 @@ main(void)
 		cmocka_unit_test(test_concurrent_takeover_of_a_stale_key_lets_one_proceed),
 		cmocka_unit_test(test_idempotency_replays_stored_response_and_expires),
 	};
+	/* run alone, with the proxy (test_ledger.sh) */
+	const struct CMUnitTest proxy_tests[] = {
+		cmocka_unit_test(test_flush_while_down_keeps_entries),
+	};
 	int status;
 
 	if (db_test_setup("db_ledger", "tests/integration/test_ledger.sh",
 	    &status) == -1)
 		return status;
+	if (getenv("SVC_PROXY_CONF") != NULL)
+		return cmocka_run_group_tests(proxy_tests, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,7 +280,9 @@ it_wait_until() {
 # any) makes the next COMMIT of a transaction that ran it lose its answer
 # ("down:TEXT": and the database then closes every other connection and
 # refuses new ones until IT_DIR/NAME.arm.down is removed, as a dead node
-# would);
+# would; "seen:TEXT" loses nothing, it writes IT_DIR/NAME.arm.seen once
+# the answer to the next prepared statement with TEXT has reached the
+# client);
 # it_proxy_dropped NAME counts the answers lost so far.
 it_commit_drop_proxy() {
     local name=$1

@@ -17,7 +17,12 @@
 # than finding the key still running (409); when it dies before the
 # answer (in the request's work, or with the key's own INSERT), svc-api
 # deletes the request's running row once the node is back, and the retry
-# runs.
+# runs. A flush of the rows kept to delete, tried while the node is still
+# down, keeps them (db_ledger through the proxy); a request whose node
+# comes back within IDEMPOTENCY_ABANDON_TRY_MS deletes its row itself; a
+# retry that finds its key running on another host waits for that entry
+# to be answered or abandoned (IDEMPOTENCY_IN_USE_WAIT_MS) rather than
+# answering 409.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 it_conf_add "feedback_hash_key_file = $IT_DIR/feedback-hash-key
@@ -99,6 +104,14 @@ stack_lighttpd_start "$IT_DIR/lighttpd" "$HTTP_PORT" "$(it_api)" "$IT_DIR/proxy-
     { echo "Bail out! lighttpd with svc-api on the proxy did not start"; exit 1; }
 ACC=$(svcadm account create --email "api$RANDOM@example.com" --tier admin --credits 100)
 API_KEY=$(svcadm key create --account "$ACC" --scopes '*')
+
+t_flush_while_down() {
+    SVC_PROXY_CONF=$IT_DIR/proxy-api.conf SVC_PROXY_ARM=$IT_DIR/proxy-api.arm "$prog"
+    local rc=$?
+    rm -f "$IT_DIR/proxy-api.arm" "$IT_DIR/proxy-api.arm.down"
+    return $rc
+}
+t_case "db_ledger: a flush of the Idempotency-Key entries left to abandon, tried while the database node is down (the proxy), keeps them; once it is back the next deletes the rows and forgets them" t_flush_while_down
 
 # arm TEXT: the next COMMIT after a statement with TEXT loses its answer
 arm() { printf '%s' "$1" > "$IT_DIR/proxy-api.arm"; }
@@ -363,5 +376,99 @@ t_down_before_answer() {
         "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$ACC' AND name = 'down-begin'")"
 }
 t_case "svc-api: the database node dead before a request with an Idempotency-Key could answer (in its work, or with the key's own INSERT): 503, its running row kept to delete once the node is back; the retry then runs (201, not 409 idempotency_key_in_use for 5 minutes)" t_down_before_answer
+
+# abandon_tried_again REQ: the request REQ (its internal_error line) has
+# tried to delete its running Idempotency-Key row twice (two
+# event=db_reconnect lines of its process after that line: the first try
+# failed), or has answered (event=request)
+abandon_tried_again() {
+    awk -v req="$1" '
+        !pid && index($0, "event=internal_error req=" req " ") {
+            pid = $2; sub(/ .*/, "", pid); next
+        }
+        pid && index($0, "event=request req=" req " ") { found = 1; exit }
+        pid && $2 == pid && index($0, "event=db_reconnect") && ++tries >= 2 { found = 1; exit }
+        END { exit !found }' "$IT_DIR/log/svc.log"
+}
+
+t_abandon_retried_in_request() {
+    local n bg
+    n=$(dropped)
+    rm -f "$IT_DIR/retried.status"
+    down "autocommit:INSERT INTO api_keys ("
+    ( http POST /v1/keys '{"name":"down-retried","scopes":["jobs:read"]}' \
+        -H 'Idempotency-Key: down-retried-1' -H 'X-Request-Id: down-retried-req' &&
+        echo "$HTTP_STATUS" > "$IT_DIR/retried.status" ) &
+    bg=$!
+    # the node comes back while the request, its first DELETE of its own
+    # row failed, is still trying (IDEMPOTENCY_ABANDON_TRY_MS, 3 s)
+    it_wait_until 30 "for down-retried-req to try its DELETE again" abandon_tried_again down-retried-req ||
+        { back; wait "$bg"; return 1; }
+    back
+    wait "$bg" || :
+    expect_eq "the request's answer" 503 "$(cat "$IT_DIR/retried.status" 2>/dev/null)" || return 1
+    expect_eq "answers dropped" $((n + 1)) "$(dropped)" || return 1
+    # it deleted its row itself, before it answered: nothing kept for later
+    if grep -q 'event=idempotency_abandon_pending req=down-retried-req ' "$IT_DIR/log/svc.log"; then
+        it_fail "down-retried-req left its row to be deleted later (it did not try again while the node came back)"
+        return 1
+    fi
+    expect_eq "the Idempotency-Key's rows" 0 \
+        "$(it_sql "SELECT COUNT(*) FROM idempotency_keys WHERE account_id = '$ACC' AND idem_key = 'down-retried-1'")"
+}
+t_case "svc-api: a request that answers 503 tries to delete its running Idempotency-Key row again while the database is out of reach: the node back within that time, the row is deleted by the request itself, nothing kept for later" t_abandon_retried_in_request
+
+# other_host_running KEY BODY: a running Idempotency-Key row of POST
+# /v1/keys with BODY, as a request on another host leaves it (its own
+# token)
+other_host_running() {
+    local hash
+    hash=$(printf 'POST\n/v1/keys\n%s' "$2" | sha256sum | cut -c1-64)
+    it_sql "INSERT INTO idempotency_keys (account_id, idem_key, request_hash, state, body, created_at)
+        VALUES ('$ACC', '$1', UNHEX('$hash'), 'running', UNHEX(MD5(RAND())), UTC_TIMESTAMP(3))"
+}
+
+# retry_while_running KEY BODY SQL: POST /v1/keys with BODY and
+# Idempotency-Key KEY, sent while another host's request runs it; once
+# the retry has read that row (running), SQL ends it. The retry's answer
+# in RETRY_STATUS, RETRY_BODY, RETRY_REPLAYED.
+retry_while_running() {
+    local bg
+    rm -f "$IT_DIR/proxy-api.arm.seen" "$IT_DIR/retry.out"
+    other_host_running "$1" "$2" || return 1
+    printf 'seen:SELECT request_hash, state' > "$IT_DIR/proxy-api.arm"
+    ( http POST /v1/keys "$2" -H "Idempotency-Key: $1" &&
+        { echo "$HTTP_STATUS"; it_header_value idempotent-replayed; echo "${IT_HEADER:--}"; echo "$HTTP_BODY"; } \
+            > "$IT_DIR/retry.out" ) &
+    bg=$!
+    it_wait_until 30 "for the retry to read the running row" test -e "$IT_DIR/proxy-api.arm.seen" ||
+        { rm -f "$IT_DIR/proxy-api.arm"; wait "$bg"; return 1; }
+    it_sql "$3"
+    wait "$bg" || :
+    [ -s "$IT_DIR/retry.out" ] || { it_fail "the retry got no answer"; return 1; }
+    { read -r RETRY_STATUS; read -r RETRY_REPLAYED; read -r RETRY_BODY; } < "$IT_DIR/retry.out"
+}
+
+t_in_use_waits() {
+    local body='{"name":"wait-abandoned","scopes":["jobs:read"]}' answer
+    # the other host deletes its entry (it answered 503, the database
+    # back): the retry, waiting, runs
+    retry_while_running wait-abandoned-1 "$body" \
+        "DELETE FROM idempotency_keys WHERE account_id = '$ACC' AND idem_key = 'wait-abandoned-1'" || return 1
+    expect_eq "the retry's answer" 201 "$RETRY_STATUS" || return 1
+    expect_eq "keys named wait-abandoned" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$ACC' AND name = 'wait-abandoned'")" || return 1
+    # the other host stores its answer (a key's, as svc-api stored the
+    # one above): the retry, waiting, replays it
+    body='{"name":"wait-answered","scopes":["jobs:read"]}'
+    answer=$(it_sql "SELECT body FROM idempotency_keys WHERE account_id = '$ACC' AND idem_key = 'wait-abandoned-1'")
+    retry_while_running wait-answered-1 "$body" \
+        "UPDATE idempotency_keys SET state = 'done', status = 201, body = '$answer' WHERE account_id = '$ACC' AND idem_key = 'wait-answered-1'" || return 1
+    expect_eq "the retry's answer" "201 true" "$RETRY_STATUS $RETRY_REPLAYED" || return 1
+    expect_eq "the answer replayed" "$answer" "$RETRY_BODY" || return 1
+    expect_eq "keys named wait-answered" 0 \
+        "$(it_sql "SELECT COUNT(*) FROM api_keys WHERE account_id = '$ACC' AND name = 'wait-answered'")"
+}
+t_case "svc-api: a retry that finds its Idempotency-Key running (a request on another host) waits for it (IDEMPOTENCY_IN_USE_WAIT_MS): deleted meanwhile, the retry runs (201); answered meanwhile, it replays that answer (not 409 idempotency_key_in_use at once)" t_in_use_waits
 
 t_done
