@@ -418,27 +418,44 @@ domains_deferred(const struct smtp_session_info *si)
 	    si->code / 100 == 4);
 }
 
+/* A busy server's signs: a deferral, a refused or timed-out connection,
+ * a disconnection (not a block, a TLS or protocol fault, our own error). */
+static int
+domains_busy_sign(const struct smtp_session_info *si)
+{
+	switch (si->outcome) {
+	case SMTP_OUTCOME_TEMPFAIL:
+	case SMTP_OUTCOME_REFUSED_AT_BANNER:
+	case SMTP_OUTCOME_TIMEOUT:
+	case SMTP_OUTCOME_DISCONNECTED:
+	case SMTP_OUTCOME_UNREACHABLE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* The host's window: one session more for a transaction answered in full
- * while every session it may have was in use and the loop had slots free
- * (so it doubles in a round of them, as a slow start does; with every
- * slot busy a wider window would only take slots from other hosts, and
- * make more, shorter sessions), back to where it started when a session
- * did not end well (a deferral, a refused or timed-out connection, a
- * disconnection: a busy server's signs), and capped one below the window
- * that saw it, so that a server that takes N connections at once is not
- * offered N + 1 again and again. */
+ * while every session it may have was in use (exactly: after a reset the
+ * sessions over it end first) and the loop had slots free (so it doubles
+ * in a round of them, as a slow start does; with every slot busy a wider
+ * window would only take slots from other hosts, and make more, shorter
+ * sessions), back to where it started on a busy server's sign, and capped
+ * one below the window that saw it, so that a server that takes N
+ * connections at once is not offered N + 1 again and again (for as long
+ * as the worker holds the host). */
 static void
 domains_host_window(const struct process *p, struct process_host *h,
     const struct smtp_session_info *si)
 {
 	if (si->outcome == SMTP_OUTCOME_OK) {
-		if (h->active >= h->window && h->window < h->window_cap &&
+		if (h->active == h->window && h->window < h->window_cap &&
 		    (int)p->nsessions < p->concurrency) {
 			h->window++;
 			log_debug("event=smtp_window host=%s window=%d",
 			    h->name, h->window);
 		}
-	} else if (h->window > p->domain_initial) {
+	} else if (domains_busy_sign(si) && h->window > p->domain_initial) {
 		if (h->window - 1 < h->window_cap)
 			h->window_cap = h->window - 1;
 		log_info("event=smtp_window_reset host=%s window=%d from=%d "
@@ -449,11 +466,21 @@ domains_host_window(const struct process *p, struct process_host *h,
 	}
 }
 
-static void
-domains_host_learn(const struct process *p, struct process_host *h,
-    const struct smtp_session_info *si, size_t answered, int64_t now)
+void
+domains_window(const struct process *p, struct process_host *const *held,
+    const struct smtp_session_info *si)
 {
-	domains_host_window(p, h, si);
+	int t;
+
+	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
+		if (held[t] != NULL)
+			domains_host_window(p, held[t], si);
+}
+
+static void
+domains_host_learn(struct process_host *h, const struct smtp_session_info *si,
+    size_t answered, int64_t now)
+{
 	if (!domains_deferred(si))
 		h->backoff_ms = 0;
 	else if (answered > 0) {
@@ -474,14 +501,14 @@ domains_host_learn(const struct process *p, struct process_host *h,
 }
 
 void
-domains_learn(const struct process *p, struct process_domain *d,
-    const struct smtp_session_info *si, size_t answered, int64_t now)
+domains_learn(struct process_domain *d, const struct smtp_session_info *si,
+    size_t answered, int64_t now)
 {
 	int t;
 
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++)
 		if (d->host[t])
-			domains_host_learn(p, d->host[t], si, answered, now);
+			domains_host_learn(d->host[t], si, answered, now);
 }
 
 /* ---------------------------------------------------------------- DNS */

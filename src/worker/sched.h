@@ -59,10 +59,11 @@ struct process_host {
 	int			 active;	/* sessions now */
 	/* sessions it may have at once: from domain_initial, one more a
 	 * transaction answered in full while all were in use (and the loop
-	 * had slots free), up to
-	 * domain_concurrency; domain_initial again when it defers or a
-	 * session fails (as Postfix's destination concurrency window), and
-	 * from then on it grows no further than one less than it was then */
+	 * had slots free), up to domain_concurrency; domain_initial again on
+	 * a busy server's sign (a deferral, a refused or timed-out
+	 * connection, a disconnection), and from then on it grows no further
+	 * than one less than it was then (as Postfix's destination
+	 * concurrency window; domains_window) */
 	int			 window;
 	int			 window_cap;
 	int64_t			 backoff_until;
@@ -288,11 +289,14 @@ void	 domains_follow(struct process_host **held,
 size_t	 domains_session_limit(const struct process_domain *);
 size_t	 domains_rcpt_limit(const struct process *,
 	    const struct process_domain *);
-/* The back-off, recipient limit and session window (process_host.window)
- * its hosts learn from how a session ended (answered: the RCPTs that got
- * a reply). */
-void	 domains_learn(const struct process *, struct process_domain *,
+/* The back-off and recipient limit its hosts learn from how a session
+ * ended (answered: the RCPTs that got a reply). */
+void	 domains_learn(struct process_domain *,
 	    const struct smtp_session_info *, size_t answered, int64_t now);
+/* The window (process_host.window) of the hosts a session is counted in,
+ * from how its transaction ended. */
+void	 domains_window(const struct process *, struct process_host *const *,
+	    const struct smtp_session_info *);
 /* A later transaction of a session failed: the hosts it counts in get
  * one transaction per session from now on. */
 void	 domains_no_reuse(struct process_host *const *held,

@@ -199,17 +199,22 @@ sessions_give_up(struct process *p, struct process_domain *d)
 }
 
 /* RCPTs the session will take from its domain's queue as its next
- * transaction: none once QUIT went with the one it has, or for a paced
- * host (whose pairs' budgets decide its sessions). Its room is counted
+ * transaction: none once QUIT went with the one it has, for a paced host
+ * (whose pairs' budgets decide its sessions), or when the domain may not
+ * follow in it (another MX host reached, a back-off). Its room is counted
  * as sessions_give counts it, with the transaction it has. */
 static size_t
-sessions_carries(const struct process *p, struct process_session *ss)
+sessions_carries(const struct process *p, struct process_session *ss,
+    int64_t now)
 {
 	struct process_domain *d = ss->tx.d;
 	size_t room, limit;
 
 	if (d == NULL || (ss->loaded && ss->last) ||
 	    pacer_host_paced(d->host[PROCESS_BY_NAME]))
+		return 0;
+	if (ss->loaded && !domains_may_follow(p, ss->host,
+	    smtp_session_info(ss->s), d, now))
 		return 0;
 	if (ss->loaded)
 		room = sessions_room(p, ss);
@@ -226,7 +231,7 @@ sessions_carries(const struct process *p, struct process_session *ss)
 
 /* What every domain's running sessions will carry next (d->carry). */
 static void
-sessions_carry(struct process *p)
+sessions_carry(struct process *p, int64_t now)
 {
 	size_t i;
 
@@ -236,7 +241,7 @@ sessions_carry(struct process *p)
 	for (i = 0; i < p->nsessions; i++)
 		if (p->sessions[i].tx.d != NULL)
 			p->sessions[i].tx.d->carry += sessions_carries(p,
-			    &p->sessions[i]);
+			    &p->sessions[i], now);
 }
 
 /* Starts sessions while there are free slots and addresses that may go;
@@ -252,7 +257,7 @@ sessions_schedule(struct process *p, int64_t now)
 
 	pacer_routes_sync(p, now);
 	pacer_read_new(p, now);
-	sessions_carry(p);
+	sessions_carry(p, now);
 	p->rr = (p->rr + 1) % SCHED_HASH;
 	do {
 		started = paced = other = 0;
@@ -293,8 +298,11 @@ sessions_schedule(struct process *p, int64_t now)
 				}
 				if (sessions_start(p, d, now)) {
 					started = 1;
-					d->carry += sessions_carries(p,
-					    &p->sessions[p->nsessions - 1]);
+					/* (its first session: what it
+					 * carried before is stale) */
+					d->carry = (d->active > 1 ? d->carry :
+					    0) + sessions_carries(p,
+					    &p->sessions[p->nsessions - 1], now);
 				} else if (d->queued > 0)
 					paced++;	/* no route's pair took it */
 			}
@@ -414,10 +422,11 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 		egress_down_note(p->db, verify_engine_smtp(p->engine)->egress,
 		    si, now);
 	}
+	domains_window(p, ss->host, si);
 	if (tx->failed)
 		domains_no_reuse(ss->host, si);
 	else
-		domains_learn(p, d, si, answered, now);
+		domains_learn(d, si, answered, now);
 	if (tx->probe)
 		verify_batch_probe_done(p->db, &d->b, tx->s);
 	tx->blocked = pacer_learn(p, d, tx->s, total, answered,

@@ -1,15 +1,16 @@
 /* writer.c: svc-worker's database writer threads (see writer.h). Results
  * and chunk ends run one at a time in the order they were handed over, on
  * the results lane's own connection, so a chunk's results are always
- * written before its end; verdict cache entries, which nothing waits for,
- * run beside them on a lane and connection of their own (or with the
- * results when that connection cannot be opened), so that MariaDB writes
- * both at once.
- * After a database failure the writer runs nothing more: every later task
- * comes back as a DB outcome, and the loop stops (leases then expire and
- * the rows not written are verified again by whoever claims them); a
- * failed cache write is logged and forgotten. The mutex guards the
- * queues, the backlog and the outcomes only. */
+ * written before its end; verdict cache entries run beside them on a lane
+ * and connection of their own (or with the results when that connection
+ * cannot be opened), so that MariaDB writes both at once, and a chunk's
+ * end waits for the cache entries handed over before it.
+ * After a database failure of the results the writer runs nothing more:
+ * every later task comes back as a DB outcome (cache tasks are dropped),
+ * and the loop stops (leases then expire and the rows not written are
+ * verified again by whoever claims them); a failed cache write is logged
+ * and forgotten. The mutex guards the queues, the counts and the
+ * outcomes only. */
 #include "worker/writer.h"
 #include "util/grow.h"
 #include "util/log.h"
@@ -64,6 +65,7 @@ struct writer {
 	struct writer_outcome	*out;
 	size_t			 nout, capout;
 	int			 stopping;
+	int			 failed;	/* the results lane failed */
 };
 
 static void
@@ -162,9 +164,15 @@ writer_main(void *arg)
 		while (t->kind == WRITER_FINISH && w->cache_done <
 		    t->after_cache)
 			pthread_cond_wait(&w->cache_cv, &w->mu);
-		pthread_mutex_unlock(&w->mu);
-		rc = writer_run(l, t);
-		pthread_mutex_lock(&w->mu);
+		if (t->kind == WRITER_CACHE && w->failed)
+			rc = JOBQUEUE_OK;	/* dropped: the loop stops */
+		else {
+			pthread_mutex_unlock(&w->mu);
+			rc = writer_run(l, t);
+			pthread_mutex_lock(&w->mu);
+		}
+		if (rc == JOBQUEUE_DB)
+			w->failed = 1;
 		if (rc != JOBQUEUE_OK)
 			writer_outcome_add(w, t, rc);
 		if (t->kind == WRITER_CACHE) {
@@ -304,21 +312,25 @@ writer_results(struct writer *w, const struct jobqueue_chunk *c,
     struct jobqueue_result *res, size_t nres, struct vcache_entry *cache,
     size_t ncache)
 {
-	struct writer_task *t;
+	struct writer_task *t, *ct = NULL;
 
 	if (w->nlanes == WRITER_LANES && ncache > 0) {
-		if ((t = writer_task(WRITER_CACHE, c, NULL, 0, cache,
+		if ((ct = writer_task(WRITER_CACHE, c, NULL, 0, cache,
 		    ncache)) == NULL) {
 			free(res);
 			return -1;
 		}
-		writer_push(w, WRITER_LANE_CACHE, t);
 		cache = NULL;
 		ncache = 0;
 	}
 	if ((t = writer_task(WRITER_RESULTS, c, res, nres, cache, ncache)) ==
-	    NULL)
+	    NULL) {
+		if (ct != NULL)
+			writer_task_free(ct);
 		return -1;
+	}
+	if (ct != NULL)
+		writer_push(w, WRITER_LANE_CACHE, ct);
 	writer_push(w, WRITER_LANE_RESULTS, t);
 	return 0;
 }
@@ -340,7 +352,7 @@ writer_backlog(struct writer *w)
 	size_t n;
 
 	pthread_mutex_lock(&w->mu);
-	n = w->backlog;
+	n = w->backlog - (w->cache_pushed - w->cache_done);
 	pthread_mutex_unlock(&w->mu);
 	return n;
 }

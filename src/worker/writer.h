@@ -16,7 +16,8 @@
 struct writer;
 
 enum writer_kind {
-	WRITER_RESULTS,		/* jobqueue_write (and vcache_put_many) */
+	WRITER_RESULTS,		/* jobqueue_write (and, with one lane,
+				 * vcache_put_many) */
 	WRITER_FINISH,		/* jobqueue_finish */
 	WRITER_CACHE,		/* vcache_put_many alone */
 	WRITER_KIND__MAX
@@ -44,12 +45,13 @@ int	 writer_results(struct writer *, const struct jobqueue_chunk *,
 	    struct vcache_entry *cache, size_t ncache);
 /* After the chunk's last results: done, or pending again (jobqueue.h). */
 int	 writer_finish(struct writer *, const struct jobqueue_chunk *);
-/* Tasks handed over and not done yet. */
+/* Results and chunk ends handed over and not done yet (cache entries
+ * not counted: nothing waits for them but a chunk's end). */
 size_t	 writer_backlog(struct writer *);
 /* Copies out up to max outcomes that came back; returns how many. */
 size_t	 writer_outcomes(struct writer *, struct writer_outcome *, size_t max);
 /* Waits until every task handed over is done (cache entries too). */
 void	 writer_drain(struct writer *);
-/* Drains, stops the thread and closes the connection. */
+/* Drains, stops the threads and closes their connections. */
 void	 writer_stop(struct writer *);
 #endif

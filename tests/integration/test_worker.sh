@@ -387,15 +387,21 @@ reuse_fake_reset() {
 stat() { fake_ctl "$1" stats | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 max_open() { fake_ctl "$1" concurrency | sed 's/.*max=\([0-9]*\).*/\1/'; }
 
-# once_with NAME=VALUE...: one svc-worker --once run with settings changed
-once_with() {
+# changed_conf NAME=VALUE...: $IT_DIR/svc-changed.conf, SVC_CONF with
+# settings changed
+changed_conf() {
     local kv conf=$IT_DIR/svc-changed.conf
     cp "$SVC_CONF" "$conf"
     for kv in "$@"; do
         grep -q "^${kv%%=*} = " "$conf" && sed -i "s|^${kv%%=*} = .*|${kv%%=*} = ${kv#*=}|" "$conf" ||
             echo "${kv%%=*} = ${kv#*=}" >> "$conf"
     done
-    timeout 300 "$WORKER" --once -c "$conf" 2>> "$IT_DIR/log/worker-stderr.log"
+}
+
+# once_with NAME=VALUE...: one svc-worker --once run with settings changed
+once_with() {
+    changed_conf "$@"
+    timeout 300 "$WORKER" --once -c "$IT_DIR/svc-changed.conf" 2>> "$IT_DIR/log/worker-stderr.log"
 }
 
 t_reuse() {
@@ -637,9 +643,10 @@ t_sigterm() {
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 
 # The verdict cache is written on a connection of its own, beside the
-# results: with verdict_cache locked by another client, the job's results
+# results: with verdict_cache locked by another client, a chunk's results
 # are still written; the job is completed only once its verdicts are in
-# the cache (its chunks' ends wait for them).
+# the cache (a chunk's end waits for the cache entries handed over before
+# it).
 # lock_table TABLE: LOCK TABLES TABLE WRITE held by a client of its own
 # (SLEEP is the holder's, not the test's wait) until unlock_table kills
 # its connection.
@@ -648,10 +655,13 @@ lock_table() {
     stack_mariadb_sql "$IT_DIR/mariadb" --unbuffered -N -B svc -e "LOCK TABLES $1 WRITE;
         SELECT CONNECTION_ID(); SELECT SLEEP(600)" > "$IT_DIR/locker.out" 2>&1 &
     LOCK_PID=$!
-    it_wait_until 30 "for the lock holder" test -s "$IT_DIR/locker.out"
+    it_wait_until 30 "for the lock holder" lock_held
 }
+# (the holder's first line is its connection id once it holds the lock)
+lock_held() { head -n 1 "$IT_DIR/locker.out" | grep -qx '[0-9][0-9]*'; }
 unlock_table() {
-    it_sql "KILL $(head -n 1 "$IT_DIR/locker.out")" || true
+    if lock_held; then it_sql "KILL $(head -n 1 "$IT_DIR/locker.out")" || true; fi
+    kill "$LOCK_PID" 2>/dev/null || true
     wait "$LOCK_PID" 2>/dev/null || true
 }
 # waiting_for_lock PATTERN: a statement like PATTERN waits for a table lock
@@ -670,7 +680,11 @@ t_cache_lane() {
     fake_set 127.0.0.31 hold=1
     for i in $(seq 2001 2040); do echo "user$i@greyforever.svc.test"; done | mkjob $id bulk || return 1
     id=${JOBS[$id]}
-    start_worker || { fake_set 127.0.0.31 hold=0; return 1; }
+    # no housekeeping pass (it deletes from verdict_cache) while the lock
+    # is held, and a lease that outlasts it
+    changed_conf housekeeping_interval=86400 worker_lease_seconds=300
+    stack_proc_start "$IT_DIR/log" worker "$WORKER" -c "$IT_DIR/svc-changed.conf" ||
+        { fake_set 127.0.0.31 hold=0; return 1; }
     wait_held_session "$id" || rc=1
     [ $rc = 0 ] && { lock_table verdict_cache || rc=1; }
     fake_set 127.0.0.31 hold=0
@@ -694,7 +708,7 @@ t_cache_lane() {
     grep -q "event=cache_writer_unavailable" "$IT_DIR/log/svc.log" && it_fail "the cache writer's connection was not made"
     check_counts $id
 }
-t_case "the verdict cache is written beside the results (a locked cache holds back no result) and a job completes only once its verdicts are cached" t_cache_lane
+t_case "the verdict cache is written beside the results (a chunk's results go in while its cache entries wait for a lock) and a job completes only once its verdicts are cached" t_cache_lane
 
 # ---------------------------------------------------------------- deferrals
 t_backoff() {
