@@ -361,25 +361,57 @@ db_endpoint(const struct db *db)
 	return db->endpoint;
 }
 
+/* A new prepared statement (NULL, MariaDB's error kept, when it cannot be
+ * made). */
 static MYSQL_STMT *
-db_prepare(struct db *db, const char *sql, enum db_err *rc)
+db_stmt_new(struct db *db, const char *sql, enum db_err *rc,
+    unsigned *code)
 {
 	MYSQL_STMT *st;
-	struct db_cached *slot;
 	my_bool on = 1;
-	size_t i;
 
-	for (i = 0; i < db->ncache; i++)
-		if (db->cache[i].sql == sql || strcmp(db->cache[i].sql, sql) == 0)
-			return db->cache[i].stmt;
+	*code = 0;
 	if ((st = mysql_stmt_init(db->my)) == NULL) {
 		*rc = db_classify(db, mysql_errno(db->my), mysql_error(db->my));
 		return NULL;
 	}
 	mysql_stmt_attr_set(st, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
 	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
-		*rc = db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+		*code = mysql_stmt_errno(st);
+		*rc = db_classify(db, *code, mysql_stmt_error(st));
 		mysql_stmt_close(st);
+		return NULL;
+	}
+	return st;
+}
+
+static MYSQL_STMT *
+db_prepare(struct db *db, const char *sql, enum db_err *rc)
+{
+	MYSQL_STMT *st;
+	struct db_cached *slot;
+	char *copy;
+	unsigned code;
+	size_t i;
+
+	for (i = 0; i < db->ncache; i++)
+		if (db->cache[i].sql == sql || strcmp(db->cache[i].sql, sql) == 0)
+			return db->cache[i].stmt;
+	if ((st = db_stmt_new(db, sql, rc, &code)) == NULL &&
+	    code == ER_MAX_PREPARED_STMT_COUNT_REACHED && db->ncache > 0) {
+		/* The server's limit over every connection
+		 * (max_prepared_stmt_count, many svc-api processes each
+		 * keeping DB_CACHE_SIZE): this connection's statements give
+		 * their places back, and this one is prepared again. */
+		log_warn("event=db_statement_limit cached=%zu", db->ncache);
+		db_cache_clear(db);
+		st = db_stmt_new(db, sql, rc, &code);
+	}
+	if (st == NULL)
+		return NULL;
+	if ((copy = strdup(sql)) == NULL) {
+		mysql_stmt_close(st);
+		*rc = DB_ERR_QUERY;
 		return NULL;
 	}
 	if (db->ncache < DB_CACHE_SIZE)
@@ -390,12 +422,7 @@ db_prepare(struct db *db, const char *sql, enum db_err *rc)
 		mysql_stmt_close(slot->stmt);
 		free(slot->sql);
 	}
-	if ((slot->sql = strdup(sql)) == NULL) {
-		mysql_stmt_close(st);
-		db->ncache--;
-		*rc = DB_ERR_QUERY;
-		return NULL;
-	}
+	slot->sql = copy;
 	slot->stmt = st;
 	return st;
 }

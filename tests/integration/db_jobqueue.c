@@ -5,7 +5,10 @@
  * counted once, the job's counters (processed, per classification,
  * charged done and unknown) add exactly what became done, greylisted rows
  * go to retry and are done later, and a seq the job does not have makes
- * the whole write fail with nothing written (no row added either). */
+ * the whole write fail with nothing written (no row added either). With
+ * SVC_STMT_LIMIT (test_jobqueue.sh sets the server's
+ * max_prepared_stmt_count to it), only: a connection that meets the
+ * server's limit gives its cached statements back and goes on. */
 #include "core/db.h"
 #include "jobs/jobqueue.h"
 #include <setjmp.h>
@@ -305,9 +308,33 @@ test_unknown_seq_writes_nothing(void **state)
 	db_close(db);
 }
 
+/* More distinct statements than the server lets exist at once: each is
+ * prepared (and cached) in turn, the one that meets the limit after the
+ * connection's cache gave its places back. */
+static void
+test_statement_limit_frees_the_cache(void **st)
+{
+	struct db *db = open_db();
+	long long limit = atoll(getenv("SVC_STMT_LIMIT")), i, n;
+	char sql[64];
+	int found;
+
+	(void)st;
+	for (i = 0; i < 3 * limit; i++) {
+		snprintf(sql, sizeof(sql), "SELECT %lld + 0", i);
+		assert_int_equal(db_query_int(db, sql, NULL, 0, &n, &found),
+		    DB_OK);
+		assert_int_equal(n, i);
+	}
+	db_close(db);
+}
+
 int
 main(void)
 {
+	const struct CMUnitTest limit_tests[] = {
+		cmocka_unit_test(test_statement_limit_frees_the_cache),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_results_written_once_and_counted_exactly),
 		cmocka_unit_test(test_retry_then_done),
@@ -318,5 +345,7 @@ main(void)
 	if (db_test_setup("db_jobqueue", "tests/integration/test_jobqueue.sh",
 	    &status) == -1)
 		return status;
+	if (getenv("SVC_STMT_LIMIT") != NULL)
+		return cmocka_run_group_tests(limit_tests, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
