@@ -93,6 +93,8 @@ db_classify(struct db *db, unsigned code, const char *msg)
 		db->lost = 1;
 		return DB_ERR_CONNECT;
 	case ER_UNKNOWN_COM_ERROR:	/* WSREP has not yet prepared node */
+	case ER_SERVER_SHUTDOWN:	/* the server is stopping */
+	case ER_CONNECTION_KILLED:	/* KILL CONNECTION, a node leaving */
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:
 	case CR_CONNECTION_ERROR:

@@ -490,6 +490,65 @@ test_flush_while_down_keeps_entries(void **st)
 	db_close(db);
 }
 
+/* A connection killed while its statement waits is a lost connection, not
+ * a failed statement: DB_ERR_CONNECT, so that callers keep what they must
+ * retry (idempotency_pending.c keeps its entries), and the next statement
+ * runs on a new connection. The statement waits for a row another process
+ * holds, which kills its connection once it is seen waiting (MariaDB 10.11
+ * answers 2013, lost connection; 1927 and a shutdown's 1053 are
+ * classified alike in db.c, not reached here). */
+static void
+test_killed_connection_is_lost(void **st)
+{
+	struct db *db = open_db();
+	char acc[IDS_MAX], sql[160];
+	long long id = 0, n = 0;
+	int status, i, found, pipefd[2];
+	char c;
+	pid_t pid;
+
+	(void)st;
+	new_account(db, 0, acc);
+	assert_int_equal(db_query_int(db, "SELECT CONNECTION_ID()", NULL, 0,
+	    &id, &found), DB_OK);
+	assert_int_equal(pipe(pipefd), 0);
+	if ((pid = fork()) == 0) {
+		struct db *d = open_db();
+
+		close(pipefd[0]);
+		if (db_begin(d) != DB_OK || db_query_int(d, "SELECT COUNT(*) "
+		    "FROM accounts WHERE id = ? FOR UPDATE",
+		    DB_ARGS(DBP_STR(acc)), &n, &found) != DB_OK ||
+		    write(pipefd[1], "l", 1) != 1)
+			_exit(2);
+		snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM "
+		    "information_schema.PROCESSLIST WHERE ID = %lld AND INFO "
+		    "LIKE '%%FOR UPDATE%%'", id);
+		for (n = 0, i = 0; i < 600 && n == 0; i++)
+			if (db_query_int(d, sql, NULL, 0, &n, &found) != DB_OK)
+				_exit(3);
+			else if (n == 0)
+				usleep(50000);
+		snprintf(sql, sizeof(sql), "KILL CONNECTION %lld", id);
+		_exit(n == 1 && db_exec(d, sql, NULL, 0, NULL) == DB_OK ? 0 :
+		    4);
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	close(pipefd[0]);
+	/* in a transaction: db_run does not run it again */
+	assert_int_equal(db_begin(db), DB_OK);
+	n = db_query_int(db, "SELECT COUNT(*) FROM accounts WHERE id = ? "
+	    "FOR UPDATE", DB_ARGS(DBP_STR(acc)), &id, &found);
+	assert_int_equal(n, DB_ERR_CONNECT);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(db_query_int(db, "SELECT 41 + 1", NULL, 0, &n,
+	    &found), DB_OK);
+	assert_int_equal(n, 42);
+	db_close(db);
+}
+
 int
 main(void)
 {
@@ -503,6 +562,7 @@ main(void)
 		cmocka_unit_test(test_begin_waits_for_a_running_entry),
 		cmocka_unit_test(test_concurrent_takeover_of_a_stale_key_lets_one_proceed),
 		cmocka_unit_test(test_idempotency_replays_stored_response_and_expires),
+		cmocka_unit_test(test_killed_connection_is_lost),
 	};
 	/* run alone, with the proxy (test_ledger.sh) */
 	const struct CMUnitTest proxy_tests[] = {
