@@ -313,6 +313,36 @@ test_idempotency_replays_stored_response_and_expires(void **st)
 	db_close(db);
 }
 
+/* The Idempotency-Key's rows of the account, whatever their state. */
+static long long
+key_rows(struct db *db, const char *acc, const char *key)
+{
+	long long n = -1;
+	int found;
+
+	assert_int_equal(db_query_int(db, "SELECT COUNT(*) FROM "
+	    "idempotency_keys WHERE account_id = ? AND idem_key = ?",
+	    DB_ARGS(DBP_STR(acc), DBP_STR(key)), &n, &found), DB_OK);
+	return n;
+}
+
+/* A flush through via deletes the one pending entry's row (read through
+ * db): the key may begin again. */
+static void
+expect_flushed(struct idempotency_pending *pending, struct db *via,
+    struct db *db, const char *acc, const char *key, const uint8_t *hash,
+    struct buf *body)
+{
+	struct idempotency_claim claim;
+	int code = 0;
+
+	assert_int_equal(idempotency_pending_flush(pending, via), 1);
+	assert_int_equal(idempotency_pending_count(pending), 0);
+	assert_int_equal(key_rows(db, acc, key), 0);
+	assert_int_equal(idempotency_begin(db, acc, key, hash, 0, &claim,
+	    &code, body), IDEMPOTENCY_PROCEED);
+}
+
 /* A request that answered 5xx deletes its own running row, not one a
  * later request took over (its row left running past the stale age) or
  * completed; what it could not delete (the database out of reach) is
@@ -327,7 +357,7 @@ test_abandon_deletes_only_its_own_running_row(void **st)
 	uint8_t hash[32];
 	struct buf body;
 	long long n;
-	int code = 0, found;
+	int code = 0;
 
 	(void)st;
 	new_account(db, 0, acc);
@@ -358,14 +388,7 @@ test_abandon_deletes_only_its_own_running_row(void **st)
 	assert_int_equal(idempotency_pending_add(pending, acc, "later", &first,
 	    1), 0);
 	assert_int_equal(idempotency_pending_count(pending), 1);
-	assert_int_equal(idempotency_pending_flush(pending, db), 1);
-	assert_int_equal(idempotency_pending_count(pending), 0);
-	assert_int_equal(db_query_int(db, "SELECT COUNT(*) FROM "
-	    "idempotency_keys WHERE account_id = ? AND idem_key = 'later'",
-	    DB_ARGS(DBP_STR(acc)), &n, &found), DB_OK);
-	assert_int_equal(n, 0);
-	assert_int_equal(idempotency_begin(db, acc, "later", hash, 0, &second,
-	    &code, &body), IDEMPOTENCY_PROCEED);
+	expect_flushed(pending, db, db, acc, "later", hash, &body);
 	/* a full table: a sure entry takes an unsure one's place only */
 	for (n = 0; n < IDEMPOTENCY_PENDING_MAX; n++)
 		assert_int_equal(idempotency_pending_add(pending, acc, "x",
@@ -476,14 +499,7 @@ test_flush_while_down_keeps_entries(void **st)
 	/* the node back: the next flush deletes the row and forgets it */
 	snprintf(path, sizeof(path), "%s.down", arm);
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(idempotency_pending_flush(pending, down), 1);
-	assert_int_equal(idempotency_pending_count(pending), 0);
-	assert_int_equal(db_query_int(db, "SELECT COUNT(*) FROM "
-	    "idempotency_keys WHERE account_id = ? AND idem_key = 'kept'",
-	    DB_ARGS(DBP_STR(acc)), &n, &found), DB_OK);
-	assert_int_equal(n, 0);
-	assert_int_equal(idempotency_begin(db, acc, "kept", hash, 0, &claim,
-	    &code, &body), IDEMPOTENCY_PROCEED);
+	expect_flushed(pending, down, db, acc, "kept", hash, &body);
 	idempotency_pending_free(pending);
 	buf_free(&body);
 	db_close(down);
