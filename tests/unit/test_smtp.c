@@ -158,13 +158,21 @@ probe(const struct smtp_opts *o, const char *host, const struct dns_addrs *a,
 	return s;
 }
 
+/* A probe of host at the fake server (127.0.0.1). */
 static struct smtp_session *
-probe_local(const struct smtp_opts *o, const char *const *rcpts, size_t n)
+probe_host(const struct smtp_opts *o, const char *host,
+    const char *const *rcpts, size_t n)
 {
 	struct dns_addrs a;
 
 	addrs_of(&a, "127.0.0.1", NULL);
-	return probe(o, "mx.fake.test", &a, rcpts, n);
+	return probe(o, host, &a, rcpts, n);
+}
+
+static struct smtp_session *
+probe_local(const struct smtp_opts *o, const char *const *rcpts, size_t n)
+{
+	return probe_host(o, "mx.fake.test", rcpts, n);
 }
 
 static void
@@ -653,7 +661,6 @@ test_certificate_verification_recorded_with_ca(void **state)
 	struct smtp_session *s;
 	struct buf err;
 	const char *rcpt[] = { "user1@x.test" };
-	struct dns_addrs a;
 
 	(void)state;
 	if (ca_file == NULL)
@@ -665,14 +672,13 @@ test_certificate_verification_recorded_with_ca(void **state)
 	o.tls = smtp_io_tls_new(ca_file, &err);
 	if (o.tls == NULL)
 		fail_msg("smtp_io_tls_new: %s", buf_str(&err));
-	addrs_of(&a, "127.0.0.1", NULL);
-	s = probe(&o, "mx.fake.test", &a, rcpt, 1);
+	s = probe_local(&o, rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_OK);
 	assert_int_equal(smtp_session_info(s)->tls, 1);
 	assert_int_equal(smtp_session_info(s)->tls_verified, 1);
 	smtp_session_free(s);
 	/* A name the certificate is not for: used anyway, not verified. */
-	s = probe(&o, "other.fake.test", &a, rcpt, 1);
+	s = probe_host(&o, "other.fake.test", rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_OK);
 	assert_int_equal(smtp_session_info(s)->tls, 1);
 	assert_int_equal(smtp_session_info(s)->tls_verified, 0);
@@ -1504,11 +1510,9 @@ tls_probe(const struct smtp_opts *o, const char *host, int *verified)
 	struct smtp_session *s;
 	const struct smtp_session_info *in;
 	struct fake_log l;
-	struct dns_addrs a;
 	int resumed;
 
-	addrs_of(&a, "127.0.0.1", NULL);
-	s = probe(o, host, &a, rcpt, 1);
+	s = probe_host(o, host, rcpt, 1);
 	assert_outcome(s, SMTP_OUTCOME_OK);
 	assert_rcpt(s, 0, 250, "2.1.5", SMTP_VERDICT_ACCEPTED);
 	in = smtp_session_info(s);
@@ -1597,10 +1601,8 @@ test_tls_session_resumed_per_host_and_route(void **state)
 	{
 		const char *rcpt[] = { "user1@x.test" };
 		struct smtp_session *s;
-		struct dns_addrs a;
 
-		addrs_of(&a, "127.0.0.1", NULL);
-		s = probe(&o, "mx.fake.test", &a, rcpt, 1);
+		s = probe_local(&o, rcpt, 1);
 		assert_outcome(s, SMTP_OUTCOME_OK);
 		assert_int_equal(smtp_session_info(s)->tls, 0);
 		assert_int_equal(smtp_session_info(s)->tls_resumed, 0);
