@@ -37,6 +37,8 @@
 static void sessions_unpark(struct process *, struct process_domain *);
 static size_t sessions_room(const struct process *,
     const struct process_session *);
+static size_t sessions_room_at(const struct process *,
+    const struct process_session *, int ntx, size_t rcpts);
 
 /* Takes up to limit addresses of the domain's queue into tx, for a
  * session on egress route route; how many. When none is left (their jobs
@@ -204,7 +206,7 @@ sessions_give_up(struct process *p, struct process_domain *d)
  * follow in it (another MX host reached, a back-off). Its room is counted
  * as sessions_give counts it, with the transaction it has. */
 static size_t
-sessions_carries(const struct process *p, struct process_session *ss,
+sessions_carries(const struct process *p, const struct process_session *ss,
     int64_t now)
 {
 	struct process_domain *d = ss->tx.d;
@@ -216,15 +218,8 @@ sessions_carries(const struct process *p, struct process_session *ss,
 	if (ss->loaded && !domains_may_follow(p, ss->host,
 	    smtp_session_info(ss->s), d, now))
 		return 0;
-	if (ss->loaded)
-		room = sessions_room(p, ss);
-	else {
-		ss->ntx++;
-		ss->rcpts += ss->tx.n + 1;
-		room = sessions_room(p, ss);
-		ss->ntx--;
-		ss->rcpts -= ss->tx.n + 1;
-	}
+	room = ss->loaded ? sessions_room(p, ss) : sessions_room_at(p, ss,
+	    ss->ntx + 1, ss->rcpts + ss->tx.n + 1);
 	limit = domains_rcpt_limit(p, d);
 	return room < limit ? room : limit;
 }
@@ -481,16 +476,18 @@ sessions_follow(const struct process *p, const struct process_session *ss,
 }
 
 /* Recipients the session may give its next transaction (the probe's room
- * kept), 0 when it may carry no more. */
+ * kept), 0 when it may carry no more; _at: as if it had given ntx
+ * transactions and rcpts RCPTs (a transaction counted before it goes). */
 static size_t
-sessions_room(const struct process *p, const struct process_session *ss)
+sessions_room_at(const struct process *p, const struct process_session *ss,
+    int ntx, size_t rcpts)
 {
 	size_t room, lim;
 	int t;
 
-	if (ss->ntx >= p->transactions || ss->rcpts + 2 > p->session_rcpts)
+	if (ntx >= p->transactions || rcpts + 2 > p->session_rcpts)
 		return 0;
-	room = p->session_rcpts - ss->rcpts - 1;
+	room = p->session_rcpts - rcpts - 1;
 	for (t = 0; t < PROCESS_THROTTLE__MAX; t++) {
 		if (ss->host[t] == NULL)
 			continue;
@@ -498,12 +495,18 @@ sessions_room(const struct process *p, const struct process_session *ss)
 			return 0;
 		/* a host that takes so many RCPTs a session (452 4.5.3) */
 		lim = (size_t)ss->host[t]->session_limit;
-		if (lim > 0 && ss->rcpts >= lim)
+		if (lim > 0 && rcpts >= lim)
 			return 0;
-		if (lim > 0 && lim - ss->rcpts < room)
-			room = lim - ss->rcpts;
+		if (lim > 0 && lim - rcpts < room)
+			room = lim - rcpts;
 	}
 	return room;
+}
+
+static size_t
+sessions_room(const struct process *p, const struct process_session *ss)
+{
+	return sessions_room_at(p, ss, ss->ntx, ss->rcpts);
 }
 
 /* Gives the session the transaction it took (ss->tx); QUIT goes with it
@@ -524,10 +527,8 @@ sessions_give(struct process *p, struct process_session *ss, int64_t now)
 	for (i = 0; i < tx->n; i++)
 		items[i] = &tx->addrs[i]->it;
 	ss->ntx++;
-	ss->rcpts += tx->n + 1;
-	last = sessions_room(p, ss) == 0 ||
+	last = sessions_room_at(p, ss, ss->ntx, ss->rcpts + tx->n + 1) == 0 ||
 	    sessions_follow(p, ss, NULL, now) == NULL;
-	ss->rcpts -= tx->n + 1;
 	if (verify_batch_next(&tx->d->b, ss->s, items, tx->n, last, now,
 	    &tx->probe) == -1) {
 		ss->ntx--;
