@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* Schema version this build needs; svcadm db migrate brings a database there. */
-#define DB_SCHEMA_VERSION 31
+#define DB_SCHEMA_VERSION 32
 
 enum db_err {
 	DB_OK,

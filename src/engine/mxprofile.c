@@ -20,7 +20,8 @@ mxprofile_init(struct mxprofile *p, const char *host)
 	for (i = 0; p->host[i] != '\0'; i++)
 		p->host[i] = (char)tolower((unsigned char)p->host[i]);
 	p->rcpts_per_session = p->accept_all = p->greylist_delay_s = -1;
-	p->starttls = p->rate_421 = -1;
+	p->starttls = p->rate_421 = p->sessions_max = -1;
+	p->sessions_max_age_s = -1;
 }
 
 void
@@ -41,6 +42,17 @@ mxprofile_merge(struct mxprofile *into, const struct mxprofile *n)
 	if (n->last_block[0] != '\0')
 		memcpy(into->last_block, n->last_block,
 		    sizeof(into->last_block));
+	if (n->sessions_max >= 0)
+		into->sessions_max = n->sessions_max;
+}
+
+int
+mxprofile_sessions_max(const struct mxprofile *p)
+{
+	if (p->sessions_max <= 0 || p->sessions_max_age_s < 0 ||
+	    p->sessions_max_age_s >= MXPROFILE_SESSIONS_MAX_TTL_S)
+		return -1;
+	return p->sessions_max;
 }
 
 static int
@@ -60,7 +72,8 @@ mxprofile_str(char *dst, size_t sz, struct db_res *r, unsigned col)
 /* The columns a profile is read from, in mxprofile_row's order. */
 #define MXPROFILE_COLUMNS "provider, rcpts_per_session, accept_all, " \
 	"greylist_delay_s, starttls, rate_421, rate_421_at, last_block_at, " \
-	"last_block, updated_at"
+	"last_block, updated_at, sessions_max, sessions_max_at, " \
+	"TIMESTAMPDIFF(SECOND, sessions_max_at, UTC_TIMESTAMP(3))"
 
 /* p from a row whose MXPROFILE_COLUMNS begin at column first. */
 static void
@@ -77,6 +90,11 @@ mxprofile_row(struct db_res *r, unsigned first, struct mxprofile *p)
 	    first + 7);
 	mxprofile_str(p->last_block, sizeof(p->last_block), r, first + 8);
 	mxprofile_str(p->updated_at, sizeof(p->updated_at), r, first + 9);
+	p->sessions_max = mxprofile_int(r, first + 10);
+	mxprofile_str(p->sessions_max_at, sizeof(p->sessions_max_at), r,
+	    first + 11);
+	p->sessions_max_age_s = db_res_isnull(r, first + 12) ? -1 :
+	    (long)db_res_int(r, first + 12);
 }
 
 struct mxprofile_many {
@@ -131,7 +149,7 @@ mxprofile_param(int v)
 
 /* Notes per INSERT at most (a power of two, see dbsql.h). */
 #define MXPROFILE_GROUP_MAX	32
-#define MXPROFILE_NOTE_PARAMS	10
+#define MXPROFILE_NOTE_PARAMS	12
 
 static void
 mxprofile_note_params(const struct mxprofile *n, struct db_param *q)
@@ -146,6 +164,8 @@ mxprofile_note_params(const struct mxprofile *n, struct db_param *q)
 	q[7] = mxprofile_param(n->rate_421);
 	q[8] = DBP_STR(n->last_block[0] ? n->last_block : NULL);
 	q[9] = DBP_STR(n->last_block[0] ? n->last_block : NULL);
+	q[10] = mxprofile_param(n->sessions_max);
+	q[11] = mxprofile_param(n->sessions_max);
 }
 
 enum db_err
@@ -162,8 +182,10 @@ mxprofile_note_many(struct db *db, const struct mxprofile *notes, size_t n)
 		dbsql_repeat(&sql, "INSERT INTO mx_profiles (host, provider, "
 		    "rcpts_per_session, accept_all, greylist_delay_s, starttls, "
 		    "rate_421, rate_421_at, last_block, last_block_at, "
-		    "updated_at) VALUES ", "(?, ?, ?, ?, ?, ?, ?, IF(? IS NULL, "
-		    "NULL, UTC_TIMESTAMP(3)), ?, IF(? IS NULL, NULL, "
+		    "sessions_max, sessions_max_at, updated_at) VALUES ",
+		    "(?, ?, ?, ?, ?, ?, ?, IF(? IS NULL, NULL, "
+		    "UTC_TIMESTAMP(3)), ?, IF(? IS NULL, NULL, "
+		    "UTC_TIMESTAMP(3)), ?, IF(? IS NULL, NULL, "
 		    "UTC_TIMESTAMP(3)), UTC_TIMESTAMP(3))", ",", k,
 		    " ON DUPLICATE KEY UPDATE "
 		    "provider = COALESCE(VALUES(provider), provider), "
@@ -177,7 +199,11 @@ mxprofile_note_many(struct db *db, const struct mxprofile *notes, size_t n)
 		    "rate_421_at = COALESCE(VALUES(rate_421_at), rate_421_at), "
 		    "last_block = COALESCE(VALUES(last_block), last_block), "
 		    "last_block_at = COALESCE(VALUES(last_block_at), "
-		    "last_block_at), updated_at = VALUES(updated_at)");
+		    "last_block_at), "
+		    "sessions_max = COALESCE(VALUES(sessions_max), "
+		    "sessions_max), "
+		    "sessions_max_at = COALESCE(VALUES(sessions_max_at), "
+		    "sessions_max_at), updated_at = VALUES(updated_at)");
 		for (j = 0; j < k; j++)
 			mxprofile_note_params(&notes[i + j],
 			    &q[j * MXPROFILE_NOTE_PARAMS]);
@@ -223,5 +249,10 @@ mxprofile_print(const struct mxprofile *p, struct buf *out)
 	mxprofile_print_str(out, "rate_421_at", p->rate_421_at);
 	mxprofile_print_str(out, "last_block_at", p->last_block_at);
 	mxprofile_print_str(out, "last_block", p->last_block);
+	mxprofile_print_int(out, "sessions_max", p->sessions_max);
+	if (p->sessions_max > 0)
+		buf_printf(out, "%-18s %s%s\n", "sessions_max_at",
+		    p->sessions_max_at, mxprofile_sessions_max(p) < 0 ?
+		    " (more than a day ago: no longer applied)" : "");
 	mxprofile_print_str(out, "updated_at", p->updated_at);
 }

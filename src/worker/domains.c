@@ -435,6 +435,19 @@ domains_busy_sign(const struct smtp_session_info *si)
 	}
 }
 
+/* The host's cap on its window, for its profile (a host by name). */
+static void
+domains_note_sessions_max(struct process *p, const struct process_host *h)
+{
+	struct mxprofile n;
+
+	if (h->name[0] == '[')
+		return;
+	mxprofile_init(&n, h->name);
+	n.sessions_max = h->window_cap;
+	profiles_note(p, &n);
+}
+
 /* The host's window: one session more for a transaction answered in full
  * while every session it may have was in use (exactly: after a reset the
  * sessions over it end first) and the loop had slots free (so it doubles
@@ -442,10 +455,11 @@ domains_busy_sign(const struct smtp_session_info *si)
  * window would only take slots from other hosts, and make more, shorter
  * sessions), back to where it started on a busy server's sign, and capped
  * one below the window that saw it, so that a server that takes N
- * connections at once is not offered N + 1 again and again (for as long
- * as the worker holds the host). */
+ * connections at once is not offered N + 1 again and again: the cap goes
+ * into the host's profile (sessions_max), where this worker, when it
+ * meets the host again, and the others find it (profiles.c). */
 static void
-domains_host_window(const struct process *p, struct process_host *h,
+domains_host_window(struct process *p, struct process_host *h,
     const struct smtp_session_info *si)
 {
 	if (si->outcome == SMTP_OUTCOME_OK) {
@@ -456,8 +470,10 @@ domains_host_window(const struct process *p, struct process_host *h,
 			    h->name, h->window);
 		}
 	} else if (domains_busy_sign(si) && h->window > p->domain_initial) {
-		if (h->window - 1 < h->window_cap)
+		if (h->window - 1 < h->window_cap) {
 			h->window_cap = h->window - 1;
+			domains_note_sessions_max(p, h);
+		}
 		log_info("event=smtp_window_reset host=%s window=%d from=%d "
 		    "cap=%d outcome=%s code=%d", h->name, p->domain_initial,
 		    h->window, h->window_cap, smtp_outcome_names[si->outcome],
@@ -467,7 +483,7 @@ domains_host_window(const struct process *p, struct process_host *h,
 }
 
 void
-domains_window(const struct process *p, struct process_host *const *held,
+domains_window(struct process *p, struct process_host *const *held,
     const struct smtp_session_info *si)
 {
 	int t;

@@ -18,14 +18,23 @@
 #define PROFILES_NOTES_MAX	256	/* or this many */
 
 /* The host's profile is now known: the RCPTs a session takes limit its
- * sessions. */
+ * sessions, and the sessions at once it took its window. */
 static void
 profiles_apply(struct process_host *h, const struct mxprofile *prof,
     int found)
 {
+	int most = mxprofile_sessions_max(prof);
+
 	h->prof = *prof;
 	if (found && h->prof.rcpts_per_session > 0)
 		h->session_limit = h->prof.rcpts_per_session;
+	if (found && most > 0 && most < h->window_cap) {
+		h->window_cap = most;
+		if (h->window > most)
+			h->window = most;
+		log_debug("event=smtp_window_profile host=%s window=%d cap=%d",
+		    h->name, h->window, h->window_cap);
+	}
 }
 
 /* One host alone (no memory to wait with the others). */

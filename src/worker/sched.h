@@ -63,7 +63,8 @@ struct process_host {
 	 * a busy server's sign (a deferral, a refused or timed-out
 	 * connection, a disconnection), and from then on it grows no further
 	 * than one less than it was then (as Postfix's destination
-	 * concurrency window; domains_window) */
+	 * concurrency window; domains_window), a cap kept in the host's
+	 * profile (sessions_max) for every worker that meets it */
 	int			 window;
 	int			 window_cap;
 	int64_t			 backoff_until;
@@ -295,7 +296,7 @@ void	 domains_learn(struct process_domain *,
 	    const struct smtp_session_info *, size_t answered, int64_t now);
 /* The window (process_host.window) of the hosts a session is counted in,
  * from how its transaction ended. */
-void	 domains_window(const struct process *, struct process_host *const *,
+void	 domains_window(struct process *, struct process_host *const *,
 	    const struct smtp_session_info *);
 /* A later transaction of a session failed: the hosts it counts in get
  * one transaction per session from now on. */

@@ -470,7 +470,7 @@ t_domain_one_session() {
 t_case "a domain's next transaction goes in the session it has when that one carries it next; more than that opens sessions side by side" t_domain_one_session
 
 t_window() {
-    local busy
+    local busy cap
     # a host that answers every transaction: from 2 sessions at once
     # (worker_domain_concurrency_initial) towards 12, one more a
     # transaction answered while all were in use
@@ -497,8 +497,36 @@ t_window() {
     grep -q "event=smtp_window_reset host=mx.reuse.test window=2 " "$IT_DIR/log/svc.log" ||
         it_fail "no event=smtp_window_reset for mx.reuse.test in the log"
     check_counts "${JOBS[job_window_busy]}"
+    # the cap went into the host's profile, for every worker that meets it
+    cap=$(it_sql "SELECT sessions_max FROM mx_profiles WHERE host = 'mx.reuse.test' AND sessions_max_at > UTC_TIMESTAMP(3) - INTERVAL 10 MINUTE")
+    case $cap in [0-9]*) ;; *) it_fail "no sessions_max learned for mx.reuse.test: '$cap'"; return 1 ;; esac
+    [ "$cap" -ge 2 ] && [ "$cap" -le 11 ] || it_fail "sessions_max $cap: not below the window of 12 that was refused, or below the initial 2"
+    svcadm mx show mx.reuse.test > "$IT_DIR/mx-window.out" 2>&1 || it_fail "svcadm mx show failed: $(cat "$IT_DIR/mx-window.out")"
+    grep -q "^sessions_max  *$cap\$" "$IT_DIR/mx-window.out" ||
+        it_fail "svcadm mx show does not print sessions_max $cap: $(tr '\n' '|' < "$IT_DIR/mx-window.out")"
+    # a worker that meets the host anew starts within what the profile
+    # says it takes (3: the server's own limit) and is refused nothing
+    it_sql "UPDATE mx_profiles SET sessions_max = 3, sessions_max_at = UTC_TIMESTAMP(3) WHERE host = 'mx.reuse.test'"
+    reuse_fake_reset
+    fake_set 127.0.0.33 max_open=3
+    reuse_job job_window_known 600 || return 1
+    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
+    check_verdicts job_window_known || return 1
+    busy=$(fake_ctl 127.0.0.33 concurrency | sed 's/.*busy=\([0-9]*\).*/\1/')
+    it_log "window 2..12 with sessions_max 3 in the profile: $(fake_ctl 127.0.0.33 concurrency)"
+    expect_eq "connections refused as one too many with the host's cap known" 0 "$busy" || return 1
+    [ "$(max_open 127.0.0.33)" -ge 3 ] || it_fail "at most $(max_open 127.0.0.33) sessions at once: the window never reached the cap, the case proves nothing"
+    # a cap learned more than a day ago no longer holds: the window grows
+    # past it again
+    it_sql "UPDATE mx_profiles SET sessions_max = 2, sessions_max_at = UTC_TIMESTAMP(3) - INTERVAL 2 DAY WHERE host = 'mx.reuse.test'"
+    reuse_fake_reset
+    reuse_job job_window_stale 700 || return 1
+    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
+    check_verdicts job_window_stale || return 1
+    [ "$(max_open 127.0.0.33)" -ge 4 ] || it_fail "at most $(max_open 127.0.0.33) sessions at once: a cap of a day ago still held"
+    it_sql "UPDATE mx_profiles SET sessions_max = NULL, sessions_max_at = NULL WHERE host = 'mx.reuse.test'"
 }
-t_case "a host's window of sessions grows from worker_domain_concurrency_initial while it answers, up to worker_domain_concurrency, and starts again below what it refused" t_window
+t_case "a host's window of sessions grows from worker_domain_concurrency_initial while it answers, up to worker_domain_concurrency, starts again below what it refused, and keeps that cap in the host's profile for a day" t_window
 
 t_reuse_refused() {
     local id i k h

@@ -3,7 +3,8 @@
  * and a later note merged into an earlier one of the same host keeps what
  * only the earlier knew and takes what the later knows, as writing the
  * two one after the other would (svc-worker writes merged notes once a
- * second, worker/profiles.c). */
+ * second, worker/profiles.c); a learned cap on sessions at once holds a
+ * day. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -28,6 +29,8 @@ test_init_knows_nothing(void **state)
 	assert_int_equal(p.starttls, -1);
 	assert_int_equal(p.rate_421, -1);
 	assert_string_equal(p.last_block, "");
+	assert_int_equal(p.sessions_max, -1);
+	assert_int_equal(mxprofile_sessions_max(&p), -1);
 }
 
 static void
@@ -66,6 +69,37 @@ test_merge_later_wins_where_it_knows(void **state)
 	assert_int_equal(a.rate_421, 120);
 	assert_string_equal(a.provider, "google");
 	assert_string_equal(a.host, "mx.example.com");
+	/* the sessions at once: a later cap replaces an earlier one */
+	b.sessions_max = 7;
+	mxprofile_merge(&a, &b);
+	mxprofile_init(&b, "mx.example.com");
+	b.sessions_max = 4;
+	mxprofile_merge(&a, &b);
+	assert_int_equal(a.sessions_max, 4);
+	assert_int_equal(a.rate_421, 120);
+}
+
+/* A stored cap on the sessions at once holds for a day from when it was
+ * learned (the age comes with the row), then the window is whole again. */
+static void
+test_sessions_max_holds_a_day(void **state)
+{
+	struct mxprofile p;
+
+	(void)state;
+	mxprofile_init(&p, "mx.example.com");
+	p.sessions_max = 3;
+	p.sessions_max_age_s = 0;
+	assert_int_equal(mxprofile_sessions_max(&p), 3);
+	p.sessions_max_age_s = MXPROFILE_SESSIONS_MAX_TTL_S - 1;
+	assert_int_equal(mxprofile_sessions_max(&p), 3);
+	p.sessions_max_age_s = MXPROFILE_SESSIONS_MAX_TTL_S;
+	assert_int_equal(mxprofile_sessions_max(&p), -1);
+	p.sessions_max_age_s = -1;		/* no time: not applied */
+	assert_int_equal(mxprofile_sessions_max(&p), -1);
+	p.sessions_max_age_s = 10;
+	p.sessions_max = 0;			/* nonsense: not applied */
+	assert_int_equal(mxprofile_sessions_max(&p), -1);
 }
 
 int
@@ -74,6 +108,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_knows_nothing),
 		cmocka_unit_test(test_merge_later_wins_where_it_knows),
+		cmocka_unit_test(test_sessions_max_holds_a_day),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
