@@ -80,9 +80,11 @@ keeper_loop(const struct conf *c, const struct api_shared *sh)
 			continue;
 		}
 		/* the host's Idempotency-Key entries left to abandon, as
-		 * soon as the database answers again */
-		(void)idempotency_pending_flush(sh->pending, db);
-		if ((next = permits_sweep(sh->permits, db, 0, keeper_changed,
+		 * soon as the database answers again; a connection lost
+		 * meanwhile is opened again by keeper_db, which says so once
+		 * (db_run would log a reconnect on every tick) */
+		if (idempotency_pending_flush(sh->pending, db) < 0 ||
+		    (next = permits_sweep(sh->permits, db, 0, keeper_changed,
 		    &cache)) < 0) {
 			log_error("event=keeper_db_error error=\"%s\"",
 			    db_error(db));
