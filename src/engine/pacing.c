@@ -260,21 +260,14 @@ pacing_block(struct pacing_pair *pp, const struct pacing_conf *c,
 }
 
 int
-pacing_is_slow_down(int code, const char *enhanced, const char *text,
-    enum smtp_verdict v)
+pacing_is_slow_down(int code, enum smtp_verdict v)
 {
-	(void)enhanced;
-	if (code / 100 != 4)
-		return 0;
-	if (text != NULL && strstr(text, "[TSS04]") != NULL)
-		return 1;
-	return v == SMTP_VERDICT_RATE_LIMITED;
+	return code / 100 == 4 && v == SMTP_VERDICT_RATE_LIMITED;
 }
 
 int
-pacing_is_block(int code, const char *enhanced, enum smtp_verdict v)
+pacing_is_block(int code, enum smtp_verdict v)
 {
-	(void)enhanced;
 	return code / 100 == 5 && v == SMTP_VERDICT_BLOCKED;
 }
 

@@ -151,14 +151,13 @@ void	 pacing_block(struct pacing_pair *, const struct pacing_conf *,
 	    const char *reason, int64_t now);
 
 /* The one test of a "slow down" reply: a 4xx (421 included) that the
- * reading rules (smtp_reply_rules.txt) call rate_limited (421 4.7.28,
- * 451 4.7.650...), or Yahoo's "[TSS04]". Any other 4xx, x.7.x or not
- * (greylisting, Postfix's "421 4.7.0 Error: too many errors", 4.3.2
- * "shutting down"), is the back-off's, not this. */
-int	 pacing_is_slow_down(int code, const char *enhanced, const char *text,
-	    enum smtp_verdict);
+ * reading rules (smtp_reply_rules.txt, the host's provider's first) call
+ * rate_limited (421 4.7.28, 451 4.7.650, Yahoo's "[TSS04]"...). Any other
+ * 4xx, x.7.x or not (greylisting, Postfix's "421 4.7.0 Error: too many
+ * errors", 4.3.2 "shutting down"), is the back-off's, not this. */
+int	 pacing_is_slow_down(int code, enum smtp_verdict);
 /* A reply that blocks our client (5.7.x naming us, a DNSBL, a policy). */
-int	 pacing_is_block(int code, const char *enhanced, enum smtp_verdict);
+int	 pacing_is_block(int code, enum smtp_verdict);
 
 /* ---- MariaDB (pacing_pairs, rate_counts) ---- */
 

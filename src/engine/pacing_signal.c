@@ -52,17 +52,16 @@ pacing_signal(const struct smtp_rules *rules, const struct smtp_session *s,
 		if ((rr = smtp_session_rcpt(s, i)) == NULL || rr->code == 0)
 			continue;
 		answered++;
-		if (pacing_is_block(rr->code, rr->enhanced, rr->verdict))
+		if (pacing_is_block(rr->code, rr->verdict))
 			blocked++;
-		if (pacing_is_slow_down(rr->code, rr->enhanced, rr->text,
-		    rr->verdict)) {
+		if (pacing_is_slow_down(rr->code, rr->verdict)) {
 			return pacing_signal_why(why, whysz, rr->code,
 			    rr->enhanced, rr->text);
 		}
 	}
-	if (pacing_is_slow_down(si->code, si->enhanced, si->text,
-	    smtp_classify_rcpt(rules, NULL, si->code, si->enhanced,
-	    si->text)) && (si->outcome == SMTP_OUTCOME_TEMPFAIL ||
+	if (pacing_is_slow_down(si->code, smtp_classify_rcpt(rules,
+	    smtp_session_provider(s), si->code, si->enhanced, si->text)) &&
+	    (si->outcome == SMTP_OUTCOME_TEMPFAIL ||
 	    si->outcome == SMTP_OUTCOME_REFUSED_AT_BANNER ||
 	    si->outcome == SMTP_OUTCOME_DISCONNECTED)) {
 		return pacing_signal_why(why, whysz, si->code, si->enhanced,

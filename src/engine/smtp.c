@@ -511,6 +511,19 @@ smtp_session_info(const struct smtp_session *s)
 	return &s->info;
 }
 
+void
+smtp_session_set_provider(struct smtp_session *s, const char *provider)
+{
+	snprintf(s->provider, sizeof(s->provider), "%s",
+	    provider != NULL ? provider : "");
+}
+
+const char *
+smtp_session_provider(const struct smtp_session *s)
+{
+	return s->provider[0] != '\0' ? s->provider : NULL;
+}
+
 size_t
 smtp_session_nrcpt(const struct smtp_session *s)
 {

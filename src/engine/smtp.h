@@ -27,6 +27,7 @@
 #define SMTP_RCPT_MAX		100	/* recipients per session (RFC 5321 4.5.3.1.8) */
 #define SMTP_ADDRESS_MAX	254	/* octets of one address */
 #define SMTP_TARGETS_MAX	(DNS_MAX_MX * DNS_MAX_ADDRS)
+#define SMTP_PROVIDER_MAX	254	/* a provider id, as PROVIDERS_NAME_MAX */
 
 /* How a session ended. The per-recipient replies are meaningful when the
  * outcome is SMTP_OUTCOME_OK (and, partially, for DISCONNECTED, TEMPFAIL and
@@ -229,6 +230,13 @@ int	 smtp_session_poll(const struct smtp_session *, int *fd,
 int	 smtp_session_step(struct smtp_session *, short revents, int64_t now_ms);
 int	 smtp_session_done(const struct smtp_session *);
 const struct smtp_session_info *smtp_session_info(const struct smtp_session *);
+/* The provider id of the host the session talks to (providers.h; NULL or
+ * "": none): its replies are read by that provider's rules first
+ * (smtp_reply_rules.txt), the RCPTs' verdicts and the session's outcome
+ * alike. Set before the first reply. */
+void	 smtp_session_set_provider(struct smtp_session *, const char *);
+/* That id, or NULL when none was given. */
+const char *smtp_session_provider(const struct smtp_session *);
 size_t	 smtp_session_nrcpt(const struct smtp_session *);
 const struct smtp_rcpt_result *smtp_session_rcpt(const struct smtp_session *,
 	    size_t i);

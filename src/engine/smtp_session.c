@@ -513,7 +513,8 @@ smtp_session_mail_refused(const struct smtp_session *s,
 		    SMTP_OUTCOME_TLS_REQUIRED;
 	/* A 4.7.x without greylisting words is a (temporary) block. */
 	if (r->code / 100 == 4)
-		return smtp_classify_reply(s->opts->rules, NULL, r) ==
+		return smtp_classify_reply(s->opts->rules,
+		    smtp_session_provider(s), r) ==
 		    SMTP_VERDICT_BLOCKED ? SMTP_OUTCOME_BLOCKED :
 		    SMTP_OUTCOME_TEMPFAIL;
 	return SMTP_OUTCOME_BLOCKED;
@@ -529,7 +530,8 @@ smtp_session_rcpt_reply(struct smtp_session *s, size_t i,
 	memcpy(res->enhanced, r->enhanced, sizeof(res->enhanced));
 	smtp_str_free(res->text);
 	res->text = smtp_session_reply_text(r);
-	res->verdict = smtp_classify_reply(s->opts->rules, NULL, r);
+	res->verdict = smtp_classify_reply(s->opts->rules,
+		    smtp_session_provider(s), r);
 	s->answered++;
 	log_debug("event=smtp_rcpt session=%u n=%zu code=%d enhanced=%s "
 	    "verdict=%s", s->id, i, r->code, r->enhanced[0] ? r->enhanced :
@@ -586,7 +588,8 @@ smtp_session_reply(struct smtp_session *s, const struct smtp_reply *r,
 			return;
 		}
 		smtp_session_target_failed(s, cls == 5 &&
-		    smtp_classify_reply(s->opts->rules, NULL, r) ==
+		    smtp_classify_reply(s->opts->rules,
+		    smtp_session_provider(s), r) ==
 		    SMTP_VERDICT_BLOCKED ?
 		    SMTP_OUTCOME_BLOCKED : SMTP_OUTCOME_REFUSED_AT_BANNER, r,
 		    "greeting refused", now);

@@ -61,6 +61,9 @@ struct smtp_session {
 
 	char		**hosts;
 	size_t		 nhosts;
+	/* who runs the mail host (smtp_session_set_provider; "": nobody
+	 * known): its own reading rules come before the generic ones */
+	char		 provider[SMTP_PROVIDER_MAX];
 	struct smtp_target *targets;
 	size_t		 ntargets;
 	size_t		 next_target;

@@ -352,17 +352,14 @@ verify_note_smtp(struct verify_result *r, const struct smtp_session_info *si,
 	}
 }
 
-/* The mailbox kind of a session's answer for one address: the session
- * read the reply by the generic rules; a provider's own rules read it
- * again. */
+/* The mailbox kind of a session's answer for one address (the session
+ * read the reply by its provider's rules first, verify_batch.c). */
 static enum verdict_kind
-verify_mailbox_kind(const struct verify_engine *e, const char *provider,
-    const struct smtp_session_info *si, const struct smtp_rcpt_result *rr)
+verify_mailbox_kind(const struct smtp_session_info *si,
+    const struct smtp_rcpt_result *rr)
 {
 	if (rr != NULL && rr->code)
-		return verify_kind_of_rcpt(provider != NULL && *provider ?
-		    smtp_classify_rcpt(e->rules, provider, rr->code,
-		    rr->enhanced, rr->text) : rr->verdict);
+		return verify_kind_of_rcpt(rr->verdict);
 	return si ? verify_kind_of_outcome(si->outcome) :
 	    VERDICT_K_UNREACHABLE;
 }
@@ -664,11 +661,9 @@ verify_conclude(struct verify_engine *e, struct db *db, const char *account,
     const struct smtp_session_info *si, const struct smtp_rcpt_result *rr,
     int accept_all)
 {
-	enum verdict_kind k = verify_mailbox_kind(e, provider, si, rr);
+	enum verdict_kind k = verify_mailbox_kind(si, rr);
 	enum verify_err rc;
 
-	/* The reply was read by the generic rules; provider names whose
-	 * rules may read it (smtp_classify). */
 	log_debug("event=verify_conclude domain=%s provider=%s code=%d "
 	    "kind=%s", a->ascii_domain, provider && *provider ? provider :
 	    "-", rr ? rr->code : 0, verdict_kind_names[k]);
@@ -761,7 +756,7 @@ verify_single_smtp(struct verify_engine *e, struct db *db,
 		    "-", smtp_session_rcpt(s, *rcpt) ?
 		    smtp_session_rcpt(s, *rcpt)->code : 0,
 		    smtp_session_info(s)->tls);
-		if (verify_mailbox_kind(e, b->provider, smtp_session_info(s),
+		if (verify_mailbox_kind(smtp_session_info(s),
 		    smtp_session_rcpt(s, *rcpt)) != VERDICT_K_GREYLISTED ||
 		    tries >= 2)
 			break;

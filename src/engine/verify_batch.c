@@ -409,6 +409,25 @@ verify_batch_rcpts(struct verify_batch *b, struct verify_item *const *v,
 	return rcpts;
 }
 
+/* The session reads its replies by the rules of the batch's provider
+ * (the first MX host's, as the results' provider field). */
+static struct smtp_session *
+verify_batch_session_provider(struct verify_engine *e,
+    const struct verify_batch *b, struct smtp_session *s)
+{
+	char id[PROVIDERS_NAME_MAX];
+
+	if (s == NULL)
+		return NULL;
+	if (b->provider_known)
+		smtp_session_set_provider(s, b->provider);
+	else if (b->resolved && b->mx.status == DNS_OK) {
+		verify_engine_provider(e, &b->mx, id);
+		smtp_session_set_provider(s, id);
+	}
+	return s;
+}
+
 struct smtp_session *
 verify_batch_session(struct verify_engine *e, struct db *db,
     struct verify_batch *b, struct verify_item *const *v, size_t n,
@@ -440,8 +459,8 @@ verify_batch_session(struct verify_engine *e, struct db *db,
 		b->opts.deadline_ms = (int)deadline_ms;
 		opts = &b->opts;
 	}
-	s = k > 0 ? smtp_session_new_mx_route(opts, &b->mx, rcpts, k, route) :
-	    NULL;
+	s = k > 0 ? verify_batch_session_provider(e, b,
+	    smtp_session_new_mx_route(opts, &b->mx, rcpts, k, route)) : NULL;
 	free(rcpts);
 	if (s == NULL)
 		*probe = 0;
@@ -454,8 +473,9 @@ struct smtp_session *
 verify_batch_open(struct verify_engine *e, const struct verify_batch *b,
     size_t route)
 {
-	return smtp_session_open_mx_route(verify_batch_opts(e, b), &b->mx,
-	    route);
+	return verify_batch_session_provider(e, b,
+	    smtp_session_open_mx_route(verify_batch_opts(e, b), &b->mx,
+	    route));
 }
 
 const struct smtp_opts *
@@ -499,7 +519,7 @@ verify_batch_probe_done(struct db *db, struct verify_batch *b,
 	/* no answer, a 4xx, or a block (a 5.7.x naming us says nothing of
 	 * the address): asked again in the next session */
 	if (rr == NULL || (rr->code / 100 != 2 && rr->code / 100 != 5) ||
-	    pacing_is_block(rr->code, rr->enhanced, rr->verdict)) {
+	    pacing_is_block(rr->code, rr->verdict)) {
 		b->probe = VERIFY_PROBE_UNKNOWN;
 		return 0;
 	}

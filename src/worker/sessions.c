@@ -337,7 +337,7 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 		 * the address waits for another route or the pause's end, and
 		 * ends smtp_blocked only past the patience (sessions_give_up) */
 		if (tx->blocked && (rr == NULL || rr->code == 0 ||
-		    pacing_is_block(rr->code, rr->enhanced, rr->verdict))) {
+		    pacing_is_block(rr->code, rr->verdict))) {
 			domains_enqueue(d, pa, 1);
 			continue;
 		}

@@ -7,10 +7,11 @@
 # each comes out with the status and sub_status the rules give; blocks are
 # unknown / smtp_blocked, never undeliverable; the rate-limit reply is
 # retried and ends greylisted (it was smtp_blocked); an operator's rule in
-# lists_dir/local/ wins over the shipped ones; the catch-all probe is the
-# last RCPT, after the address; svcadm lists check counts the rules.
-# These are the generic readings (no provider id is given to the engine
-# yet): the per-provider ones are unit-tested (tests/unit/test_smtp_reply).
+# lists_dir/local/ wins over the shipped ones, and an operator's rule for
+# the host's provider (here replies.test, the registrable domain of its MX
+# host) reads its replies for pacing too; the catch-all probe is the last
+# RCPT, after the address; svcadm lists check counts the rules. The
+# shipped providers' own readings are in tests/unit/test_smtp_reply.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require jq python3
@@ -26,6 +27,7 @@ mail_env_lists
 # the operator's own rule: this gateway's "quarantined" means disabled
 printf '%s\n' '# local rules, read before the shipped ones' \
     'reply * 5xx * disabled quarantined by the gateway' \
+    'reply replies.test 4xx 4.7.99 rate_limited' \
     > "$IT_DIR/lists/local/smtp_reply_rules.txt"
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 8000
@@ -87,10 +89,22 @@ t_case "Outlook 451 4.7.650 rate limited: slow down, no second session within th
 t_case "an operator's rule in lists_dir/local/ wins: quarantined = account_disabled" \
     row quarantined@replies.test undeliverable account_disabled account_disabled
 
+t_provider_rule_paces() {
+    # 451 4.7.99 is a temporary block by the generic rules (no penalty);
+    # the operator's rule for the host's provider calls it "slow down", and
+    # the session reads it so: the pair gets its penalty
+    fake_ctl 127.0.0.61 reset > /dev/null
+    row tenantthrottle@replies.test unknown unknown greylisted 4.7.99 || return 1
+    expect_eq "the pair's penalty from the provider's own rule" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM pacing_pairs WHERE pair = 'mx.replies.test' AND reason LIKE '451 4.7.99%' AND penalty_until > UTC_TIMESTAMP(3)")" || return 1
+    it_sql "DELETE FROM pacing_pairs"
+}
+t_case "an operator's rule for the host's provider reads its replies for pacing: its own 'slow down' gives the pair a penalty" t_provider_rule_paces
+
 t_lists_check() {
     local out
     out=$(svcadm lists check 2>&1)
-    printf '%s\n' "$out" | grep -Eq '^smtp_reply_rules: rules=[0-9]+ local=1 accept_all=2 skipped=0$' ||
+    printf '%s\n' "$out" | grep -Eq '^smtp_reply_rules: rules=[0-9]+ local=2 accept_all=2 skipped=0$' ||
         it_fail "svcadm lists check: $out"
 }
 t_case "svcadm lists check counts the shipped and local rules" t_lists_check

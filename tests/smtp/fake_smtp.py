@@ -89,7 +89,8 @@ never falls on a keyword by chance):
   gmaildisabled (550 5.2.1), outlookrate (451 4.7.650), mimecastinvalid
   (550 Invalid Recipient), mimecastspoof, mimecastpolicy, proofpointblocked,
   barracudablocked (their blocks), quarantined (550 5.0.0 a text no shipped
-  rule reads)
+  rule reads), tenantthrottle (451 4.7.99: a provider's own "slow down"
+  that only an operator's rule for that provider reads so)
   anything else: 250 with catchall=1, else 550 5.1.1
 
 Control commands (one line each, answered with one line):
@@ -165,6 +166,7 @@ PROVIDER_REPLIES = {
     "proofpointblocked": (554, ["5.7.0 Blocked - see https://ipcheck.proofpoint.com/?ip=127.0.0.1"]),
     "barracudablocked": (554, ["Service unavailable; Client host [127.0.0.1] blocked using Barracuda Reputation; http://www.barracudanetworks.com/reputation/?r=1&ip=127.0.0.1"]),
     "quarantined": (550, ["5.0.0 <x@fake.test>: quarantined by the gateway"]),
+    "tenantthrottle": (451, ["4.7.99 Too much mail from your address just now (TENANT-THROTTLE)"]),
 }
 
 lock = threading.Lock()

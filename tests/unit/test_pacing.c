@@ -21,6 +21,9 @@
 
 #include "engine/pacing.h"
 #include "engine/pacing_defaults.h"
+#include "engine/smtp_classify.h"
+#include "engine/smtp_rules.h"
+#include <unistd.h>
 
 static void
 parse(struct pacing_defaults *d, const char *text, struct buf *msg)
@@ -458,33 +461,82 @@ test_unmeasured(void **state)
 	assert_int_equal(p.strikes, 1);
 }
 
+/* Whether the reading rules in dir, the provider's first, call a reply
+ * "slow down". */
+static int
+slow_down(const char *dir, const char *provider, int code,
+    const char *enhanced, const char *text)
+{
+	struct smtp_rules *rules = NULL;
+	struct buf msg;
+	int slow;
+
+	buf_init(&msg, 1024);
+	assert_int_equal(smtp_rules_load(dir, &rules, &msg), SMTP_RULES_OK);
+	slow = pacing_is_slow_down(code, smtp_classify_rcpt(rules, provider,
+	    code, enhanced, text));
+	smtp_rules_free(rules);
+	buf_free(&msg);
+	return slow;
+}
+
 static void
 test_replies(void **state)
 {
+	const char *d = PACING_LISTS_DIR;
+
 	(void)state;
-	/* (the verdicts the shipped reading rules give these replies) */
-	assert_true(pacing_is_slow_down(421, "4.7.28", "rate limited",
-	    SMTP_VERDICT_RATE_LIMITED));
-	assert_true(pacing_is_slow_down(451, "4.7.650", "The mail server "
-	    "[x] has been temporarily rate limited",
-	    SMTP_VERDICT_RATE_LIMITED));
-	assert_true(pacing_is_slow_down(421, "", "Server busy. (S77714) "
-	    "[TSS04]", SMTP_VERDICT_TEMPORARY));
+	/* the shipped reading rules: providers' "slow down" replies */
+	assert_true(slow_down(d, "google", 421, "4.7.28", "rate limited"));
+	assert_true(slow_down(d, NULL, 421, "4.7.28", "rate limited"));
+	assert_true(slow_down(d, "outlook", 451, "4.7.650", "The mail server "
+	    "[x] has been temporarily rate limited due to IP reputation."));
+	assert_true(slow_down(d, "yahoo", 421, "4.7.0", "[TSS04] Messages "
+	    "from x temporarily deferred due to unexpected volume or user "
+	    "complaints - 4.16.55.1"));
+	assert_true(slow_down(d, "yahoo", 421, "", "Server busy. (S77714) "
+	    "[TSS04]"));
+	/* Yahoo's words, read by Yahoo's rules: elsewhere a temporary block
+	 * (the back-off's) */
+	assert_false(slow_down(d, NULL, 421, "4.7.0", "[TSS04] Messages "
+	    "from x temporarily deferred due to unexpected volume or user "
+	    "complaints - 4.16.55.1"));
 	/* greylisting, a shutdown, a mailbox's own rate: not ours */
-	assert_false(pacing_is_slow_down(450, "4.7.1", "Greylisted, try "
-	    "again later", SMTP_VERDICT_GREYLISTED));
-	assert_false(pacing_is_slow_down(421, "4.3.2", "shutting down",
-	    SMTP_VERDICT_TEMPORARY));
+	assert_false(slow_down(d, NULL, 450, "4.7.1", "Greylisted, try "
+	    "again later"));
+	assert_false(slow_down(d, NULL, 421, "4.3.2", "shutting down"));
 	/* Postfix's smtpd_hard_error_limit after many unknown users */
-	assert_false(pacing_is_slow_down(421, "4.7.0", "mta.example Error: "
-	    "too many errors", SMTP_VERDICT_TEMPORARY));
-	assert_false(pacing_is_slow_down(450, "4.2.1", "receiving mail at a "
-	    "rate", SMTP_VERDICT_TEMPORARY));
-	assert_false(pacing_is_slow_down(550, "5.7.1", "blocked",
-	    SMTP_VERDICT_BLOCKED));
-	assert_true(pacing_is_block(554, "5.7.1", SMTP_VERDICT_BLOCKED));
-	assert_false(pacing_is_block(550, "5.1.1",
-	    SMTP_VERDICT_MAILBOX_NOT_FOUND));
+	assert_false(slow_down(d, NULL, 421, "4.7.0", "mta.example Error: "
+	    "too many errors"));
+	assert_false(slow_down(d, "google", 450, "4.2.1", "The user you are "
+	    "trying to contact is receiving mail at a rate that prevents "
+	    "additional messages from being delivered."));
+	assert_false(slow_down(d, NULL, 550, "5.7.1", "blocked"));
+	assert_true(pacing_is_block(554, SMTP_VERDICT_BLOCKED));
+	assert_false(pacing_is_block(550, SMTP_VERDICT_MAILBOX_NOT_FOUND));
+}
+
+/* An operator's rule for one provider paces that provider's hosts only
+ * (the reading of a reply, hence pacing, goes by the host's provider). */
+static void
+test_provider_rule_paces(void **state)
+{
+	char dir[] = "/tmp/test_pacing.XXXXXX";
+	char path[sizeof(dir) + 32];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/smtp_reply_rules.txt", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("reply acme 4xx 4.7.99 rate_limited\n"
+	    "reply * 4xx 4.7.* blocked\n", f);
+	fclose(f);
+	assert_true(slow_down(dir, "acme", 421, "4.7.99", "slow down"));
+	assert_false(slow_down(dir, "other", 421, "4.7.99", "slow down"));
+	assert_false(slow_down(dir, NULL, 421, "4.7.99", "slow down"));
+	unlink(path);
+	rmdir(dir);
 }
 
 int
@@ -507,6 +559,7 @@ main(void)
 		cmocka_unit_test(test_learned_percent),
 		cmocka_unit_test(test_unmeasured),
 		cmocka_unit_test(test_replies),
+		cmocka_unit_test(test_provider_rule_paces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
