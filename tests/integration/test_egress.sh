@@ -204,6 +204,33 @@ t_api_bind() {
 }
 t_case "POST /v1/verify leaves by the same bind: routes" t_api_bind
 
+t_api_spread() {
+    local p i
+    fake_ctl 127.0.0.41 reset > /dev/null
+    for i in 1 2 3 4 5 6 7 8; do
+        row "user3$i@d$(( i % 6 + 1 )).egress.test" deliverable accepted_email null || return 1
+    done
+    p=$(peers 127.0.0.41)
+    it_log "8 single verifications: peers $p"
+    case " $p " in *" 127.0.0.2="[0-9]*" 127.0.0.3="[0-9]*" ") ;; *) it_fail "8 single verifications did not leave from both routes: $p"; return 1 ;; esac
+}
+t_case "POST /v1/verify spreads its sessions over the routes as the worker does" t_api_spread
+
+t_preview_routes() {
+    local p i id
+    fake_ctl 127.0.0.41 reset > /dev/null
+    for i in $(seq 1 300); do echo "user4$i@d$(( i % 6 + 1 )).egress.test"; done > "$IT_DIR/pv.csv"
+    http POST /v1/verify/bulk/upload "" -F "file=@$IT_DIR/pv.csv" -F preview=true
+    expect_status 202 || return 1
+    id=$(jq -r '.job_id // .id' <<< "$HTTP_BODY")
+    it_job_wait "$id" awaiting_confirmation || return 1
+    p=$(peers 127.0.0.41)
+    it_log "the preview's SMTP sample: peers $p"
+    [ "$p" != - ] && [ -n "$p" ] || { it_fail "the preview probed nothing: the case proves nothing"; return 1; }
+    case $p in *127.0.0.1=*) it_fail "the preview's sample did not use the routes: $p"; return 1 ;; esac
+}
+t_case "an upload preview's SMTP sample leaves by the bind: routes too" t_preview_routes
+
 
 
 t_pacing_per_route() {
