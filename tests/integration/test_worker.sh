@@ -265,6 +265,9 @@ t_greylist() {
     wait_due "$id" || return 1
     once || it_fail "svc-worker --once failed"
     expect_eq "alice after the retry" "done valid accepted_email" "$(it_sql "SELECT state, classification, reason FROM job_emails WHERE job_id = '$id' AND seq = 0" | tr '\t' ' ')"
+    # the delay that got alice through (one attempt x worker_greylist_delay
+    # 3) is in the host's profile, for the next greylisted address there
+    expect_eq "greylist_delay_s in mta23's profile" 3 "$(it_sql "SELECT greylist_delay_s FROM mx_profiles WHERE host = 'mta23.svc.test'")"
     expect_eq "nobody after the retry" "done invalid rejected_email" "$(it_sql "SELECT state, classification, reason FROM job_emails WHERE job_id = '$id' AND seq = 1" | tr '\t' ' ')"
     expect_eq "greyforever after the second attempt" "retry 2" "$(it_sql "SELECT state, attempts FROM job_emails WHERE job_id = '$id' AND seq = 2" | tr '\t' ' ')"
     wait_due "$id" || return 1
@@ -911,6 +914,9 @@ t_tls_resumed() {
     [ "$resumed" -ge 1 ] || it_fail "none of $tls TLS sessions resumed" || return 1
     grep -q "event=smtp_session domain=t[0-9]*.reuse.test .* tls=1 resumed=1" "$IT_DIR/log/svc.log" ||
         it_fail "no event=smtp_session line with resumed=1" || return 1
+    # the host's profile says it offers STARTTLS; mx.reuse.test does not
+    expect_eq "starttls in the profiles of mx4 and mx" "1 0" \
+        "$(it_sql "SELECT (SELECT starttls FROM mx_profiles WHERE host = 'mx4.reuse.test'), (SELECT starttls FROM mx_profiles WHERE host = 'mx.reuse.test')" | tr '\t' ' ')" || return 1
     fake_ctl 127.0.0.36 reset > /dev/null
     fake_set 127.0.0.36 starttls=offered mail_limit=1
     tls_job job_tls_off 2 || return 1
