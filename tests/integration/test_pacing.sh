@@ -19,7 +19,9 @@
 #  - mx-hl (127.0.0.48), paced, its pair in a penalty, and mx-fr
 #    (127.0.0.49), friendly: chunks of addresses waiting for a paced pair
 #    do not keep the next chunks waiting behind them; past the 64 chunks
-#    a worker holds at most, they are handed back until their turn.
+#    a worker holds at most, they are handed back until their turn;
+#  - mx-tw (127.0.0.58) takes 9 RCPTs in any 10 s: its pair's budget is
+#    shared by two svc-worker processes, one after the other.
 # The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
 # mx-bl's. Sessions to one host run one at a time
 # (worker_domain_concurrency = 1, and pacing_pair_sessions = 1 for a paced
@@ -47,6 +49,7 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     'mx-pr IN A 127.0.0.47' 'pr IN A 192.0.2.1' 'pr IN MX 10 mx-pr' \
     'mx-hl IN A 127.0.0.48' 'mx-fr IN A 127.0.0.49' 'zf IN A 192.0.2.1' 'zf IN MX 10 mx-fr' \
     'hl1 IN MX 10 mx-hl' 'hl2 IN MX 10 mx-hl' 'hl3 IN MX 10 mx-hl' 'hl4 IN MX 10 mx-hl' \
+    'mx-tw IN A 127.0.0.58' 'tw1 IN A 192.0.2.1' 'tw1 IN MX 10 mx-tw' 'tw2 IN A 192.0.2.1' 'tw2 IN MX 10 mx-tw' \
     > "$IT_DIR/dns/pace.test.zone"
 for d in $(seq -w 1 65); do echo "hb$d IN MX 10 mx-hl"; done >> "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
@@ -60,6 +63,7 @@ fake 127.0.0.46 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_aft
 fake 127.0.0.47 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_after=100
 fake 127.0.0.48
 fake 127.0.0.49
+fake 127.0.0.58 rate_limit=9 rate_window_ms=10000 rate_penalty_ms=1000 block_after=100
 mail_env_lists
 # mx-pp is paced from the start (an operator's default, 600 a minute)
 echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
@@ -373,5 +377,28 @@ t_paced_chunks_handed_back() {
     return $rc
 }
 t_case "chunks of a paced pair past the 64 a worker holds are handed back until their turn, and the friendly addresses behind them are verified" t_paced_chunks_handed_back
+
+t_budget_shared() {
+    local conf=$IT_DIR/svc-tw.conf ja jb
+    # windows of 10 s; mx-tw's pair learned 60 a minute and runs at 90 %
+    # of it: 9 RCPTs a window, what mx-tw takes in 10 s
+    sed 's/^pacing_window_ms = .*/pacing_window_ms = 10000/' "$SVC_CONF" > "$conf"
+    it_sql "INSERT INTO pacing_pairs (pair, egress, start_rate, base_rate, learned_rate, since, strikes, updated_at)
+        VALUES ('mx-tw.pace.test', 'direct', 54, 54, 60, UTC_TIMESTAMP(3), 0, UTC_TIMESTAMP(3))"
+    for i in $(seq 1 8); do echo "user$i@tw1.pace.test"; done | mkjob tw1 || return 1
+    ja=$JOB
+    timeout 300 "$WORKER" --once -c "$conf" 2>> "$IT_DIR/log/worker-stderr.log" || it_fail "the first svc-worker --once failed"
+    expect_eq "RCPTs mx-tw got from the first worker (8 and the probe)" 9 "$(rate_field 127.0.0.58 rcpts)" || return 1
+    # a second worker process, seconds later: the window's budget is spent
+    # (rate_counts in MariaDB, whoever took it), so it waits for the next
+    # window instead of sending 9 more within mx-tw's 10 s
+    for i in $(seq 1 8); do echo "user$i@tw2.pace.test"; done | mkjob tw2 || return 1
+    jb=$JOB
+    timeout 300 "$WORKER" --once -c "$conf" 2>> "$IT_DIR/log/worker-stderr.log" || it_fail "the second svc-worker --once failed"
+    expect_eq "both jobs" "completed completed" "$(it_sql "SELECT status FROM jobs WHERE id IN ('$ja', '$jb')" | tr '\n' ' ' | sed 's/ $//')" || return 1
+    expect_eq "valid" 16 "$(it_sql "SELECT COUNT(*) FROM job_emails WHERE job_id IN ('$ja', '$jb') AND classification = 'valid'")" || return 1
+    expect_eq "RCPTs mx-tw got, and its 421s" "18 0" "$(rate_field 127.0.0.58 rcpts) $(rate_field 127.0.0.58 refused)"
+}
+t_case "a pair's budget is shared by every svc-worker process (MariaDB): a second worker within the window waits for the next, and the host that takes 9 RCPTs in 10 s says no 421" t_budget_shared
 
 t_done
