@@ -9,8 +9,10 @@
 # retried and ends greylisted (it was smtp_blocked); an operator's rule in
 # lists_dir/local/ wins over the shipped ones; the catch-all probe is the
 # last RCPT, after the address; svcadm lists check counts the rules.
-# These are the generic readings (no provider id is given to the engine
-# yet): the per-provider ones are unit-tested (tests/unit/test_smtp_reply).
+# These are the generic readings: mx.replies.test is no provider's (its
+# provider is its registrable domain, replies.test, which has no rules of
+# its own). The providers' own readings, on MX hosts with their real names,
+# are in test_providers.sh, and unit-tested in tests/unit/test_smtp_reply.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require jq python3
