@@ -367,7 +367,8 @@ sessions_conclude(struct process *p, struct process_tx *tx)
 
 /* Transactions that ended while their domain's probe was out are
  * concluded with its answer, or, when it got none, as the probe's own
- * transaction's addresses are (not catch-all). */
+ * transaction's addresses are (not catch-all, unless the provider's hosts
+ * take any address: verify_batch_accept_all). */
 static void
 sessions_unpark(struct process *p, struct process_domain *d)
 {

@@ -8,10 +8,12 @@
 # unknown / smtp_blocked, never undeliverable; the rate-limit reply is
 # retried and ends greylisted (it was smtp_blocked); an operator's rule in
 # lists_dir/local/ wins over the shipped ones, and an operator's rule for
-# the host's provider (here replies.test, the registrable domain of its MX
-# host) reads its replies for pacing too; the catch-all probe is the last
-# RCPT, after the address; svcadm lists check counts the rules. The
-# shipped providers' own readings are in tests/unit/test_smtp_reply.
+# the host's provider (mx.replies.test's is its registrable domain,
+# replies.test, which has no shipped rules of its own) reads its replies
+# for pacing too; the catch-all probe is the last RCPT, after the address;
+# svcadm lists check counts the rules. The shipped providers' own
+# readings, on MX hosts with their real names, are in test_providers.sh,
+# and unit-tested in tests/unit/test_smtp_reply.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require jq python3

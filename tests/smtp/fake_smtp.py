@@ -38,6 +38,11 @@ the session log):
   catchall_domains=REGEX           unknown local parts at the domains that
                                    REGEX matches whole are accepted too
                                    (a catch-all domain among others)
+  defer_domains=REGEX              unknown local parts at the domains that
+                                   REGEX matches whole get "451 4.3.0
+                                   Temporary lookup failure" (a host that
+                                   cannot say now: a verifier's catch-all
+                                   probe gets no answer there)
   delay_ms=N                       delay before every reply (slow server)
   flight_delay_ms=N                delay once per flight of commands
   split=1|0                        send replies one byte per send()
@@ -91,7 +96,8 @@ never falls on a keyword by chance):
   barracudablocked (their blocks), quarantined (550 5.0.0 a text no shipped
   rule reads), tenantthrottle (451 4.7.99: a provider's own "slow down"
   that only an operator's rule for that provider reads so)
-  anything else: 250 with catchall=1, else 550 5.1.1
+  anything else: 250 with catchall=1 (or catchall_domains), else 451
+  4.3.0 at defer_domains, else 550 5.1.1
 
 Control commands (one line each, answered with one line):
   set k=v ...   reset   quit
@@ -142,6 +148,7 @@ DEFAULTS = {
     "pipelining": "1", "starttls": "off", "tickets": "1", "mail": "ok", "catchall": "0",
     "delay_ms": "0", "flight_delay_ms": "0", "split": "0",
     "mail_limit": "0", "rset": "ok", "catchall_domains": "",
+    "defer_domains": "",
     "hold": "0", "rcpt_max": "0", "rate_limit": "0",
     "rate_window_ms": "1000", "rate_penalty_ms": "1000", "block_after": "0",
     "allow_from": "", "rate_from": "", "block_rcpt_from": "",
@@ -384,8 +391,10 @@ class Session:
             return self.reply(code, lines), None
         if local == "multi":
             return self.reply(250, ["<%s> accepted" % addr, "second line", "third line"], "2.1.5"), None
-        if setting("catchall") == "1" or catchall_domain(addr):
+        if setting("catchall") == "1" or domain_matches("catchall_domains", addr):
             return self.reply(250, ["2.1.5 <%s> ok" % addr]), None
+        if domain_matches("defer_domains", addr):
+            return self.reply(451, ["4.3.0 <%s>: Temporary lookup failure" % addr]), None
         return self.reply(550, ["5.1.1 <%s>: user unknown" % addr]), None
 
     def command(self, line):
@@ -540,8 +549,9 @@ def setting_unlocked(name):
     return conf[name]
 
 
-def catchall_domain(addr):
-    pattern = setting("catchall_domains")
+def domain_matches(name, addr):
+    """Whether the setting name (a REGEX) matches addr's domain whole."""
+    pattern = setting(name)
     if not pattern:
         return False
     try:
