@@ -31,14 +31,14 @@ zone() {	# zone NAME RECORD...: NAME.zone in $Z
         "@ 3600 IN SOA ns.svc.test. hostmaster.svc.test. 1 3600 600 86400 120" \
         '@ 300 IN NS ns.svc.test.' "$@" > "$Z/$n.zone"
 }
-zone google.com 'aspmx.l.google.com. 300 IN A 127.0.0.51'
+zone google.com 'aspmx.l.google.com. 300 IN A 127.0.0.51' 'alt1.aspmx.l.google.com. 300 IN A 127.0.0.52'
 zone outlook.com 'x.mail.protection.outlook.com. 300 IN A 127.0.0.52' \
     'hotmail-com.olc.protection.outlook.com. 300 IN A 127.0.0.52'
 zone yahoodns.net 'mta5.am0.yahoodns.net. 300 IN A 127.0.0.54'
 zone hotmail.com 'mx1.hotmail.com. 300 IN A 127.0.0.53'
 zone example.co.uk 'mx 300 IN A 127.0.0.53'
 zone prov.test \
-    'gw 300 IN MX 10 aspmx.l.google.com.' \
+    'gw 300 IN MX 10 aspmx.l.google.com.' 'gw2 300 IN MX 10 alt1.aspmx.l.google.com.' \
     'm365 300 IN MX 10 x.mail.protection.outlook.com.' \
     'olc 300 IN MX 10 hotmail-com.olc.protection.outlook.com.' \
     'uk 300 IN MX 10 mx.example.co.uk.' \
@@ -225,6 +225,22 @@ t_readings_bulk() {
     expect_eq "bulk results (email provider status reason sub_status classification)" "$want" "$got"
 }
 t_case "a bulk job through svc-worker reads the same: Gmail 4.2.1 valid, 5.2.1 and 4.2.2, M365 5.4.1 invalid (elsewhere unknown), M365 and Yahoo accept-all catch_all" t_readings_bulk
+
+t_google_one_pair() {
+    local body
+    # two of Google's MX hosts (aspmx.l and alt1.aspmx.l) share the
+    # provider's pacing pair: one row, "google", not one per host nor the
+    # default's pattern (*.google.com)
+    it_sql "DELETE FROM pacing_pairs"
+    body=$(printf '%s\n' user7@gw.prov.test user8@gw2.prov.test | jq -R . | jq -sc '{name: "google-pair", emails: .}')
+    http POST /v1/verify/bulk "$body"; expect_status 202 || return 1
+    it_job_wait "$(json .job_id)" completed || return 1
+    grep -q "event=smtp_session domain=gw2.prov.test host=alt1.aspmx.l.google.com " "$IT_DIR/log/svc.log" ||
+        { it_fail "no session to alt1.aspmx.l.google.com: the case proves nothing"; return 1; }
+    expect_eq "pacing pairs of Google's hosts" "google direct" \
+        "$(it_sql "SELECT pair, egress FROM pacing_pairs" | tr '\t' ' ' | tr '\n' ';' | sed 's/;$//')"
+}
+t_case "Google's MX hosts share one pacing pair, the provider's (rows of pacing_pairs after a job at two of them)" t_google_one_pair
 
 t_lists_check() {
     svcadm lists check > "$IT_DIR/lists-check.out" 2>&1
