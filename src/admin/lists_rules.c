@@ -104,7 +104,8 @@ lists_rules_check(size_t t, const char *text, size_t len, size_t *count,
 	return rc;
 }
 
-/* Writes len bytes of data into a new file path (mode 0644), synced. */
+/* Writes len bytes of data into path (made, or emptied first: a leftover
+ * of a killed run of this pid; mode 0644), synced. */
 static int
 lists_rules_write_file(const char *path, const char *data, size_t len,
     struct buf *err)
@@ -112,8 +113,7 @@ lists_rules_write_file(const char *path, const char *data, size_t len,
 	ssize_t n;
 	int fd;
 
-	(void)unlink(path);	/* a leftover of a killed run of this pid */
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0644)) == -1) {
 		buf_printf(err, "cannot create %s: %s", path, strerror(errno));
 		return -1;
