@@ -1,9 +1,10 @@
-/* lists_update.c: "svcadm lists update" runs the installed fetch-lists
- * into lists_dir (the script writes each file beside its final name and
- * renames it, so running services never read half a list), then loads the
- * folder as svc-api and svc-worker would (the lists and the MX provider
- * table, mx_providers.txt) and prints the counts. Running
- * processes keep the lists they loaded at start until they are restarted. */
+/* lists_update.c: "svcadm lists update" refreshes the rule tables from
+ * lists_rules_url (lists_rules.c), runs the installed fetch-lists into
+ * lists_dir (each file written beside its final name and renamed, so
+ * running services never read half a list), then loads the folder as
+ * svc-api and svc-worker would (the lists, the pacing defaults, the reply
+ * rules and the MX provider table) and prints the counts. Running
+ * processes keep what they loaded at start until they are restarted. */
 #include "admin/lists_update.h"
 #include "engine/lists.h"
 #include "engine/pacing_defaults.h"
@@ -23,7 +24,7 @@
 extern char **environ;
 
 const char *const lists_update_err_names[LISTS_UPDATE_ERR__MAX] = {
-	"ok", "fetch", "load", "empty",
+	"ok", "fetch", "load", "empty", "rules",
 };
 
 const char *
@@ -149,13 +150,18 @@ out:
 }
 
 enum lists_update_err
-lists_update_run(const char *dir, const char *script, FILE *out,
-    struct buf *err)
+lists_update_run(const char *dir, const char *script,
+    const struct lists_rules_source *rules, FILE *out, struct buf *err)
 {
 	char *argv[4];
 	pid_t pid;
 	int status, rc;
+	enum lists_update_err e;
 
+	/* the rule tables first: their server is the operator's, and a failed
+	 * npm download must not keep them old */
+	if (lists_rules_update(dir, rules, out, err) != LISTS_RULES_OK)
+		return LISTS_UPDATE_RULES;
 	if (access(script, R_OK) != 0) {
 		buf_reset(err);
 		buf_printf(err, "%s: %s", script, strerror(errno));
@@ -193,5 +199,11 @@ lists_update_run(const char *dir, const char *script, FILE *out,
 		    "unchanged", script, WEXITSTATUS(status), dir);
 		return LISTS_UPDATE_FETCH;
 	}
-	return lists_update_check(dir, out, err);
+	if ((e = lists_update_check(dir, out, err)) != LISTS_UPDATE_OK)
+		return e;
+	fprintf(out, "note: running svc-api and svc-worker processes keep "
+	    "the lists and tables they loaded: restart svc-worker, and "
+	    "restart svc-api or send its master SIGHUP (svc-worker --once "
+	    "reads them at its next run)\n");
+	return LISTS_UPDATE_OK;
 }

@@ -16,6 +16,7 @@
 #include "admin/calibrationadm.h"
 #include "admin/feedbackadm.h"
 #include "admin/keyfiles.h"
+#include "admin/lists_rules_get.h"
 #include "admin/lists_update.h"
 #include "admin/doctor.h"
 #include "admin/migrate.h"
@@ -89,7 +90,8 @@ svcadm_usage(void)
 	    "  calibration update   (count outcomes per provider and class now)\n"
 	    "  calibration show\n"
 	    "  mx show HOST    (what the workers learned of a mail host)\n"
-	    "  lists update    (fetch the disposable and free lists into lists_dir)\n"
+	    "  lists update    (fetch the rule tables from lists_rules_url and\n"
+	    "                   the disposable and free lists into lists_dir)\n"
 	    "  lists check     (load lists_dir and print the counts)\n"
 	    "  status [--json] [--min-workers N] [--worker-window S]\n"
 	    "         [--max-job-age S] [--max-queue N] [--max-outbox-age S]\n"
@@ -718,6 +720,10 @@ static int
 svcadm_cmd_lists(int argc, char **argv)
 {
 	const char *dir = conf_str(&conf, CONF_LISTS_DIR);
+	struct lists_rules_source rules = {
+		conf_str(&conf, CONF_LISTS_RULES_URL),
+		conf_str(&conf, CONF_CA_FILE), lists_rules_get,
+	};
 	enum lists_update_err rc;
 	struct buf err;
 
@@ -725,7 +731,8 @@ svcadm_cmd_lists(int argc, char **argv)
 		svcadm_usage();
 	buf_init(&err, 1024);
 	if (strcmp(argv[0], "update") == 0)
-		rc = lists_update_run(dir, lists_update_script(), stdout, &err);
+		rc = lists_update_run(dir, lists_update_script(), &rules,
+		    stdout, &err);
 	else if (strcmp(argv[0], "check") == 0)
 		rc = lists_update_check(dir, stdout, &err);
 	else

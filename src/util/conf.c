@@ -178,6 +178,10 @@ const struct conf_setting conf_settings[CONF__MAX] = {
 	    "CA bundle for outbound TLS (empty: system)" },
 	[CONF_LISTS_DIR] = { "lists_dir", CONF_TYPE_STRING, PKGDATADIR "/lists", 0, 0,
 	    0, "folder of the domain and local-part lists" },
+	[CONF_LISTS_RULES_URL] = { "lists_rules_url", CONF_TYPE_STRING, "", 0,
+	    0, 0, "https:// folder URL that svcadm lists update fetches "
+	    "mx_providers.txt, smtp_reply_rules.txt and pacing_defaults.txt "
+	    "from (empty: the installed ones are kept)" },
 	[CONF_WORKER_CONCURRENCY] = { "worker_concurrency", CONF_TYPE_INT,
 	    "50", 1, 1000, 0,
 	    "SMTP sessions one svc-worker runs at once" },

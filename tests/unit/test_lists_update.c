@@ -1,7 +1,11 @@
 /* test_lists_update.c: "svcadm lists update" with stand-in fetch scripts:
  * a script that writes the lists (counts printed, success), one that
  * fails or is killed (error, folder unchanged), a missing script, and the
- * check of a folder whose fetched lists are empty. */
+ * check of a folder whose fetched lists are empty; and the refresh of the
+ * rule tables (lists_rules.h) with a stand-in download: the shipped
+ * tables pass the check, broken, empty and too small ones are refused,
+ * and a refresh installs all three tables (new files, RULES_SOURCES,
+ * local/ untouched) or, when one fails, none. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,9 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "admin/lists_rules.h"
 #include "admin/lists_update.h"
+
+static const struct lists_rules_source no_rules = { "", "", NULL };
 
 static char dir[] = "/tmp/test_lists_update.XXXXXX";
 static char lists[600], script[600];
@@ -73,6 +81,13 @@ static const struct ucase cases[] = {
 	    "printf 'gmail.com\\n' >\"$1/free_domains.txt\"\n",
 	    LISTS_UPDATE_OK, "lists: disposable=1 free=1 role=0 provider=0 "
 	    "typo_trap=0 removed=0 skipped=1", NULL },
+	{ "no rules url: the tables kept, how to set it said",
+	    "exit 0\n", LISTS_UPDATE_OK, "rule tables: lists_rules_url is not "
+	    "set; the installed mx_providers.txt, smtp_reply_rules.txt and "
+	    "pacing_defaults.txt are kept", NULL },
+	{ "running services told", "exit 0\n", LISTS_UPDATE_OK,
+	    "note: running svc-api and svc-worker processes keep the lists "
+	    "and tables they loaded: restart svc-worker", NULL },
 	{ "warnings printed", "exit 0\n", LISTS_UPDATE_OK,
 	    "warning: disposable_domains.txt:2: not a valid domain entry, "
 	    "skipped\nwarning: role_local_parts.txt: missing", NULL },
@@ -110,7 +125,7 @@ test_update_runs_the_script_then_checks_the_folder(void **state)
 		assert_non_null(out = fmemopen(outbuf, sizeof(outbuf) - 1,
 		    "w"));
 		buf_reset(&err);
-		e = lists_update_run(lists, script, out, &err);
+		e = lists_update_run(lists, script, &no_rules, out, &err);
 		fclose(out);
 		if (e != c->want || (c->out && !strstr(outbuf, c->out)) ||
 		    (c->err && !strstr(buf_str(&err), c->err)))
@@ -131,6 +146,289 @@ test_default_script_follows_the_environment(void **state)
 	unsetenv("SVC_FETCH_LISTS");
 }
 
+
+/* The shipped rule tables (contrib/lists), read once. */
+static struct buf shipped[LISTS_RULES_N];
+
+static void
+read_shipped(void)
+{
+	char path[600], chunk[4096];
+	size_t t, n;
+	FILE *f;
+
+	for (t = 0; t < LISTS_RULES_N; t++) {
+		if (shipped[t].len > 0)
+			continue;
+		buf_init(&shipped[t], 1 << 22);
+		snprintf(path, sizeof(path), "%s/%s", LISTS_CURATED_DIR,
+		    lists_rules_tables[t].name);
+		assert_non_null(f = fopen(path, "r"));
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			assert_int_equal(buf_append(&shipped[t], chunk, n), 0);
+		fclose(f);
+	}
+}
+
+static void
+test_shipped_tables_pass_the_check(void **state)
+{
+	struct buf err;
+	size_t t, count;
+
+	(void)state;
+	read_shipped();
+	buf_init(&err, 4096);
+	for (t = 0; t < LISTS_RULES_N; t++) {
+		buf_reset(&err);
+		if (lists_rules_check(t, buf_str(&shipped[t]), shipped[t].len,
+		    &count, &err) != 0)
+			fail_msg("%s: %s", lists_rules_tables[t].name,
+			    buf_str(&err));
+		assert_true(count >= lists_rules_tables[t].min);
+	}
+	buf_free(&err);
+}
+
+struct ccase {
+	const char	*name;
+	size_t		 table;
+	const char	*text;		/* NULL: the shipped table + extra */
+	const char	*extra;
+	const char	*err;		/* expected in err */
+};
+
+static const struct ccase check_cases[] = {
+	{ "empty table", 0, "", NULL, "mx_providers.txt is empty" },
+	{ "an HTML page", 0, "<html><body>Not found</body></html>\n", NULL,
+	    "mx_providers.txt does not parse: mx_providers.txt:1:" },
+	{ "a bad line in a whole table", 0, NULL, "*.com everyone\n",
+	    "mx_providers.txt does not parse: mx_providers.txt:" },
+	{ "too few patterns", 0, "*.google.com google\n", NULL,
+	    "mx_providers.txt has 1 patterns, fewer than 10" },
+	{ "a bad reply rule", 1, NULL, "reply * 650 * x\n",
+	    "smtp_reply_rules.txt does not parse: smtp_reply_rules.txt:" },
+	{ "comments only", 1, "# nothing\n\n", NULL,
+	    "smtp_reply_rules.txt has 0 rules, fewer than 10" },
+	{ "a bad pacing line", 2, NULL, "google fast 60\n",
+	    "pacing_defaults.txt does not parse: pacing_defaults.txt:" },
+	{ "NUL bytes", 2, "google\0 60 60\n", NULL,
+	    "pacing_defaults.txt" },
+};
+
+static void
+test_broken_tables_are_refused(void **state)
+{
+	struct buf err, text;
+	size_t i, count, len;
+
+	(void)state;
+	read_shipped();
+	buf_init(&err, 4096);
+	buf_init(&text, 1 << 22);
+	for (i = 0; i < sizeof(check_cases) / sizeof(check_cases[0]); i++) {
+		const struct ccase *c = &check_cases[i];
+
+		buf_reset(&err);
+		buf_reset(&text);
+		if (c->text == NULL) {
+			buf_append(&text, buf_str(&shipped[c->table]),
+			    shipped[c->table].len);
+			buf_puts(&text, c->extra);
+			len = text.len;
+		} else {
+			len = strlen(c->text);
+			if (strcmp(c->name, "NUL bytes") == 0)
+				len = 14;
+			buf_append(&text, c->text, len);
+		}
+		if (lists_rules_check(c->table, buf_str(&text), len, &count,
+		    &err) != -1 || strstr(buf_str(&err), c->err) == NULL)
+			fail_msg("%s: err \"%s\"", c->name, buf_str(&err));
+	}
+	buf_free(&text);
+	buf_free(&err);
+}
+
+/* The stand-in download: serves served[t] for a URL ending in table t's
+ * name; fails for table fail_at. The URLs asked are noted. */
+static const char *served[LISTS_RULES_N];
+static size_t served_len[LISTS_RULES_N];
+static int fail_at = -1;
+static char asked[LISTS_RULES_N][600];
+
+static int
+fake_get(const char *url, const char *ca_file, struct buf *body,
+    struct buf *err)
+{
+	size_t t, ul = strlen(url), nl;
+
+	assert_string_equal(ca_file, "/test/ca.pem");
+	buf_reset(body);
+	for (t = 0; t < LISTS_RULES_N; t++) {
+		nl = strlen(lists_rules_tables[t].name);
+		if (ul > nl && strcmp(url + ul - nl,
+		    lists_rules_tables[t].name) == 0)
+			break;
+	}
+	assert_true(t < LISTS_RULES_N);
+	snprintf(asked[t], sizeof(asked[t]), "%s", url);
+	if ((int)t == fail_at) {
+		buf_printf(err, "%s: Connection refused", url);
+		return -1;
+	}
+	return buf_append(body, served[t], served_len[t]);
+}
+
+/* The content of dir/name ("" when missing) into b. */
+static void
+read_into(const char *name, struct buf *b)
+{
+	char path[700], chunk[4096];
+	size_t n;
+	FILE *f;
+
+	buf_reset(b);
+	snprintf(path, sizeof(path), "%s/%s", lists, name);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		assert_int_equal(buf_append(b, chunk, n), 0);
+	fclose(f);
+}
+
+/* 1 when the folder has a staged file (".NAME.new.PID") left. */
+static int
+staged_left(void)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "ls -a '%s' | grep -q '\\.new\\.'", lists);
+	return system(cmd) == 0;
+}
+
+static ino_t
+inode_of(const char *name)
+{
+	char path[700];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", lists, name);
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+static void
+test_rule_tables_install_all_or_none(void **state)
+{
+	static const char newer[] = "*.mx.newprov.test newprov\n";
+	struct lists_rules_source src = { "https://rules.test/svc/",
+	    "/test/ca.pem", fake_get };
+	char local[4096], outbuf[8192];
+	struct buf err, got, newmx, before[LISTS_RULES_N];
+	size_t t;
+	ino_t ino;
+	FILE *out;
+
+	(void)state;
+	read_shipped();
+	buf_init(&err, 4096);
+	buf_init(&got, 1 << 22);
+	buf_init(&newmx, 1 << 22);
+	buf_append(&newmx, buf_str(&shipped[0]), shipped[0].len);
+	buf_puts(&newmx, newer);
+	/* the installed tables: the shipped ones; an operator's override */
+	snprintf(local, sizeof(local), "mkdir -p '%s/local' && cp '%s/%s' "
+	    "'%s/%s' '%s/%s' '%s' && echo '*.mx.newprov.test mine' > "
+	    "'%s/local/mx_providers.txt'", lists, LISTS_CURATED_DIR,
+	    "mx_providers.txt", LISTS_CURATED_DIR, "smtp_reply_rules.txt",
+	    LISTS_CURATED_DIR, "pacing_defaults.txt", lists, lists);
+	assert_int_equal(system(local), 0);
+	for (t = 0; t < LISTS_RULES_N; t++) {
+		buf_init(&before[t], 1 << 22);
+		read_into(lists_rules_tables[t].name, &before[t]);
+		served[t] = buf_str(&shipped[t]);
+		served_len[t] = shipped[t].len;
+	}
+	served[0] = buf_str(&newmx);
+	served_len[0] = newmx.len;
+
+	/* a broken second table: nothing installed */
+	served[1] = "reply * 650 * x\n";
+	served_len[1] = strlen(served[1]);
+	buf_reset(&err);
+	assert_int_equal(lists_rules_update(lists, &src, stdout, &err),
+	    LISTS_RULES_CHECK);
+	assert_non_null(strstr(buf_str(&err), "smtp_reply_rules.txt does "
+	    "not parse"));
+	assert_non_null(strstr(buf_str(&err), "are unchanged"));
+	read_into("mx_providers.txt", &got);
+	assert_string_equal(buf_str(&got), buf_str(&before[0]));
+	assert_false(staged_left());
+	served[1] = buf_str(&shipped[1]);
+	served_len[1] = shipped[1].len;
+
+	/* the third download fails: nothing installed */
+	fail_at = 2;
+	buf_reset(&err);
+	assert_int_equal(lists_rules_update(lists, &src, stdout, &err),
+	    LISTS_RULES_FETCH);
+	assert_non_null(strstr(buf_str(&err), "Connection refused"));
+	read_into("mx_providers.txt", &got);
+	assert_string_equal(buf_str(&got), buf_str(&before[0]));
+	read_into(LISTS_RULES_SOURCES, &got);
+	assert_int_equal(got.len, 0);
+	fail_at = -1;
+
+	/* not https: refused before any download */
+	src.url = "http://rules.test/svc";
+	memset(asked, 0, sizeof(asked));
+	buf_reset(&err);
+	assert_int_equal(lists_rules_update(lists, &src, stdout, &err),
+	    LISTS_RULES_URL);
+	assert_string_equal(asked[0], "");
+
+	/* all good: each table replaced by a new file (renamed, not
+	 * rewritten), the sources noted, local/ untouched */
+	src.url = "https://rules.test/svc";
+	ino = inode_of("mx_providers.txt");
+	memset(outbuf, 0, sizeof(outbuf));
+	assert_non_null(out = fmemopen(outbuf, sizeof(outbuf) - 1, "w"));
+	buf_reset(&err);
+	assert_int_equal(lists_rules_update(lists, &src, out, &err),
+	    LISTS_RULES_OK);
+	fclose(out);
+	assert_string_equal(asked[0],
+	    "https://rules.test/svc/mx_providers.txt");
+	read_into("mx_providers.txt", &got);
+	assert_string_equal(buf_str(&got), buf_str(&newmx));
+	assert_true(inode_of("mx_providers.txt") != ino);
+	assert_non_null(strstr(outbuf, "rule tables: mx_providers.txt: "));
+	assert_non_null(strstr(outbuf, " from https://rules.test/svc/"
+	    "pacing_defaults.txt\n"));
+	read_into(LISTS_RULES_SOURCES, &got);
+	assert_non_null(strstr(buf_str(&got), "# Rule tables fetched by "
+	    "svcadm lists update at "));
+	assert_non_null(strstr(buf_str(&got), "\nsmtp_reply_rules.txt "
+	    "https://rules.test/svc/smtp_reply_rules.txt "));
+	read_into("local/mx_providers.txt", &got);
+	assert_string_equal(buf_str(&got), "*.mx.newprov.test mine\n");
+	assert_false(staged_left());
+
+	/* a folder that cannot be written: an error, nothing half done */
+	snprintf(local, sizeof(local), "%s/none", lists);
+	buf_reset(&err);
+	assert_int_equal(lists_rules_update(local, &src, stdout, &err),
+	    LISTS_RULES_WRITE);
+	assert_non_null(strstr(buf_str(&err), "cannot create"));
+	assert_non_null(strstr(buf_str(&err), "are unchanged"));
+	for (t = 0; t < LISTS_RULES_N; t++)
+		buf_free(&before[t]);
+	buf_free(&newmx);
+	buf_free(&got);
+	buf_free(&err);
+}
+
 int
 main(void)
 {
@@ -138,6 +436,9 @@ main(void)
 		cmocka_unit_test(
 		    test_update_runs_the_script_then_checks_the_folder),
 		cmocka_unit_test(test_default_script_follows_the_environment),
+		cmocka_unit_test(test_shipped_tables_pass_the_check),
+		cmocka_unit_test(test_broken_tables_are_refused),
+		cmocka_unit_test(test_rule_tables_install_all_or_none),
 	};
 
 	return cmocka_run_group_tests_name("lists_update", tests, setup,
