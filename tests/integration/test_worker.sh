@@ -472,31 +472,35 @@ t_domain_one_session() {
 }
 t_case "a domain's next transaction goes in the session it has when that one carries it next; more than that opens sessions side by side" t_domain_one_session
 
+# window_job NAME FIRST [MAX_OPEN]: a reuse job run by one svc-worker with a
+# window of 2..12 sessions at mx.reuse.test (a server that takes MAX_OPEN
+# connections at once, 0: any), every verdict checked; BUSY: connections
+# it refused as one too many
+window_job() {
+    reuse_fake_reset
+    fake_set 127.0.0.33 max_open="${3:-0}"
+    reuse_job "$1" "$2" || return 1
+    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
+    check_verdicts "$1" || return 1
+    BUSY=$(fake_ctl 127.0.0.33 concurrency | sed 's/.*busy=\([0-9]*\).*/\1/')
+    it_log "$1, window 2..12, max_open ${3:-0}: $(fake_ctl 127.0.0.33 concurrency), $(fake_ctl 127.0.0.33 stats)"
+}
+
 t_window() {
-    local busy cap
+    local cap
     # a host that answers every transaction: from 2 sessions at once
     # (worker_domain_concurrency_initial) towards 12, one more a
     # transaction answered while all were in use
-    reuse_fake_reset
-    reuse_job job_window 400 || return 1
-    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
-    check_verdicts job_window || return 1
-    it_log "window 2..12: $(fake_ctl 127.0.0.33 concurrency), $(fake_ctl 127.0.0.33 stats)"
+    window_job job_window 400 || return 1
     [ "$(max_open 127.0.0.33)" -ge 4 ] || it_fail "at most $(max_open 127.0.0.33) sessions at once: the window never grew from 2"
     [ "$(max_open 127.0.0.33)" -le 12 ] || it_fail "more than worker_domain_concurrency (12) sessions at once"
     # a server that takes 3 connections at once and answers the next 421:
     # the window goes back to 2, every address is checked all the same
-    reuse_fake_reset
-    fake_set 127.0.0.33 max_open=3
-    reuse_job job_window_busy 500 || return 1
-    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
-    check_verdicts job_window_busy || return 1
-    busy=$(fake_ctl 127.0.0.33 concurrency | sed 's/.*busy=\([0-9]*\).*/\1/')
-    it_log "window 2..12 at a server of 3: $(fake_ctl 127.0.0.33 concurrency), $(fake_ctl 127.0.0.33 stats)"
-    [ "$busy" -ge 1 ] || it_fail "no connection was refused as one too many: the case proves nothing"
+    window_job job_window_busy 500 3 || return 1
+    [ "$BUSY" -ge 1 ] || it_fail "no connection was refused as one too many: the case proves nothing"
     # (without the cap it was refused 11 times in 38 sessions: the window
     # grew to 4 again after each reset)
-    [ "$busy" -le 4 ] || it_fail "$busy connections refused as one too many: the window kept growing past the server's 3"
+    [ "$BUSY" -le 4 ] || it_fail "$BUSY connections refused as one too many: the window kept growing past the server's 3"
     grep -q "event=smtp_window_reset host=mx.reuse.test window=2 " "$IT_DIR/log/svc.log" ||
         it_fail "no event=smtp_window_reset for mx.reuse.test in the log"
     check_counts "${JOBS[job_window_busy]}"
@@ -510,22 +514,13 @@ t_window() {
     # a worker that meets the host anew starts within what the profile
     # says it takes (3: the server's own limit) and is refused nothing
     it_sql "UPDATE mx_profiles SET sessions_max = 3, sessions_max_at = UTC_TIMESTAMP(3) WHERE host = 'mx.reuse.test'"
-    reuse_fake_reset
-    fake_set 127.0.0.33 max_open=3
-    reuse_job job_window_known 600 || return 1
-    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
-    check_verdicts job_window_known || return 1
-    busy=$(fake_ctl 127.0.0.33 concurrency | sed 's/.*busy=\([0-9]*\).*/\1/')
-    it_log "window 2..12 with sessions_max 3 in the profile: $(fake_ctl 127.0.0.33 concurrency)"
-    expect_eq "connections refused as one too many with the host's cap known" 0 "$busy" || return 1
+    window_job job_window_known 600 3 || return 1
+    expect_eq "connections refused as one too many with the host's cap known" 0 "$BUSY" || return 1
     [ "$(max_open 127.0.0.33)" -ge 3 ] || it_fail "at most $(max_open 127.0.0.33) sessions at once: the window never reached the cap, the case proves nothing"
     # a cap learned more than a day ago no longer holds: the window grows
     # past it again
     it_sql "UPDATE mx_profiles SET sessions_max = 2, sessions_max_at = UTC_TIMESTAMP(3) - INTERVAL 2 DAY WHERE host = 'mx.reuse.test'"
-    reuse_fake_reset
-    reuse_job job_window_stale 700 || return 1
-    once_with worker_domain_concurrency=12 worker_domain_concurrency_initial=2 || it_fail "svc-worker --once failed"
-    check_verdicts job_window_stale || return 1
+    window_job job_window_stale 700 || return 1
     [ "$(max_open 127.0.0.33)" -ge 4 ] || it_fail "at most $(max_open 127.0.0.33) sessions at once: a cap of a day ago still held"
     it_sql "UPDATE mx_profiles SET sessions_max = NULL, sessions_max_at = NULL WHERE host = 'mx.reuse.test'"
 }
