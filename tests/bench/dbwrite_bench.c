@@ -18,7 +18,10 @@
  * FORM: union (main's UPDATE ... JOIN (SELECT ... UNION ALL ...)), odku
  * (INSERT ... ON DUPLICATE KEY UPDATE with the done-row guards), values
  * (UPDATE ... JOIN (WITH v(...) AS (VALUES ...) ...), its first row cast),
- * none. CACHEFORM: replace (REPLACE of a 510-byte object), odku (INSERT
+ * sep (an experiment, not svc's schema: the results INSERTed into a table
+ * of their own, job_results, keyed (job_id, seq) with a chunk and a
+ * classification key, the job's rows never updated; the done rows read
+ * from it by chunk), none. CACHEFORM: replace (REPLACE of a 510-byte object), odku (INSERT
  * ... ON DUPLICATE KEY UPDATE of it), compact (REPLACE of a ~150-byte
  * value), none. Experiments, by environment: PAD=1 one 64-row statement a
  * write (union: rows of seq NULL; odku: the last row again); G48=1 the
@@ -183,6 +186,20 @@ setup(void)
 {
 	int noidx = getenv("NOIDX") ? atoi(getenv("NOIDX")) : 0;
 	q("DROP TABLE IF EXISTS job_emails");
+	q("DROP TABLE IF EXISTS job_results");
+	q("CREATE TABLE job_results ("
+	    "job_id VARCHAR(40) NOT NULL, seq INT NOT NULL, chunk INT NOT NULL,"
+	    "classification ENUM('valid','invalid','risky','catch_all',"
+	    "'disposable','unknown') NOT NULL, status ENUM('deliverable',"
+	    "'undeliverable','risky','unknown') NOT NULL, reason VARCHAR(32) NULL,"
+	    "sub_status VARCHAR(32) NULL, score TINYINT UNSIGNED NULL,"
+	    "free TINYINT NULL, role TINYINT NULL, disposable TINYINT NULL,"
+	    "accept_all TINYINT NULL, catch_all_verdict VARCHAR(24) NULL,"
+	    "verified_at DATETIME(3) NULL, provider VARCHAR(253) NULL,"
+	    "score_basis VARCHAR(10) NULL, mx_host VARCHAR(253) NULL,"
+	    "PRIMARY KEY (job_id, seq), KEY job_results_chunk (job_id, chunk),"
+	    "KEY job_results_class (job_id, classification, seq)"
+	    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
 	q("DROP TABLE IF EXISTS verdict_cache");
 	char t[4096];
 	snprintf(t, sizeof(t), "CREATE TABLE job_emails ("
@@ -257,7 +274,7 @@ post(void)
 		q("OPTIMIZE TABLE job_emails");
 }
 
-static int form_odku, form_values;
+static int form_odku, form_values, form_sep;
 
 static void
 result_params(char **r, char (*s)[64], int seq)
@@ -305,6 +322,16 @@ static const char *odku_tail =
     KEEP("verified_at") KEEP("provider") KEEP("score_basis") KEEP("mx_host")
     "state = 'done'";
 
+/* sep: a table of results beside the job's rows, written once per row
+ * (the job's rows are never updated) */
+static const char *sep_head =
+    "INSERT INTO job_results (job_id, chunk, seq, "
+    "classification, status, reason, sub_status, score, free, role, "
+    "disposable, accept_all, catch_all_verdict, verified_at, provider, "
+    "score_basis, mx_host) VALUES ";
+static const char *sep_item =
+    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FROM_UNIXTIME(?), ?, ?, ?)";
+
 static const char *union_item =
     "SELECT ? AS seq, ? AS classification, ? AS status, ? AS reason, "
     "? AS sub_status, ? AS score, ? AS free, ? AS role, "
@@ -344,8 +371,12 @@ write_group(const int *seqs, int n)
 	char chunk[16];
 	int i, k;
 
-	if (form_odku) {
-		repeat(sql, SQLMAX, odku_head, odku_item, ",", n, odku_tail);
+	if (form_odku || form_sep) {
+		if (form_sep)
+			repeat(sql, SQLMAX, sep_head, sep_item, ",", n, "");
+		else
+			repeat(sql, SQLMAX, odku_head, odku_item, ",", n,
+			    odku_tail);
 		for (i = 0; i < n; i++) {
 			result_params(r, s[i], seqs[i < real ? i : real - 1]);
 			snprintf(chunk, sizeof(chunk), "%d",
@@ -397,9 +428,16 @@ results(void)
 			snprintf(cs, sizeof(cs), "%d", c);
 			p[0] = (char *)job;
 			p[1] = cs;
-			run("SELECT seq, state = 'done', charged FROM job_emails "
-			    "WHERE job_id = ? AND chunk = ? AND (state = 'done' "
-			    "OR charged = 0)", p, 2);
+			if (form_sep) {
+				run("SELECT seq FROM job_results WHERE "
+				    "job_id = ? AND chunk = ?", p, 2);
+				run("SELECT seq FROM job_emails WHERE "
+				    "job_id = ? AND chunk = ? AND charged = 0",
+				    p, 2);
+			} else
+				run("SELECT seq, state = 'done', charged FROM "
+				    "job_emails WHERE job_id = ? AND chunk = ? AND "
+				    "(state = 'done' OR charged = 0)", p, 2);
 			changed = 0;
 			for (off = 0; off < WRITE; off += g) {
 				for (g = 64; g > WRITE - off; g /= 2)
@@ -498,6 +536,7 @@ main(int argc, char **argv)
 	cform = argc > 4 ? argv[4] : "none";
 	form_odku = strcmp(form, "odku") == 0;
 	form_values = strcmp(form, "values") == 0;
+	form_sep = strcmp(form, "sep") == 0;
 	cache_odku = strcmp(cform, "odku") == 0;
 	cache_compact = strcmp(cform, "compact") == 0;
 	sql = malloc(SQLMAX);
