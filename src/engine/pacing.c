@@ -131,9 +131,13 @@ pacing_learn_from_profile(struct pacing_pair *pp, const struct pacing_conf *c,
 
 int
 pacing_past_patience(const struct pacing_pair *pp, const struct pacing_conf *c,
-    int64_t now)
+    int64_t waiting_since, int64_t now)
 {
-	return pp->paused_until > now && pp->paused_until - now > c->patience_ms;
+	int64_t from = waiting_since > 0 && waiting_since < now ?
+	    waiting_since : now;
+
+	return pp->paused_until > now &&
+	    pp->paused_until - from > c->patience_ms;
 }
 
 void

@@ -30,8 +30,9 @@
  *    (pacing_block_strikes, each within a penalty of the last one's
  *    end), or a block (5.7.x naming our client
  *    or a DNSBL, at connect, HELO or MAIL, or to every RCPT) pause the
- *    pair for pacing_pause_ms; addresses waiting for a pair paused longer
- *    than pacing_patience_ms end unknown / smtp_blocked.
+ *    pair for pacing_pause_ms; addresses waiting for a pair whose pause
+ *    ends more than pacing_patience_ms after the first of the blocks in a
+ *    row that sent them back end unknown / smtp_blocked.
  * The worker's side (which pair a domain uses, when it may send) is
  * src/worker/pacer.c; this file is the state and its statements. */
 #ifndef SVC_PACING_H
@@ -116,9 +117,14 @@ long	 pacing_window_limit(const struct pacing_pair *,
 	    const struct pacing_conf *, int64_t now);
 /* Neither in a penalty nor paused. */
 int	 pacing_may_send(const struct pacing_pair *, int64_t now);
-/* The pair is paused past the patience of the addresses waiting for it. */
+/* The pair is paused past the patience of the addresses waiting for it:
+ * its pause ends more than patience_ms after they began waiting
+ * (waiting_since, the local clock of the first of the blocks in a row
+ * that sent them back; 0: now). Counted from then, not from now, so that
+ * blocks in a row, each paused for less than the patience, still end
+ * them once they have waited past it. */
 int	 pacing_past_patience(const struct pacing_pair *,
-	    const struct pacing_conf *, int64_t now);
+	    const struct pacing_conf *, int64_t waiting_since, int64_t now);
 /* n RCPTs answered by the host. */
 void	 pacing_tally_add(struct pacing_pair *, long n, int64_t now);
 /* RCPTs answered in the last window (what the host still counts when it

@@ -395,7 +395,7 @@ pacer_any_may_send(const struct process_host *h, int64_t now)
 
 int
 pacer_past_patience(const struct process *p, const struct process_host *h,
-    int64_t now)
+    int64_t waiting_since, int64_t now)
 {
 	size_t r;
 
@@ -403,7 +403,8 @@ pacer_past_patience(const struct process *p, const struct process_host *h,
 		return 0;
 	for (r = 0; r < h->npairs; r++)
 		if (pacer_route_usable(h, r) &&
-		    !pacing_past_patience(&h->pair[r]->s, &p->pconf, now))
+		    !pacing_past_patience(&h->pair[r]->s, &p->pconf,
+		    waiting_since, now))
 			return 0;
 	return 1;
 }

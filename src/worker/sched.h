@@ -111,6 +111,10 @@ struct process_domain {
 	struct process_addr	*head, *tail;	/* waiting (for DNS or SMTP) */
 	size_t			 queued;
 	struct process_parked	*parked;	/* ended, waiting for the probe */
+	/* local clock of the first of the blocks in a row that sent its
+	 * addresses back (0: none since the host last answered): their
+	 * patience counts from then (pacer_past_patience) */
+	int64_t			 blocked_since;
 	struct process_domain	*hnext;		/* hash chain */
 	struct process_domain	*dnext;		/* DNS queue */
 };
@@ -356,9 +360,10 @@ int	 pacer_session_room(const struct process *,
 void	 pacer_session_count(struct process_host *, size_t route, int delta);
 /* Whether any route's pair of the host is paced (a budget to share). */
 int	 pacer_host_paced(const struct process_host *);
-/* Every route's pair of the host is paused past the addresses' patience. */
+/* Every route's pair of the host is paused past the patience of addresses
+ * waiting since waiting_since (pacing_past_patience). */
 int	 pacer_past_patience(const struct process *, const struct process_host *,
-	    int64_t now);
+	    int64_t waiting_since, int64_t now);
 /* When every route the host's sessions may take is paced: the pair that
  * stands for them (the first usable route's: the hosts of one provider
  * share it), how long until one of them may send (*wait_ms, 0: now) and

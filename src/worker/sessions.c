@@ -271,7 +271,8 @@ sessions_schedule(struct process *p, int64_t now)
 				}
 				if (d->host[PROCESS_BY_NAME] != NULL &&
 				    pacer_past_patience(p,
-				    d->host[PROCESS_BY_NAME], now)) {
+				    d->host[PROCESS_BY_NAME], d->blocked_since,
+				    now)) {
 					sessions_give_up(p, d);
 					continue;
 				}
@@ -307,6 +308,21 @@ sessions_schedule(struct process *p, int64_t now)
 }
 
 /* ---------------------------------------------------------------- ends */
+
+/* Whether one of the transaction's RCPTs got an answer that is not a
+ * block. */
+static int
+sessions_answered_unblocked(const struct smtp_session *s, size_t total)
+{
+	const struct smtp_rcpt_result *rr;
+	size_t i;
+
+	for (i = 0; i < total; i++)
+		if ((rr = smtp_session_rcpt(s, i)) != NULL && rr->code != 0 &&
+		    !pacing_is_block(rr->code, rr->enhanced, rr->verdict))
+			return 1;
+	return 0;
+}
 
 /* Concludes a finished transaction's addresses with what the domain's
  * batch knows now, puts back in the queue what a deferring host or a
@@ -428,6 +444,13 @@ sessions_tx_end(struct process *p, struct process_session *ss,
 	tx->blocked = pacer_learn(p, d, tx->s, total, answered,
 	    ss->rcpts >= total ? ss->rcpts - total : 0, tx->failed, tx->taken,
 	    now);
+	/* the patience of addresses sent back by blocks in a row counts from
+	 * the first; a host that answers anything but a block ends the row */
+	if (tx->blocked) {
+		if (d->blocked_since == 0)
+			d->blocked_since = now;
+	} else if (sessions_answered_unblocked(tx->s, total))
+		d->blocked_since = 0;
 	if (tx->probe) {
 		sessions_conclude(p, tx);
 		if (!tx->failed || d->b.probe != VERIFY_PROBE_UNKNOWN ||

@@ -14,7 +14,8 @@
 # unknown, never invalid, and the next route is used when there is one; a
 # wrong password gives unknown with a clear log line; a host that blocks
 # one source address (127.0.0.47) has that session's addresses verified
-# by the other route.
+# by the other route; with allow_private_mx = no, a private MX address
+# is refused by the engine before the proxy is asked to connect to it.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mail_env.sh"
 it_require danted useradd userdel chpasswd
@@ -68,7 +69,8 @@ clientmethod: none
 user.privileged: root
 user.unprivileged: nobody
 client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }
-socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 command: connect }
+socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 command: connect
+    log: connect }
 EOF
 danted -f "$IT_DIR/danted.conf" -N 1 > "$IT_DIR/danted.out" 2>&1 &
 FAKE_PIDS+=($!)	# stopped by its pid with the fake servers
@@ -330,6 +332,40 @@ t_socks_only() {
     [[ $p =~ ^127\.0\.0\.45=[0-9]+$ ]] || it_fail "peers of the proxy-only host: $p"
 }
 t_case "socks5 alone (username/password): right verdicts through the proxy from the API and the worker" t_socks_only
+
+# proxy_connects: the connections danted made for its clients (its log,
+# "log: connect")
+proxy_connects() { grep -c 'pass([0-9]*): tcp/connect \[' "$IT_DIR/danted.log"; }
+
+t_private_mx_not_asked_of_the_proxy() {
+    local before rc=0
+    # the proxy's log tells its connections (the case before went by it)
+    before=$(proxy_connects)
+    [ "$before" -ge 1 ] || { it_fail "danted logged no connection: $(tail -n 5 "$IT_DIR/danted.log" | tr '\n' '|')"; return 1; }
+    # mx-proxyonly is at a loopback address: with allow_private_mx = no
+    # the engine refuses it before it asks the proxy to connect there
+    sed -i 's/^allow_private_mx = yes$/allow_private_mx = no/' "$SVC_CONF"
+    egress "$SOCKS"
+    fake_ctl 127.0.0.42 reset > /dev/null
+    fake_set 127.0.0.42 allow_from=$PROXY_ADDR
+    t_private_checks() {
+        row user51@p1.egress.test unknown unknown smtp_unreachable || return 1
+        row unknown51@p2.egress.test unknown unknown smtp_unreachable || return 1
+        { echo user52@p1.egress.test; echo user53@p3.egress.test; echo unknown52@p2.egress.test; } | job private || return 1
+        expect_eq "results" "3 unknown" "$JOB_RESULTS" || return 1
+        expect_eq "sub_status" "smtp_unreachable 3" "$(it_sql "SELECT sub_status, COUNT(*) FROM job_emails
+            WHERE job_id = '$(jq -r '.job_id // .id' "$IT_DIR/private.created")' GROUP BY sub_status" | tr '\t' ' ')" || return 1
+        expect_eq "connections the proxy made" "$before" "$(proxy_connects)" || return 1
+        expect_eq "peers of mx-proxyonly" "-" "$(peers 127.0.0.42)" || return 1
+        grep -q "event=smtp_private_mx_refused .*host=mx-proxyonly.egress.test addr=127.0.0.42" "$IT_DIR/log/svc.log" ||
+            it_fail "no smtp_private_mx_refused line for mx-proxyonly"
+    }
+    t_private_checks || rc=1
+    sed -i 's/^allow_private_mx = no$/allow_private_mx = yes/' "$SVC_CONF"
+    egress "$SOCKS"
+    return $rc
+}
+t_case "a SOCKS5 route with allow_private_mx = no: a private MX address gives unknown smtp_unreachable (never invalid), and the proxy is never asked to connect to it" t_private_mx_not_asked_of_the_proxy
 
 t_proxy_down() {
     egress "socks5://127.0.0.1:$DEAD_PORT"

@@ -21,7 +21,12 @@
 #    do not keep the next chunks waiting behind them; past the 64 chunks
 #    a worker holds at most, they are handed back until their turn;
 #  - mx-tw (127.0.0.58) takes 9 RCPTs in any 10 s: its pair's budget is
-#    shared by two svc-worker processes, one after the other.
+#    shared by two svc-worker processes, one after the other;
+#  - mx-rc (127.0.0.50) blocks every RCPT of its first sessions
+#    (block_sessions), then answers; mx-pb (127.0.0.51) blocks them all:
+#    with a pause shorter than the patience, addresses wait out the pause
+#    and get their real verdicts, and end smtp_blocked only once blocks in
+#    a row keep them waiting past the patience.
 # The worker's penalty (1.5 s) is longer than mx-rl's and shorter than
 # mx-bl's. Sessions to one host run one at a time
 # (worker_domain_concurrency = 1, and pacing_pair_sessions = 1 for a paced
@@ -48,6 +53,8 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     'mx-id IN A 127.0.0.46' 'id IN A 192.0.2.1' 'id IN MX 10 mx-id' \
     'mx-pr IN A 127.0.0.47' 'pr IN A 192.0.2.1' 'pr IN MX 10 mx-pr' \
     'mx-hl IN A 127.0.0.48' 'mx-fr IN A 127.0.0.49' 'zf IN A 192.0.2.1' 'zf IN MX 10 mx-fr' \
+    'mx-rc IN A 127.0.0.50' 'rc IN A 192.0.2.1' 'rc IN MX 10 mx-rc' \
+    'mx-pb IN A 127.0.0.51' 'pb IN A 192.0.2.1' 'pb IN MX 10 mx-pb' \
     'hl1 IN MX 10 mx-hl' 'hl2 IN MX 10 mx-hl' 'hl3 IN MX 10 mx-hl' 'hl4 IN MX 10 mx-hl' \
     'mx-tw IN A 127.0.0.58' 'tw1 IN A 192.0.2.1' 'tw1 IN MX 10 mx-tw' 'tw2 IN A 192.0.2.1' 'tw2 IN MX 10 mx-tw' \
     > "$IT_DIR/dns/pace.test.zone"
@@ -64,6 +71,8 @@ fake 127.0.0.47 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_aft
 fake 127.0.0.48
 fake 127.0.0.49
 fake 127.0.0.58 rate_limit=9 rate_window_ms=10000 rate_penalty_ms=1000 block_after=100
+fake 127.0.0.50 block_sessions=2
+fake 127.0.0.51 block_sessions=1000000
 mail_env_lists
 # mx-pp is paced from the start (an operator's default, 600 a minute)
 echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
@@ -72,6 +81,10 @@ echo 'mx-pp.pace.test 600 1' > "$IT_DIR/lists/local/pacing_defaults.txt"
 echo 'mx-id.pace.test 200 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
 echo 'mx-pr.pace.test 400 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
 echo 'mx-hl.pace.test 600 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
+# mx-rc and mx-pb fast (a block leaves a pair that has no default at 1 RCPT
+# a minute, growing from there: one RCPT a session for a while)
+echo 'mx-rc.pace.test 60000 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
+echo 'mx-pb.pace.test 60000 1' >> "$IT_DIR/lists/local/pacing_defaults.txt"
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 20000
 worker_poll_interval = 1
@@ -400,5 +413,53 @@ t_budget_shared() {
     expect_eq "RCPTs mx-tw got, and its 421s" "18 0" "$(rate_field 127.0.0.58 rcpts) $(rate_field 127.0.0.58 refused)"
 }
 t_case "a pair's budget is shared by every svc-worker process (MariaDB): a second worker within the window waits for the next, and the host that takes 9 RCPTs in 10 s says no 421" t_budget_shared
+# short_pause PAUSE_MS PATIENCE_MS: the pause after a block and the
+# patience of the addresses waiting, for the next worker runs
+short_pause() {
+    sed -i '/^pacing_pause_ms = /d; /^pacing_patience_ms = /d' "$SVC_CONF"
+    printf 'pacing_pause_ms = %s\npacing_patience_ms = %s\n' "$1" "$2" >> "$SVC_CONF"
+}
+
+t_pause_within_patience() {
+    # mx-rc blocks every RCPT of its first two sessions (554 5.7.1 ...
+    # zen.spamhaus.org), then answers: with a pause (2 s) that ends well
+    # within the patience (a minute), the addresses wait it out, twice,
+    # and end with their real verdicts; none is smtp_blocked or refunded
+    short_pause 2000 60000
+    { for i in 1 2 3 4; do echo "user$i@rc.pace.test"; done; echo unknown1@rc.pace.test; } | mkjob recover || return 1
+    once || it_fail "svc-worker --once failed"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
+    expect_eq "sessions mx-rc blocked" 2 "$(rate_field 127.0.0.50 sessions_blocked)" || return 1
+    expect_eq "verdicts" "invalid mailbox_not_found 1,valid null 4" \
+        "$(it_sql "SELECT classification, IFNULL(sub_status, 'null'), COUNT(*) FROM job_emails WHERE job_id = '$JOB'
+                   GROUP BY 1, 2 ORDER BY CAST(classification AS CHAR)" | tr '\t' ' ' | paste -sd,)" || return 1
+    expect_eq "count_unknown" 0 "$(it_sql "SELECT count_unknown FROM jobs WHERE id = '$JOB'")" || return 1
+    expect_eq "refunded" 0 "$(it_sql "SELECT COALESCE(SUM(amount), 0) FROM credit_ledger WHERE ref = 'job:$JOB:refund'")" || return 1
+    grep -q "event=pacing_gave_up domain=rc.pace.test" "$IT_DIR/log/svc.log" &&
+        it_fail "svc-worker gave up on rc.pace.test"
+    return 0
+}
+t_case "a block whose pause ends within the patience: the addresses wait it out (twice) and end with their real verdicts, none smtp_blocked nor refunded" t_pause_within_patience
+
+t_blocks_past_patience() {
+    # mx-pb blocks every session: each block pauses the pair for 1 s, less
+    # than the patience (5 s), but the addresses have waited past the
+    # patience after a few of them in a row, and end smtp_blocked,
+    # refunded (not sent again for ever: the worker run ends)
+    short_pause 1000 5000
+    { for i in 1 2 3; do echo "user$i@pb.pace.test"; done; } | mkjob blocked || return 1
+    timeout 120 "$WORKER" --once -c "$SVC_CONF" 2>> "$IT_DIR/log/worker-stderr.log" ||
+        it_fail "svc-worker --once failed or never ended"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
+    expect_eq "verdicts" "unknown smtp_blocked 3" \
+        "$(it_sql "SELECT classification, IFNULL(sub_status, 'null'), COUNT(*) FROM job_emails WHERE job_id = '$JOB'
+                   GROUP BY 1, 2 ORDER BY CAST(classification AS CHAR)" | tr '\t' ' ' | paste -sd,)" || return 1
+    expect_eq "refunded" 3 "$(it_sql "SELECT COALESCE(SUM(amount), 0) FROM credit_ledger WHERE ref = 'job:$JOB:refund'")" || return 1
+    [ "$(rate_field 127.0.0.51 sessions_blocked)" -ge 2 ] ||
+        it_fail "mx-pb blocked $(rate_field 127.0.0.51 sessions_blocked) sessions: the addresses gave up at the first short pause"
+    grep -q "event=pacing_gave_up domain=pb.pace.test host=mx-pb.pace.test addresses=3 " "$IT_DIR/log/svc.log" ||
+        it_fail "svc-worker logged no pacing_gave_up for pb.pace.test"
+}
+t_case "blocks in a row, each pause shorter than the patience: the addresses end smtp_blocked (refunded) once they have waited past the patience" t_blocks_past_patience
 
 t_done

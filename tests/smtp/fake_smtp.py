@@ -54,6 +54,10 @@ the session log):
                                    unavailable; Client host [ADDRESS] blocked
                                    using zen.spamhaus.org" (a block told at
                                    RCPT, not at the greeting)
+  block_sessions=N                 the first N sessions since the start or
+                                   the last reset get that block to every
+                                   RCPT, whatever their source address; the
+                                   later ones are served (a block that ends)
   hold=1|0                         1: every flight of commands waits, unanswered,
                                    until hold is set back to 0 (a test that must
                                    know a session is still going, without a
@@ -129,9 +133,10 @@ Control commands (one line each, answered with one line):
                 in all
   rate          the rate limit's counters over every source address since
                 the start or the last reset: "rcpts=N refused=R strikes=S
-                blocked=B too_many=T": RCPTs counted, 421s for the rate,
-                strikes (came back during a penalty), clients blocked,
-                452 4.5.3 answers
+                blocked=B too_many=T sessions_blocked=K": RCPTs counted,
+                421s for the rate, strikes (came back during a penalty),
+                clients blocked, 452 4.5.3 answers, sessions blocked by
+                block_sessions
 """
 import os
 import re
@@ -152,6 +157,7 @@ DEFAULTS = {
     "hold": "0", "rcpt_max": "0", "rate_limit": "0",
     "rate_window_ms": "1000", "rate_penalty_ms": "1000", "block_after": "0",
     "allow_from": "", "rate_from": "", "block_rcpt_from": "",
+    "block_sessions": "0",
     "max_open": "0",
 }
 
@@ -187,7 +193,7 @@ tls_context = None
 tls_context_no_tickets = None   # tickets=0
 clients = {}            # source address -> rate-limit state (under lock)
 rate_counts = {"rcpts": 0, "refused": 0, "strikes": 0, "blocked": 0,
-               "too_many": 0}
+               "too_many": 0, "sessions_blocked": 0}
 
 
 def client_state(addr):
@@ -360,7 +366,7 @@ class Session:
         if addr.upper().startswith("TO:"):
             addr = addr[3:].strip()
         addr = addr.strip("<>")
-        if self.log["peer"] in [a for a in setting("block_rcpt_from").split(",") if a]:
+        if self.log["blocked"] or self.log["peer"] in [a for a in setting("block_rcpt_from").split(",") if a]:
             return self.reply(554, ["5.7.1 Service unavailable; Client host [%s] blocked using zen.spamhaus.org" % self.log["peer"]]), None
         local = addr.split("@")[0].lower()
         m = re.fullmatch(r"(close421|[a-z]+)[0-9]*", local)
@@ -575,6 +581,10 @@ class Handler(socketserver.BaseRequestHandler):
                 old["commands"] = []
                 old["paths"] = []
             sessions.append(log)
+            # block_sessions: the first N sessions are blocked at RCPT
+            log["blocked"] = rate_counts["sessions_blocked"] < int(conf["block_sessions"] or 0)
+            if log["blocked"]:
+                rate_counts["sessions_blocked"] += 1
             concurrent["now"] += 1
             concurrent["max"] = max(concurrent["max"], concurrent["now"])
         s = Session(self.request, log)
@@ -646,10 +656,10 @@ class Control(socketserver.StreamRequestHandler):
                         sum(x["resumed"] for x in sessions)))
             elif cmd == "rate":
                 with lock:
-                    self.answer("rcpts=%d refused=%d strikes=%d blocked=%d too_many=%d" % (
+                    self.answer("rcpts=%d refused=%d strikes=%d blocked=%d too_many=%d sessions_blocked=%d" % (
                         rate_counts["rcpts"], rate_counts["refused"],
                         rate_counts["strikes"], rate_counts["blocked"],
-                        rate_counts["too_many"]))
+                        rate_counts["too_many"], rate_counts["sessions_blocked"]))
             elif cmd == "held":
                 with lock:
                     self.answer("held=%d" % held["now"])

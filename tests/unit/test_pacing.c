@@ -3,6 +3,8 @@
  * not paced has no limit, a default grows quickly until the first "slow
  * down", which halves the rate, keeps the rate it came at and lets it
  * creep back only to three quarters of it; strikes in a row make a block;
+ * addresses wait out a block's pause that ends within their patience,
+ * counted from the first of blocks in a row, and no longer;
  * a "slow down" heard outside the worker (no tally) penalises an unpaced
  * pair without inventing a rate; the window a budget is counted over
  * holds every RCPT the host still counts (whole seconds, late arrival);
@@ -295,7 +297,7 @@ test_strikes_block(void **state)
 	assert_int_equal(p.strikes, 2);
 	assert_int_equal(pacing_slow_down(&p, &conf, "421 4.7.0", t + 3000), 1);
 	assert_false(pacing_may_send(&p, t + 3000 + 3599999));
-	assert_true(pacing_past_patience(&p, &conf, t + 3000));
+	assert_true(pacing_past_patience(&p, &conf, 0, t + 3000));
 	assert_string_equal(p.reason, "421 4.7.0");
 	/* long after: a new first strike */
 	pacing_pair_init(&p, &conf, "mx.c.test", "direct", NULL, 0);
@@ -303,6 +305,57 @@ test_strikes_block(void **state)
 	pacing_slow_down(&p, &conf, "421", t + 10000);
 	assert_int_equal(p.strikes, 1);
 #undef conf
+}
+
+/* A block's pause against the patience of the addresses waiting for it:
+ * a pause that ends within the patience is waited out, one that ends past
+ * it is not; counted from when the addresses began waiting, so that
+ * blocks in a row, each paused for less than the patience, still end
+ * them once they have waited past it. */
+static void
+test_patience(void **state)
+{
+	struct pacing_conf c = conf;
+	struct pacing_pair p;
+	int64_t t = 100000;
+
+	(void)state;
+	c.pause_ms = 5000;
+	c.patience_ms = 60000;
+	pacing_pair_init(&p, &c, "mx.p.test", "direct", NULL, 0);
+	/* not paused: nothing to wait for */
+	assert_false(pacing_past_patience(&p, &c, 0, t));
+	pacing_block(&p, &c, "554 5.7.1 blocked", t);
+	assert_false(pacing_may_send(&p, t + 4999));
+	assert_true(pacing_may_send(&p, t + 5000));
+	/* a pause of 5 s, a patience of a minute: wait */
+	assert_false(pacing_past_patience(&p, &c, 0, t));
+	assert_false(pacing_past_patience(&p, &c, t, t));
+	assert_false(pacing_past_patience(&p, &c, t, t + 4999));
+	/* a patience of exactly the pause: still within it */
+	c.patience_ms = 5000;
+	assert_false(pacing_past_patience(&p, &c, t, t));
+	c.patience_ms = 4999;
+	assert_true(pacing_past_patience(&p, &c, t, t));
+	assert_true(pacing_past_patience(&p, &c, 0, t));
+	/* the pause over: nothing to wait for */
+	assert_false(pacing_past_patience(&p, &c, t, t + 5000));
+	/* blocks in a row, 5 s each, for addresses waiting since t: waited
+	 * out while the pause ends within the minute, not after */
+	c.patience_ms = 60000;
+	pacing_block(&p, &c, "554 5.7.1 blocked", t + 50000);
+	assert_false(pacing_past_patience(&p, &c, t, t + 50000));
+	assert_false(pacing_past_patience(&p, &c, 0, t + 50000));
+	pacing_block(&p, &c, "554 5.7.1 blocked", t + 55001);
+	assert_true(pacing_past_patience(&p, &c, t, t + 55001));
+	/* the same pause, for addresses that began waiting now: within */
+	assert_false(pacing_past_patience(&p, &c, t + 55001, t + 55001));
+	assert_false(pacing_past_patience(&p, &c, 0, t + 55001));
+	/* the default settings: an hour's pause, 15 minutes' patience */
+	pacing_pair_init(&p, &conf, "mx.q.test", "direct", NULL, 0);
+	pacing_block(&p, &conf, "554 5.7.1 blocked", t);
+	assert_true(pacing_past_patience(&p, &conf, 0, t));
+	assert_true(pacing_past_patience(&p, &conf, t, t + 1));
 }
 
 static void
@@ -551,6 +604,7 @@ main(void)
 		cmocka_unit_test(test_learned_from_profile),
 		cmocka_unit_test(test_friendly_learns_on_first_421),
 		cmocka_unit_test(test_strikes_block),
+		cmocka_unit_test(test_patience),
 		cmocka_unit_test(test_penalty_covers_window),
 		cmocka_unit_test(test_take_window_covers_host),
 		cmocka_unit_test(test_echo_is_no_new_strike),

@@ -1,5 +1,6 @@
 /* test_smtp.c: tests of src/engine/smtp, the SMTP probing client. The offline
- * part checks arguments, the private-MX refusal, closed and silent ports.
+ * part checks arguments, the private-MX refusal (through a SOCKS5 route
+ * too, before the proxy hears of the address), closed and silent ports.
  * The server part runs against tests/smtp/fake_smtp.py on loopback (port in
  * $SVC_TEST_SMTP_PORT, its control port in $SVC_TEST_SMTP_CONTROL); without
  * it the program re-runs itself through tests/integration/test_smtp.sh,
@@ -288,6 +289,55 @@ test_private_mx_refused_unless_allowed(void **state)
 	assert_int_equal(in->refused_private, 7);
 	assert_int_equal(smtp_session_rcpt(s, 0)->code, 0);
 	smtp_session_free(s);
+}
+
+/* Through a SOCKS5 route the same: the MX addresses are checked before
+ * the proxy is asked to connect to them, so a proxy (a listening socket
+ * here, which would hold the connection in its backlog) never hears of a
+ * private one. */
+static void
+test_private_mx_refused_before_the_proxy(void **state)
+{
+	struct smtp_opts o;
+	struct dns_addrs a;
+	struct smtp_session *s;
+	struct egress e;
+	struct buf err;
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	const char *rcpt[] = { "user@x.test" };
+	char route[64];
+	int lfd;
+
+	(void)state;
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(lfd >= 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(lfd, 8), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	snprintf(route, sizeof(route), "socks5://u:p@127.0.0.1:%u",
+	    (unsigned)ntohs(sin.sin_port));
+	buf_init(&err, 256);
+	assert_int_equal(egress_parse(route, &e, &err), 0);
+	opts_for_test(&o);
+	o.egress = &e;
+	o.allow_private_mx = 0;
+	addrs_of(&a, "127.0.0.1", "10.1.2.3", "192.168.1.1", "::1", NULL);
+	s = smtp_session_new(&o, "mx.x.test", &a, rcpt, 1);
+	assert_non_null(s);
+	assert_true(smtp_session_done(s));
+	assert_outcome(s, SMTP_OUTCOME_PRIVATE_ADDRESS);
+	assert_int_equal(smtp_session_info(s)->attempts, 0);
+	assert_int_equal(smtp_session_info(s)->refused_private, 4);
+	assert_int_equal(smtp_session_rcpt(s, 0)->code, 0);
+	smtp_session_free(s);
+	/* nothing ever connected to the proxy */
+	assert_int_equal(accept(lfd, NULL, NULL), -1);
+	close(lfd);
+	buf_free(&err);
 }
 
 static void
@@ -1641,6 +1691,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_random_local_parts_are_fresh_and_plain),
 		cmocka_unit_test(test_new_refuses_unsafe_arguments),
 		cmocka_unit_test(test_private_mx_refused_unless_allowed),
+		cmocka_unit_test(test_private_mx_refused_before_the_proxy),
 		cmocka_unit_test(test_no_address_is_unreachable),
 		cmocka_unit_test(test_closed_port_is_unreachable),
 		cmocka_unit_test(test_closed_ipv6_port_is_unreachable),
