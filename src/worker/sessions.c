@@ -319,7 +319,7 @@ sessions_answered_unblocked(const struct smtp_session *s, size_t total)
 
 	for (i = 0; i < total; i++)
 		if ((rr = smtp_session_rcpt(s, i)) != NULL && rr->code != 0 &&
-		    !pacing_is_block(rr->code, rr->enhanced, rr->verdict))
+		    !pacing_is_block(rr->code, rr->verdict))
 			return 1;
 	return 0;
 }
