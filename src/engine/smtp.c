@@ -591,6 +591,7 @@ smtp_session_detach(struct smtp_session *s)
 		return NULL;
 	t->id = s->id;
 	t->opts = s->opts;
+	memcpy(t->provider, s->provider, sizeof(t->provider));
 	t->fd = -1;
 	t->state = SMTP_STATE_DONE;
 	smtp_reply_parser_init(&t->parser);

@@ -233,7 +233,10 @@ const struct smtp_session_info *smtp_session_info(const struct smtp_session *);
 /* The provider id of the host the session talks to (providers.h; NULL or
  * "": none): its replies are read by that provider's rules first
  * (smtp_reply_rules.txt), the RCPTs' verdicts and the session's outcome
- * alike. Set before the first reply. */
+ * alike. Set before the first reply, and again for each transaction of
+ * another domain (verify_batch_next). The provider is the domain's first
+ * MX host's, as in its results: when that host fails and the session
+ * goes on to a later MX, that one's replies are read by it too. */
 void	 smtp_session_set_provider(struct smtp_session *, const char *);
 /* That id, or NULL when none was given. */
 const char *smtp_session_provider(const struct smtp_session *);

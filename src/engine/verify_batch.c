@@ -486,9 +486,9 @@ verify_batch_opts(const struct verify_engine *e, const struct verify_batch *b)
 }
 
 int
-verify_batch_next(struct verify_batch *b, struct smtp_session *s,
-    struct verify_item *const *v, size_t n, int last, int64_t now_ms,
-    int *probe)
+verify_batch_next(struct verify_engine *e, struct verify_batch *b,
+    struct smtp_session *s, struct verify_item *const *v, size_t n, int last,
+    int64_t now_ms, int *probe)
 {
 	char probe_addr[ADDR_ASCII_DOMAIN_MAX + 40];
 	const char **rcpts;
@@ -499,6 +499,8 @@ verify_batch_next(struct verify_batch *b, struct smtp_session *s,
 	    sizeof(probe_addr), &k, probe)) == NULL)
 		return -1;
 	rc = k > 0 ? smtp_session_next(s, rcpts, k, last, now_ms) : -1;
+	if (rc == 0)	/* its replies come in later steps */
+		(void)verify_batch_session_provider(e, b, s);
 	free(rcpts);
 	if (rc == -1)
 		*probe = 0;

@@ -148,8 +148,11 @@ struct smtp_session *verify_batch_open(struct verify_engine *,
  * n items (1..SMTP_RCPT_MAX - 1), with the catch-all probe as in
  * verify_batch_session (*probe); last: QUIT after it. 0, or -1 when it
  * could not be given (s is unchanged). The session's deadline (the
- * engine's verify_time_budget_ms) starts again. */
-int	 verify_batch_next(struct verify_batch *, struct smtp_session *s,
+ * engine's verify_time_budget_ms) starts again, and its replies are read
+ * by this batch's provider's rules (a session may go on to a domain whose
+ * MX host is another name of the same server). */
+int	 verify_batch_next(struct verify_engine *, struct verify_batch *,
+	    struct smtp_session *s,
 	    struct verify_item *const *, size_t n, int last, int64_t now_ms,
 	    int *probe);
 /* A finished session that carried the probe (its last RCPT): its answer,

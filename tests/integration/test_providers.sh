@@ -39,6 +39,7 @@ zone hotmail.com 'mx1.hotmail.com. 300 IN A 127.0.0.53'
 zone example.co.uk 'mx 300 IN A 127.0.0.53'
 zone prov.test \
     'gw 300 IN MX 10 aspmx.l.google.com.' 'gw2 300 IN MX 10 alt1.aspmx.l.google.com.' \
+    'z 300 IN MX 10 mx.z.prov.test.' 'mx.z 300 IN A 127.0.0.51' \
     'm365 300 IN MX 10 x.mail.protection.outlook.com.' \
     'olc 300 IN MX 10 hotmail-com.olc.protection.outlook.com.' \
     'uk 300 IN MX 10 mx.example.co.uk.' \
@@ -67,7 +68,10 @@ mail_env_lists
 printf '%s\n' '*.in.prov.test inhouse' '!*.hotmail.com' > "$IT_DIR/lists/local/mx_providers.txt"
 # an operator who reads 5.4.x as routing (RFC 3463), nothing about the
 # mailbox: on a Microsoft 365 MX the provider's own rule still wins
-printf '%s\n' 'reply * 5xx 5.4.* unknown' > "$IT_DIR/lists/local/smtp_reply_rules.txt"
+# and a rule of its own for the provider prov.test (mx.z.prov.test's
+# registrable domain): there a 5.1.1 means the account is disabled
+printf '%s\n' 'reply * 5xx 5.4.* unknown' 'reply prov.test 5xx 5.1.1 disabled' \
+    > "$IT_DIR/lists/local/smtp_reply_rules.txt"
 mail_env_conf
 it_conf_add "verify_time_budget_ms = 10000
 greylist_retry_ms = 100
@@ -241,6 +245,34 @@ t_google_one_pair() {
         "$(it_sql "SELECT pair, egress FROM pacing_pairs" | tr '\t' ' ' | tr '\n' ';' | sed 's/;$//')"
 }
 t_case "Google's MX hosts share one pacing pair, the provider's (rows of pacing_pairs after a job at two of them)" t_google_one_pair
+
+t_reuse_reads_by_provider() {
+    local body got
+    # gw.prov.test (MX aspmx.l.google.com) and z.prov.test (MX
+    # mx.z.prov.test, provider prov.test) are one server by address: with
+    # one session at a time to it, the transactions of both domains follow
+    # one another in one session, and each is read by its own domain's
+    # provider (prov.test's rule: 5.1.1 is disabled; google's: not found)
+    it_sql "DELETE FROM verdict_cache; DELETE FROM domain_facts"
+    fake_ctl 127.0.0.51 reset > /dev/null
+    fake_set 127.0.0.51 'catchall_domains=(m365all|yahoo)\.prov\.test' 'defer_domains=(m365defer|yahoodefer)\.prov\.test'
+    cp "$SVC_CONF" "$IT_DIR/svc.conf.keep"
+    printf '%s\n' 'worker_domain_concurrency = 1' 'worker_domain_concurrency_initial = 1' 'worker_rcpts_per_session = 2' >> "$SVC_CONF"
+    body=$(for i in 1 2 3 4; do echo "unknown$i@gw.prov.test"; echo "unknown$i@z.prov.test"; done |
+        jq -R . | jq -sc '{name: "reuse-providers", emails: .}')
+    http POST /v1/verify/bulk "$body"; expect_status 202 || { cp "$IT_DIR/svc.conf.keep" "$SVC_CONF"; return 1; }
+    it_job_wait "$(json .job_id)" completed
+    local rc=$?
+    cp "$IT_DIR/svc.conf.keep" "$SVC_CONF"
+    [ $rc = 0 ] || return 1
+    it_log "gw and z at one server: $(fake_ctl 127.0.0.51 stats)"
+    expect_eq "sessions for both domains (transactions following one another)" 1 "$(fake_sessions)" || return 1
+    http GET "/v1/jobs/$(json .job_id)/results?limit=100"
+    got=$(json '.results[] | "\(.email | split("@")[1]) \(.provider) \(.reason)"' | sort | uniq -c | awk '{print $2, $3, $4, $1}' | paste -sd,)
+    expect_eq "readings by domain (domain provider reason count)" \
+        "gw.prov.test google rejected_email 4,z.prov.test prov.test account_disabled 4" "$got"
+}
+t_case "a session that goes on to another domain of the same server reads its replies by that domain's provider (google's and an operator's prov.test rule)" t_reuse_reads_by_provider
 
 t_lists_check() {
     svcadm lists check > "$IT_DIR/lists-check.out" 2>&1
