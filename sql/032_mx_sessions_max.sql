@@ -2,8 +2,8 @@
 -- (issue 24 item 3), learned by svc-worker's window of sessions per host.
 --
 -- mx_profiles.sessions_max: the most SMTP sessions at once (from one
--- worker) the host answered before it showed a busy server's sign
--- (deferral, refused or timed-out connection, disconnection) at one more;
+-- worker) the host answered before it refused one more at the greeting
+-- ("421 too many connections"; of two learned within a day the lower);
 -- sessions_max_at: when that was last learned. A worker that meets the
 -- host starts its window no wider and grows it no further than that,
 -- while sessions_max_at is less than a day old (after that the host gets

@@ -8,9 +8,11 @@
 #include "engine/smtp_rules.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,7 +107,9 @@ lists_rules_check(size_t t, const char *text, size_t len, size_t *count,
 }
 
 /* Writes len bytes of data into path (made, or emptied first: a leftover
- * of a killed run of this pid; mode 0644), synced. */
+ * of a killed run of this pid; never through a symbolic link planted
+ * there; mode 0644 whatever the umask, as the services read it under
+ * their own user), synced. */
 static int
 lists_rules_write_file(const char *path, const char *data, size_t len,
     struct buf *err)
@@ -113,11 +117,13 @@ lists_rules_write_file(const char *path, const char *data, size_t len,
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0644)) == -1) {
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0644)) == -1) {
 		buf_printf(err, "cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
+	if (fchmod(fd, 0644) == -1)
+		goto fail;
 	while (len > 0) {
 		if ((n = write(fd, data, len)) == -1) {
 			if (errno == EINTR)
@@ -141,12 +147,45 @@ fail:
 	return -1;
 }
 
+void
+lists_rules_url_shown(const char *url, char *out, size_t size)
+{
+	const char *host = strstr(url, "://"), *at, *slash;
+
+	if (host == NULL) {
+		snprintf(out, size, "%s", url);
+		return;
+	}
+	host += 3;
+	slash = host + strcspn(host, "/");
+	at = memchr(host, '@', (size_t)(slash - host));
+	/* (the last '@' before the path: a password may hold one) */
+	while (at != NULL && memchr(at + 1, '@', (size_t)(slash - at - 1)))
+		at = memchr(at + 1, '@', (size_t)(slash - at - 1));
+	if (at == NULL)
+		snprintf(out, size, "%s", url);
+	else
+		snprintf(out, size, "%.*s%s", (int)(host - url), url, at + 1);
+}
+
+/* The folder's entries (the renames) on disk too, as far as it allows. */
+static void
+lists_rules_sync_dir(const char *dir)
+{
+	int fd;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return;
+	(void)fsync(fd);
+	close(fd);
+}
+
 /* RULES_SOURCES: where each table came from, and when. */
 static int
 lists_rules_sources(struct buf *b, const char *const url[LISTS_RULES_N],
     const size_t count[LISTS_RULES_N], const struct buf body[LISTS_RULES_N])
 {
-	char when[32];
+	char when[32], shown[1024];
 	struct tm tm;
 	time_t now = time(NULL);
 	size_t t;
@@ -157,10 +196,12 @@ lists_rules_sources(struct buf *b, const char *const url[LISTS_RULES_N],
 		snprintf(when, sizeof(when), "%lld", (long long)now);
 	bad |= buf_printf(b, "# Rule tables fetched by svcadm lists update "
 	    "at %s\n", when);
-	for (t = 0; t < LISTS_RULES_N; t++)
+	for (t = 0; t < LISTS_RULES_N; t++) {
+		lists_rules_url_shown(url[t], shown, sizeof(shown));
 		bad |= buf_printf(b, "%s %s %zu %s %zu bytes\n",
-		    lists_rules_tables[t].name, url[t], count[t],
+		    lists_rules_tables[t].name, shown, count[t],
 		    lists_rules_tables[t].entries, body[t].len);
+	}
 	return bad ? -1 : 0;
 }
 
@@ -216,6 +257,7 @@ lists_rules_install(const char *dir, const struct buf body[LISTS_RULES_N],
 			goto out;
 		}
 	}
+	lists_rules_sync_dir(dir);
 	rc = LISTS_RULES_OK;
 out:
 	for (i = renamed; i < written; i++)
@@ -248,8 +290,11 @@ lists_rules_update(const char *dir, const struct lists_rules_source *src,
 	}
 	buf_reset(err);
 	if (strncasecmp(src->url, "https://", 8) != 0) {
+		char shown[1024];
+
+		lists_rules_url_shown(src->url, shown, sizeof(shown));
 		buf_printf(err, "lists_rules_url %s is not an https:// URL; "
-		    "the rule tables are unchanged", src->url);
+		    "the rule tables are unchanged", shown);
 		return LISTS_RULES_URL;
 	}
 	blen = strlen(src->url);
@@ -261,6 +306,7 @@ lists_rules_update(const char *dir, const struct lists_rules_source *src,
 	for (t = 0; t < LISTS_RULES_N && rc == LISTS_RULES_OK; t++) {
 		size_t ulen = blen + strlen(sep) +
 		    strlen(lists_rules_tables[t].name) + 1;
+		char shown[1024];
 
 		if ((url[t] = malloc(ulen)) == NULL) {
 			buf_puts(err, "out of memory");
@@ -273,7 +319,8 @@ lists_rules_update(const char *dir, const struct lists_rules_source *src,
 			rc = LISTS_RULES_FETCH;
 		else if (lists_rules_check(t, buf_str(&body[t]), body[t].len,
 		    &count[t], err) == -1) {
-			buf_printf(err, " (served at %s)", url[t]);
+			lists_rules_url_shown(url[t], shown, sizeof(shown));
+			buf_printf(err, " (served at %s)", shown);
 			rc = LISTS_RULES_CHECK;
 		}
 	}
@@ -283,11 +330,14 @@ lists_rules_update(const char *dir, const struct lists_rules_source *src,
 	if (rc == LISTS_RULES_FETCH || rc == LISTS_RULES_CHECK)
 		buf_printf(err, "; the rule tables in %s are unchanged", dir);
 	else if (rc == LISTS_RULES_OK)
-		for (t = 0; t < LISTS_RULES_N; t++)
+		for (t = 0; t < LISTS_RULES_N; t++) {
+			char shown[1024];
+
+			lists_rules_url_shown(url[t], shown, sizeof(shown));
 			fprintf(out, "rule tables: %s: %zu %s, %zu bytes from "
 			    "%s\n", lists_rules_tables[t].name, count[t],
-			    lists_rules_tables[t].entries, body[t].len,
-			    url[t]);
+			    lists_rules_tables[t].entries, body[t].len, shown);
+		}
 	for (t = 0; t < LISTS_RULES_N; t++) {
 		buf_free(&body[t]);
 		free(url[t]);

@@ -63,4 +63,7 @@ enum lists_rules_err lists_rules_install(const char *dir,
  * unchanged and err says why. */
 enum lists_rules_err lists_rules_update(const char *dir,
 	    const struct lists_rules_source *src, FILE *out, struct buf *err);
+/* url as it may be shown (messages, RULES_SOURCES): without the
+ * "user:password@" a private mirror's URL may carry. */
+void	 lists_rules_url_shown(const char *url, char *out, size_t size);
 #endif

@@ -90,7 +90,11 @@ keeper_loop(const struct conf *c, const struct api_shared *sh)
 			    db_error(db));
 			db_close(db);
 			db = NULL;
-			next = 1000;
+			/* a second before the next try (a server that takes
+			 * connections and fails them, a Galera node out of the
+			 * primary component, is not asked ten times a second) */
+			timeutil_nap_ms(1000);
+			continue;
 		}
 		timeutil_nap_ms(next < KEEPER_TICK_MS ? (next > 0 ? next : 1) :
 		    KEEPER_TICK_MS);

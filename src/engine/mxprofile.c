@@ -49,7 +49,9 @@ mxprofile_merge(struct mxprofile *into, const struct mxprofile *n)
 int
 mxprofile_sessions_max(const struct mxprofile *p)
 {
-	if (p->sessions_max <= 0 || p->sessions_max_age_s < 0 ||
+	/* (an age below 0, a time ahead of this clock: another database
+	 * node's, is fresh) */
+	if (p->sessions_max <= 0 || p->sessions_max_at[0] == '\0' ||
 	    p->sessions_max_age_s >= MXPROFILE_SESSIONS_MAX_TTL_S)
 		return -1;
 	return p->sessions_max;
@@ -200,8 +202,14 @@ mxprofile_note_many(struct db *db, const struct mxprofile *notes, size_t n)
 		    "last_block = COALESCE(VALUES(last_block), last_block), "
 		    "last_block_at = COALESCE(VALUES(last_block_at), "
 		    "last_block_at), "
-		    "sessions_max = COALESCE(VALUES(sessions_max), "
-		    "sessions_max), "
+		    /* the lower of two caps learned within a day (workers
+		     * that read the profile before the other wrote); this
+		     * reads sessions_max_at before it is assigned */
+		    "sessions_max = IF(VALUES(sessions_max) IS NULL, "
+		    "sessions_max, IF(sessions_max_at > UTC_TIMESTAMP(3) - "
+		    "INTERVAL " MXPROFILE_SESSIONS_MAX_TTL_SQL ", "
+		    "LEAST(sessions_max, VALUES(sessions_max)), "
+		    "VALUES(sessions_max))), "
 		    "sessions_max_at = COALESCE(VALUES(sessions_max_at), "
 		    "sessions_max_at), updated_at = VALUES(updated_at)");
 		for (j = 0; j < k; j++)

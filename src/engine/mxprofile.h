@@ -18,6 +18,7 @@
  * that renews it, a host gets the whole window again (a server's limit
  * may have been raised, or the sign was a passing one). */
 #define MXPROFILE_SESSIONS_MAX_TTL_S	86400
+#define MXPROFILE_SESSIONS_MAX_TTL_SQL	"1 DAY"	/* the same, for SQL */
 
 /* Numbers -1 (or "" strings) are not known; in a note, not changed. */
 struct mxprofile {
@@ -35,7 +36,7 @@ struct mxprofile {
 					 * it took before a busy sign */
 	char	 sessions_max_at[MXPROFILE_TIME_MAX];
 	long	 sessions_max_age_s;	/* read only: seconds since
-					 * sessions_max_at (-1: none) */
+					 * sessions_max_at */
 	char	 updated_at[MXPROFILE_TIME_MAX];
 };
 

@@ -455,9 +455,10 @@ domains_note_sessions_max(struct process *p, const struct process_host *h)
  * window would only take slots from other hosts, and make more, shorter
  * sessions), back to where it started on a busy server's sign, and capped
  * one below the window that saw it, so that a server that takes N
- * connections at once is not offered N + 1 again and again: the cap goes
- * into the host's profile (sessions_max), where this worker, when it
- * meets the host again, and the others find it (profiles.c). */
+ * connections at once is not offered N + 1 again and again. A cap from a
+ * refusal at the greeting goes into the host's profile (sessions_max),
+ * where this worker, when it meets the host again, and the others find it
+ * (profiles.c). */
 static void
 domains_host_window(struct process *p, struct process_host *h,
     const struct smtp_session_info *si)
@@ -472,7 +473,11 @@ domains_host_window(struct process *p, struct process_host *h,
 	} else if (domains_busy_sign(si) && h->window > p->domain_initial) {
 		if (h->window - 1 < h->window_cap) {
 			h->window_cap = h->window - 1;
-			domains_note_sessions_max(p, h);
+			/* for every worker only what says "too many
+			 * connections": a refusal at the greeting (a deferral
+			 * or a timeout may be a rate, the network, our route) */
+			if (si->outcome == SMTP_OUTCOME_REFUSED_AT_BANNER)
+				domains_note_sessions_max(p, h);
 		}
 		log_info("event=smtp_window_reset host=%s window=%d from=%d "
 		    "cap=%d outcome=%s code=%d", h->name, p->domain_initial,

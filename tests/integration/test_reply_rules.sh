@@ -95,6 +95,7 @@ t_provider_rule_paces() {
     # 451 4.7.99 is a temporary block by the generic rules (no penalty);
     # the operator's rule for the host's provider calls it "slow down", and
     # the session reads it so: the pair gets its penalty
+    it_sql "DELETE FROM pacing_pairs"
     fake_ctl 127.0.0.61 reset > /dev/null
     row tenantthrottle@replies.test unknown unknown greylisted 4.7.99 || return 1
     expect_eq "the pair's penalty from the provider's own rule" 1 \

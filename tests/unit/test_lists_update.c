@@ -318,6 +318,36 @@ inode_of(const char *name)
 	return st.st_ino;
 }
 
+static mode_t
+mode_of(const char *name)
+{
+	char path[700];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", lists, name);
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_mode & 07777;
+}
+
+/* The URL shown (messages, RULES_SOURCES) without its user and password. */
+static void
+test_url_shown_without_password(void **state)
+{
+	char out[256];
+
+	(void)state;
+	lists_rules_url_shown("https://u:p@w@mirror.test/svc/a.txt", out,
+	    sizeof(out));
+	assert_string_equal(out, "https://mirror.test/svc/a.txt");
+	lists_rules_url_shown("https://mirror.test/a@b/x.txt", out,
+	    sizeof(out));
+	assert_string_equal(out, "https://mirror.test/a@b/x.txt");
+	lists_rules_url_shown("https://mirror.test", out, sizeof(out));
+	assert_string_equal(out, "https://mirror.test");
+	lists_rules_url_shown("no scheme", out, sizeof(out));
+	assert_string_equal(out, "no scheme");
+}
+
 static void
 test_rule_tables_install_all_or_none(void **state)
 {
@@ -328,6 +358,7 @@ test_rule_tables_install_all_or_none(void **state)
 	struct buf err, got, newmx, before[LISTS_RULES_N];
 	size_t t;
 	ino_t ino;
+	mode_t mask;
 	FILE *out;
 
 	(void)state;
@@ -389,7 +420,25 @@ test_rule_tables_install_all_or_none(void **state)
 	assert_string_equal(asked[0], "");
 
 	/* all good: each table replaced by a new file (renamed, not
-	 * rewritten), the sources noted, local/ untouched */
+	 * rewritten) readable by the services whatever root's umask, the
+	 * sources noted without the URL's password, local/ untouched */
+	src.url = "https://mirror:s3cr@t@rules.test/svc";
+	ino = inode_of("mx_providers.txt");
+	memset(outbuf, 0, sizeof(outbuf));
+	assert_non_null(out = fmemopen(outbuf, sizeof(outbuf) - 1, "w"));
+	buf_reset(&err);
+	mask = umask(077);
+	assert_int_equal(lists_rules_update(lists, &src, out, &err),
+	    LISTS_RULES_OK);
+	umask(mask);
+	fclose(out);
+	assert_int_equal(mode_of("mx_providers.txt"), 0644);
+	assert_int_equal(mode_of(LISTS_RULES_SOURCES), 0644);
+	assert_null(strstr(outbuf, "s3cr"));
+	read_into(LISTS_RULES_SOURCES, &got);
+	assert_null(strstr(buf_str(&got), "s3cr"));
+	assert_string_equal(asked[0],
+	    "https://mirror:s3cr@t@rules.test/svc/mx_providers.txt");
 	src.url = "https://rules.test/svc";
 	ino = inode_of("mx_providers.txt");
 	memset(outbuf, 0, sizeof(outbuf));
@@ -439,6 +488,7 @@ main(void)
 		cmocka_unit_test(test_shipped_tables_pass_the_check),
 		cmocka_unit_test(test_broken_tables_are_refused),
 		cmocka_unit_test(test_rule_tables_install_all_or_none),
+		cmocka_unit_test(test_url_shown_without_password),
 	};
 
 	return cmocka_run_group_tests_name("lists_update", tests, setup,

@@ -89,14 +89,19 @@ test_sessions_max_holds_a_day(void **state)
 	(void)state;
 	mxprofile_init(&p, "mx.example.com");
 	p.sessions_max = 3;
+	strcpy(p.sessions_max_at, "2026-11-29 10:00:00.000");
 	p.sessions_max_age_s = 0;
 	assert_int_equal(mxprofile_sessions_max(&p), 3);
 	p.sessions_max_age_s = MXPROFILE_SESSIONS_MAX_TTL_S - 1;
 	assert_int_equal(mxprofile_sessions_max(&p), 3);
 	p.sessions_max_age_s = MXPROFILE_SESSIONS_MAX_TTL_S;
 	assert_int_equal(mxprofile_sessions_max(&p), -1);
-	p.sessions_max_age_s = -1;		/* no time: not applied */
+	p.sessions_max_age_s = -5;		/* another node's clock */
+	assert_int_equal(mxprofile_sessions_max(&p), 3);
+	p.sessions_max_at[0] = '\0';		/* no time: not applied */
+	p.sessions_max_age_s = 0;
 	assert_int_equal(mxprofile_sessions_max(&p), -1);
+	strcpy(p.sessions_max_at, "2026-11-29 10:00:00.000");
 	p.sessions_max_age_s = 10;
 	p.sessions_max = 0;			/* nonsense: not applied */
 	assert_int_equal(mxprofile_sessions_max(&p), -1);
