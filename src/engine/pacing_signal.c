@@ -45,7 +45,7 @@ pacing_signal(const struct smtp_rules *rules, const struct smtp_session *s,
 {
 	const struct smtp_session_info *si = smtp_session_info(s);
 	const struct smtp_rcpt_result *rr;
-	size_t i, blocked = 0, answered = 0;
+	size_t i, blocked = 0, named = 0, answered = 0;
 
 	*block = 0;
 	for (i = 0; i < total; i++) {
@@ -54,6 +54,8 @@ pacing_signal(const struct smtp_rules *rules, const struct smtp_session *s,
 		answered++;
 		if (pacing_is_block(rr->code, rr->verdict))
 			blocked++;
+		if (rr->verdict == SMTP_VERDICT_BLOCKED_CLIENT)
+			named++;
 		if (pacing_is_slow_down(rr->code, rr->verdict)) {
 			return pacing_signal_why(why, whysz, rr->code,
 			    rr->enhanced, rr->text);
@@ -67,7 +69,7 @@ pacing_signal(const struct smtp_rules *rules, const struct smtp_session *s,
 		return pacing_signal_why(why, whysz, si->code, si->enhanced,
 		    si->text);
 	}
-	/* a block: the session refused with 5.7.x, or every RCPT blocked */
+	/* a block: the session refused with 5.7.x */
 	if ((si->outcome == SMTP_OUTCOME_BLOCKED ||
 	    si->outcome == SMTP_OUTCOME_REFUSED_AT_BANNER) &&
 	    si->code / 100 == 5 && strncmp(si->enhanced, "5.7.", 4) == 0) {
@@ -75,7 +77,11 @@ pacing_signal(const struct smtp_rules *rules, const struct smtp_session *s,
 		return pacing_signal_why(why, whysz, si->code, si->enhanced,
 		    si->text);
 	}
-	if (answered >= 2 && blocked == answered &&
+	/* or every RCPT blocked: two or more (one alone may be a mailbox's
+	 * own policy), or one that names our client (a DNSBL, a block list:
+	 * how a host that takes one RCPT a session, as Outlook.com, says it) */
+	if (answered >= 1 && blocked == answered &&
+	    (answered >= 2 || named == answered) &&
 	    (rr = smtp_session_rcpt(s, 0)) != NULL) {
 		*block = 1;
 		return pacing_signal_why(why, whysz, rr->code, rr->enhanced,

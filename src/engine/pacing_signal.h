@@ -1,6 +1,7 @@
 /* pacing_signal.h: what one finished SMTP session says to pacing: nothing,
  * "slow down" (a rate reply: 421 4.7.28, 451 4.7.650, [TSS04]) or a block
- * (the session refused with 5.7.x, or every RCPT answered with a block).
+ * (the session refused with 5.7.x, or every RCPT answered with a block:
+ * two or more, or one that names our client, smtp_verdict blocked_client).
  * Read the same way by svc-worker's pacer and by the sessions opened
  * outside it (pacing_route.h). */
 #ifndef SVC_PACING_SIGNAL_H

@@ -23,7 +23,14 @@ const char *const smtp_verdict_names[SMTP_VERDICT__MAX] = {
 	[SMTP_VERDICT_BAD_DESTINATION] = "bad_destination",
 	[SMTP_VERDICT_UNKNOWN] = "unknown",
 	[SMTP_VERDICT_RATE_LIMITED] = "rate_limited",
+	[SMTP_VERDICT_BLOCKED_CLIENT] = "blocked_client",
 };
+
+int
+smtp_verdict_is_block(enum smtp_verdict v)
+{
+	return v == SMTP_VERDICT_BLOCKED || v == SMTP_VERDICT_BLOCKED_CLIENT;
+}
 
 /* The reply as the rules see it; its text lower-cased when a rule with
  * phrases first needs it. */

@@ -14,7 +14,7 @@
  *   MAILBOX_FULL      -> risky / mailbox_full / mailbox_full
  *   GREYLISTED, TEMPORARY, RATE_LIMITED -> retry; after the budget
  *                        unknown / greylisted
- *   BLOCKED           -> unknown / smtp_blocked (never undeliverable)
+ *   BLOCKED, BLOCKED_CLIENT -> unknown / smtp_blocked (never undeliverable)
  *   SENDER_REJECTED, BAD_DESTINATION, UNKNOWN -> unknown
  */
 enum smtp_verdict {
@@ -31,9 +31,17 @@ enum smtp_verdict {
 	SMTP_VERDICT_RATE_LIMITED,	/* 4xx "slow down": 4.7.28, 4.7.650,
 					 * Yahoo's [TSS04]: temporary, and
 					 * the sign to pace that host */
+	SMTP_VERDICT_BLOCKED_CLIENT,	/* a block that names our client: a
+					 * DNSBL, a block list, reputation;
+					 * one such RCPT alone is a block of
+					 * the pair (pacing_signal.c) */
 	SMTP_VERDICT__MAX
 };
 extern const char *const smtp_verdict_names[SMTP_VERDICT__MAX];
+
+/* Whether v refuses our client rather than says something of the
+ * mailbox: BLOCKED or BLOCKED_CLIENT. */
+int	 smtp_verdict_is_block(enum smtp_verdict v);
 
 struct smtp_rules;
 

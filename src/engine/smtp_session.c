@@ -513,10 +513,9 @@ smtp_session_mail_refused(const struct smtp_session *s,
 		    SMTP_OUTCOME_TLS_REQUIRED;
 	/* A 4.7.x without greylisting words is a (temporary) block. */
 	if (r->code / 100 == 4)
-		return smtp_classify_reply(s->opts->rules,
-		    smtp_session_provider(s), r) ==
-		    SMTP_VERDICT_BLOCKED ? SMTP_OUTCOME_BLOCKED :
-		    SMTP_OUTCOME_TEMPFAIL;
+		return smtp_verdict_is_block(smtp_classify_reply(
+		    s->opts->rules, smtp_session_provider(s), r)) ?
+		    SMTP_OUTCOME_BLOCKED : SMTP_OUTCOME_TEMPFAIL;
 	return SMTP_OUTCOME_BLOCKED;
 }
 
@@ -588,9 +587,8 @@ smtp_session_reply(struct smtp_session *s, const struct smtp_reply *r,
 			return;
 		}
 		smtp_session_target_failed(s, cls == 5 &&
-		    smtp_classify_reply(s->opts->rules,
-		    smtp_session_provider(s), r) ==
-		    SMTP_VERDICT_BLOCKED ?
+		    smtp_verdict_is_block(smtp_classify_reply(s->opts->rules,
+		    smtp_session_provider(s), r)) ?
 		    SMTP_OUTCOME_BLOCKED : SMTP_OUTCOME_REFUSED_AT_BANNER, r,
 		    "greeting refused", now);
 		return;

@@ -324,6 +324,7 @@ verify_kind_of_rcpt(enum smtp_verdict v)
 	case SMTP_VERDICT_RATE_LIMITED:	/* retried as any 4xx is */
 		return VERDICT_K_GREYLISTED;
 	case SMTP_VERDICT_BLOCKED:
+	case SMTP_VERDICT_BLOCKED_CLIENT:
 	case SMTP_VERDICT_SENDER_REJECTED:
 		return VERDICT_K_BLOCKED;
 	default:

@@ -22,6 +22,8 @@
 #    a worker holds at most, they are handed back until their turn;
 #  - mx-tw (127.0.0.58) takes 9 RCPTs in any 10 s: its pair's budget is
 #    shared by two svc-worker processes, one after the other;
+#  - mx-ob (127.0.0.59), known to take one RCPT a session (as Outlook.com),
+#    blocks every RCPT naming a DNSBL: one such RCPT pauses its pair;
 #  - mx-rc (127.0.0.50) blocks every RCPT of its first sessions
 #    (block_sessions), then answers; mx-pb (127.0.0.51) blocks them all:
 #    with a pause shorter than the patience, addresses wait out the pause
@@ -57,6 +59,7 @@ printf '%s\n' '$ORIGIN pace.test.' '$TTL 300' '@ IN SOA ns.pace.test. hostmaster
     'mx-pb IN A 127.0.0.51' 'pb IN A 192.0.2.1' 'pb IN MX 10 mx-pb' \
     'hl1 IN MX 10 mx-hl' 'hl2 IN MX 10 mx-hl' 'hl3 IN MX 10 mx-hl' 'hl4 IN MX 10 mx-hl' \
     'mx-tw IN A 127.0.0.58' 'tw1 IN A 192.0.2.1' 'tw1 IN MX 10 mx-tw' 'tw2 IN A 192.0.2.1' 'tw2 IN MX 10 mx-tw' \
+    'mx-ob IN A 127.0.0.59' 'ob IN A 192.0.2.1' 'ob IN MX 10 mx-ob' \
     > "$IT_DIR/dns/pace.test.zone"
 for d in $(seq -w 1 65); do echo "hb$d IN MX 10 mx-hl"; done >> "$IT_DIR/dns/pace.test.zone"
 mail_env_start "$IT_DIR/dns/pace.test.zone"
@@ -71,6 +74,7 @@ fake 127.0.0.47 rate_limit=10 rate_window_ms=3000 rate_penalty_ms=1000 block_aft
 fake 127.0.0.48
 fake 127.0.0.49
 fake 127.0.0.58 rate_limit=9 rate_window_ms=10000 rate_penalty_ms=1000 block_after=100
+fake 127.0.0.59 block_sessions=1000000
 fake 127.0.0.50 block_sessions=2
 fake 127.0.0.51 block_sessions=1000000
 mail_env_lists
@@ -461,5 +465,26 @@ t_blocks_past_patience() {
         it_fail "svc-worker logged no pacing_gave_up for pb.pace.test"
 }
 t_case "blocks in a row, each pause shorter than the patience: the addresses end smtp_blocked (refunded) once they have waited past the patience" t_blocks_past_patience
+
+t_lone_rcpt_block() {
+    # mx-ob takes one RCPT a session (its profile says so) and answers it
+    # 554 5.7.1 ... blocked using zen.spamhaus.org: a session has no second
+    # RCPT to show that every one is blocked, but this one names our
+    # client, so the pair is paused all the same (and the addresses, sent
+    # again after each pause, end smtp_blocked past the patience)
+    it_sql "INSERT INTO mx_profiles (host, rcpts_per_session, updated_at) VALUES ('mx-ob.pace.test', 1, UTC_TIMESTAMP(3))"
+    short_pause 1000 5000
+    { for i in 1 2; do echo "user$i@ob.pace.test"; done; } | mkjob lone || return 1
+    timeout 120 "$WORKER" --once -c "$SVC_CONF" 2>> "$IT_DIR/log/worker-stderr.log" ||
+        it_fail "svc-worker --once failed or never ended"
+    expect_eq "status" completed "$(it_sql "SELECT status FROM jobs WHERE id = '$JOB'")" || return 1
+    expect_eq "RCPTs in a session at mx-ob" 1 "$(fake_ctl 127.0.0.59 stats | tr ' ' '\n' | sed -n 's/^max_rcpt=//p')" || return 1
+    grep -q "event=pacing_pause pair=mx-ob.pace.test .*blocked using zen.spamhaus.org" "$IT_DIR/log/svc.log" ||
+        { it_fail "mx-ob's pair was never paused"; return 1; }
+    expect_eq "verdicts" "unknown smtp_blocked 2" \
+        "$(it_sql "SELECT classification, IFNULL(sub_status, 'null'), COUNT(*) FROM job_emails WHERE job_id = '$JOB'
+                   GROUP BY 1, 2" | tr '\t' ' ')"
+}
+t_case "a host that takes one RCPT a session and blocks it naming a DNSBL (blocked_client): that one RCPT pauses the pair" t_lone_rcpt_block
 
 t_done

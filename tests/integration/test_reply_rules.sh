@@ -70,8 +70,16 @@ t_case "Mimecast Anti-Spoofing policy: unknown smtp_blocked" \
     row mimecastspoof@replies.test unknown unknown smtp_blocked
 t_case "Mimecast 554 security policies: unknown smtp_blocked" \
     row mimecastpolicy@replies.test unknown unknown smtp_blocked
-t_case "Barracuda Reputation: unknown smtp_blocked" \
-    row barracudablocked@replies.test unknown unknown smtp_blocked
+t_barracuda() {
+    it_sql "DELETE FROM pacing_pairs"
+    row barracudablocked@replies.test unknown unknown smtp_blocked || return 1
+    # its words name our client (blocked_client): the pair is paused, and
+    # the cases below ask the same host about other replies
+    expect_eq "the pair paused by the Barracuda block" 1 \
+        "$(it_sql "SELECT COUNT(*) FROM pacing_pairs WHERE pair = 'mx.replies.test' AND paused_until > UTC_TIMESTAMP(3) AND reason LIKE '%Barracuda Reputation%'")" || return 1
+    it_sql "DELETE FROM pacing_pairs"
+}
+t_case "Barracuda Reputation: unknown smtp_blocked, and the pair paused (the reply names our client)" t_barracuda
 
 t_rate_limited() {
     row outlookrate@replies.test unknown unknown greylisted 4.7.650 || return 1

@@ -122,7 +122,16 @@ t_greylist_retry() {
 }
 t_case "greylisted once, accepted when retried within the budget: deliverable" t_greylist_retry
 t_case "greylisted beyond the retry budget: unknown greylisted" row greyforever@greyforever.svc.test unknown unknown greylisted
-t_case "policy block 554 5.7.1 (DNSBL text): unknown smtp_blocked, never undeliverable" row blocked@mx.svc.test unknown unknown smtp_blocked
+t_dnsbl_block() {
+    it_sql "DELETE FROM pacing_pairs"
+    row blocked@mx.svc.test unknown unknown smtp_blocked || return 1
+    # its words name our client (listed at zen.spamhaus.org: blocked_client);
+    # when it is the session's only answer (the domain's catch-all known,
+    # no probe) the host's pair is paused. The fixture's MTA says it for
+    # one recipient only, so the next cases, at the same MTA, start clean
+    it_sql "DELETE FROM pacing_pairs"
+}
+t_case "policy block 554 5.7.1 (DNSBL text): unknown smtp_blocked, never undeliverable" t_dnsbl_block
 t_case "all MX dead: unknown smtp_unreachable" row x@unreachable.svc.test unknown unknown smtp_unreachable
 t_case "DNS timeout: unknown dns_error" row x@timeout.test unknown unknown dns_error
 t_case "STARTTLS required: deliverable over TLS" eval 'row alice@tls.svc.test deliverable accepted_email null && expect_json .smtp.tls true'

@@ -770,13 +770,13 @@ static const struct {
 	{ "550 5.7.1 Service unavailable, Client host [192.0.2.1] blocked "
 	  "using Spamhaus. To request removal from this list see https://www."
 	  "spamhaus.org/query/ip/192.0.2.1 AS(1450) [x.outlook.com]\r\n",
-	  V(BLOCKED) },
+	  V(BLOCKED_CLIENT) },
 	{ "550 5.7.606 Access denied, banned sending IP [192.0.2.1]. To "
 	  "request removal from this list please visit https://sender.office."
 	  "com/ and follow the directions.\r\n", V(BLOCKED) },
 	{ "550 SC-001 (BAY004-MC1F7) Unfortunately, messages from 192.0.2.1 "
 	  "weren't sent. Please contact your Internet service provider since "
-	  "part of their network is on our block list.\r\n", V(BLOCKED) },
+	  "part of their network is on our block list.\r\n", V(BLOCKED_CLIENT) },
 	{ "451 4.7.500 Server busy. Please try again later from [192.0.2.1]. "
 	  "(S77714) [x.outlook.com]\r\n", V(GREYLISTED) },
 	{ "421-4.7.0 [192.0.2.1      15] Our system has detected an unusual "
@@ -794,10 +794,10 @@ static const struct {
 	  "postmaster.yahooinc.com/error-codes\r\n", V(BLOCKED) },
 	{ "553 5.7.1 [BL21] Connections will not be accepted from 192.0.2.1, "
 	  "because the ip is in Spamhaus's list; see https://postmaster."
-	  "yahooinc.com/error-codes\r\n", V(BLOCKED) },
+	  "yahooinc.com/error-codes\r\n", V(BLOCKED_CLIENT) },
 	{ "554 5.7.1 Service unavailable; Client host [192.0.2.1] blocked "
 	  "using zen.spamhaus.org; https://www.spamhaus.org/query/ip/"
-	  "192.0.2.1\r\n", V(BLOCKED) },
+	  "192.0.2.1\r\n", V(BLOCKED_CLIENT) },
 	/* relaying refused says nothing of us: not a block */
 	{ "554 5.7.1 <x@example.com>: Relay access denied\r\n",
 	    V(BAD_DESTINATION) },
@@ -811,7 +811,7 @@ static const struct {
 	  "[192.0.2.1]\r\n", V(BLOCKED) },
 	{ "550 5.7.1 No such user!\r\n", V(BLOCKED) },	/* Yandex: x.7 wins */
 	{ "550 rejected because 192.0.2.1 is in a black list at "
-	  "zen.spamhaus.org\r\n", V(BLOCKED) },
+	  "zen.spamhaus.org\r\n", V(BLOCKED_CLIENT) },
 	{ "550 Administrative prohibition\r\n", V(BLOCKED) },
 	{ "550 Rejected by header based Blocked Senders - block policy for "
 	  "Sender - https://community.mimecast.com/docs/DOC-1369#550\r\n",
@@ -819,7 +819,7 @@ static const struct {
 	{ "550 permanent failure for one or more recipients (x@example.com:"
 	  "blocked)\r\n", V(BLOCKED) },
 	{ "554 5.7.1 Message rejected due to sender reputation\r\n",
-	  V(BLOCKED) },
+	  V(BLOCKED_CLIENT) },
 	{ "550 5.7.1 Unauthenticated email from example.com is not accepted "
 	  "due to domain's DMARC policy\r\n", V(BLOCKED) },
 	{ "550 High probability of spam\r\n", V(BLOCKED) },
@@ -828,19 +828,19 @@ static const struct {
 	  V(BLOCKED) },
 	{ "554-gmx.net (mxgmx017) Nemesis ESMTP Service not available\r\n"
 	  "554-No SMTP service\r\n554 IP address is block listed.\r\n",
-	  V(BLOCKED) },
+	  V(BLOCKED_CLIENT) },
 	{ "550-Requested action not taken: mailbox unavailable\r\n550 invalid "
 	  "DNS PTR resource record, IP=192.0.2.1\r\n", V(BLOCKED) },
 	{ "554 Your access to this mail system has been rejected due to the "
-	  "sending MTA's poor reputation.\r\n", V(BLOCKED) },
+	  "sending MTA's poor reputation.\r\n", V(BLOCKED_CLIENT) },
 	{ "550 5.7.1 Email rejected per DMARC policy\r\n", V(BLOCKED) },
-	{ "554 IP 192.0.2.1 listed on bl.spamcop.net\r\n", V(BLOCKED) },
-	{ "550 Your IP is blacklisted\r\n", V(BLOCKED) },
+	{ "554 IP 192.0.2.1 listed on bl.spamcop.net\r\n", V(BLOCKED_CLIENT) },
+	{ "550 Your IP is blacklisted\r\n", V(BLOCKED_CLIENT) },
 	{ "554 rejected: listed at DNSBL b.barracudacentral.org\r\n",
-	  V(BLOCKED) },
+	  V(BLOCKED_CLIENT) },
 	/* a DNSBL text wins even over a mailbox code */
 	{ "550 5.1.1 rejected: 192.0.2.1 listed in zen.spamhaus.org\r\n",
-	  V(BLOCKED) },
+	  V(BLOCKED_CLIENT) },
 
 	/* sender problems are not mailbox verdicts */
 	{ "553 5.1.8 <s@x.example>: Sender address rejected: Domain not "
@@ -1010,13 +1010,13 @@ static const struct {
 	  "community.mimecast.com/docs/DOC-1369#554 [x.us12]\r\n", V(BLOCKED) },
 	{ "barracuda", "554 Service unavailable; Client host [192.0.2.1] "
 	  "blocked using Barracuda Reputation; http://www.barracudanetworks."
-	  "com/reputation/?r=1&ip=192.0.2.1\r\n", V(BLOCKED) },
+	  "com/reputation/?r=1&ip=192.0.2.1\r\n", V(BLOCKED_CLIENT) },
 	{ "mimecast", "550 Invalid Recipient - https://community.mimecast.com/"
 	  "docs/DOC-1369#550 [x.us12]\r\n", V(MAILBOX_NOT_FOUND) },
 	{ "microsoft365", "550 5.7.606 Access denied, banned sending IP "
 	  "[192.0.2.1].\r\n", V(BLOCKED) },
 	{ "yahoo", "553 5.7.1 [BL21] Connections will not be accepted from "
-	  "192.0.2.1, because the ip is in Spamhaus's list\r\n", V(BLOCKED) },
+	  "192.0.2.1, because the ip is in Spamhaus's list\r\n", V(BLOCKED_CLIENT) },
 	{ "google", "550-5.7.1 [192.0.2.1] Our system has detected that this "
 	  "message is\r\n550 5.7.1 likely unsolicited mail.\r\n", V(BLOCKED) },
 	/* a provider with no rules of its own reads as the generic rules */
@@ -1077,14 +1077,14 @@ test_blocks_stay_blocks_for_every_provider(void **state)
 		struct smtp_reply r;
 		const char *in = classify_cases[c].reply;
 
-		if (classify_cases[c].want != V(BLOCKED) ||
+		if (!smtp_verdict_is_block(classify_cases[c].want) ||
 		    strncmp(in, "5", 1) != 0)
 			continue;
 		assert_int_equal(smtp_reply_parse(in, strlen(in), &r),
 		    SMTP_REPLY_OK);
 		for (j = 0; j < nids; j++)
 			if (smtp_classify_reply(rules, ids[j], &r) !=
-			    V(BLOCKED)) {
+			    classify_cases[c].want) {
 				print_message("FAIL %s [%s] not blocked\n",
 				    ids[j], in);
 				fails++;
