@@ -272,7 +272,7 @@ pacing_is_slow_down(int code, enum smtp_verdict v)
 int
 pacing_is_block(int code, enum smtp_verdict v)
 {
-	return code / 100 == 5 && smtp_verdict_is_block(v);
+	return code / 100 == 5 && smtp_classify_is_block(v);
 }
 
 /* ---------------------------------------------------------------- MariaDB */

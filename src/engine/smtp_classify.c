@@ -27,7 +27,7 @@ const char *const smtp_verdict_names[SMTP_VERDICT__MAX] = {
 };
 
 int
-smtp_verdict_is_block(enum smtp_verdict v)
+smtp_classify_is_block(enum smtp_verdict v)
 {
 	return v == SMTP_VERDICT_BLOCKED || v == SMTP_VERDICT_BLOCKED_CLIENT;
 }

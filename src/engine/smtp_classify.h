@@ -41,7 +41,7 @@ extern const char *const smtp_verdict_names[SMTP_VERDICT__MAX];
 
 /* Whether v refuses our client rather than says something of the
  * mailbox: BLOCKED or BLOCKED_CLIENT. */
-int	 smtp_verdict_is_block(enum smtp_verdict v);
+int	 smtp_classify_is_block(enum smtp_verdict v);
 
 struct smtp_rules;
 

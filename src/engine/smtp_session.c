@@ -513,7 +513,7 @@ smtp_session_mail_refused(const struct smtp_session *s,
 		    SMTP_OUTCOME_TLS_REQUIRED;
 	/* A 4.7.x without greylisting words is a (temporary) block. */
 	if (r->code / 100 == 4)
-		return smtp_verdict_is_block(smtp_classify_reply(
+		return smtp_classify_is_block(smtp_classify_reply(
 		    s->opts->rules, smtp_session_provider(s), r)) ?
 		    SMTP_OUTCOME_BLOCKED : SMTP_OUTCOME_TEMPFAIL;
 	return SMTP_OUTCOME_BLOCKED;
@@ -587,7 +587,7 @@ smtp_session_reply(struct smtp_session *s, const struct smtp_reply *r,
 			return;
 		}
 		smtp_session_target_failed(s, cls == 5 &&
-		    smtp_verdict_is_block(smtp_classify_reply(s->opts->rules,
+		    smtp_classify_is_block(smtp_classify_reply(s->opts->rules,
 		    smtp_session_provider(s), r)) ?
 		    SMTP_OUTCOME_BLOCKED : SMTP_OUTCOME_REFUSED_AT_BANNER, r,
 		    "greeting refused", now);

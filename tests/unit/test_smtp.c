@@ -532,7 +532,7 @@ test_per_recipient_replies_and_verdicts(void **state)
 	assert_rcpt(s, 1, 550, "5.1.1", SMTP_VERDICT_MAILBOX_NOT_FOUND);
 	assert_rcpt(s, 2, 550, "5.2.1", SMTP_VERDICT_DISABLED);
 	assert_rcpt(s, 3, 452, "4.2.2", SMTP_VERDICT_MAILBOX_FULL);
-	assert_rcpt(s, 4, 554, "5.7.1", SMTP_VERDICT_BLOCKED);
+	assert_rcpt(s, 4, 554, "5.7.1", SMTP_VERDICT_BLOCKED_CLIENT);
 	assert_non_null(strstr(smtp_session_rcpt(s, 4)->text, "spamhaus"));
 	in = smtp_session_info(s);
 	assert_int_equal(in->tls, 0);

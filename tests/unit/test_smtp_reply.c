@@ -1077,7 +1077,7 @@ test_blocks_stay_blocks_for_every_provider(void **state)
 		struct smtp_reply r;
 		const char *in = classify_cases[c].reply;
 
-		if (!smtp_verdict_is_block(classify_cases[c].want) ||
+		if (!smtp_classify_is_block(classify_cases[c].want) ||
 		    strncmp(in, "5", 1) != 0)
 			continue;
 		assert_int_equal(smtp_reply_parse(in, strlen(in), &r),
