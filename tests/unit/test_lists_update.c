@@ -307,26 +307,28 @@ staged_left(void)
 	return system(cmd) == 0;
 }
 
-static ino_t
-inode_of(const char *name)
+/* stat of the folder's file name (which must exist) */
+static struct stat
+stat_of(const char *name)
 {
 	char path[700];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s", lists, name);
 	assert_int_equal(stat(path, &st), 0);
-	return st.st_ino;
+	return st;
+}
+
+static ino_t
+inode_of(const char *name)
+{
+	return stat_of(name).st_ino;
 }
 
 static mode_t
 mode_of(const char *name)
 {
-	char path[700];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%s", lists, name);
-	assert_int_equal(stat(path, &st), 0);
-	return st.st_mode & 07777;
+	return stat_of(name).st_mode & 07777;
 }
 
 /* The URL shown (messages, RULES_SOURCES) without its user and password. */
