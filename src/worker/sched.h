@@ -63,8 +63,9 @@ struct process_host {
 	 * a busy server's sign (a deferral, a refused or timed-out
 	 * connection, a disconnection), and from then on it grows no further
 	 * than one less than it was then (as Postfix's destination
-	 * concurrency window; domains_window), a cap kept in the host's
-	 * profile (sessions_max) for every worker that meets it */
+	 * concurrency window; domains_window); a cap from a refusal at the
+	 * greeting is kept in the host's profile (sessions_max) for every
+	 * worker that meets it */
 	int			 window;
 	int			 window_cap;
 	int64_t			 backoff_until;

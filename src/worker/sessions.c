@@ -554,8 +554,7 @@ sessions_give(struct process *p, struct process_session *ss, int64_t now)
 	last = sessions_room_at(p, ss, ss->ntx, ss->rcpts + tx->n + 1) == 0 ||
 	    sessions_follow(p, ss, NULL, now) == NULL;
 	if (verify_batch_next(p->engine, &tx->d->b, ss->s, items, tx->n, last,
-	    now,
-	    &tx->probe) == -1) {
+	    now, &tx->probe) == -1) {
 		ss->ntx--;
 		free(items);
 		sessions_unreachable(p, tx);
