@@ -252,7 +252,13 @@ t_reuse_reads_by_provider() {
     # mx.z.prov.test, provider prov.test) are one server by address: with
     # one session at a time to it, the transactions of both domains follow
     # one another in one session, and each is read by its own domain's
-    # provider (prov.test's rule: 5.1.1 is disabled; google's: not found)
+    # provider (prov.test's rule: 5.1.1 is disabled; google's: not found).
+    # Both MX answers are in the shared DNS cache first (a single
+    # verification each), so that the worker has both domains' transactions
+    # queued at once, whichever DNS answer would have come first
+    verify unknown9@gw.prov.test; expect_status 200 || return 1
+    verify unknown9@z.prov.test; expect_status 200 || return 1
+    expect_eq "MX answers cached" 2 "$(it_sql "SELECT COUNT(*) FROM dns_cache WHERE domain IN ('gw.prov.test', 'z.prov.test')")" || return 1
     it_sql "DELETE FROM verdict_cache; DELETE FROM domain_facts"
     fake_ctl 127.0.0.51 reset > /dev/null
     fake_set 127.0.0.51 'catchall_domains=(m365all|yahoo)\.prov\.test' 'defer_domains=(m365defer|yahoodefer)\.prov\.test'
