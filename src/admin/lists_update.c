@@ -202,8 +202,8 @@ lists_update_run(const char *dir, const char *script,
 	if ((e = lists_update_check(dir, out, err)) != LISTS_UPDATE_OK)
 		return e;
 	fprintf(out, "note: running svc-api and svc-worker processes keep "
-	    "the lists and tables they loaded: restart svc-worker, and "
-	    "restart svc-api or send its master SIGHUP (svc-worker --once "
+	    "the lists and tables they loaded: send the svc-worker daemon "
+	    "and svc-api's master SIGHUP, or restart them (svc-worker --once "
 	    "reads them at its next run)\n");
 	return LISTS_UPDATE_OK;
 }

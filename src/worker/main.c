@@ -25,6 +25,7 @@
 #include "worker/once.h"
 #include "worker/process.h"
 #include <curl/curl.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@
 
 #define WORKER_ENGINE_RETRY 60	/* seconds between engine start attempts */
 
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, reloading;
 static time_t engine_tried;
 
 static void
@@ -42,6 +43,29 @@ main_on_term(int sig)
 {
 	(void)sig;
 	stopping = 1;
+}
+
+/* SIGHUP (a daemon): stop as on SIGTERM, then start again in the same
+ * process (main_reload), which reads svc.conf, lists_dir's tables and the
+ * rule tables anew. */
+static void
+main_on_hup(int sig)
+{
+	(void)sig;
+	reloading = 1;
+	stopping = 1;
+}
+
+/* The same program again, same pid (so the same lease owner) and
+ * arguments: argv[0] when it is a path (an upgraded binary is taken), else
+ * the running one. Returns only when exec failed. */
+static void
+main_reload(char **argv)
+{
+	log_info("event=reloading");
+	execv(strchr(argv[0], '/') != NULL ? argv[0] : "/proc/self/exe",
+	    argv);
+	log_error("event=reload_failed error=\"%s\"", strerror(errno));
 }
 
 static void
@@ -170,6 +194,10 @@ main(int argc, char **argv)
 	sa.sa_handler = main_on_term;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	if (!once) {
+		sa.sa_handler = main_on_hup;
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	if (once) {
@@ -266,5 +294,9 @@ main(int argc, char **argv)
 	log_info("event=stopped");
 	if (lock_fd != -1)
 		close(lock_fd);
+	if (reloading && !once && rc == 0) {
+		main_reload(argv);
+		rc = 1;
+	}
 	return rc;
 }

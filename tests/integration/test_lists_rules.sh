@@ -155,7 +155,7 @@ t_update() {
     grep -q "^rule tables: mx_providers.txt: [0-9]* patterns, [0-9]* bytes from $RULES_URL/mx_providers.txt\$" \
         "$IT_DIR/update.out" || { it_fail "output: $(cat "$IT_DIR/update.out")"; return 1; }
     grep -q "^rule tables: pacing_defaults.txt: [0-9]* entries, " "$IT_DIR/update.out" &&
-        grep -q "^note: running svc-api and svc-worker processes keep the lists and tables they loaded: restart svc-worker" \
+        grep -q "^note: running svc-api and svc-worker processes keep the lists and tables they loaded: send the svc-worker daemon" \
             "$IT_DIR/update.out" || { it_fail "output: $(cat "$IT_DIR/update.out")"; return 1; }
     cmp -s "$L/mx_providers.txt" "$IT_DIR/newer-mx_providers.txt" ||
         { it_fail "mx_providers.txt is not the served one"; return 1; }

@@ -668,6 +668,47 @@ t_sigterm() {
 }
 t_case "SIGTERM: the daemon gives its leases back and exits" t_sigterm
 
+# job_done ID: wait (the daemon works) until the job is completed
+job_done() {
+    local i
+    for i in $(seq 1 600); do
+        [ "$(job_field "$1" status)" = completed ] && return 0
+        sleep 0.1
+    done
+    it_fail "job $1 is $(job_field "$1" status) after 60 s of the daemon"
+}
+
+t_sighup() {
+    local pid fds started
+    start_worker || return 1
+    pid=$(worker_pid) || return 1
+    one_domain_job job_hup1 n05.reuse.test 800 2 || return 1
+    job_done "${JOBS[job_hup1]}" || return 1
+    expect_eq "provider before the reload" reuse.test \
+        "$(it_sql "SELECT DISTINCT provider FROM job_emails WHERE job_id = '${JOBS[job_hup1]}'")" || return 1
+    fds=$(ls "/proc/$pid/fd" | wc -l)
+    started=$(grep -c "svc-worker\[$pid\] .*event=started mode=daemon" "$IT_DIR/log/svc.log")
+    # a new table (as svcadm lists update installs one), then SIGHUP: the
+    # daemon stops as on SIGTERM and starts again in the same process,
+    # with the new table
+    echo 'mx.reuse.test reusebox' >> "$IT_DIR/lists/local/mx_providers.txt"
+    kill -HUP "$pid"
+    restarted() { [ "$(grep -c "svc-worker\[$pid\] .*event=started mode=daemon" "$IT_DIR/log/svc.log")" -gt "$started" ]; }
+    it_wait_until 30 "for svc-worker to start again after SIGHUP" restarted || return 1
+    grep -q "svc-worker\[$pid\] .*event=reloading" "$IT_DIR/log/svc.log" || it_fail "no event=reloading"
+    expect_eq "the same process" "$pid" "$(worker_pid)" || return 1
+    one_domain_job job_hup2 n05.reuse.test 900 2 || return 1
+    job_done "${JOBS[job_hup2]}" || return 1
+    expect_eq "provider after the reload" reusebox \
+        "$(it_sql "SELECT DISTINCT provider FROM job_emails WHERE job_id = '${JOBS[job_hup2]}'")" || return 1
+    # nothing of the first image is left open in the second
+    [ "$(ls "/proc/$pid/fd" | wc -l)" -le "$fds" ] ||
+        it_fail "$(ls "/proc/$pid/fd" | wc -l) files open after the reload, $fds before"
+    stack_proc_stop "$IT_DIR/log" worker
+    rm -f "$IT_DIR/lists/local/mx_providers.txt"
+}
+t_case "SIGHUP: the daemon starts again in the same process and reads the tables anew (a local provider pattern added)" t_sighup
+
 # The verdict cache is written on a connection of its own, beside the
 # results: with verdict_cache locked by another client, a chunk's results
 # are still written; the job is completed only once its verdicts are in

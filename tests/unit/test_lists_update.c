@@ -87,7 +87,7 @@ static const struct ucase cases[] = {
 	    "pacing_defaults.txt are kept", NULL },
 	{ "running services told", "exit 0\n", LISTS_UPDATE_OK,
 	    "note: running svc-api and svc-worker processes keep the lists "
-	    "and tables they loaded: restart svc-worker", NULL },
+	    "and tables they loaded: send the svc-worker daemon", NULL },
 	{ "warnings printed", "exit 0\n", LISTS_UPDATE_OK,
 	    "warning: disposable_domains.txt:2: not a valid domain entry, "
 	    "skipped\nwarning: role_local_parts.txt: missing", NULL },
