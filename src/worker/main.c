@@ -14,6 +14,7 @@
 #include "core/db.h"
 #include "engine/egress.h"
 #include "jobs/fetch.h"
+#include "jobs/jobqueue.h"
 #include "util/conf.h"
 #include "util/log.h"
 #include "util/startup.h"
@@ -43,6 +44,7 @@ main_on_term(int sig)
 {
 	(void)sig;
 	stopping = 1;
+	reloading = 0;	/* a stop while a reload stops: no start again */
 }
 
 /* SIGHUP (a daemon): stop as on SIGTERM, then start again in the same
@@ -62,6 +64,16 @@ main_on_hup(int sig)
 static void
 main_reload(char **argv)
 {
+	sigset_t set;
+
+	/* SIGHUP and SIGTERM wait until the new image has its handlers
+	 * (exec puts caught signals back to their default: a second reload
+	 * or a stop meanwhile would kill it); main unblocks them */
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	log_info("event=reloading");
 	execv(strchr(argv[0], '/') != NULL ? argv[0] : "/proc/self/exe",
 	    argv);
@@ -134,6 +146,25 @@ main_idle(const struct conf *conf, struct wake *w)
 	}
 }
 
+/* A daemon's first connection: chunks leased under this process's owner
+ * name are given back. They are this very process's when it started again
+ * on SIGHUP after losing the database with chunks in hand (process.c's
+ * "orphaned" does not outlive the exec), or a dead process's of the same
+ * host and pid; a new process has none. 0, or -1 (tried again on the
+ * next connection). */
+static int
+main_release_own(struct db *db, const char *owner)
+{
+	unsigned long long n = 0;
+
+	if (jobqueue_release_owner(db, owner, &n) != JOBQUEUE_OK)
+		return -1;
+	if (n > 0)
+		log_info("event=chunks_released reason=owner_restarted "
+		    "chunks=%llu", n);
+	return 0;
+}
+
 /* This process's lease owner name, "host:pid" (as process.c's). */
 static void
 main_owner(char *owner, size_t size)
@@ -153,6 +184,7 @@ main(int argc, char **argv)
 	struct conf conf;
 	struct buf err;
 	struct sigaction sa;
+	sigset_t unblock;
 	struct db *db = NULL;
 	struct process *proc = NULL;
 	struct ingester *ingester = NULL;
@@ -160,7 +192,7 @@ main(int argc, char **argv)
 	struct wake *wake = NULL;
 	char lock[1024] = "";
 	time_t last = 0;
-	int i, once = 0, lock_fd = -1, rc = 0;
+	int i, once = 0, lock_fd = -1, rc = 0, released = 0;
 	char owner[100];
 
 	for (i = 1; i < argc; i++) {
@@ -200,6 +232,13 @@ main(int argc, char **argv)
 	}
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	/* (blocked by main_reload across the exec: one that came meanwhile
+	 * is delivered now) */
+	sigemptyset(&unblock);
+	sigaddset(&unblock, SIGHUP);
+	sigaddset(&unblock, SIGTERM);
+	sigaddset(&unblock, SIGINT);
+	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
 	if (once) {
 		switch (once_lock_take(conf_str(&conf, CONF_RUN_DIR), &lock_fd,
 		    lock, sizeof(lock), &err)) {
@@ -264,7 +303,8 @@ main(int argc, char **argv)
 					rc = 1;
 					break;
 				}
-			}
+			} else if (!once && !released)
+				released = main_release_own(db, owner) == 0;
 		}
 		if (db != NULL && (main_pass(&conf, db, &proc, &last, once, wake) ==
 		    -1 || (once && deliveries_once(&conf, db, &stopping) ==

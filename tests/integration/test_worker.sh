@@ -688,6 +688,10 @@ t_sighup() {
         "$(it_sql "SELECT DISTINCT provider FROM job_emails WHERE job_id = '${JOBS[job_hup1]}'")" || return 1
     fds=$(ls "/proc/$pid/fd" | wc -l)
     started=$(grep -c "svc-worker\[$pid\] .*event=started mode=daemon" "$IT_DIR/log/svc.log")
+    # a chunk leased under this process's owner name, as one lost with the
+    # database before the reload would be (a done job's: nobody claims it)
+    it_sql "INSERT INTO job_chunks (job_id, chunk, state, lease_owner, lease_expires)
+        VALUES ('${JOBS[job_hup1]}', 999, 'leased', '$(hostname):$pid', UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)"
     # a new table (as svcadm lists update installs one), then SIGHUP: the
     # daemon stops as on SIGTERM and starts again in the same process,
     # with the new table
@@ -697,6 +701,9 @@ t_sighup() {
     it_wait_until 30 "for svc-worker to start again after SIGHUP" restarted || return 1
     grep -q "svc-worker\[$pid\] .*event=reloading" "$IT_DIR/log/svc.log" || it_fail "no event=reloading"
     expect_eq "the same process" "$pid" "$(worker_pid)" || return 1
+    given_back() { [ "$(it_sql "SELECT state, IFNULL(lease_owner, 'NULL') FROM job_chunks WHERE job_id = '${JOBS[job_hup1]}' AND chunk = 999" | tr '\t' ' ')" = "pending NULL" ]; }
+    it_wait_until 30 "for the new image to give back its own lease" given_back || return 1
+    it_sql "DELETE FROM job_chunks WHERE job_id = '${JOBS[job_hup1]}' AND chunk = 999"
     one_domain_job job_hup2 n05.reuse.test 900 2 || return 1
     job_done "${JOBS[job_hup2]}" || return 1
     expect_eq "provider after the reload" reusebox \

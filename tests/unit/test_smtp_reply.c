@@ -773,7 +773,7 @@ static const struct {
 	  V(BLOCKED_CLIENT) },
 	{ "550 5.7.606 Access denied, banned sending IP [192.0.2.1]. To "
 	  "request removal from this list please visit https://sender.office."
-	  "com/ and follow the directions.\r\n", V(BLOCKED) },
+	  "com/ and follow the directions.\r\n", V(BLOCKED_CLIENT) },
 	{ "550 SC-001 (BAY004-MC1F7) Unfortunately, messages from 192.0.2.1 "
 	  "weren't sent. Please contact your Internet service provider since "
 	  "part of their network is on our block list.\r\n", V(BLOCKED_CLIENT) },
@@ -819,7 +819,7 @@ static const struct {
 	{ "550 permanent failure for one or more recipients (x@example.com:"
 	  "blocked)\r\n", V(BLOCKED) },
 	{ "554 5.7.1 Message rejected due to sender reputation\r\n",
-	  V(BLOCKED_CLIENT) },
+	  V(BLOCKED) },
 	{ "550 5.7.1 Unauthenticated email from example.com is not accepted "
 	  "due to domain's DMARC policy\r\n", V(BLOCKED) },
 	{ "550 High probability of spam\r\n", V(BLOCKED) },
@@ -1014,7 +1014,12 @@ static const struct {
 	{ "mimecast", "550 Invalid Recipient - https://community.mimecast.com/"
 	  "docs/DOC-1369#550 [x.us12]\r\n", V(MAILBOX_NOT_FOUND) },
 	{ "microsoft365", "550 5.7.606 Access denied, banned sending IP "
-	  "[192.0.2.1].\r\n", V(BLOCKED) },
+	  "[192.0.2.1].\r\n", V(BLOCKED_CLIENT) },
+	/* a tenant's own block list: a block, but not of our client by
+	 * Microsoft (one alone pauses no pair) */
+	{ "microsoft365", "550 5.7.1 Service unavailable, Client host "
+	  "[192.0.2.1] blocked using Customer Block list (AS16012607)\r\n",
+	  V(BLOCKED) },
 	{ "yahoo", "553 5.7.1 [BL21] Connections will not be accepted from "
 	  "192.0.2.1, because the ip is in Spamhaus's list\r\n", V(BLOCKED_CLIENT) },
 	{ "google", "550-5.7.1 [192.0.2.1] Our system has detected that this "
