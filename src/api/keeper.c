@@ -62,7 +62,7 @@ keeper_loop(const struct conf *c, const struct api_shared *sh)
 	struct sigaction sa;
 	struct db *db = NULL;
 	long next;
-	int logged = 0;
+	int logged = 0, failing = 0;
 
 	prctl(PR_SET_NAME, "svc-api-keeper");
 	memset(&sa, 0, sizeof(sa));
@@ -86,8 +86,12 @@ keeper_loop(const struct conf *c, const struct api_shared *sh)
 		if (idempotency_pending_flush(sh->pending, db) < 0 ||
 		    (next = permits_sweep(sh->permits, db, 0, keeper_changed,
 		    &cache)) < 0) {
-			log_error("event=keeper_db_error error=\"%s\"",
-			    db_error(db));
+			/* once until a sweep succeeds again (a server that
+			 * takes connections and fails them fails every second) */
+			if (!failing)
+				log_error("event=keeper_db_error error=\"%s\"",
+				    db_error(db));
+			failing = 1;
 			db_close(db);
 			db = NULL;
 			/* a second before the next try (a server that takes
@@ -96,6 +100,7 @@ keeper_loop(const struct conf *c, const struct api_shared *sh)
 			timeutil_nap_ms(1000);
 			continue;
 		}
+		failing = 0;
 		timeutil_nap_ms(next < KEEPER_TICK_MS ? (next > 0 ? next : 1) :
 		    KEEPER_TICK_MS);
 	}

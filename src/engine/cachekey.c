@@ -20,7 +20,7 @@ cachekey_read(const char *path, struct addrhash_key *k, struct stat *st)
 	FILE *f;
 	int rc;
 
-	if ((f = fopen(path, "r")) == NULL)
+	if ((f = fopen(path, "re")) == NULL)
 		return errno == ENOENT ? 1 : -1;
 	if (fstat(fileno(f), st) == -1 || fgets(line, sizeof(line), f) ==
 	    NULL)

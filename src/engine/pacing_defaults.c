@@ -185,7 +185,7 @@ pacing_defaults_file(struct pacing_defaults *d, const char *path,
 	FILE *f;
 	int rc = 0;
 
-	if ((f = fopen(path, "r")) == NULL) {
+	if ((f = fopen(path, "re")) == NULL) {
 		if (errno == ENOENT) {
 			if (required && msg != NULL)
 				buf_printf(msg, "%s: missing: no pacing "

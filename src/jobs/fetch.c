@@ -143,7 +143,7 @@ fetch_open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 		    f->refused_addr);
 		return CURL_SOCKET_BAD;
 	}
-	return socket(a->family, a->socktype, a->protocol);
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
 /* A piece of a streamed body: only a 2xx response's, body_max bytes in

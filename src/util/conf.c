@@ -512,7 +512,7 @@ conf_read_secret_file(struct conf *c, enum conf_key file_key,
 
 	if (path == NULL || *path == '\0')
 		return 0;
-	if ((f = fopen(path, "r")) == NULL) {
+	if ((f = fopen(path, "re")) == NULL) {
 		if (missing_ok && errno == ENOENT)
 			return 0;
 		buf_printf(err, "%s %s: %s", conf_settings[file_key].name, path,
@@ -598,7 +598,7 @@ conf_load(struct conf *c, const char *path, int must_exist, struct buf *err)
 	FILE *f;
 	int rc;
 
-	if ((f = fopen(path, "r")) == NULL) {
+	if ((f = fopen(path, "re")) == NULL) {
 		int e = errno;
 
 		conf_defaults(c);

@@ -10,15 +10,11 @@ int
 notify_open(struct notify *n, struct buf *err)
 {
 	n->raised = 0;
-	if (pipe(n->fd) == -1) {
+	/* (never inherited by a program this one executes: svc-worker's
+	 * reload) */
+	if (pipe2(n->fd, O_NONBLOCK | O_CLOEXEC) == -1) {
 		n->fd[0] = n->fd[1] = -1;
 		buf_printf(err, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	if (fcntl(n->fd[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(n->fd[1], F_SETFL, O_NONBLOCK) == -1) {
-		buf_printf(err, "pipe: %s", strerror(errno));
-		notify_close(n);
 		return -1;
 	}
 	return 0;
