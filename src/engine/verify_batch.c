@@ -412,19 +412,11 @@ verify_batch_rcpts(struct verify_batch *b, struct verify_item *const *v,
 /* The session reads its replies by the rules of the batch's provider
  * (the first MX host's, as the results' provider field). */
 static struct smtp_session *
-verify_batch_session_provider(struct verify_engine *e,
-    const struct verify_batch *b, struct smtp_session *s)
+verify_batch_session_provider(struct verify_engine *e, struct verify_batch *b,
+    struct smtp_session *s)
 {
-	char id[PROVIDERS_NAME_MAX];
-
-	if (s == NULL)
-		return NULL;
-	if (b->provider_known)
-		smtp_session_set_provider(s, b->provider);
-	else if (b->resolved && b->mx.status == DNS_OK) {
-		verify_engine_provider(e, &b->mx, id);
-		smtp_session_set_provider(s, id);
-	}
+	if (s != NULL)
+		smtp_session_set_provider(s, verify_batch_provider_of(e, b));
 	return s;
 }
 
@@ -470,7 +462,7 @@ verify_batch_session(struct verify_engine *e, struct db *db,
 }
 
 struct smtp_session *
-verify_batch_open(struct verify_engine *e, const struct verify_batch *b,
+verify_batch_open(struct verify_engine *e, struct verify_batch *b,
     size_t route)
 {
 	return verify_batch_session_provider(e, b,

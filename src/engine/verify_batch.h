@@ -143,7 +143,7 @@ const struct smtp_opts *verify_batch_opts(const struct verify_engine *,
  * hosts by egress route route, READY after its handshake. NULL when it
  * cannot be made. */
 struct smtp_session *verify_batch_open(struct verify_engine *,
-	    const struct verify_batch *, size_t route);
+	    struct verify_batch *, size_t route);
 /* The batch's next transaction on a READY session s (smtp_session_next):
  * n items (1..SMTP_RCPT_MAX - 1), with the catch-all probe as in
  * verify_batch_session (*probe); last: QUIT after it. 0, or -1 when it
