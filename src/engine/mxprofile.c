@@ -149,6 +149,13 @@ mxprofile_param(int v)
 	return v < 0 ? DBP_NULL : DBP_INT(v);
 }
 
+/* MXPROFILE_SESSIONS_MAX_TTL_S as SQL text, so that the number is written
+ * once (# makes a string of the macro's value, hence the two steps). */
+#define MXPROFILE_TEXT(n)	#n
+#define MXPROFILE_NUMBER_TEXT(n) MXPROFILE_TEXT(n)
+#define MXPROFILE_TTL_SQL	"INTERVAL " \
+	MXPROFILE_NUMBER_TEXT(MXPROFILE_SESSIONS_MAX_TTL_S) " SECOND"
+
 /* Notes per INSERT at most (a power of two, see dbsql.h). */
 #define MXPROFILE_GROUP_MAX	32
 #define MXPROFILE_NOTE_PARAMS	12
@@ -207,7 +214,7 @@ mxprofile_note_many(struct db *db, const struct mxprofile *notes, size_t n)
 		     * reads sessions_max_at before it is assigned */
 		    "sessions_max = IF(VALUES(sessions_max) IS NULL, "
 		    "sessions_max, IF(sessions_max_at > UTC_TIMESTAMP(3) - "
-		    "INTERVAL " MXPROFILE_SESSIONS_MAX_TTL_SQL ", "
+		    MXPROFILE_TTL_SQL ", "
 		    "LEAST(sessions_max, VALUES(sessions_max)), "
 		    "VALUES(sessions_max))), "
 		    "sessions_max_at = COALESCE(VALUES(sessions_max_at), "

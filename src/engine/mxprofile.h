@@ -18,7 +18,6 @@
  * that renews it, a host gets the whole window again (a server's limit
  * may have been raised, or the sign was a passing one). */
 #define MXPROFILE_SESSIONS_MAX_TTL_S	86400
-#define MXPROFILE_SESSIONS_MAX_TTL_SQL	"1 DAY"	/* the same, for SQL */
 
 /* Numbers -1 (or "" strings) are not known; in a note, not changed. */
 struct mxprofile {
