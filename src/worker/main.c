@@ -58,22 +58,29 @@ main_on_hup(int sig)
 	stopping = 1;
 }
 
+/* Blocks (SIG_BLOCK) or unblocks the signals that stop or reload. */
+static void
+main_stop_signals(int how)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(how, &set, NULL);
+}
+
 /* The same program again, same pid (so the same lease owner) and
  * arguments: argv[0] when it is a path (an upgraded binary is taken), else
  * the running one. Returns only when exec failed. */
 static void
 main_reload(char **argv)
 {
-	sigset_t set;
-
-	/* SIGHUP and SIGTERM wait until the new image has its handlers
-	 * (exec puts caught signals back to their default: a second reload
-	 * or a stop meanwhile would kill it); main unblocks them */
-	sigemptyset(&set);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	/* they wait until the new image has its handlers (exec puts caught
+	 * signals back to their default: a second reload or a stop meanwhile
+	 * would kill it); main unblocks them */
+	main_stop_signals(SIG_BLOCK);
 	log_info("event=reloading");
 	execv(strchr(argv[0], '/') != NULL ? argv[0] : "/proc/self/exe",
 	    argv);
@@ -184,7 +191,6 @@ main(int argc, char **argv)
 	struct conf conf;
 	struct buf err;
 	struct sigaction sa;
-	sigset_t unblock;
 	struct db *db = NULL;
 	struct process *proc = NULL;
 	struct ingester *ingester = NULL;
@@ -234,11 +240,7 @@ main(int argc, char **argv)
 	sigaction(SIGPIPE, &sa, NULL);
 	/* (blocked by main_reload across the exec: one that came meanwhile
 	 * is delivered now) */
-	sigemptyset(&unblock);
-	sigaddset(&unblock, SIGHUP);
-	sigaddset(&unblock, SIGTERM);
-	sigaddset(&unblock, SIGINT);
-	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+	main_stop_signals(SIG_UNBLOCK);
 	if (once) {
 		switch (once_lock_take(conf_str(&conf, CONF_RUN_DIR), &lock_fd,
 		    lock, sizeof(lock), &err)) {
