@@ -158,10 +158,8 @@ lists_rules_url_shown(const char *url, char *out, size_t size)
 	}
 	host += 3;
 	slash = host + strcspn(host, "/");
-	at = memchr(host, '@', (size_t)(slash - host));
-	/* (the last '@' before the path: a password may hold one) */
-	while (at != NULL && memchr(at + 1, '@', (size_t)(slash - at - 1)))
-		at = memchr(at + 1, '@', (size_t)(slash - at - 1));
+	/* the last '@' before the path: a password may hold one */
+	at = memrchr(host, '@', (size_t)(slash - host));
 	if (at == NULL)
 		snprintf(out, size, "%s", url);
 	else
